@@ -1,0 +1,31 @@
+"""pymxnet: Apache MXNet 1.x rebuilt in Python. ``import mxnet as mx``."""
+__version__ = "1.9.1"
+
+from .base import MXNetError  # noqa: F401
+from . import base, context, engine, storage, resource  # noqa: F401
+from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: F401
+from . import operator  # noqa: F401
+from . import ndarray  # noqa: F401
+from . import ndarray as nd  # noqa: F401
+from . import autograd  # noqa: F401
+from . import random  # noqa: F401
+from . import name, attribute  # noqa: F401
+from . import symbol  # noqa: F401
+from . import symbol as sym  # noqa: F401
+from . import executor  # noqa: F401
+from . import initializer  # noqa: F401
+from . import initializer as init  # noqa: F401
+from . import optimizer  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from . import metric  # noqa: F401
+from . import callback  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
+from . import io  # noqa: F401
+from . import recordio  # noqa: F401
+from . import model  # noqa: F401
+from . import module  # noqa: F401
+from . import module as mod  # noqa: F401
+from . import rtc  # noqa: F401
+from . import gluon  # noqa: F401
+from . import test_utils  # noqa: F401

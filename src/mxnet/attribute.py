@@ -1,0 +1,1 @@
+"""mx.attribute (being written)."""

@@ -1,0 +1,78 @@
+"""Errors, dtype tables and environment flags shared by every part of pymxnet."""
+import os
+
+import numpy as np
+
+__all__ = ["MXNetError", "NotImplementedForSymbol", "string_types", "numeric_types",
+           "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
+           "env_int", "env_str", "mx_real_t"]
+
+
+class MXNetError(RuntimeError):
+    """The error MXNet raises for bad input, failed operators and engine failures."""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """Raised when an NDArray-only method is called on a Symbol."""
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__()
+        self.function = function.__name__ if callable(function) else str(function)
+        self.alias = alias
+
+    def __str__(self):
+        name = self.alias or self.function
+        return f"Function {name} is not implemented for Symbol and only available in NDArray."
+
+
+string_types = (str,)
+integer_types = (int, np.integer)
+numeric_types = (float, int, np.generic)
+mx_real_t = np.float32
+
+# MXNet's type flags (mshadow's kFloat32 ... kBool), as stored in .params files.
+DTYPE_TO_FLAG = {
+    np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2,
+    np.dtype(np.uint8): 3, np.dtype(np.int32): 4, np.dtype(np.int8): 5,
+    np.dtype(np.int64): 6, np.dtype(np.bool_): 7, np.dtype(np.int16): 8,
+    np.dtype(np.uint16): 9, np.dtype(np.uint32): 10, np.dtype(np.uint64): 11,
+}
+FLAG_TO_DTYPE = {v: k for k, v in DTYPE_TO_FLAG.items()}
+
+_DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32, "bfloat16": None}
+
+
+def dtype_np(dtype, default=np.float32):
+    """Normalise a dtype given as a name, numpy type, flag or None into a numpy dtype."""
+    if dtype is None:
+        return np.dtype(default)
+    if isinstance(dtype, np.dtype):
+        return dtype
+    if isinstance(dtype, str):
+        if dtype in _DTYPE_ALIASES:
+            if _DTYPE_ALIASES[dtype] is None:
+                raise MXNetError(f"dtype {dtype!r} is not supported by pymxnet on NumPy")
+            return np.dtype(_DTYPE_ALIASES[dtype])
+        if dtype.isdigit():
+            return FLAG_TO_DTYPE[int(dtype)]
+    try:
+        return np.dtype(dtype)
+    except TypeError as err:
+        raise MXNetError(f"unknown dtype {dtype!r}") from err
+
+
+def dtype_name(dtype):
+    """The MXNet spelling of a dtype ('float32', 'int64', 'bool')."""
+    return np.dtype(dtype).name
+
+
+def env_int(name, default):
+    """An integer environment flag (MXNET_*), falling back to default when unset or bad."""
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def env_str(name, default):
+    return os.environ.get(name, default)

@@ -1,0 +1,129 @@
+"""The engine interface shared by NaiveEngine and ThreadedEngine."""
+import threading
+
+from ..base import MXNetError
+from .var import Var
+
+__all__ = ["RunContext", "Operator", "Engine", "FnProperty"]
+
+
+class FnProperty:
+    """Kinds of pushed functions, as in MXNet (kept for API compatibility)."""
+    NORMAL, COPY_TO_GPU, COPY_FROM_GPU, CPU_PRIORITIZED, ASYNC, DELETE_VAR = range(6)
+
+
+class RunContext:
+    """What a running function learns from the engine: its context and stream."""
+    __slots__ = ("ctx", "stream", "is_bulk")
+
+    def __init__(self, ctx, stream=None):
+        self.ctx, self.stream, self.is_bulk = ctx, stream, False
+
+
+class Operator:
+    """A prepared operation (seed 002's OprHandle): an async function with fixed
+    dependencies, pushed many times without re-declaring them."""
+    __slots__ = ("fn", "const_vars", "mutate_vars", "name", "prop", "deleted")
+
+    def __init__(self, fn, const_vars, mutate_vars, name=None, prop=FnProperty.NORMAL):
+        self.fn = fn
+        self.const_vars, self.mutate_vars = dedup_vars(const_vars, mutate_vars)
+        self.name, self.prop, self.deleted = name, prop, False
+
+
+def dedup_vars(const_vars, mutate_vars):
+    """Drop repeats, and readers that are also writers (a write covers the read)."""
+    mutate = list(dict.fromkeys(mutate_vars))
+    mset = set(map(id, mutate))
+    const = [v for v in dict.fromkeys(const_vars) if id(v) not in mset]
+    return const, mutate
+
+
+def as_mxnet_error(exc):
+    if isinstance(exc, MXNetError):
+        return exc
+    err = MXNetError(f"{type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+class Engine:
+    """Common API: ``push_sync``, ``push_async``, ``new_operator``/``push``,
+    ``delete_variable``, ``wait_for_var``, ``wait_for_all``."""
+
+    def __init__(self):
+        self._exceptions = []          # failures not yet reported by wait_for_all
+        self._exc_lock = threading.Lock()
+
+    # --- public API -------------------------------------------------------
+    @staticmethod
+    def new_variable(name=None):
+        return Var(name)
+
+    def new_operator(self, fn, const_vars, mutate_vars, name=None, prop=FnProperty.NORMAL):
+        """Prepare an async function ``fn(run_ctx, on_complete)`` for repeated pushes."""
+        return Operator(fn, const_vars, mutate_vars, name, prop)
+
+    def delete_operator(self, opr):
+        opr.deleted = True
+
+    def push(self, opr, ctx, priority=0):
+        if opr.deleted:
+            raise MXNetError(f"operator {opr.name or opr!r} was deleted")
+        self._push_block(opr.fn, True, ctx, opr.const_vars, opr.mutate_vars, priority, opr.name)
+
+    def push_async(self, fn, ctx, const_vars=(), mutate_vars=(), priority=0, name=None):
+        """Push ``fn(run_ctx, on_complete)``; it is done when it calls ``on_complete()``
+        (or ``on_complete(exc)`` to report a failure)."""
+        const, mutate = dedup_vars(const_vars, mutate_vars)
+        self._push_block(fn, True, ctx, const, mutate, priority, name)
+
+    def push_sync(self, fn, ctx, const_vars=(), mutate_vars=(), priority=0, name=None):
+        """Push ``fn(run_ctx)``; returns at once (NaiveEngine: after running it)."""
+        const, mutate = dedup_vars(const_vars, mutate_vars)
+        self._push_block(fn, False, ctx, const, mutate, priority, name)
+
+    def delete_variable(self, delete_fn, ctx, var):
+        """Run ``delete_fn(run_ctx)`` after all work pending on var, then retire var."""
+        def run(rctx):
+            try:
+                if delete_fn is not None:
+                    delete_fn(rctx)
+            finally:
+                var._deleted = True
+        self._push_block(run, False, ctx, [], [var], 0, "DeleteVariable")
+
+    def wait_for_var(self, var):
+        """Block until every write pushed to var so far is done; raise its failure."""
+        raise NotImplementedError
+
+    def wait_for_all(self):
+        raise NotImplementedError
+
+    # --- shared helpers ---------------------------------------------------
+    def _record_failure(self, exc, mutate_vars):
+        for v in mutate_vars:
+            v.exception = exc
+        with self._exc_lock:
+            self._exceptions.append(exc)
+
+    def _raise_pending(self):
+        with self._exc_lock:
+            excs, self._exceptions = self._exceptions, []
+        if excs:
+            raise as_mxnet_error(excs[0])
+
+    @staticmethod
+    def _raise_var(var):
+        if var.exception is not None:
+            raise as_mxnet_error(var.exception)
+
+    @staticmethod
+    def _inherited_failure(const_vars, mutate_vars):
+        for v in const_vars:
+            if v.exception is not None:
+                return v.exception
+        for v in mutate_vars:
+            if v.exception is not None:
+                return v.exception
+        return None

@@ -1,0 +1,45 @@
+"""NaiveEngine: runs each pushed function at push time, in the pushing thread."""
+import threading
+
+from .base import Engine, RunContext
+
+__all__ = ["NaiveEngine"]
+
+
+class NaiveEngine(Engine):
+    """Synchronous engine for debugging (``MXNET_ENGINE_TYPE=NaiveEngine``).
+
+    Failures are still recorded on the mutated vars and raised at the next sync point,
+    so code behaves the same under both engines.
+    """
+
+    def _push_block(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
+        inherited = self._inherited_failure(const_vars, mutate_vars)
+        if inherited is not None:
+            for v in mutate_vars:
+                v.exception = inherited
+            return
+        rctx = RunContext(ctx)
+        try:
+            if is_async:
+                done = threading.Event()
+                failure = []
+
+                def on_complete(exc=None):
+                    if exc is not None:
+                        failure.append(exc)
+                    done.set()
+                fn(rctx, on_complete)
+                done.wait()
+                if failure:
+                    raise failure[0]
+            else:
+                fn(rctx)
+        except BaseException as exc:  # recorded, raised at the sync point
+            self._record_failure(exc, mutate_vars)
+
+    def wait_for_var(self, var):
+        self._raise_var(var)
+
+    def wait_for_all(self):
+        self._raise_pending()

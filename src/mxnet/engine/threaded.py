@@ -1,0 +1,168 @@
+"""ThreadedEngine: per-variable queues resolved under one lock, a pool of workers.
+
+Each pushed block waits for one grant per variable it uses. A variable grants every
+reader at the head of its queue together and a writer alone, so writes to a var run
+in push order and readers see the last earlier writer. A block whose grants are all
+in is handed to the worker pool in priority order.
+"""
+import heapq
+import itertools
+import threading
+
+from ..base import env_int
+from .base import Engine, RunContext
+
+__all__ = ["ThreadedEngine"]
+
+
+class _Block:
+    __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutate_vars", "wait", "priority",
+                 "name")
+
+    def __init__(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
+        self.fn, self.is_async, self.ctx = fn, is_async, ctx
+        self.const_vars, self.mutate_vars = const_vars, mutate_vars
+        self.wait = len(const_vars) + len(mutate_vars) + 1   # +1: released after push
+        self.priority, self.name = priority, name
+
+
+class ThreadedEngine(Engine):
+    """Asynchronous engine: ``push`` returns at once; work runs on worker threads.
+
+    ``MXNET_CPU_WORKER_NTHREADS`` sets the number of workers (default 2). NumPy and
+    CuPy release the GIL inside their kernels, so independent large operations overlap.
+    """
+
+    def __init__(self, num_workers=None):
+        super().__init__()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._ready = []                 # heap of (-priority, seq, block)
+        self._ready_cv = threading.Condition(threading.Lock())
+        self._seq = itertools.count()
+        self._outstanding = 0
+        n = num_workers or max(1, env_int("MXNET_CPU_WORKER_NTHREADS", 2))
+        self._workers = [threading.Thread(target=self._work, name=f"mxnet-engine-{i}",
+                                          daemon=True) for i in range(n)]
+        for t in self._workers:
+            t.start()
+
+    # --- dependency bookkeeping (all under self._lock) --------------------
+    def _push_block(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
+        blk = _Block(fn, is_async, ctx, const_vars, mutate_vars, priority, name)
+        granted = 1
+        with self._lock:
+            self._outstanding += 1
+            for v in const_vars:
+                v.num_pending += 1
+                if not v._active_write and not v._queue:
+                    v._active_reads += 1
+                    granted += 1
+                else:
+                    v._queue.append((blk, False))
+            for v in mutate_vars:
+                v.num_pending += 1
+                if not v._active_write and v._active_reads == 0 and not v._queue:
+                    v._active_write = True
+                    granted += 1
+                else:
+                    v._queue.append((blk, True))
+            blk.wait -= granted
+            runnable = blk.wait == 0
+        if runnable:
+            self._schedule(blk)
+
+    def _grant_next(self, var, ready):
+        """Hand var to the next waiter(s) in its queue; collect blocks now runnable."""
+        q = var._queue
+        while q:
+            blk, is_write = q[0]
+            if is_write:
+                if var._active_reads or var._active_write:
+                    return
+                var._active_write = True
+            else:
+                if var._active_write:
+                    return
+                var._active_reads += 1
+            q.popleft()
+            blk.wait -= 1
+            if blk.wait == 0:
+                ready.append(blk)
+            if is_write:
+                return
+
+    def _complete(self, blk):
+        ready = []
+        with self._lock:
+            for v in blk.const_vars:
+                v.num_pending -= 1
+                v._active_reads -= 1
+                self._grant_next(v, ready)
+            for v in blk.mutate_vars:
+                v.num_pending -= 1
+                v._active_write = False
+                self._grant_next(v, ready)
+            self._outstanding -= 1
+            if self._outstanding == 0:
+                self._idle.notify_all()
+        for r in ready:
+            self._schedule(r)
+
+    # --- execution ---------------------------------------------------------
+    def _schedule(self, blk):
+        with self._ready_cv:
+            heapq.heappush(self._ready, (-blk.priority, next(self._seq), blk))
+            self._ready_cv.notify()
+
+    def _work(self):
+        while True:
+            with self._ready_cv:
+                while not self._ready:
+                    self._ready_cv.wait()
+                blk = heapq.heappop(self._ready)[2]
+            self._run(blk)
+
+    def _run(self, blk):
+        inherited = self._inherited_failure(blk.const_vars, blk.mutate_vars)
+        if inherited is not None:
+            for v in blk.mutate_vars:
+                v.exception = inherited
+            self._complete(blk)
+            return
+        rctx = RunContext(blk.ctx)
+        if not blk.is_async:
+            try:
+                blk.fn(rctx)
+            except BaseException as exc:  # recorded, raised at the sync point
+                self._record_failure(exc, blk.mutate_vars)
+            self._complete(blk)
+            return
+        called = []
+
+        def on_complete(exc=None):
+            if called:
+                return
+            called.append(True)
+            if exc is not None:
+                self._record_failure(exc, blk.mutate_vars)
+            self._complete(blk)
+        try:
+            blk.fn(rctx, on_complete)
+        except BaseException as exc:
+            on_complete(exc)
+
+    # --- synchronisation ---------------------------------------------------
+    def wait_for_var(self, var):
+        if var.num_pending:
+            done = threading.Event()
+            self._push_block(lambda rctx: done.set(), False, None, [var], [], 1 << 30,
+                             "WaitForVar")
+            done.wait()
+        self._raise_var(var)
+
+    def wait_for_all(self):
+        with self._lock:
+            while self._outstanding:
+                self._idle.wait()
+        self._raise_pending()

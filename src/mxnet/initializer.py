@@ -1,0 +1,1 @@
+"""mx.initializer (being written)."""

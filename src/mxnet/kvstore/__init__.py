@@ -1,0 +1,1 @@
+"""mx.kvstore (being written)."""

@@ -1,0 +1,1 @@
+"""mx.metric (being written)."""

@@ -1,0 +1,1 @@
+"""mx.model (being written)."""

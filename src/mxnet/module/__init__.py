@@ -1,0 +1,1 @@
+"""mx.module (being written)."""

@@ -1,0 +1,1 @@
+"""mx.name (being written)."""

@@ -1,0 +1,35 @@
+"""mx.nd: imperative NDArray API. Every registered operator appears here as a function
+(``mx.nd.FullyConnected``, ``mx.nd.relu``, ...), plus creation, save/load and waitall."""
+import sys as _sys
+
+from .. import operator as _operator  # noqa: F401  (registers operators)
+from ..operator.registry import all_ops as _all_ops
+from .ndarray import NDArray, waitall, from_data  # noqa: F401
+from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
+from .register import make_function as _make_function
+from . import _internal, op, contrib, linalg  # noqa: F401
+
+_this = _sys.modules[__name__]
+
+
+def _populate():
+    """Attach a function per registered operator to mx.nd and its sub-namespaces."""
+    for name, opdef in _all_ops().items():
+        fn = _make_function(opdef, name)
+        setattr(op, name, fn)
+        if name.startswith("_contrib_"):
+            setattr(contrib, name[len("_contrib_"):], fn)
+        elif name.startswith("_linalg_"):
+            setattr(linalg, name[len("_linalg_"):], fn)
+        if name.startswith("_"):
+            setattr(_internal, name, fn)
+        elif not hasattr(_this, name) or name in _OVERRIDABLE:
+            setattr(_this, name, fn)
+
+
+_OVERRIDABLE = set()
+_populate()
+
+from . import random, utils  # noqa: E402,F401
+from .utils import save, load, load_frombuffer  # noqa: E402,F401
+from .random import *  # noqa: E402,F401,F403  (nd.random_uniform style aliases)

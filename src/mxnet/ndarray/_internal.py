@@ -1,0 +1,1 @@
+"""mx.nd._internal: operator functions generated from the registry."""

@@ -1,0 +1,27 @@
+"""Storage chunks: an engine variable that also owns a device buffer."""
+from ..engine.var import Var
+
+__all__ = ["Chunk"]
+
+
+class Chunk(Var):
+    """A contiguous device array plus the engine Var that orders work on it.
+
+    ``data`` is replaced wholesale when an operator writes a fresh result to the
+    whole chunk (no copy); views (first-axis slices, reshapes) derive their array
+    from ``data`` each time, so they always see the current buffer. ``block`` is the
+    storage-pool block backing ``data`` when it came from a pool; such buffers are
+    written in place and returned to the pool when the chunk dies.
+    """
+
+    __slots__ = ("data", "block")
+
+    def __init__(self, data=None):
+        Var.__init__(self)
+        self.data = data
+        self.block = None
+
+    def __del__(self):
+        block = self.block
+        if block is not None and block.buffer is not None:
+            block.pool.free(block)

@@ -1,0 +1,1 @@
+"""mx.nd.contrib: operator functions generated from the registry."""

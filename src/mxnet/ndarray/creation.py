@@ -1,0 +1,94 @@
+"""Array creation: mx.nd.array, zeros, ones, full, empty, arange, eye, linspace."""
+import numpy as np
+
+from ..base import MXNetError, dtype_np, mx_real_t
+from ..backend import array_module
+from .ndarray import NDArray, _check_ctx, from_data
+
+__all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace"]
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError:
+        raise MXNetError(f"invalid shape {shape!r}") from None
+
+
+def array(source_array, ctx=None, dtype=None):
+    """An NDArray copied from a NumPy array, NDArray or (nested) list.
+
+    The dtype defaults to the source's for NDArray/NumPy sources and float32 otherwise.
+    """
+    ctx = _check_ctx(ctx)
+    if isinstance(source_array, NDArray):
+        dt = dtype_np(dtype, source_array._dtype)
+        data = source_array.asnumpy().astype(dt, copy=False)
+    else:
+        if isinstance(source_array, np.ndarray):
+            dt = dtype_np(dtype, source_array.dtype)
+        else:
+            dt = dtype_np(dtype, mx_real_t)
+        try:
+            data = np.array(source_array, dtype=dt)
+        except (TypeError, ValueError) as err:
+            raise MXNetError(f"cannot create an NDArray from {type(source_array).__name__}: "
+                             f"{err}") from None
+    xp = array_module(ctx)
+    out = np.array(data, copy=True, order="C") if xp is np else xp.asarray(data)
+    return from_data(out, ctx)
+
+
+def _filled(shape, ctx, dtype, fill):
+    ctx = _check_ctx(ctx)
+    xp = array_module(ctx)
+    shape = _shape(shape)
+    dt = dtype_np(dtype)
+    if fill is None:
+        return from_data(xp.empty(shape, dt), ctx)
+    if fill == 0:
+        return from_data(xp.zeros(shape, dt), ctx)
+    return from_data(xp.full(shape, fill, dt), ctx)
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """An array of zeros (float32 unless dtype says otherwise)."""
+    return _filled(shape, ctx, dtype, 0)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    return _filled(shape, ctx, dtype, 1)
+
+
+def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
+    if out is not None:
+        out[:] = val
+        return out
+    return _filled(shape, ctx, dtype, val)
+
+
+def empty(shape, ctx=None, dtype=None):
+    return _filled(shape, ctx, dtype, None)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
+           dtype=mx_real_t):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    data = np.arange(start, stop, step, dtype=np.float64).astype(dtype_np(dtype))
+    if repeat != 1:
+        data = np.repeat(data, int(repeat))
+    return array(data, ctx=ctx, dtype=data.dtype)
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=mx_real_t, **kwargs):
+    return array(np.eye(N, M or None, k, dtype=dtype_np(dtype)), ctx=ctx,
+                 dtype=dtype_np(dtype))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=mx_real_t):
+    data = np.linspace(start, stop, num, endpoint=endpoint).astype(dtype_np(dtype))
+    return array(data, ctx=ctx, dtype=data.dtype)

@@ -1,0 +1,226 @@
+"""Imperative dispatch: run one registered operator on NDArrays.
+
+The path, step by step: parse parameters (cached per keyword set) -> split arguments
+from auxiliary states -> if every input is idle and the work is small, run the
+operator body now in this thread (the engine would do the same work at once; this
+skips a thread hand-off that costs more than a small kernel) -> otherwise infer
+output shapes/dtypes, allocate the outputs and push the body to the engine, which
+runs it once its inputs are ready -> record a node on the autograd tape when
+recording.
+"""
+import numpy as np
+
+from .. import engine
+from ..base import MXNetError, env_int, numeric_types
+from ..operator.registry import OpContext, ShapeError, get_op
+from .chunk import Chunk
+from .ndarray import NDArray
+
+__all__ = ["invoke", "invoke_by_name", "binary", "store"]
+
+_np = np
+_ndarray = np.ndarray
+# Inputs with more elements than this go through the engine asynchronously.
+ASYNC_MIN_ELEMS = env_int("MXNET_ASYNC_MIN_ELEMS", 1 << 17)
+_ops = {}
+_fwd_ctx = {}
+_autograd = None
+
+
+def _ag():
+    global _autograd
+    if _autograd is None:
+        from .. import autograd
+        _autograd = autograd
+    return _autograd
+
+
+def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
+    op = _ops.get(name)
+    if op is None:
+        op = _ops[name] = get_op(name)
+    return invoke(op, inputs, kwargs, out, ctx)
+
+
+def _op_context(xp, ctx, is_train):
+    key = (ctx, is_train)
+    oc = _fwd_ctx.get(key)
+    if oc is None:
+        oc = _fwd_ctx[key] = OpContext(xp, ctx, is_train)
+    return oc
+
+
+def _xp(ctx):
+    if ctx.device_typeid == 1 or ctx.device_typeid == 3:
+        return _np
+    from ..backend import array_module
+    return array_module(ctx)
+
+
+def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
+    """Run op on NDArray inputs (arguments then aux states). Returns an NDArray, or a
+    list when the operator has several visible outputs, or ``out`` when given."""
+    if p is None:
+        p = op.params.parse(op.name, kwargs) if kwargs else op._default_params()
+    n_args = len(op.arguments(p)) if op.variadic is None else len(inputs)
+    args, aux = inputs[:n_args], inputs[n_args:]
+    if ctx is None:
+        ctx = inputs[0]._ctx if inputs else _default_ctx()
+    ag = _ag()
+    is_train = ag._state.training
+    recording = ag._state.recording
+
+    idle = True
+    size = 0
+    for a in inputs:
+        c = a._chunk
+        if c.num_pending or c.exception is not None or a._ctx != ctx:
+            idle = False
+            break
+        if c.data is not None:
+            size += c.data.size
+    if out is not None:
+        outs_given = out if isinstance(out, (list, tuple)) else [out]
+        for o in outs_given:
+            if o._chunk.num_pending:
+                idle = False
+    else:
+        outs_given = None
+
+    if idle and size <= ASYNC_MIN_ELEMS:
+        xp = _xp(ctx)
+        try:
+            results = op.forward(_op_context(xp, ctx, is_train), p,
+                                 [a._data for a in args], [a._data for a in aux])
+        except MXNetError:
+            raise
+        except Exception as err:
+            raise _explain(op, p, inputs, err) from err
+        outputs = _wrap_results(op, p, results, args, ctx, outs_given)
+    else:
+        outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
+
+    if recording:
+        ag._record(op, p, args, aux, outputs, is_train, ctx)
+    nvis = op.num_visible_outputs(p)
+    if out is not None:
+        return out
+    return outputs[0] if nvis == 1 else outputs[:nvis]
+
+
+def _default_ctx():
+    from ..context import current_context
+    return current_context()
+
+
+def _fresh(r, args):
+    """r as an array this call owns: contiguous, not sharing memory with an input."""
+    if not isinstance(r, _ndarray):
+        if isinstance(r, (np.generic, numeric_types)):
+            return _np.asarray(r)
+        return r.copy() if getattr(r, "base", None) is not None else r   # cupy
+    if r.base is not None:
+        for a in args:
+            if _np.may_share_memory(r, a._chunk.data):
+                return r.copy()
+    if not r.flags.c_contiguous:
+        return _np.ascontiguousarray(r)
+    return r
+
+
+def _wrap_results(op, p, results, args, ctx, outs_given):
+    if outs_given is None:
+        return [NDArray(Chunk(d), d.shape, d.dtype, ctx)
+                for d in (_fresh(r, args) for r in results)]
+    for o, r in zip(outs_given, results):
+        store(o, r, args)
+    return list(outs_given) + [NDArray(Chunk(d), d.shape, d.dtype, ctx)
+                               for d in (_fresh(r, args) for r in results[len(outs_given):])]
+
+
+def store(dst, value, sources=()):
+    """Write value into NDArray dst: swap the buffer when dst owns its whole chunk,
+    else copy into dst's memory (views, pooled buffers)."""
+    c = dst._chunk
+    if (dst._view is None and c.block is None and isinstance(value, _ndarray)
+            and value.shape == dst._shape and value.dtype == dst._dtype):
+        c.data = _fresh(value, sources)
+        return
+    if value.shape != dst._shape and value.size != dst.size:
+        if _np.broadcast_shapes(value.shape, dst._shape) != dst._shape:
+            raise MXNetError(f"cannot write an array of shape {value.shape} into one of "
+                             f"shape {dst._shape}")
+    if c.data is None:
+        c.data = _xp(dst._ctx).empty(dst._shape if dst._view is None else value.shape,
+                                     dst._dtype)
+    target = dst._data
+    target[...] = value.reshape(target.shape) if value.size == target.size else value
+
+
+def _explain(op, p, inputs, err):
+    """Turn a failure inside an operator body into an MXNetError that says what was
+    wrong, preferring the operator's own shape check."""
+    try:
+        n_args = len(op.arguments(p)) if op.variadic is None else len(inputs)
+        infer_output_meta(op, p, inputs[:n_args], inputs[n_args:])
+    except MXNetError as shape_err:
+        return shape_err
+    except Exception:
+        pass
+    shapes = [a.shape for a in inputs]
+    return MXNetError(f"Error in operator {op.name} (inputs of shape {shapes}): "
+                      f"{type(err).__name__}: {err}")
+
+
+def infer_output_meta(op, p, args, aux):
+    """Output shapes and dtypes from the operator's inference functions."""
+    in_shapes = [a.shape for a in args]
+    _, out_shapes, _ = op.infer_shape(p, in_shapes)
+    _, out_types, _ = op.infer_type(p, [a._dtype for a in args])
+    for i, s in enumerate(out_shapes):
+        if s is None or any(d is None for d in s):
+            raise ShapeError(f"{op.name}: cannot infer the shape of output {i} from input "
+                             f"shapes {in_shapes}")
+    return [tuple(s) for s in out_shapes], [np.dtype(t if t is not None else np.float32)
+                                            for t in out_types]
+
+
+def _push(op, p, args, aux, ctx, is_train, outs_given):
+    """Allocate outputs from inferred shapes and let the engine run the body."""
+    if ctx.device_typeid == 2:
+        from ..backend import check_context
+        check_context(ctx)
+    for a in list(args) + list(aux):
+        if a._ctx != ctx:
+            raise MXNetError(f"operator {op.name}: all inputs must be on the same context; "
+                             f"got {a._ctx} and {ctx}")
+    out_shapes, out_types = infer_output_meta(op, p, args, aux)
+    n_given = 0 if outs_given is None else len(outs_given)
+    outputs = list(outs_given or []) + [NDArray(Chunk(), s, t, ctx)
+                                        for s, t in zip(out_shapes[n_given:],
+                                                        out_types[n_given:])]
+    xp = _xp(ctx)
+
+    def run(rctx):
+        results = op.forward(OpContext(xp, ctx, is_train), p, [a._data for a in args],
+                             [a._data for a in aux])
+        for o, r in zip(outputs, results):
+            store(o, r, args)
+
+    const = [a._chunk for a in args]
+    mutate = [o._chunk for o in outputs] + [a._chunk for a in aux]
+    engine.get().push_sync(run, ctx, const, mutate, 0, op.name)
+    return outputs
+
+
+def binary(lhs, rhs, op, scalar_op, reflect=False):
+    """lhs (an NDArray) <op> rhs (NDArray or number); reflect: rhs <op> lhs."""
+    if isinstance(rhs, NDArray):
+        return invoke_by_name(op, [rhs, lhs] if reflect else [lhs, rhs], {})
+    if isinstance(rhs, numeric_types):
+        return invoke_by_name(scalar_op, [lhs], {"scalar": float(rhs)})
+    if isinstance(rhs, np.ndarray):
+        from .creation import array
+        other = array(rhs, ctx=lhs._ctx, dtype=lhs._dtype)
+        return invoke_by_name(op, [other, lhs] if reflect else [lhs, other], {})
+    return NotImplemented

@@ -1,0 +1,154 @@
+"""NDArray indexing: ``x[key]`` and ``x[key] = value`` with MXNet 1.x semantics.
+
+Integer and step-1 slice keys on the first axis give views that share memory (as
+MXNet's ``at``/``slice`` do); every other key copies through the ``_getitem``
+operator, which autograd records. Legacy shape semantics: a result with no dims has
+shape (1,).
+"""
+import numpy as np
+
+from .. import engine
+from ..base import MXNetError, integer_types, numeric_types
+from .dispatch import invoke_by_name, store
+from .ndarray import NDArray
+
+__all__ = ["getitem", "setitem", "IndexArg", "normalize_key", "resolve_key"]
+
+
+class IndexArg:
+    """Placeholder in a normalised key for the i-th NDArray index input."""
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+    def __eq__(self, other):
+        return isinstance(other, IndexArg) and other.i == self.i
+
+    def __hash__(self):
+        return hash(("IndexArg", self.i))
+
+    def __repr__(self):
+        return f"IndexArg({self.i})"
+
+
+def normalize_key(key):
+    """(template, index NDArrays): NDArray parts of key become IndexArg placeholders."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    template, arrays = [], []
+    for k in key:
+        if isinstance(k, NDArray):
+            template.append(IndexArg(len(arrays)))
+            arrays.append(k)
+        elif isinstance(k, (list, np.ndarray)):
+            template.append(np.asarray(k))
+        elif isinstance(k, (slice, type(Ellipsis), type(None))) or isinstance(k, integer_types):
+            template.append(int(k) if isinstance(k, integer_types) else k)
+        else:
+            raise MXNetError(f"NDArray does not support indexing with {type(k).__name__}")
+    return tuple(template), arrays
+
+
+def resolve_key(template, index_data):
+    out = []
+    for k in template:
+        if isinstance(k, IndexArg):
+            out.append(index_data[k.i].astype(np.int64, copy=False))
+        elif isinstance(k, np.ndarray) and k.dtype.kind == "f":
+            out.append(k.astype(np.int64))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _first_axis_view(arr, key):
+    shape = arr._shape
+    if not shape:
+        return None
+    row = 1
+    for s in shape[1:]:
+        row *= s
+    if isinstance(key, integer_types) and not isinstance(key, (bool, np.bool_)):
+        i = int(key)
+        if i < -shape[0] or i >= shape[0]:
+            raise IndexError(f"index {key} is out of bounds for axis 0 with size {shape[0]}")
+        i %= shape[0]
+        return arr._as_view(shape[1:] or (1,), i * row)
+    if isinstance(key, slice) and key.step in (None, 1):
+        start, stop, _ = key.indices(shape[0])
+        stop = max(start, stop)
+        return arr._as_view((stop - start,) + shape[1:], start * row)
+    return None
+
+
+def getitem(arr, key):
+    from ..autograd import is_recording
+    if not (arr._ag is not None and is_recording()):
+        view = _first_axis_view(arr, key)
+        if view is not None:
+            return view
+    template, arrays = normalize_key(key)
+    return invoke_by_name("_getitem", [arr] + arrays, {"key": template})
+
+
+def _is_whole(arr, key):
+    if isinstance(key, slice) and key == slice(None):
+        return True
+    if key is Ellipsis:
+        return True
+    return isinstance(key, tuple) and all(k == slice(None) or k is Ellipsis for k in key)
+
+
+def setitem(arr, key, value):
+    """Write value (scalar, NDArray, NumPy array or list) into arr[key], in place."""
+    if isinstance(value, NDArray):
+        src_chunks = [value._chunk]
+        get_value = lambda: value._data  # noqa: E731
+    elif isinstance(value, numeric_types) or isinstance(value, (bool, np.bool_)):
+        src_chunks, const = [], value
+        get_value = lambda: const  # noqa: E731
+    else:
+        try:
+            const = np.array(value, dtype=arr._dtype)
+        except (TypeError, ValueError) as err:
+            raise MXNetError(f"cannot assign {type(value).__name__} to an NDArray: {err}") \
+                from None
+        if arr._ctx.device_typeid == 2:
+            from ..backend import array_module
+            const = array_module(arr._ctx).asarray(const)
+        src_chunks = []
+        get_value = lambda: const  # noqa: E731
+    template, idx_arrays = normalize_key(key)
+    src_chunks += [a._chunk for a in idx_arrays]
+    whole = _is_whole(arr, key)
+
+    def run(rctx=None):
+        v = get_value()
+        if whole and not np.isscalar(v) and tuple(v.shape) == arr._shape:
+            store(arr, v.astype(arr._dtype, copy=True))
+            return
+        if arr._chunk.data is None:
+            from ..backend import array_module
+            arr._chunk.data = array_module(arr._ctx).empty(arr._shape, arr._dtype)
+        k = resolve_key(template, [a._data for a in idx_arrays])
+        data = arr._data
+        if isinstance(v, np.ndarray) or hasattr(v, "shape"):
+            target_shape = data[k].shape
+            if v.shape != target_shape:
+                try:
+                    v = v.reshape(target_shape) if v.size == int(np.prod(target_shape)) \
+                        else v
+                except ValueError:
+                    pass
+        try:
+            data[k] = v
+        except (ValueError, IndexError) as err:
+            raise MXNetError(f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
+                             f"{err}") from None
+
+    busy = arr._chunk.num_pending or any(c.num_pending for c in src_chunks)
+    if not busy and arr._chunk.exception is None:
+        run()
+    else:
+        engine.get().push_sync(run, arr._ctx, src_chunks, [arr._chunk], 0, "_set_value")

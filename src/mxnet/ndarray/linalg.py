@@ -1,0 +1,1 @@
+"""mx.nd.linalg: operator functions generated from the registry."""

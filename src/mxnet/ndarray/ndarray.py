@@ -1,0 +1,359 @@
+"""NDArray: an asynchronous n-dimensional array on a device (seed 002, seed 004).
+
+An NDArray is (storage chunk, view, shape, dtype, context). Operations on it are
+dispatched through the operator registry and the engine and return at once;
+``asnumpy()``, ``wait_to_read()`` and ``mx.nd.waitall()`` are the sync points.
+"""
+import numpy as np
+
+from .. import engine
+from ..base import MXNetError, dtype_np, numeric_types
+from ..context import Context, current_context
+from ..op_methods import OpMethods
+from .chunk import Chunk
+
+__all__ = ["NDArray", "from_data", "waitall"]
+
+_np_ndarray = np.ndarray
+
+
+class NDArray(OpMethods):
+    """An array on a device with MXNet 1.x semantics.
+
+    Create one with ``mx.nd.array``, ``mx.nd.zeros`` and friends, not directly.
+    """
+
+    __slots__ = ("_chunk", "_view", "_shape", "_dtype", "_ctx", "_ag", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, chunk, shape, dtype, ctx, view=None):
+        self._chunk = chunk
+        self._view = view           # None, or (element offset, shape) into chunk.data
+        self._shape = shape
+        self._dtype = dtype
+        self._ctx = ctx
+        self._ag = None             # autograd entry: (node, output index) or None
+
+    # --- raw data access (internal; callers must have waited) -------------
+    @property
+    def _data(self):
+        d = self._chunk.data
+        if self._view is None:
+            return d
+        off, shape = self._view
+        n = 1
+        for s in shape:
+            n *= s
+        return d.reshape(-1)[off:off + n].reshape(shape)
+
+    def _read(self):
+        """The device array, after pending writes complete (raises their failure)."""
+        c = self._chunk
+        if c.num_pending or c.exception is not None:
+            engine.get().wait_for_var(c)
+        return self._data
+
+    # --- properties ---------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        """The numpy type of the elements (e.g. ``numpy.float32``)."""
+        return self._dtype.type
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def size(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def stype(self):
+        return "default"
+
+    @property
+    def T(self):
+        if self.ndim > 2:
+            raise MXNetError("Only 2D matrix is allowed to be transposed with .T; "
+                             "use transpose() for higher dimensions")
+        return self.transpose()
+
+    @property
+    def handle(self):
+        return self._chunk
+
+    @property
+    def writable(self):
+        return True
+
+    # --- synchronisation and conversion ---------------------------------------
+    def wait_to_read(self):
+        """Block until the pending writes to this array are done."""
+        self._read()
+
+    def wait_to_write(self):
+        c = self._chunk
+        if c.num_pending or c.exception is not None:
+            engine.get().wait_for_var(c)
+
+    def asnumpy(self):
+        """A NumPy copy of the array (waits for pending work)."""
+        from ..backend import to_numpy
+        d = self._read()
+        out = to_numpy(d)
+        return out.copy() if out is d else out
+
+    def asscalar(self):
+        if self.size != 1:
+            raise MXNetError(f"The current array is not a scalar (shape {self._shape})")
+        return self.asnumpy().reshape(-1)[0]
+
+    def item(self):
+        return self.asscalar().item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self._shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.asnumpy().reshape(-1)[0])
+        if self.size == 0:
+            return False
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __index__(self):
+        if self.size == 1 and np.issubdtype(self._dtype, np.integer):
+            return int(self.asscalar())
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+
+    def __repr__(self):
+        body = str(self.asnumpy())
+        shape = "x".join(map(str, self._shape))
+        return f"\n{body}\n<NDArray {shape} @{self._ctx}>"
+
+    def __reduce__(self):
+        return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
+
+    # --- copies, casts, contexts -------------------------------------------------
+    def copy(self):
+        """A deep copy on the same context."""
+        return self.copyto(self._ctx)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def copyto(self, other):
+        """Copy into another NDArray (returned) or onto a Context (a new array)."""
+        from .dispatch import invoke_by_name
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            if other._shape != self._shape:
+                raise MXNetError(f"copyto: shape mismatch {self._shape} vs {other._shape}")
+            return invoke_by_name("_copyto", [self], {}, out=other)
+        if isinstance(other, Context):
+            if other == self._ctx:
+                return invoke_by_name("_copy", [self], {})
+            return _copy_across(self, other)
+        raise MXNetError(f"copyto does not support type {type(other).__name__}")
+
+    def as_in_context(self, context):
+        """This array if it is already on context, else a copy there."""
+        if self._ctx == context:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def astype(self, dtype, copy=True):
+        """A copy cast to dtype (this array itself when copy=False and dtype matches)."""
+        dt = dtype_np(dtype)
+        if not copy and dt == self._dtype:
+            return self
+        from .dispatch import invoke_by_name
+        return invoke_by_name("Cast", [self], {"dtype": dt.name})
+
+    def tostype(self, stype):
+        if stype != "default":
+            raise MXNetError(f"storage type {stype!r} is not supported by pymxnet "
+                             "(only dense 'default' arrays)")
+        return self
+
+    def as_np_ndarray(self):
+        raise MXNetError("mx.np arrays are not implemented in pymxnet; use mx.nd")
+
+    # --- reshape and views ---------------------------------------------------------
+    def reshape(self, *shape, **kwargs):
+        """A view with a new shape, sharing memory (MXNet codes 0, -1, -2, -3, -4 and
+        ``reverse=True`` are understood)."""
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        shape = kwargs.pop("shape", shape)
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise MXNetError(f"reshape got unexpected arguments {sorted(kwargs)}")
+        from ..operator.shape_codes import infer_reshape
+        new_shape = infer_reshape(self._shape, tuple(shape), reverse)
+        if self._ag is not None and _recording():
+            from .dispatch import invoke_by_name
+            return invoke_by_name("Reshape", [self], {"shape": tuple(shape),
+                                                     "reverse": reverse})
+        return self._as_view(new_shape, 0)
+
+    def _as_view(self, shape, offset_elems):
+        base_off = 0 if self._view is None else self._view[0]
+        if self._view is None and offset_elems == 0 and shape == self._shape:
+            view = None
+        else:
+            view = (base_off + offset_elems, shape)
+        return NDArray(self._chunk, shape, self._dtype, self._ctx, view)
+
+    def _fluent_fn(self, name):
+        from .. import ndarray as nd
+        return getattr(nd, name)
+
+    def _binary_op(self, other, op, scalar_op, reverse_scalar_op=None, reflect=False):
+        from .dispatch import binary
+        return binary(self, other, op, scalar_op, reflect)
+
+    __hash__ = object.__hash__
+
+    # --- in-place arithmetic --------------------------------------------------------
+    def _inplace(self, other, op, scalar_op):
+        from .dispatch import invoke_by_name
+        if isinstance(other, NDArray):
+            return invoke_by_name(op, [self, other], {}, out=self)
+        if isinstance(other, numeric_types):
+            return invoke_by_name(scalar_op, [self], {"scalar": float(other)}, out=self)
+        raise TypeError(f"type {type(other).__name__} not supported")
+
+    def __iadd__(self, o):
+        return self._inplace(o, "broadcast_add", "_plus_scalar")
+
+    def __isub__(self, o):
+        return self._inplace(o, "broadcast_sub", "_minus_scalar")
+
+    def __imul__(self, o):
+        return self._inplace(o, "broadcast_mul", "_mul_scalar")
+
+    def __itruediv__(self, o):
+        return self._inplace(o, "broadcast_div", "_div_scalar")
+
+    def __imod__(self, o):
+        return self._inplace(o, "broadcast_mod", "_mod_scalar")
+
+    # --- indexing ---------------------------------------------------------------------
+    def __getitem__(self, key):
+        from .indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from .indexing import setitem
+        setitem(self, key, value)
+
+    # --- autograd ------------------------------------------------------------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Allocate a gradient buffer and mark this array as a variable for autograd."""
+        from ..autograd import mark_variables
+        from .creation import zeros
+        if stype not in (None, "default"):
+            raise MXNetError(f"attach_grad: stype {stype!r} is not supported (dense only)")
+        mark_variables([self], [zeros(self._shape, self._ctx, self._dtype)], grad_req)
+
+    @property
+    def grad(self):
+        """The gradient buffer attached by ``attach_grad`` (None if none)."""
+        ag = self._ag
+        if ag is None or not hasattr(ag[0], "grad"):
+            return None
+        return ag[0].grad
+
+    def detach(self):
+        """The same data, cut from the autograd graph."""
+        return NDArray(self._chunk, self._shape, self._dtype, self._ctx, self._view)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Compute gradients of this array with respect to marked variables."""
+        from ..autograd import backward
+        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+
+    def to_dlpack_for_read(self):
+        return self._read().__dlpack__()
+
+
+def _recording():
+    from ..autograd import is_recording
+    return is_recording()
+
+
+def _rebuild(data, devtype, devid):
+    return from_data(np.ascontiguousarray(data), Context(devtype, devid))
+
+
+def from_data(data, ctx):
+    """Wrap a fresh, contiguous device array (owned from now on) as an NDArray."""
+    return NDArray(Chunk(data), data.shape, data.dtype, ctx)
+
+
+def _copy_across(src, ctx):
+    """Copy between devices (host <-> GPU, GPU <-> GPU)."""
+    from ..backend import array_module, to_numpy
+    xp = array_module(ctx)
+    host = to_numpy(src._read())
+    data = xp.array(host, copy=True) if xp is not np else np.array(host, copy=True)
+    return from_data(data, ctx)
+
+
+def waitall():
+    """Wait for all pushed work to finish; raise the first failure among it."""
+    engine.get().wait_for_all()
+
+
+def _check_ctx(ctx):
+    if ctx is None:
+        return current_context()
+    if isinstance(ctx, str):
+        name, _, rest = ctx.partition("(")
+        ctx = Context(name, int(rest.rstrip(")") or 0))
+    if not isinstance(ctx, Context):
+        raise MXNetError(f"expected a Context, got {ctx!r}")
+    if ctx.device_typeid == 2:
+        from ..backend import check_context
+        check_context(ctx)
+    return ctx
+

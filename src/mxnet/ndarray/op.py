@@ -1,0 +1,1 @@
+"""mx.nd.op: operator functions generated from the registry."""

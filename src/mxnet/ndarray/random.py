@@ -1,0 +1,1 @@
+"""mx.nd.random: samplers (uniform, normal, ...), filled in by the random operators."""

@@ -1,0 +1,44 @@
+"""Generate ``mx.nd.<op>`` functions from the operator registry (closures with an
+``inspect.Signature``; no generated source)."""
+from ..operator.call import bind_call, signature
+from .dispatch import invoke
+from .ndarray import NDArray
+
+__all__ = ["make_function"]
+
+
+def _is_input(v):
+    return isinstance(v, NDArray)
+
+
+def make_function(op, public_name):
+    """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
+    simple_arity = None
+    if op.variadic is None:
+        try:
+            p0 = op._default_params()
+            simple_arity = len(op.arguments(p0)) + len(op.aux_states(p0))
+        except Exception:      # required parameters: no fast path
+            simple_arity = None
+
+    def fn(*args, out=None, name=None, ctx=None, attr=None, **kwargs):
+        if not kwargs and simple_arity == len(args):
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return invoke(op, list(args), None, out, ctx, op._defaults)
+        inputs, p = bind_call(op, args, kwargs, _is_input)
+        for i, v in enumerate(inputs):
+            if v is None:
+                names = list(op.arguments(p)) + list(op.aux_states(p))
+                from ..base import MXNetError
+                raise MXNetError(f"Operator {op.name}: required input '{names[i]}' is missing")
+        return invoke(op, inputs, None, out, ctx, p)
+
+    fn.__name__ = public_name
+    fn.__qualname__ = public_name
+    fn.__doc__ = op.doc or (op.__class__.__doc__ or f"The {op.name} operator.")
+    fn.__signature__ = signature(op)
+    fn.__module__ = "mxnet.ndarray"
+    return fn

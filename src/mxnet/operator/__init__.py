@@ -1,0 +1,12 @@
+"""Operators: the registry, parameter schemas, every built-in operator, and the
+Python custom-operator interfaces (CustomOp/CustomOpProp/register, NumpyOp, NDArrayOp).
+"""
+from .registry import Op, OpContext, register as register_op, get_op, list_ops, apply_req
+from . import ops as _ops  # noqa: F401  (registers the built-in operators)
+from . import nn as _nn  # noqa: F401
+
+try:  # the custom-operator front end (seed 001)
+    from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
+                         NDArrayOp, get_all_registered_operators)
+except ImportError:  # pragma: no cover - present once the Symbol issue lands
+    pass

@@ -1,0 +1,102 @@
+"""Binding a front-end call ``F.op(*args, **kwargs)`` to an operator's inputs and
+parameters, shared by ``mx.nd`` and ``mx.sym`` so both accept the same calls.
+
+Positional values are matched as MXNet's generated signatures do: inputs first (in
+argument order), then parameters in declaration order.
+"""
+import inspect
+
+from ..base import MXNetError
+from .params import REQUIRED, Params
+
+__all__ = ["bind_call", "input_names", "signature"]
+
+# Keywords every front-end function accepts and that are not operator parameters.
+FRONT_END_KEYWORDS = ("out", "name", "ctx", "attr")
+
+
+def input_names(op):
+    """Every input name the operator can take (arguments then aux states), computed
+    with default parameters and cached."""
+    names = op.__dict__.get("_input_names")
+    if names is None:
+        p = Params({k: (None if f.required else f.default) for k, f in op.params.fields.items()})
+        p.given = {}
+        try:
+            names = list(op.arguments(p)) + list(op.aux_states(p))
+        except Exception:
+            names = ["data"]
+        op._input_names = names
+    return names
+
+
+def bind_call(op, args, kwargs, is_input):
+    """Split a call into (inputs, params).
+
+    ``inputs`` is a list ordered as ``op.arguments(p) + op.aux_states(p)``, with None for
+    inputs not given (a front end decides whether that is an error, e.g. the symbol
+    front end creates a variable); ``params`` is the parsed Params.
+    """
+    pos_inputs, pos_params = [], []
+    for a in args:
+        if is_input(a) or (a is None and not pos_params):
+            pos_inputs.append(a)
+        else:
+            pos_params.append(a)
+    names = input_names(op) if op.variadic is None else ()
+    named_inputs, raw = {}, {}
+    for k, v in kwargs.items():
+        if k in names or (is_input(v) and op.variadic is None):
+            if v is not None:
+                named_inputs[k] = v
+        elif k.startswith("__") and k.endswith("__"):
+            continue                          # attributes such as __layout__
+        else:
+            raw[k] = v
+    if pos_params:
+        fields = list(op.params.fields)
+        if len(pos_params) > len(fields):
+            raise MXNetError(f"Operator {op.name} takes at most {len(fields)} positional "
+                             f"parameters, got {len(pos_params)}")
+        for fname, v in zip(fields, pos_params):
+            if fname in raw:
+                raise MXNetError(f"Operator {op.name} got multiple values for '{fname}'")
+            raw[fname] = v
+    if op.variadic is not None:
+        if op.variadic in op.params and op.variadic not in raw:
+            raw[op.variadic] = len(pos_inputs)
+        p = op.parse(raw)
+        return list(pos_inputs), p
+    p = op.parse(raw)
+    arg_names = list(op.arguments(p)) + list(op.aux_states(p))
+    if len(pos_inputs) > len(arg_names):
+        raise MXNetError(f"Operator {op.name} takes {len(arg_names)} inputs "
+                         f"({', '.join(arg_names)}), got {len(pos_inputs)}")
+    inputs = list(pos_inputs) + [None] * (len(arg_names) - len(pos_inputs))
+    for k, v in named_inputs.items():
+        if k not in arg_names:
+            raise MXNetError(f"Operator {op.name} got an unexpected input '{k}' "
+                             f"(inputs: {', '.join(arg_names)})")
+        i = arg_names.index(k)
+        if i < len(pos_inputs) and pos_inputs[i] is not None:
+            raise MXNetError(f"Operator {op.name} got multiple values for input '{k}'")
+        inputs[i] = v
+    return inputs, p
+
+
+def signature(op):
+    """An inspect.Signature in MXNet's generated style, for help() and IDEs."""
+    P = inspect.Parameter
+    params = []
+    if op.variadic is not None:
+        params.append(P("data", P.VAR_POSITIONAL))
+    else:
+        params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in input_names(op)]
+    kind = P.KEYWORD_ONLY if op.variadic is not None else P.POSITIONAL_OR_KEYWORD
+    for name, f in op.params.fields.items():
+        if name.isidentifier() and name not in input_names(op):
+            params.append(P(name, kind, default=None if f.default is REQUIRED else f.default))
+    for k in FRONT_END_KEYWORDS:
+        params.append(P(k, P.KEYWORD_ONLY, default=None))
+    params.append(P("kwargs", P.VAR_KEYWORD))
+    return inspect.Signature(params)

@@ -1,0 +1,121 @@
+"""Operators NDArray itself leans on: copies, casts, Reshape and basic indexing."""
+import numpy as np
+
+from ..params import Any, Bool, DType, Schema, Shape
+from ..registry import Op, ShapeError, register
+from ..shape_codes import infer_reshape
+
+
+@register
+class Copy(Op):
+    """Copy the input (``identity``)."""
+    name = "_copy"
+    aliases = ("identity",)
+    params = Schema()
+    backward_uses = ("out_grad",)
+    inplace = ((0, 0),)
+
+    def forward(self, ctx, p, inputs, aux):
+        return [inputs[0].copy()]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        return [out_grads[0]]
+
+
+@register
+class CopyTo(Copy):
+    """Copy into an existing array (``x.copyto(y)``)."""
+    name = "_copyto"
+    aliases = ()
+
+
+@register
+class Cast(Op):
+    """Cast to another dtype; the gradient is cast back to the input's dtype."""
+    name = "Cast"
+    aliases = ("cast",)
+    params = Schema(dtype=DType())
+    backward_uses = ("out_grad", "in_data")
+
+    def infer_type(self, p, in_types):
+        return [in_types[0]], [np.dtype(p.dtype)], []
+
+    def forward(self, ctx, p, inputs, aux):
+        return [inputs[0].astype(p.dtype, copy=True)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        return [out_grads[0].astype(inputs[0].dtype)]
+
+
+@register
+class Reshape(Op):
+    """Reshape with MXNet's special codes (0, -1, -2, -3, -4, reverse)."""
+    name = "Reshape"
+    aliases = ("reshape",)
+    params = Schema(shape=Shape(()), reverse=Bool(False), target_shape=Shape(()),
+                    keep_highest=Bool(False))
+    backward_uses = ("out_grad",)
+    inplace = ((0, 0),)
+
+    def _target(self, p, dshape):
+        if p.shape:
+            return infer_reshape(dshape, p.shape, p.reverse)
+        if p.target_shape:                   # deprecated form
+            return infer_reshape(dshape, tuple(d if d else -1 for d in p.target_shape))
+        raise ShapeError("Reshape: a target shape is required")
+
+    def infer_shape(self, p, in_shapes):
+        s = in_shapes[0]
+        return [s], [None if s is None else self._target(p, tuple(s))], []
+
+    def forward(self, ctx, p, inputs, aux):
+        x = inputs[0]
+        return [x.reshape(self._target(p, x.shape))]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        return [out_grads[0].reshape(ctx.in_shapes[0])]
+
+
+def _resolve(ctx, p, inputs):
+    from ...ndarray.indexing import resolve_key
+    return resolve_key(p.key, inputs[1:])
+
+
+@register
+class GetItem(Op):
+    """``x[key]`` for keys that are not first-axis views (steps, tuples, arrays)."""
+    name = "_getitem"
+    params = Schema(key=Any())
+    backward_uses = ("out_grad", "in_data")
+    variadic = "__none__"     # data followed by any number of index arrays
+
+    def arguments(self, p):
+        return ["data"]
+
+    def infer_shape(self, p, in_shapes):
+        if in_shapes[0] is None:
+            return in_shapes, [None], []
+        probe = np.empty(in_shapes[0], dtype=np.bool_)
+        from ...ndarray.indexing import resolve_key
+        idx = [np.zeros(s, np.int64) for s in in_shapes[1:]]
+        out = probe[resolve_key(p.key, idx)].shape or (1,)
+        return in_shapes, [out], []
+
+    def forward(self, ctx, p, inputs, aux):
+        out = inputs[0][_resolve(ctx, p, inputs)]
+        out = ctx.xp.array(out, copy=True)
+        return [out.reshape(1) if out.ndim == 0 else out]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, x = ctx.xp, inputs[0]
+        g = xp.zeros(x.shape, dtype=out_grads[0].dtype)
+        key = _resolve(ctx, p, inputs)
+        og = out_grads[0].reshape(x[key].shape)
+        if any(isinstance(k, (np.ndarray,)) or hasattr(k, "__cuda_array_interface__")
+               for k in key):
+            xp.add.at(g, key, og)
+        else:
+            g[key] += og
+        return [g] + [None] * (len(inputs) - 1)
+
+

@@ -1,0 +1,172 @@
+"""The operator registry: every operator is defined once, here, and feeds ``mx.nd``,
+``mx.sym``, autograd, the executor and Gluon.
+
+An operator is a subclass of ``Op`` decorated with ``@register``. What a subclass
+must give: ``name``, ``params`` (a Schema) and ``forward``. What it may override:
+``arguments/outputs/aux_states`` (names), ``infer_shape``/``infer_type``, ``backward``
+with ``backward_uses`` (seed 002's DeclareBackwardDependency), ``inplace`` (seed
+002's ForwardInplaceOption), ``resources`` and ``num_visible_outputs``. What it gets
+for free: parameter parsing and errors, req handling, ``mx.nd.<name>`` and
+``mx.sym.<name>``, recording on the autograd tape, a place in executors.
+
+Compute contract: ``forward(ctx, p, inputs, aux)`` receives device arrays (NumPy or
+CuPy, ``ctx.xp`` is the module) and returns a list of fresh output arrays (one per
+entry of ``outputs(p)``); it may update ``aux`` arrays in place (BatchNorm's moving
+stats, only when ``ctx.is_train``). ``backward(ctx, p, out_grads, inputs, outputs,
+aux)`` returns one gradient array (or None) per argument; entries of ``inputs`` /
+``outputs`` / ``out_grads`` that ``backward_uses`` does not name are None.
+``ctx.need_grad[i]`` says whether argument i's gradient is wanted and
+``ctx.in_shapes`` gives every argument's shape, even when the data is not kept.
+"""
+import numpy as np
+
+from ..base import MXNetError
+
+__all__ = ["Op", "OpContext", "register", "get_op", "list_ops", "all_ops", "apply_req",
+           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "ShapeError"]
+
+REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = "null", "write", "inplace", "add"
+
+_REGISTRY = {}
+
+
+class ShapeError(MXNetError):
+    """Shape inference found a contradiction or an impossible shape."""
+
+
+class OpContext:
+    """What an operator body gets besides its arrays (seed 002's OpContext)."""
+    __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "_rng")
+
+    def __init__(self, xp, ctx, is_train=False, need_grad=None, in_shapes=None):
+        self.xp, self.ctx, self.is_train = xp, ctx, is_train
+        self.need_grad = need_grad      # backward: per argument, is its gradient wanted
+        self.in_shapes = in_shapes      # backward: the arguments' shapes (always given)
+        self._rng = None
+
+    @property
+    def rng(self):
+        """The context's random generator (resource kRandom)."""
+        if self._rng is None:
+            from ..resource import get_rng
+            self._rng = get_rng(self.ctx)
+        return self._rng
+
+    def temp_space(self, shape, dtype=np.float32):
+        """Scratch space from the pool (resource kTempSpace): (array, release)."""
+        from ..resource import temp_space
+        return temp_space(self.ctx, shape, dtype)
+
+
+class Op:
+    """Base of every operator. See the module docstring for the contract."""
+
+    name = None
+    aliases = ()
+    params = None                       # Schema; set by subclasses
+    # Which forward values backward reads: any of 'out_grad', 'in_data', 'out_data'.
+    backward_uses = ("out_grad", "in_data", "out_data")
+    inplace = ()                        # (input index, output index) pairs
+    resources = ()                      # 'random', 'temp'
+    # For ops taking a variable number of inputs (Concat, add_n, stack): the name of
+    # the count parameter MXNet stores (usually 'num_args').
+    variadic = None
+    # True: the gradient is defined and zero everywhere (comparisons, argmax, ...).
+    zero_grad = False
+    # Ops such as Dropout/BatchNorm act differently in training; autograd passes is_train.
+    doc = ""
+
+    # --- names ------------------------------------------------------------
+    def arguments(self, p):
+        if self.variadic:
+            return [f"arg{i}" for i in range(p[self.variadic])]
+        return ["data"]
+
+    def outputs(self, p):
+        return ["output"]
+
+    def aux_states(self, p):
+        return []
+
+    def num_visible_outputs(self, p):
+        return len(self.outputs(p))
+
+    # --- inference ----------------------------------------------------------
+    def infer_shape(self, p, in_shapes):
+        """Return (in_shapes, out_shapes, aux_shapes); unknown shapes are None.
+
+        Default: elementwise — every input and output has the first known shape.
+        """
+        known = next((s for s in in_shapes if s is not None), None)
+        for s in in_shapes:
+            if s is not None and known is not None and tuple(s) != tuple(known):
+                raise ShapeError(f"{self.name}: inputs must have the same shape, got "
+                                 f"{[tuple(x) if x is not None else None for x in in_shapes]}")
+        n_out = len(self.outputs(p))
+        return ([known] * len(in_shapes), [known] * n_out,
+                [None] * len(self.aux_states(p)))
+
+    def infer_type(self, p, in_types):
+        """Return (in_types, out_types, aux_types) as numpy dtypes; None = unknown."""
+        known = next((t for t in in_types if t is not None), None)
+        n_out = len(self.outputs(p))
+        return ([known if t is None else t for t in in_types], [known] * n_out,
+                [known] * len(self.aux_states(p)))
+
+    # --- compute ------------------------------------------------------------
+    def forward(self, ctx, p, inputs, aux):
+        raise NotImplementedError(f"operator {self.name} has no forward")
+
+    backward = None   # an operator without backward is not differentiable
+
+    def parse(self, kwargs):
+        return self.params.parse(self.name, kwargs)
+
+    def _default_params(self):
+        """Parameters for a call with no keyword arguments (cached)."""
+        p = self.__dict__.get("_defaults")
+        if p is None:
+            p = self._defaults = self.params.parse(self.name, {})
+        return p
+
+    def __repr__(self):
+        return f"<Op {self.name}>"
+
+
+def register(cls):
+    """Class decorator: instantiate the operator and add it (and its aliases)."""
+    op = cls() if isinstance(cls, type) else cls
+    if op.params is None:
+        from .params import Schema
+        op.params = Schema()
+    for nm in (op.name, *op.aliases):
+        if nm in _REGISTRY and type(_REGISTRY[nm]) is not type(op):
+            raise MXNetError(f"operator {nm} registered twice")
+        _REGISTRY[nm] = op
+    return cls
+
+
+def get_op(name):
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MXNetError(f"Cannot find operator {name!r}") from None
+
+
+def list_ops():
+    return sorted(_REGISTRY)
+
+
+def all_ops():
+    """name -> Op for every registered name and alias."""
+    return dict(_REGISTRY)
+
+
+def apply_req(dst, req, value):
+    """Write value into the array dst as req says (seed 002's ASSIGN_DISPATCH)."""
+    if req == REQ_NULL or value is None:
+        return
+    if req == REQ_ADD:
+        dst += value
+    else:
+        dst[...] = value

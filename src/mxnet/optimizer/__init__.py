@@ -1,0 +1,1 @@
+"""mx.optimizer (being written)."""

@@ -1,0 +1,1 @@
+"""mx.recordio (being written)."""

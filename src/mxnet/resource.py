@@ -1,0 +1,66 @@
+"""The resource manager (seed 002): per-context random generators and temp space."""
+import threading
+
+import numpy as np
+
+from . import storage
+
+__all__ = ["seed", "get_rng", "temp_space"]
+
+_rngs = {}
+_lock = threading.Lock()
+_global_seed = None
+
+
+def _key(ctx):
+    return (ctx.device_typeid, ctx.device_id)
+
+
+def get_rng(ctx):
+    """The random generator of ctx (a NumPy Generator on CPU, a CuPy one on GPU)."""
+    key = _key(ctx)
+    rng = _rngs.get(key)
+    if rng is None:
+        with _lock:
+            rng = _rngs.get(key)
+            if rng is None:
+                rng = _rngs[key] = _make_rng(ctx, _derive(_global_seed, key))
+    return rng
+
+
+def _derive(base, key):
+    if base is None:
+        return None
+    return [int(base) & 0xFFFFFFFF, key[0], key[1]]
+
+
+def _make_rng(ctx, seed_state):
+    if ctx.device_typeid == 2:
+        from .backend import array_module
+        cp = array_module(ctx)
+        return cp.random.Generator(cp.random.XORWOW(None if seed_state is None
+                                                     else hash(tuple(seed_state)) & 0x7FFFFFFF))
+    return np.random.Generator(np.random.PCG64(seed_state))
+
+
+def seed(seed_state, ctx="all"):
+    """Seed the generators: every context's (``ctx='all'``) or just ctx's.
+
+    The same seed gives the same numbers on the same context.
+    """
+    global _global_seed
+    if not isinstance(seed_state, (int, np.integer)):
+        from .base import MXNetError
+        raise MXNetError(f"seed must be an int, got {type(seed_state).__name__}")
+    with _lock:
+        if ctx == "all":
+            _global_seed = int(seed_state)
+            _rngs.clear()
+        else:
+            _rngs[_key(ctx)] = _make_rng(ctx, _derive(seed_state, _key(ctx)))
+
+
+def temp_space(ctx, shape, dtype=np.float32):
+    """Scratch memory from ctx's pool: returns (array, release) — call release() after."""
+    arr, block = storage.empty(ctx, shape, dtype)
+    return arr, (lambda: block.pool.free(block))

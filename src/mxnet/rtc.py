@@ -1,0 +1,1 @@
+"""mx.rtc (being written)."""

@@ -1,0 +1,111 @@
+"""The storage allocator (seed 002): pooled device memory, reused across allocations.
+
+A pool hands out raw byte blocks rounded up to a size class and keeps freed blocks for
+reuse, so executors and operator workspaces do not hit the system allocator on every
+step. ``HostPool`` serves CPU contexts; a device backend implements the same interface
+(``alloc``, ``free``, ``release_all``, ``stats``).
+"""
+import threading
+
+import numpy as np
+
+from .base import env_int
+
+__all__ = ["HostPool", "get_pool", "empty", "Block"]
+
+_PAGE = 4096
+
+
+def size_class(nbytes):
+    """Round a request up: powers of two below 1 MiB, whole pages above."""
+    if nbytes <= 0:
+        return 0
+    if nbytes < (1 << 20):
+        return 1 << (int(nbytes) - 1).bit_length()
+    return -(-int(nbytes) // _PAGE) * _PAGE
+
+
+class Block:
+    """A pooled allocation: ``buffer`` is a flat uint8 array of ``size`` bytes."""
+    __slots__ = ("buffer", "size", "pool", "__weakref__")
+
+    def __init__(self, buffer, size, pool):
+        self.buffer, self.size, self.pool = buffer, size, pool
+
+    def view(self, shape, dtype):
+        """The block's first bytes as an array of shape/dtype (no copy)."""
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return self.buffer[:n].view(dtype).reshape(shape)
+
+
+class HostPool:
+    """Pooled host memory with reuse of freed blocks and byte statistics."""
+
+    def __init__(self, xp=np):
+        self._xp = xp
+        self._free = {}                 # size class -> list of free buffers
+        self._lock = threading.Lock()
+        self.bytes_in_use = 0
+        self.bytes_pooled = 0
+        self.peak_bytes_in_use = 0
+        self.num_allocs = 0
+        self.num_reuses = 0
+        self._limit = env_int("MXNET_CPU_MEM_POOL_LIMIT_MB", 4096) << 20
+
+    def alloc(self, nbytes):
+        size = size_class(nbytes)
+        with self._lock:
+            free = self._free.get(size)
+            if free:
+                buf = free.pop()
+                self.bytes_pooled -= size
+                self.num_reuses += 1
+            else:
+                buf = None
+            self.bytes_in_use += size
+            self.num_allocs += 1
+            self.peak_bytes_in_use = max(self.peak_bytes_in_use, self.bytes_in_use)
+        if buf is None:
+            buf = self._xp.empty(size, dtype=np.uint8)
+        return Block(buf, size, self)
+
+    def free(self, block):
+        """Return a block; it is kept for reuse unless the pool is over its limit."""
+        with self._lock:
+            self.bytes_in_use -= block.size
+            if self.bytes_pooled + block.size <= self._limit:
+                self._free.setdefault(block.size, []).append(block.buffer)
+                self.bytes_pooled += block.size
+        block.buffer = None
+
+    def release_all(self):
+        """Give every pooled (free) block back to the system."""
+        with self._lock:
+            self._free.clear()
+            self.bytes_pooled = 0
+
+    def stats(self):
+        return {"bytes_in_use": self.bytes_in_use, "bytes_pooled": self.bytes_pooled,
+                "peak_bytes_in_use": self.peak_bytes_in_use, "num_allocs": self.num_allocs,
+                "num_reuses": self.num_reuses}
+
+
+_pools = {}
+
+
+def get_pool(ctx):
+    """The pool serving ctx (one per device; every cpu id shares the host pool)."""
+    key = ("gpu", ctx.device_id) if ctx.device_typeid == 2 else ("cpu", 0)
+    pool = _pools.get(key)
+    if pool is None:
+        from .backend import array_module
+        pool = _pools.setdefault(key, HostPool(array_module(ctx)))
+    return pool
+
+
+def empty(ctx, shape, dtype):
+    """An array of shape/dtype from ctx's pool, and the Block to free when done."""
+    dtype = np.dtype(dtype)
+    block = get_pool(ctx).alloc(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    return block.view(shape, dtype), block

@@ -1,0 +1,1 @@
+"""mx.symbol (being written)."""

@@ -1,0 +1,1 @@
+"""mx.test_utils (filled in by the test-utilities module)."""
