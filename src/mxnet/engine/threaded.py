@@ -17,13 +17,14 @@ __all__ = ["ThreadedEngine"]
 
 class _Block:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutate_vars", "wait", "priority",
-                 "name")
+                 "name", "always_run")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
         self.fn, self.is_async, self.ctx = fn, is_async, ctx
         self.const_vars, self.mutate_vars = const_vars, mutate_vars
         self.wait = len(const_vars) + len(mutate_vars) + 1   # +1: released after push
         self.priority, self.name = priority, name
+        self.always_run = False         # sync markers run even after upstream failures
 
 
 class ThreadedEngine(Engine):
@@ -48,8 +49,10 @@ class ThreadedEngine(Engine):
             t.start()
 
     # --- dependency bookkeeping (all under self._lock) --------------------
-    def _push_block(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
+    def _push_block(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name,
+                    always_run=False):
         blk = _Block(fn, is_async, ctx, const_vars, mutate_vars, priority, name)
+        blk.always_run = always_run
         granted = 1
         with self._lock:
             self._outstanding += 1
@@ -124,7 +127,8 @@ class ThreadedEngine(Engine):
             self._run(blk)
 
     def _run(self, blk):
-        inherited = self._inherited_failure(blk.const_vars, blk.mutate_vars)
+        inherited = None if blk.always_run else \
+            self._inherited_failure(blk.const_vars, blk.mutate_vars)
         if inherited is not None:
             for v in blk.mutate_vars:
                 v.exception = inherited
@@ -157,7 +161,7 @@ class ThreadedEngine(Engine):
         if var.num_pending:
             done = threading.Event()
             self._push_block(lambda rctx: done.set(), False, None, [var], [], 1 << 30,
-                             "WaitForVar")
+                             "WaitForVar", always_run=True)
             done.wait()
         self._raise_var(var)
 

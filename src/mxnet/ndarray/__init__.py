@@ -3,7 +3,7 @@
 import sys as _sys
 
 from .. import operator as _operator  # noqa: F401  (registers operators)
-from ..operator.registry import all_ops as _all_ops
+from ..operator.registry import add_listener as _add_listener
 from .ndarray import NDArray, waitall, from_data  # noqa: F401
 from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
 from .register import make_function as _make_function
@@ -12,23 +12,25 @@ from . import _internal, op, contrib, linalg  # noqa: F401
 _this = _sys.modules[__name__]
 
 
-def _populate():
-    """Attach a function per registered operator to mx.nd and its sub-namespaces."""
-    for name, opdef in _all_ops().items():
-        fn = _make_function(opdef, name)
-        setattr(op, name, fn)
-        if name.startswith("_contrib_"):
-            setattr(contrib, name[len("_contrib_"):], fn)
-        elif name.startswith("_linalg_"):
-            setattr(linalg, name[len("_linalg_"):], fn)
-        if name.startswith("_"):
-            setattr(_internal, name, fn)
-        elif not hasattr(_this, name) or name in _OVERRIDABLE:
-            setattr(_this, name, fn)
+_GENERATED = set()
 
 
-_OVERRIDABLE = set()
-_populate()
+def _expose(name, opdef):
+    """Attach the function of a registered operator to mx.nd and its sub-namespaces."""
+    fn = _make_function(opdef, name)
+    setattr(op, name, fn)
+    if name.startswith("_contrib_"):
+        setattr(contrib, name[len("_contrib_"):], fn)
+    elif name.startswith("_linalg_"):
+        setattr(linalg, name[len("_linalg_"):], fn)
+    if name.startswith("_"):
+        setattr(_internal, name, fn)
+    elif not hasattr(_this, name) or name in _GENERATED:
+        setattr(_this, name, fn)
+        _GENERATED.add(name)
+
+
+_add_listener(_expose)
 
 from . import random, utils  # noqa: E402,F401
 from .utils import save, load, load_frombuffer  # noqa: E402,F401

@@ -20,17 +20,15 @@ def _shape(shape):
 def array(source_array, ctx=None, dtype=None):
     """An NDArray copied from a NumPy array, NDArray or (nested) list.
 
-    The dtype defaults to the source's for NDArray/NumPy sources and float32 otherwise.
+    The dtype defaults to the source's for an NDArray source and float32 otherwise
+    (NumPy arrays of any type become float32 unless dtype is given, as in MXNet 1.x).
     """
     ctx = _check_ctx(ctx)
     if isinstance(source_array, NDArray):
         dt = dtype_np(dtype, source_array._dtype)
         data = source_array.asnumpy().astype(dt, copy=False)
     else:
-        if isinstance(source_array, np.ndarray):
-            dt = dtype_np(dtype, source_array.dtype)
-        else:
-            dt = dtype_np(dtype, mx_real_t)
+        dt = dtype_np(dtype, mx_real_t)
         try:
             data = np.array(source_array, dtype=dt)
         except (TypeError, ValueError) as err:

@@ -10,6 +10,7 @@ recording.
 """
 import numpy as np
 
+from .. import autograd as _autograd
 from .. import engine
 from ..base import MXNetError, env_int, numeric_types
 from ..operator.registry import OpContext, ShapeError, get_op
@@ -24,22 +25,11 @@ _ndarray = np.ndarray
 ASYNC_MIN_ELEMS = env_int("MXNET_ASYNC_MIN_ELEMS", 1 << 17)
 _ops = {}
 _fwd_ctx = {}
-_autograd = None
-
-
-def _ag():
-    global _autograd
-    if _autograd is None:
-        from .. import autograd
-        _autograd = autograd
-    return _autograd
+_ag_state = _autograd._state
 
 
 def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
-    op = _ops.get(name)
-    if op is None:
-        op = _ops[name] = get_op(name)
-    return invoke(op, inputs, kwargs, out, ctx)
+    return invoke(_ops.get(name) or _resolve(name), inputs, kwargs, out, ctx)
 
 
 def _op_context(xp, ctx, is_train):
@@ -57,28 +47,43 @@ def _xp(ctx):
     return array_module(ctx)
 
 
+def _call_meta(op, p):
+    """(number of arguments or None for variadic ops, number of visible outputs)."""
+    if p is op.__dict__.get("_defaults"):
+        meta = op.__dict__.get("_default_meta")
+        if meta is None:
+            meta = op._default_meta = (None if op.variadic is not None else
+                                       len(op.arguments(p)), op.num_visible_outputs(p))
+        return meta
+    return (None if op.variadic is not None else len(op.arguments(p)),
+            op.num_visible_outputs(p))
+
+
 def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
     """Run op on NDArray inputs (arguments then aux states). Returns an NDArray, or a
     list when the operator has several visible outputs, or ``out`` when given."""
     if p is None:
         p = op.params.parse(op.name, kwargs) if kwargs else op._default_params()
-    n_args = len(op.arguments(p)) if op.variadic is None else len(inputs)
-    args, aux = inputs[:n_args], inputs[n_args:]
+    n_args, nvis = _call_meta(op, p)
+    if n_args is None or n_args == len(inputs):
+        args, aux = inputs, ()
+    else:
+        args, aux = inputs[:n_args], inputs[n_args:]
     if ctx is None:
         ctx = inputs[0]._ctx if inputs else _default_ctx()
-    ag = _ag()
-    is_train = ag._state.training
-    recording = ag._state.recording
+    state = _ag_state
+    is_train = state.training
 
     idle = True
     size = 0
     for a in inputs:
         c = a._chunk
-        if c.num_pending or c.exception is not None or a._ctx != ctx:
+        if c.num_pending or c.exception is not None or (a._ctx is not ctx and a._ctx != ctx):
             idle = False
             break
-        if c.data is not None:
-            size += c.data.size
+        d = c.data
+        if d is not None:
+            size += d.size
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
         for o in outs_given:
@@ -88,21 +93,26 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         outs_given = None
 
     if idle and size <= ASYNC_MIN_ELEMS:
-        xp = _xp(ctx)
+        xp = _np if ctx.device_typeid == 1 else _xp(ctx)
+        octx = _fwd_ctx.get((ctx, is_train))
+        if octx is None:
+            octx = _op_context(xp, ctx, is_train)
         try:
-            results = op.forward(_op_context(xp, ctx, is_train), p,
-                                 [a._data for a in args], [a._data for a in aux])
+            results = op.forward(octx, p, [a._data for a in args], [a._data for a in aux])
         except MXNetError:
             raise
         except Exception as err:
             raise _explain(op, p, inputs, err) from err
-        outputs = _wrap_results(op, p, results, args, ctx, outs_given)
+        if outs_given is None and len(results) == 1:
+            d = _fresh(results[0], args)
+            outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
+        else:
+            outputs = _wrap_results(op, p, results, args, ctx, outs_given)
     else:
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 
-    if recording:
-        ag._record(op, p, args, aux, outputs, is_train, ctx)
-    nvis = op.num_visible_outputs(p)
+    if state.recording:
+        _autograd._record(op, p, args, aux, outputs, is_train, ctx)
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]
@@ -213,12 +223,21 @@ def _push(op, p, args, aux, ctx, is_train, outs_given):
     return outputs
 
 
-def binary(lhs, rhs, op, scalar_op, reflect=False):
+def _resolve(name):
+    op = _ops.get(name)
+    if op is None:
+        op = _ops[name] = get_op(name)
+    return op
+
+
+def binary(lhs, rhs, op, scalar_op, reverse_scalar_op=None, reflect=False):
     """lhs (an NDArray) <op> rhs (NDArray or number); reflect: rhs <op> lhs."""
     if isinstance(rhs, NDArray):
-        return invoke_by_name(op, [rhs, lhs] if reflect else [lhs, rhs], {})
+        return invoke(_ops.get(op) or _resolve(op), [rhs, lhs] if reflect else [lhs, rhs],
+                      None)
     if isinstance(rhs, numeric_types):
-        return invoke_by_name(scalar_op, [lhs], {"scalar": float(rhs)})
+        return invoke(_ops.get(scalar_op) or _resolve(scalar_op), [lhs],
+                      {"scalar": float(rhs)})
     if isinstance(rhs, np.ndarray):
         from .creation import array
         other = array(rhs, ctx=lhs._ctx, dtype=lhs._dtype)

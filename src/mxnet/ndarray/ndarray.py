@@ -247,9 +247,6 @@ class NDArray(OpMethods):
         from .. import ndarray as nd
         return getattr(nd, name)
 
-    def _binary_op(self, other, op, scalar_op, reverse_scalar_op=None, reflect=False):
-        from .dispatch import binary
-        return binary(self, other, op, scalar_op, reflect)
 
     __hash__ = object.__hash__
 
@@ -314,6 +311,11 @@ class NDArray(OpMethods):
 
     def to_dlpack_for_read(self):
         return self._read().__dlpack__()
+
+
+from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
+
+NDArray._binary_op = _binary
 
 
 def _recording():

@@ -23,11 +23,13 @@ import numpy as np
 from ..base import MXNetError
 
 __all__ = ["Op", "OpContext", "register", "get_op", "list_ops", "all_ops", "apply_req",
+           "add_listener",
            "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "ShapeError"]
 
 REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = "null", "write", "inplace", "add"
 
 _REGISTRY = {}
+_LISTENERS = []       # front ends that build a function per operator (mx.nd, mx.sym)
 
 
 class ShapeError(MXNetError):
@@ -47,10 +49,10 @@ class OpContext:
     @property
     def rng(self):
         """The context's random generator (resource kRandom)."""
-        if self._rng is None:
-            from ..resource import get_rng
-            self._rng = get_rng(self.ctx)
-        return self._rng
+        # Looked up on every use, not cached: OpContexts are reused across calls and
+        # mx.random.seed() replaces the generators.
+        from ..resource import get_rng
+        return get_rng(self.ctx)
 
     def temp_space(self, shape, dtype=np.float32):
         """Scratch space from the pool (resource kTempSpace): (array, release)."""
@@ -143,7 +145,17 @@ def register(cls):
         if nm in _REGISTRY and type(_REGISTRY[nm]) is not type(op):
             raise MXNetError(f"operator {nm} registered twice")
         _REGISTRY[nm] = op
+        for listener in _LISTENERS:
+            listener(nm, op)
     return cls
+
+
+def add_listener(fn):
+    """Call fn(name, op) for every registered operator name, now and on each later
+    registration (how mx.nd and mx.sym grow a function per operator)."""
+    _LISTENERS.append(fn)
+    for nm, op in list(_REGISTRY.items()):
+        fn(nm, op)
 
 
 def get_op(name):

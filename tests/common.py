@@ -1,0 +1,97 @@
+"""Shared test helpers: operator checks against NumPy references and numeric
+gradients, and the golden cases written by the real MXNet 1.9.1."""
+import json
+import os
+
+import numpy as np
+
+import mxnet as mx
+from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
+
+FIXTURES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "shared",
+                                         "fixtures", "mxnet-1.9.1"))
+if not os.path.isdir(FIXTURES):  # CI clones the repo with shared/ beside it
+    FIXTURES = os.environ.get("PYMXNET_FIXTURES", FIXTURES)
+
+_cases = None
+
+
+def fixture_path(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def all_fixture_cases():
+    global _cases
+    if _cases is None:
+        with open(fixture_path("ops", "cases.json")) as f:
+            _cases = json.load(f)["cases"]
+    return _cases
+
+
+def fixture_cases_for(*ops):
+    """Names of the golden cases whose operator is one of ops (for parametrize)."""
+    return [c["case"] for c in all_fixture_cases() if c["op"] in ops]
+
+
+def run_fixture_case(name, rtol=1e-4, atol=1e-5):
+    """Replay a golden case imperatively and compare outputs, input gradients and
+    BatchNorm's updated moving statistics with what MXNet 1.9.1 produced."""
+    case = next(c for c in all_fixture_cases() if c["case"] == name)
+    data = np.load(fixture_path(case["file"]))
+    inputs = {}
+    for spec in case["inputs"]:
+        arr = mx.nd.array(data[spec["key"]], dtype=spec["dtype"])
+        if spec["differentiable"]:
+            arr.attach_grad()
+        inputs[spec["name"]] = arr
+    fn = getattr(mx.nd, case["op"])
+    with mx.autograd.record(train_mode=case["autograd_train_mode"]):
+        if case["call"].startswith(f"mx.nd.{case['op']}(*inputs"):
+            out = fn(*inputs.values(), **case["kwargs"])
+        else:
+            out = fn(**inputs, **case["kwargs"])
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    assert len(outs) == case["num_outputs_returned"], \
+        f"{name}: {len(outs)} outputs, MXNet returned {case['num_outputs_returned']}"
+    for i, spec in enumerate(case["outputs"]):
+        got = outs[i]
+        assert np.dtype(got.dtype) == np.dtype(spec["dtype"]), \
+            f"{name}: output {i} dtype {np.dtype(got.dtype)} vs MXNet {spec['dtype']}"
+        assert_almost_equal(got.asnumpy(), data[spec["key"]], rtol=rtol, atol=atol,
+                            names=(f"{name} out_{i}", "mxnet"))
+    if case["grad_keys"]:
+        heads = [outs[int(k.split("_")[1])] for k in case["head_grad_keys"]]
+        head_grads = [mx.nd.array(data[k], dtype=h.dtype) for k, h in
+                      zip(case["head_grad_keys"], heads)]
+        mx.autograd.backward(heads, head_grads)
+        for key in case["grad_keys"]:
+            got = inputs[key[len("grad_"):]].grad
+            assert_almost_equal(got.asnumpy(), data[key], rtol=rtol, atol=atol,
+                                names=(f"{name} {key}", "mxnet"))
+    for key in case["after_keys"]:
+        assert_almost_equal(inputs[key[len("after_"):]].asnumpy(), data[key], rtol=rtol,
+                            atol=atol, names=(f"{name} {key}", "mxnet"))
+
+
+def check_forward_backward(fn, inputs, reference, grad=True, rtol=1e-4, atol=1e-5,
+                           grad_rtol=1e-2, grad_atol=1e-4, eps=1e-3, grad_nodes=None,
+                           dtype=np.float32, train_mode=True):
+    """fn(*NDArrays) -> NDArray(s) is checked against reference(*numpy arrays) ->
+    array(s), then (grad=True) its autograd gradient against finite differences
+    computed in float64."""
+    nds = [mx.nd.array(x, dtype=dtype) for x in inputs]
+    with (mx.autograd.train_mode() if train_mode else mx.autograd.predict_mode()):
+        out = fn(*nds)
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    refs = reference(*[np.asarray(x, dtype=dtype) for x in inputs])
+    refs = refs if isinstance(refs, (list, tuple)) else [refs]
+    assert len(outs) == len(refs), f"{len(outs)} outputs vs {len(refs)} in the reference"
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        r = np.asarray(r)
+        assert tuple(o.shape) == r.shape, f"output {i}: shape {o.shape} vs reference {r.shape}"
+        assert_almost_equal(o.asnumpy(), r, rtol=rtol, atol=atol,
+                            names=(f"output {i}", "reference"))
+    if grad:
+        check_numeric_gradient(fn, inputs, numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
+                               grad_nodes=grad_nodes, use_forward_train=train_mode,
+                               dtype=np.float64)

@@ -1,0 +1,189 @@
+"""NDArray core behaviour against NumPy: creation, views, indexing, copies,
+asynchrony through the engine, failures at sync points."""
+import time
+
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.operator.params import Float, Schema
+from mxnet.operator.registry import Op, register
+
+
+def test_creation_functions_match_numpy():
+    assert mx.nd.zeros((2, 3)).asnumpy().tolist() == np.zeros((2, 3)).tolist()
+    assert mx.nd.ones(4, dtype="int32").dtype == np.int32
+    np.testing.assert_array_equal(mx.nd.full((2, 2), 7.5).asnumpy(), np.full((2, 2), 7.5))
+    np.testing.assert_allclose(mx.nd.arange(0, 5, 0.5).asnumpy(), np.arange(0, 5, 0.5))
+    np.testing.assert_array_equal(mx.nd.arange(3, repeat=2).asnumpy(), [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(mx.nd.eye(3, 4, 1).asnumpy(), np.eye(3, 4, 1))
+    np.testing.assert_allclose(mx.nd.linspace(0, 1, 5).asnumpy(), np.linspace(0, 1, 5))
+    assert mx.nd.empty((3, 1)).shape == (3, 1)
+
+
+def test_array_dtype_defaults_follow_mxnet():
+    assert mx.nd.array([1, 2, 3]).dtype == np.float32
+    assert mx.nd.array(np.array([1.0, 2.0])).dtype == np.float32   # MXNet 1.x: float32
+    assert mx.nd.array(np.array([1, 2]), dtype="int64").dtype == np.int64
+    src = mx.nd.array([1, 2], dtype="float64")
+    assert mx.nd.array(src).dtype == np.float64
+
+
+def test_properties():
+    x = mx.nd.zeros((2, 3, 4), dtype="float16")
+    assert x.shape == (2, 3, 4) and x.size == 24 and x.ndim == 3
+    assert x.dtype == np.float16 and x.context == mx.cpu() and x.ctx == mx.cpu()
+    assert x.stype == "default" and len(x) == 2
+    y = mx.nd.array([[1, 2, 3]])
+    assert y.T.shape == (3, 1)
+    with pytest.raises(MXNetError):
+        x.T
+
+
+@pytest.mark.parametrize("shape,codes,expected", [
+    ((2, 3, 4), (0, -1), (2, 12)), ((2, 3, 4), (-2,), (2, 3, 4)),
+    ((2, 3, 4), (-3, 4), (6, 4)), ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
+    ((2, 3, 4), (6, 1, -1), (6, 1, 4)), ((2, 3, 4), (0, -4, -1, 1, 0), (2, 3, 1, 4)),
+])
+def test_reshape_special_codes(shape, codes, expected):
+    x = mx.nd.array(np.arange(np.prod(shape)).reshape(shape))
+    y = x.reshape(codes)
+    assert y.shape == expected
+    np.testing.assert_array_equal(y.asnumpy().ravel(), np.arange(np.prod(shape)))
+
+
+def test_reshape_reverse_and_errors():
+    x = mx.nd.zeros((10, 5, 4))
+    assert x.reshape((-1, 0), reverse=True).shape == (50, 4)
+    with pytest.raises(MXNetError):
+        x.reshape((3, 7))
+    with pytest.raises(MXNetError):
+        x.reshape((-1, -1))
+
+
+def test_reshape_and_first_axis_slices_share_memory():
+    x = mx.nd.array(np.arange(12).reshape(3, 4))
+    flat = x.reshape((12,))
+    rows = x[1:3]
+    row = x[0]
+    rows[:] = -1
+    assert flat.asnumpy()[4:].tolist() == [-1] * 8
+    row += 100
+    assert x.asnumpy()[0].tolist() == [100, 101, 102, 103]
+    x[:] = 0
+    assert rows.asnumpy().sum() == 0 and flat.asnumpy().sum() == 0
+
+
+def test_getitem_matches_numpy():
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    x = mx.nd.array(a)
+    for key in [1, -1, slice(1, 3), (1, 2), (slice(None), 2), (Ellipsis, 3),
+                (slice(None, None, 2), slice(1, None), 0), (None, 1), [0, 2],
+                (slice(None), [0, 3])]:
+        expected = a[key]
+        got = x[key].asnumpy()
+        if expected.ndim == 0:
+            expected = expected.reshape(1)
+        np.testing.assert_array_equal(got, expected, err_msg=str(key))
+    idx = mx.nd.array([2, 0])
+    np.testing.assert_array_equal(x[idx].asnumpy(), a[[2, 0]])
+    assert mx.nd.array([1, 2, 3])[1].shape == (1,)     # legacy: no 0-d arrays
+    with pytest.raises(IndexError):
+        x[3]
+
+
+def test_setitem_matches_numpy():
+    a = np.zeros((3, 4), np.float32)
+    x = mx.nd.array(a)
+    for key, val in [((0, 1), 5.0), (slice(1, 3), np.ones((2, 4))), ((slice(None), 2), 3),
+                     ((2, slice(None, None, 2)), [7, 8]), (Ellipsis, 1.5)]:
+        a[key] = val
+        x[key] = val
+        np.testing.assert_array_equal(x.asnumpy(), a, err_msg=str(key))
+    x[:] = mx.nd.ones((3, 4)) * 2
+    assert x.asnumpy().sum() == 24
+    with pytest.raises(MXNetError):
+        x[:] = np.ones((5, 5))
+
+
+def test_copies_casts_and_contexts():
+    x = mx.nd.array([[1.5, 2.5]])
+    y = x.copy()
+    y[:] = 0
+    assert x.asnumpy().tolist() == [[1.5, 2.5]]
+    z = mx.nd.zeros((1, 2))
+    assert x.copyto(z) is z and z.asnumpy().tolist() == [[1.5, 2.5]]
+    w = x.copyto(mx.cpu(1))
+    assert w.context == mx.cpu(1) and w.asnumpy().tolist() == [[1.5, 2.5]]
+    assert x.as_in_context(mx.cpu()) is x
+    assert x.astype("int32").asnumpy().tolist() == [[1, 2]]
+    assert x.astype("float32", copy=False) is x
+    with pytest.raises(MXNetError):
+        x.copyto(mx.nd.zeros((2, 2)))
+    assert mx.nd.array([3.0]).asscalar() == 3.0
+    with pytest.raises(MXNetError):
+        x.asscalar()
+
+
+def test_numpy_interop_and_pickle():
+    import pickle
+    x = mx.nd.array([[1, 2], [3, 4]])
+    np.testing.assert_array_equal(np.asarray(x), [[1, 2], [3, 4]])
+    y = pickle.loads(pickle.dumps(x))
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert "<NDArray 2x2 @cpu(0)>" in repr(x)
+
+
+@register
+class _SlowFailingOp(Op):
+    """Test-only: sleeps, then fails when ``fail`` is set (runs through the engine)."""
+    name = "_test_slow_op"
+    params = Schema(fail=Float(0.0), delay=Float(0.0))
+
+    def forward(self, ctx, p, inputs, aux):
+        time.sleep(p.delay)
+        if p.fail:
+            raise ValueError("kernel failed on purpose")
+        return [inputs[0] * 2]
+
+
+def test_large_work_is_asynchronous_and_ordered():
+    x = mx.nd.ones((1 << 18,))
+    t0 = time.perf_counter()
+    y = mx.nd._internal._test_slow_op(x, delay=0.3)
+    z = y + 1
+    pushed = time.perf_counter() - t0
+    assert pushed < 0.1, f"pushing took {pushed:.3f}s"
+    assert z.asnumpy()[0] == 3.0          # waits for both, in order
+    mx.nd.waitall()
+
+
+def test_failure_surfaces_at_sync_point_and_arrays_keep_working():
+    x = mx.nd.ones((1 << 18,))
+    bad = mx.nd._internal._test_slow_op(x, fail=1, delay=0.05)   # returns at once
+    dependent = bad + 1
+    with pytest.raises(MXNetError, match="failed on purpose"):
+        dependent.asnumpy()
+    with pytest.raises(MXNetError, match="failed on purpose"):
+        bad.wait_to_read()
+    with pytest.raises(MXNetError):
+        mx.nd.waitall()
+    mx.nd.waitall()                        # reported once
+    assert (x + 1).asnumpy()[0] == 2.0     # the engine keeps working
+
+
+def test_small_work_failure_raises_at_call():
+    with pytest.raises(MXNetError, match="failed on purpose"):
+        mx.nd._internal._test_slow_op(mx.nd.ones((3,)), fail=1)
+
+
+def test_unknown_and_bad_parameters_name_operator_and_parameter():
+    x = mx.nd.ones((2, 2))
+    with pytest.raises(MXNetError, match=r"Reshape.*unknown parameter 'shapes'"):
+        mx.nd.Reshape(x, shapes=(4,))
+    with pytest.raises(MXNetError, match=r"'reverse' of operator Reshape"):
+        mx.nd.Reshape(x, shape=(4,), reverse="maybe")
+    with pytest.raises(MXNetError, match="dtype"):
+        x.astype("notatype")
