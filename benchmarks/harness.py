@@ -1,0 +1,78 @@
+"""Run one benchmark under several frameworks in one go, each in its own process with
+the same thread settings, and print a side-by-side table with ratios.
+
+Interpreters: this one for pymxnet (src/ on the path); ``$MXNET_REF_PYTHON`` (default
+~/mxref/bin/python, a venv with ``mxnet==1.9.1 "numpy<1.24"``) for the real MXNet;
+``$TORCH_PYTHON`` (default ~/torchref/bin/python, ``torch==2.13.0`` CPU) for PyTorch.
+A framework whose interpreter is missing is reported as unavailable, not skipped
+silently.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "..", "src")
+
+
+def interpreters():
+    return {
+        "pymxnet": sys.executable,
+        "mxnet-1.9.1": os.path.expanduser(os.environ.get("MXNET_REF_PYTHON",
+                                                         "~/mxref/bin/python")),
+        "pytorch": os.path.expanduser(os.environ.get("TORCH_PYTHON", "~/torchref/bin/python")),
+    }
+
+
+def run_worker(script, framework, args=(), env_extra=None, threads=2, timeout=1800):
+    """Run ``script --worker framework`` under that framework's interpreter; return the
+    JSON object it prints on its last line (or {'error': ...})."""
+    py = interpreters()["pymxnet" if framework.startswith("pymxnet") else
+                        "pytorch" if framework == "pytorch" else "mxnet-1.9.1"]
+    if not os.path.exists(py):
+        return {"error": f"interpreter {py} not found"}
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                "MXNET_CPU_WORKER_NTHREADS"):
+        env[var] = str(threads)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "") \
+        if framework.startswith("pymxnet") else ""
+    env.update(env_extra or {})
+    proc = subprocess.run([py, script, "--worker", framework, *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"error": (proc.stderr or proc.stdout)[-800:]}
+    return json.loads(lines[-1])
+
+
+def table(results, metrics, baseline="mxnet-1.9.1", lower_is_better=True, unit=""):
+    """Markdown table: one row per metric, one column per framework, plus ratios of
+    pymxnet to each other framework (>1 means pymxnet is better)."""
+    fws = list(results)
+    head = ["case"] + [f"{f} ({unit})" for f in fws]
+    others = [f for f in fws if not f.startswith("pymxnet")]
+    ours = [f for f in fws if f.startswith("pymxnet")]
+    for o in ours:
+        for f in others:
+            head.append(f"{o} vs {f}")
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in metrics:
+        vals = [results[f].get(m) for f in fws]
+        cells = [m] + [("%.3g" % v) if isinstance(v, (int, float)) else
+                       ("n/a" if v is None else str(v)) for v in vals]
+        for o in ours:
+            for f in others:
+                a, b = results[o].get(m), results[f].get(m)
+                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
+                    cells.append("%.2fx" % ((b / a) if lower_is_better else (a / b)))
+                else:
+                    cells.append("n/a")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def machine_note():
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()} cores, load average {load:.2f} at the start of the run"

@@ -1,0 +1,117 @@
+"""Forward+backward time of the hot NN operators — Convolution (batch 64, 32->64
+channels, 14x14, 3x3, pad 1), FullyConnected (64x3136 -> 128), max Pooling 2x2 and
+BatchNorm on (64, 64, 14, 14) — for pymxnet, the real MXNet 1.9.1 (oneDNN) and PyTorch
+CPU, 2 threads each, in one run. Milliseconds per forward+backward, lower is better.
+
+    python benchmarks/nn_ops.py
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+CASES = ["Convolution 64x32x14x14 -> 64, 3x3", "FullyConnected 64x3136 -> 128",
+         "Pooling max 2x2 on 64x64x14x14", "BatchNorm 64x64x14x14 (train)"]
+
+
+def _time(fn, n=20, repeat=3):
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best * 1e3
+
+
+def worker_mxnet():
+    import numpy as np
+    import mxnet as mx
+    from mxnet import autograd, nd
+    rng = np.random.RandomState(0)
+
+    def arr(*shape):
+        a = nd.array(rng.standard_normal(shape).astype(np.float32))
+        a.attach_grad()
+        return a
+
+    def fwd_bwd(f, *xs):
+        def run():
+            with autograd.record():
+                y = f(*xs)
+            y.backward()
+            for x in xs:
+                x.grad.wait_to_read()
+        return run
+    x, w, b = arr(64, 32, 14, 14), arr(64, 32, 3, 3), arr(64)
+    conv = fwd_bwd(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1),
+                                                   num_filter=64), x, w, b)
+    d, fw, fb = arr(64, 3136), arr(128, 3136), arr(128)
+    fc = fwd_bwd(lambda d, w, b: nd.FullyConnected(d, w, b, num_hidden=128), d, fw, fb)
+    p = arr(64, 64, 14, 14)
+    pool = fwd_bwd(lambda p: nd.Pooling(p, kernel=(2, 2), stride=(2, 2), pool_type="max"), p)
+    g, be = arr(64), arr(64)
+    mm, mv = nd.zeros(64), nd.ones(64)
+    bn = fwd_bwd(lambda p, g, be: nd.BatchNorm(p, g, be, mm, mv, fix_gamma=False), p, g, be)
+    return {CASES[0]: _time(conv), CASES[1]: _time(fc), CASES[2]: _time(pool),
+            CASES[3]: _time(bn)}
+
+
+def worker_torch():
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+
+    def arr(*shape):
+        return torch.randn(*shape, requires_grad=True)
+
+    def fwd_bwd(f, *xs):
+        def run():
+            y = f(*xs)
+            y.backward(torch.ones_like(y))
+        return run
+    x, w, b = arr(64, 32, 14, 14), arr(64, 32, 3, 3), arr(64)
+    d, fw, fb = arr(64, 3136), arr(128, 3136), arr(128)
+    p = arr(64, 64, 14, 14)
+    g, be = arr(64), arr(64)
+    mm, mv = torch.zeros(64), torch.ones(64)
+    return {
+        CASES[0]: _time(fwd_bwd(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b)),
+        CASES[1]: _time(fwd_bwd(lambda d, w, b: F.linear(d, w, b), d, fw, fb)),
+        CASES[2]: _time(fwd_bwd(lambda p: F.max_pool2d(p, 2, 2), p)),
+        CASES[3]: _time(fwd_bwd(lambda p, g, be: F.batch_norm(p, mm, mv, g, be, True), p, g,
+                                be)),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "nn_ops.md"))
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker_torch() if args.worker == "pytorch" else worker_mxnet()))
+        return
+    me = os.path.abspath(__file__)
+    runs = {"pymxnet": harness.run_worker(me, "pymxnet"),
+            "mxnet-1.9.1": harness.run_worker(me, "mxnet-1.9.1"),
+            "pytorch": harness.run_worker(me, "pytorch")}
+    errors = {k: v["error"] for k, v in runs.items() if "error" in v}
+    text = ["# NN operators, forward+backward (ms, lower is better)", "",
+            harness.machine_note(), "", harness.table(runs, CASES, unit="ms"), ""]
+    if errors:
+        text += ["Unavailable:", *[f"- {k}: {v}" for k, v in errors.items()]]
+    out = "\n".join(text)
+    print(out)
+    with open(args.out, "w") as f:
+        f.write(out + "\n")
+
+
+if __name__ == "__main__":
+    main()

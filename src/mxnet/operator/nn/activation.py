@@ -1,0 +1,254 @@
+"""Activation functions: ``Activation`` (relu, sigmoid, tanh, softrelu, softsign) and
+``LeakyReLU`` (leaky, prelu, rrelu, elu, selu, gelu).
+
+Gradients follow MXNet 1.9.1 exactly, including one known quirk: selu's backward for
+x <= 0 is ``lambda * (y + alpha)`` (y the output), not the true derivative.
+"""
+import math
+
+import numpy as np
+
+from ..params import Enum, Float, Schema
+from ..registry import Op, ShapeError, register
+
+__all__ = ["Activation", "LeakyReLU"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _sigmoid(xp, x):
+    # 1 / (1 + exp(-x)): exp overflows to inf for very negative x, which still gives 0.
+    with np.errstate(over="ignore"):
+        y = xp.exp(-x)
+    y += 1
+    return xp.reciprocal(y, out=y)
+
+
+def _erf(xp, x):
+    if xp is np:
+        erf = _scipy_erf()
+        if erf is not None:
+            return erf(x).astype(x.dtype, copy=False)
+        return _erf_fallback(np, x)
+    import cupyx.scipy.special as cs
+    return cs.erf(x)
+
+
+def _erf_fallback(xp, x):
+    # Chebyshev fit of erfc (Numerical Recipes' erfcc), fractional error < 1.2e-7:
+    # enough for float32 when SciPy is not installed.
+    z = xp.abs(x).astype(np.float64)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = 0.17087277
+    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+              0.09678418, 0.37409196, 1.00002368, -1.26551223):
+        poly = c + t * poly
+    erfc = t * xp.exp(-z * z + poly)
+    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)
+
+
+_SCIPY = []
+
+
+def _scipy_erf():
+    """scipy.special.erf if SciPy is installed (optional; imported on first use)."""
+    if not _SCIPY:
+        try:
+            from scipy.special import erf
+        except ImportError:
+            erf = None
+        _SCIPY.append(erf)
+    return _SCIPY[0]
+
+
+# --- Activation ---------------------------------------------------------------------
+# forward(xp, x) -> y, gradient(xp, g, y) -> dx; every gradient reads only the output,
+# which is why Activation can run in place in an executor.
+def _relu(xp, x):
+    return xp.maximum(x, 0)
+
+
+def _relu_grad(xp, g, y):
+    return g * (y > 0)
+
+
+def _sigmoid_grad(xp, g, y):
+    return g * (y * (1 - y))
+
+
+def _tanh_grad(xp, g, y):
+    return g * (1 - y * y)
+
+
+def _softrelu(xp, x):
+    return xp.logaddexp(x, 0).astype(x.dtype, copy=False)
+
+
+def _softrelu_grad(xp, g, y):
+    # d/dx log(1 + e^x) = sigmoid(x) = 1 - exp(-y); -expm1 keeps precision for small y.
+    return g * -xp.expm1(-y)
+
+
+def _softsign(xp, x):
+    return x / (1 + xp.abs(x))
+
+
+def _softsign_grad(xp, g, y):
+    # 1 / (1 + |x|) == 1 - |y|
+    d = 1 - xp.abs(y)
+    return g * (d * d)
+
+
+_ACTIVATIONS = {
+    "relu": (_relu, _relu_grad),
+    "sigmoid": (_sigmoid, _sigmoid_grad),
+    "tanh": (lambda xp, x: xp.tanh(x), _tanh_grad),
+    "softrelu": (_softrelu, _softrelu_grad),
+    "softsign": (_softsign, _softsign_grad),
+}
+
+
+@register
+class Activation(Op):
+    """Elementwise activation ``act_type``: relu, sigmoid, tanh, softrelu
+    (log(1 + exp(x))) or softsign (x / (1 + |x|))."""
+    name = "Activation"
+    params = Schema(act_type=Enum(tuple(_ACTIVATIONS)))
+    backward_uses = ("out_grad", "out_data")
+    inplace = ((0, 0),)
+
+    def infer_type(self, p, in_types):
+        t = in_types[0]
+        return [t], [t], []
+
+    def forward(self, ctx, p, inputs, aux):
+        return [_ACTIVATIONS[p.act_type][0](ctx.xp, inputs[0])]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        return [_ACTIVATIONS[p.act_type][1](ctx.xp, out_grads[0], outputs[0])]
+
+
+# --- LeakyReLU ------------------------------------------------------------------------
+def _gelu(xp, x):
+    return 0.5 * x * (1 + _erf(xp, x * _SQRT_HALF))
+
+
+def _gelu_grad(xp, g, x, y):
+    # Phi(x) = y / x recovers the forward's erf without a second (costly) evaluation.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cdf = xp.where(x != 0, y / x, 0.5).astype(x.dtype, copy=False)
+    pdf = xp.exp(-0.5 * x * x)
+    pdf *= x.dtype.type(_INV_SQRT_2PI)
+    pdf *= x
+    pdf += cdf
+    return g * pdf
+
+
+def _prelu_gamma(xp, gamma, ndim):
+    """gamma broadcast against data: (C,) on axis 1, or a single value."""
+    if gamma.size == 1:
+        return gamma.reshape((1,) * ndim)
+    return gamma.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@register
+class LeakyReLU(Op):
+    """Leaky rectifiers. ``leaky``: x if x > 0 else slope*x; ``prelu``: like leaky with
+    a learned per-channel slope ``gamma`` (channel axis 1, or one shared value);
+    ``rrelu``: a random slope in [lower_bound, upper_bound] per element in training and
+    their mean in inference (returns the slopes as a second output, ``mask``);
+    ``elu``: slope*(exp(x)-1) for x <= 0; ``selu``: scaled elu with fixed constants;
+    ``gelu``: x * Phi(x)."""
+    name = "LeakyReLU"
+    params = Schema(act_type=Enum(("elu", "gelu", "leaky", "prelu", "rrelu", "selu"),
+                                  "leaky"),
+                    slope=Float(0.25), lower_bound=Float(0.125), upper_bound=Float(0.334))
+    backward_uses = ("out_grad", "in_data", "out_data")
+    resources = ("random",)
+
+    def arguments(self, p):
+        return ["data", "gamma"] if p.act_type == "prelu" else ["data"]
+
+    def outputs(self, p):
+        return ["output", "mask"] if p.act_type == "rrelu" else ["output"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        n_out = len(self.outputs(p))
+        if p.act_type != "prelu":
+            return [d], [d] * n_out, []
+        g = in_shapes[1]
+        if d is not None:
+            if len(d) < 2:
+                raise ShapeError(f"LeakyReLU(prelu): data must have at least 2 dimensions "
+                                 f"(channel axis 1), got shape {tuple(d)}")
+            if g is None:
+                g = (d[1],)
+            elif tuple(g) not in ((d[1],), (1,)):
+                raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape "
+                                 f"{tuple(g)} to data of shape {tuple(d)}; gamma must have "
+                                 f"shape ({d[1]},) or (1,)")
+        return [d, g], [d], []
+
+    def infer_type(self, p, in_types):
+        t = next((x for x in in_types if x is not None), None)
+        return [t] * len(in_types), [t] * len(self.outputs(p)), []
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, x = ctx.xp, inputs[0]
+        act = p.act_type
+        if act == "leaky":
+            return [xp.where(x > 0, x, x * p.slope)]
+        if act == "elu":
+            with np.errstate(over="ignore"):
+                return [xp.where(x > 0, x, p.slope * xp.expm1(x))]
+        if act == "selu":
+            with np.errstate(over="ignore"):
+                return [_SELU_LAMBDA * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(x))]
+        if act == "gelu":
+            return [_gelu(xp, x)]
+        if act == "prelu":
+            gamma = inputs[1]
+            if gamma.size != 1 and (x.ndim < 2 or gamma.shape != (x.shape[1],)):
+                self.infer_shape(p, [x.shape, gamma.shape])
+            return [xp.where(x > 0, x, x * _prelu_gamma(xp, gamma, x.ndim))]
+        # rrelu
+        if ctx.is_train:
+            u = ctx.rng.random(x.shape, dtype=np.float32)
+            mask = (p.lower_bound + (p.upper_bound - p.lower_bound) * u).astype(x.dtype)
+        else:
+            mask = xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2, dtype=x.dtype)
+        return [xp.where(x > 0, x, x * mask), mask]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, g, x = ctx.xp, out_grads[0], inputs[0]
+        act = p.act_type
+        if act == "leaky":
+            return [xp.where(x > 0, g, g * p.slope)]
+        if act == "elu":
+            y = outputs[0]
+            return [xp.where(x > 0, g, g * (y + p.slope))]
+        if act == "selu":
+            # MXNet 1.9.1's selu gradient for x <= 0: lambda * (y + alpha) (see module doc)
+            y = outputs[0]
+            return [g * xp.where(x > 0, _SELU_LAMBDA, _SELU_LAMBDA * (y + _SELU_ALPHA))]
+        if act == "gelu":
+            return [_gelu_grad(xp, g, x, outputs[0])]
+        if act == "rrelu":
+            return [xp.where(x > 0, g, g * outputs[1])]
+        gamma = inputs[1]
+        neg = x <= 0
+        gx = xp.where(neg, g * _prelu_gamma(xp, gamma, x.ndim), g)
+        ggamma = None
+        if ctx.need_grad is None or ctx.need_grad[1]:
+            contrib = g * x * neg
+            if gamma.size == 1 and gamma.shape != (x.shape[1],):
+                ggamma = contrib.sum().reshape(gamma.shape)
+            else:
+                axes = (0,) + tuple(range(2, x.ndim))
+                ggamma = contrib.sum(axis=axes).reshape(gamma.shape)
+        return [gx, ggamma]
+

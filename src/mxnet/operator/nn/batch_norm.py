@@ -1,0 +1,145 @@
+"""BatchNorm: batch normalisation over every axis but ``axis`` (the channel axis).
+
+Training (``is_train`` and not ``use_global_stats``) normalises with the batch mean and
+biased variance and updates the auxiliary states in place:
+``moving = momentum * moving + (1 - momentum) * batch_stat``. Otherwise the moving
+statistics are used. Outputs: ``output`` plus two hidden outputs, ``mean`` and ``var``
+(visible with ``output_mean_var``); as in MXNet 1.9.1, ``var`` holds the inverse
+standard deviation 1/sqrt(var + eps) that backward reuses.
+
+Backward without ``use_global_stats`` uses the training formula with the statistics the
+forward used; after an inference-mode forward those are the moving statistics, which is
+what MXNet 1.9.1 computes too (not the derivative of the inference forward).
+"""
+import numpy as np
+
+from ..params import Bool, Float, FloatOrNone, Int, Schema
+from ..registry import Op, ShapeError, register
+
+__all__ = ["BatchNorm"]
+
+
+def _param_dtype(t):
+    """gamma/beta/moving stats are float32 for float16 data, else the data's type."""
+    if t is None:
+        return None
+    t = np.dtype(t)
+    return np.dtype(np.float32) if t == np.float16 else t
+
+
+@register
+class BatchNorm(Op):
+    """Batch normalisation: y = gamma * (x - mean) / sqrt(var + eps) + beta, per channel
+    on ``axis``. ``fix_gamma=True`` (the default) uses gamma = 1 and gives gamma a zero
+    gradient."""
+    name = "BatchNorm"
+    params = Schema(eps=Float(1e-3), momentum=Float(0.9), fix_gamma=Bool(True),
+                    use_global_stats=Bool(False), output_mean_var=Bool(False),
+                    axis=Int(1), cudnn_off=Bool(False),
+                    min_calib_range=FloatOrNone(None), max_calib_range=FloatOrNone(None))
+    backward_uses = ("out_grad", "in_data", "out_data")
+
+    def arguments(self, p):
+        return ["data", "gamma", "beta"]
+
+    def aux_states(self, p):
+        return ["moving_mean", "moving_var"]
+
+    def outputs(self, p):
+        return ["output", "mean", "var"]
+
+    def num_visible_outputs(self, p):
+        return 3 if p.output_mean_var else 1
+
+    def _axis(self, p, ndim):
+        if not -ndim <= p.axis < ndim:
+            raise ShapeError(f"BatchNorm: channel axis {p.axis} is out of range for data "
+                             f"with {ndim} dimensions")
+        return p.axis % ndim
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return list(in_shapes), [None, None, None], [None, None]
+        d = tuple(d)
+        c = (d[self._axis(p, len(d))],)
+        names = ("gamma", "beta", "moving_mean", "moving_var")
+        for nm, s in zip(names, in_shapes[1:]):
+            if s is not None and tuple(s) != c:
+                raise ShapeError(f"BatchNorm: {nm} must have shape {c} for data of shape "
+                                 f"{d} (axis {p.axis}), got {tuple(s)}")
+        return [d, c, c], [d, c, c], [c, c]
+
+    def infer_type(self, p, in_types):
+        t = in_types[0]
+        pt = _param_dtype(t)
+        if pt is None:
+            pt = next((x for x in in_types[1:] if x is not None), None)
+        return [t, pt, pt], [t, pt, pt], [pt, pt]
+
+    def _layout(self, p, x):
+        axis = self._axis(p, x.ndim)
+        axes = tuple(i for i in range(x.ndim) if i != axis)
+        bshape = [1] * x.ndim
+        bshape[axis] = x.shape[axis]
+        return axes, tuple(bshape)
+
+    def forward(self, ctx, p, inputs, aux):
+        xp = ctx.xp
+        x, gamma, beta = inputs
+        mm, mv = aux
+        self.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
+        axes, bshape = self._layout(p, x)
+        ct = _param_dtype(x.dtype)
+        xc = x.astype(ct, copy=False)
+        if p.fix_gamma:
+            gamma = xp.ones(gamma.shape, ct)
+        if ctx.is_train and not p.use_global_stats:
+            mean = xc.mean(axis=axes)
+            centered = xc - mean.reshape(bshape)
+            var = xp.square(centered).mean(axis=axes)
+            invstd = 1.0 / xp.sqrt(var + p.eps)
+            scale = (gamma * invstd).astype(ct, copy=False)
+            out = centered
+            out *= scale.reshape(bshape)
+            out += beta.astype(ct, copy=False).reshape(bshape)
+            m = mm.dtype.type(p.momentum)
+            mm *= m
+            mm += (1 - m) * mean.astype(mm.dtype, copy=False)
+            mv *= m
+            mv += (1 - m) * var.astype(mv.dtype, copy=False)
+        else:
+            mean = mm.astype(ct, copy=True)
+            invstd = (1.0 / xp.sqrt(mv.astype(ct, copy=False) + p.eps)).astype(ct)
+            scale = gamma.astype(ct, copy=False) * invstd
+            shift = beta.astype(ct, copy=False) - mean * scale
+            out = xc * scale.reshape(bshape)
+            out += shift.reshape(bshape)
+        return [out.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
+                invstd.astype(ct, copy=False)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp = ctx.xp
+        x, gamma, _ = inputs
+        mean, invstd = outputs[1], outputs[2]
+        axes, bshape = self._layout(p, x)
+        ct = mean.dtype
+        g = out_grads[0].astype(ct, copy=False)
+        xhat = x.astype(ct, copy=False) - mean.reshape(bshape)
+        xhat *= invstd.reshape(bshape)
+        gamma = xp.ones(invstd.shape, ct) if p.fix_gamma else gamma.astype(ct, copy=False)
+        dbeta = g.sum(axis=axes)
+        dgamma = (g * xhat).sum(axis=axes)
+        scale = (gamma * invstd).reshape(bshape)
+        if p.use_global_stats:
+            dx = g * scale
+        else:
+            count = x.size // mean.size
+            xhat *= (dgamma / count).reshape(bshape)
+            dx = g - (dbeta / count).reshape(bshape)
+            dx -= xhat
+            dx *= scale
+        need = ctx.need_grad or (True, True, True)
+        gg = (xp.zeros_like(dgamma) if p.fix_gamma else dgamma) if need[1] else None
+        return [dx.astype(x.dtype, copy=False) if need[0] else None, gg,
+                dbeta if need[2] else None]

@@ -1,0 +1,321 @@
+"""Normalisation layers other than BatchNorm: ``LayerNorm``, ``InstanceNorm``,
+``GroupNorm``, ``L2Normalization`` and ``LRN`` (local response normalisation).
+
+Each keeps its statistics as hidden outputs (as MXNet 1.9.1 does) so backward reuses
+them instead of recomputing.
+"""
+from ..params import Bool, Enum, Float, Int, Schema
+from ..registry import Op, ShapeError, register
+
+__all__ = ["LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "LRN"]
+
+
+def _check_param(opname, name, shape, want, dshape):
+    if shape is not None and tuple(shape) != tuple(want):
+        raise ShapeError(f"{opname}: {name} must have shape {tuple(want)} for data of shape "
+                         f"{tuple(dshape)}, got {tuple(shape)}")
+
+
+def _norm_grad(xp, dxhat, xhat, inv_std, axes):
+    """Gradient of xhat = (x - mean(x)) * inv_std over axes, given d/dxhat."""
+    dx = dxhat - dxhat.mean(axis=axes, keepdims=True)
+    dx -= xhat * (dxhat * xhat).mean(axis=axes, keepdims=True)
+    dx *= inv_std
+    return dx
+
+
+def _standardize(xp, x, axes, eps):
+    """(xhat, mean, std) with mean/std kept as reduced dims."""
+    mean = x.mean(axis=axes, keepdims=True)
+    xhat = x - mean
+    std = xp.sqrt(xp.square(xhat).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
+    xhat /= std
+    return xhat, mean, std
+
+
+class _AffineNorm(Op):
+    """Shared parts of Layer/Instance/GroupNorm: data, gamma, beta -> output + stats."""
+    backward_uses = ("out_grad", "in_data", "out_data")
+
+    def arguments(self, p):
+        return ["data", "gamma", "beta"]
+
+    def num_visible_outputs(self, p):
+        return 3 if p.get("output_mean_var") else 1
+
+    def infer_type(self, p, in_types):
+        t = next((x for x in in_types if x is not None), None)
+        return [t, t, t], [t, t, t], []
+
+
+@register
+class LayerNorm(_AffineNorm):
+    """Layer normalisation over ``axis``: y = gamma * (x - mean) / sqrt(var + eps) + beta,
+    gamma and beta of shape (data.shape[axis],). Hidden outputs ``mean`` and ``std``
+    have the data shape with ``axis`` set to 1."""
+    name = "LayerNorm"
+    params = Schema(axis=Int(-1), eps=Float(1e-5), output_mean_var=Bool(False))
+
+    def outputs(self, p):
+        return ["output", "mean", "std"]
+
+    def _axis(self, p, ndim):
+        if not -ndim <= p.axis < ndim:
+            raise ShapeError(f"LayerNorm: axis {p.axis} is out of range for data with "
+                             f"{ndim} dimensions")
+        return p.axis % ndim
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return list(in_shapes), [None] * 3, []
+        d = tuple(d)
+        axis = self._axis(p, len(d))
+        c = (d[axis],)
+        _check_param(self.name, "gamma", in_shapes[1], c, d)
+        _check_param(self.name, "beta", in_shapes[2], c, d)
+        stat = d[:axis] + (1,) + d[axis + 1:]
+        return [d, c, c], [d, stat, stat], []
+
+    def _bshape(self, axis, x):
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        return tuple(shape)
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, (x, gamma, beta) = ctx.xp, inputs
+        self.infer_shape(p, [a.shape for a in inputs])
+        axis = self._axis(p, x.ndim)
+        xhat, mean, std = _standardize(xp, x, axis, p.eps)
+        b = self._bshape(axis, x)
+        xhat *= gamma.reshape(b)
+        xhat += beta.reshape(b)
+        return [xhat, mean, std]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
+        mean, std = outputs[1], outputs[2]
+        axis = self._axis(p, x.ndim)
+        b = self._bshape(axis, x)
+        others = tuple(i for i in range(x.ndim) if i != axis)
+        inv_std = 1 / std
+        xhat = (x - mean) * inv_std
+        dgamma = (g * xhat).sum(axis=others)
+        dbeta = g.sum(axis=others)
+        dx = _norm_grad(xp, g * gamma.reshape(b), xhat, inv_std, axis)
+        return [dx, dgamma, dbeta]
+
+
+@register
+class InstanceNorm(_AffineNorm):
+    """Instance normalisation: each (sample, channel) is normalised over the spatial
+    axes (data needs at least 3 dimensions); gamma and beta have shape (channels,)."""
+    name = "InstanceNorm"
+    params = Schema(eps=Float(1e-3))
+
+    def outputs(self, p):
+        return ["output", "mean", "var"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return list(in_shapes), [None] * 3, []
+        d = tuple(d)
+        if len(d) < 3:
+            raise ShapeError(f"InstanceNorm: data must have at least 3 dimensions "
+                             f"(batch, channel, spatial...), got shape {d}")
+        c = (d[1],)
+        _check_param(self.name, "gamma", in_shapes[1], c, d)
+        _check_param(self.name, "beta", in_shapes[2], c, d)
+        return [d, c, c], [d, d[:2], d[:2]], []
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, (x, gamma, beta) = ctx.xp, inputs
+        self.infer_shape(p, [a.shape for a in inputs])
+        axes = tuple(range(2, x.ndim))
+        xhat, mean, std = _standardize(xp, x, axes, p.eps)
+        b = (1, -1) + (1,) * (x.ndim - 2)
+        var = xp.square(std) - x.dtype.type(p.eps)
+        xhat *= gamma.reshape(b)
+        xhat += beta.reshape(b)
+        n, c = x.shape[:2]
+        return [xhat, mean.reshape(n, c), var.reshape(n, c)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
+        s = x.shape[:2] + (1,) * (x.ndim - 2)
+        mean = outputs[1].reshape(s)
+        inv_std = 1 / xp.sqrt(outputs[2].reshape(s) + x.dtype.type(p.eps))
+        axes = tuple(range(2, x.ndim))
+        xhat = (x - mean) * inv_std
+        b = (1, -1) + (1,) * (x.ndim - 2)
+        others = (0,) + axes
+        dgamma = (g * xhat).sum(axis=others)
+        dbeta = g.sum(axis=others)
+        dx = _norm_grad(xp, g * gamma.reshape(b), xhat, inv_std, axes)
+        return [dx, dgamma, dbeta]
+
+
+@register
+class GroupNorm(_AffineNorm):
+    """Group normalisation: channels (axis 1) are split into ``num_groups`` groups and
+    each (sample, group) is normalised over its channels and spatial positions. As in
+    MXNet 1.9.1, gamma and beta have shape (num_groups,) and scale whole groups.
+    Hidden outputs ``mean`` and ``std`` have shape (batch, num_groups)."""
+    name = "GroupNorm"
+    params = Schema(num_groups=Int(1), eps=Float(1e-5), output_mean_var=Bool(False))
+
+    def outputs(self, p):
+        return ["output", "mean", "std"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return list(in_shapes), [None] * 3, []
+        d = tuple(d)
+        if len(d) < 3:
+            raise ShapeError(f"GroupNorm: data must have at least 3 dimensions "
+                             f"(batch, channel, spatial...), got shape {d}")
+        if p.num_groups < 1 or d[1] % p.num_groups:
+            raise ShapeError(f"GroupNorm: the number of channels ({d[1]}) must be a multiple "
+                             f"of num_groups ({p.num_groups})")
+        gshape = (p.num_groups,)
+        _check_param(self.name, "gamma", in_shapes[1], gshape, d)
+        _check_param(self.name, "beta", in_shapes[2], gshape, d)
+        stat = (d[0], p.num_groups)
+        return [d, gshape, gshape], [d, stat, stat], []
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, (x, gamma, beta) = ctx.xp, inputs
+        self.infer_shape(p, [a.shape for a in inputs])
+        n, G = x.shape[0], p.num_groups
+        xhat, mean, std = _standardize(xp, x.reshape(n, G, -1), 2, p.eps)
+        xhat *= gamma.reshape(1, G, 1)
+        xhat += beta.reshape(1, G, 1)
+        return [xhat.reshape(x.shape), mean.reshape(n, G), std.reshape(n, G)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, (x, gamma, _) = ctx.xp, inputs
+        n, G = x.shape[0], p.num_groups
+        g = out_grads[0].reshape(n, G, -1)
+        mean = outputs[1].reshape(n, G, 1)
+        inv_std = 1 / outputs[2].reshape(n, G, 1)
+        xhat = (x.reshape(n, G, -1) - mean) * inv_std
+        dgamma = (g * xhat).sum(axis=(0, 2))
+        dbeta = g.sum(axis=(0, 2))
+        dx = _norm_grad(xp, g * gamma.reshape(1, G, 1), xhat, inv_std, 2)
+        return [dx.reshape(x.shape), dgamma, dbeta]
+
+
+@register
+class L2Normalization(Op):
+    """Divide by the L2 norm: y = x / sqrt(sum(x^2) + eps), the sum over every axis but
+    the first (``mode='instance'``), over axis 1 ('channel') or over axes 2.. ('spatial');
+    'channel' and 'spatial' need at least 3 dimensions. Hidden output ``norm``."""
+    name = "L2Normalization"
+    params = Schema(eps=Float(1e-10), mode=Enum(("channel", "instance", "spatial"),
+                                                "instance"))
+    backward_uses = ("out_grad", "out_data")
+
+    def outputs(self, p):
+        return ["output", "norm"]
+
+    def num_visible_outputs(self, p):
+        return 1
+
+    def _axes(self, p, ndim):
+        if p.mode != "instance" and ndim < 3:
+            raise ShapeError(f"L2Normalization: mode='{p.mode}' needs data with at least 3 "
+                             f"dimensions, got {ndim}")
+        if p.mode == "instance":
+            return tuple(range(1, ndim))
+        if p.mode == "channel":
+            return (1,)
+        return tuple(range(2, ndim))
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None, None], []
+        d = tuple(d)
+        axes = self._axes(p, len(d))
+        norm = tuple(s for i, s in enumerate(d) if i not in axes)
+        return [d], [d, norm], []
+
+    def infer_type(self, p, in_types):
+        return [in_types[0]], [in_types[0]] * 2, []
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, x = ctx.xp, inputs[0]
+        axes = self._axes(p, x.ndim)
+        norm = xp.sqrt(xp.square(x).sum(axis=axes, keepdims=True) + x.dtype.type(p.eps))
+        y = x / norm
+        nshape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+        return [y, norm.reshape(nshape)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        g, y = out_grads[0], outputs[0]
+        axes = self._axes(p, y.ndim)
+        kshape = tuple(1 if i in axes else s for i, s in enumerate(y.shape))
+        norm = outputs[1].reshape(kshape)
+        dx = g - y * (g * y).sum(axis=axes, keepdims=True)
+        dx /= norm
+        return [dx]
+
+
+def _window_sum(x, half):
+    """Sum over channels c-half..c+half (axis 1), clipped at the edges."""
+    s = x.copy()
+    for o in range(1, half + 1):
+        s[:, o:] += x[:, :-o]
+        s[:, :-o] += x[:, o:]
+    return s
+
+
+@register
+class LRN(Op):
+    """Local response normalisation across channels (4-D data, NCHW):
+    y = x * (knorm + alpha / nsize * sum of x^2 over the nsize neighbouring channels)
+    ** -beta. Hidden output ``tmp_norm`` holds the bracket."""
+    name = "LRN"
+    params = Schema(alpha=Float(1e-4), beta=Float(0.75), knorm=Float(2.0),
+                    nsize=Int(low=0))
+    backward_uses = ("out_grad", "in_data", "out_data")
+
+    def outputs(self, p):
+        return ["output", "tmp_norm"]
+
+    def num_visible_outputs(self, p):
+        return 1
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is not None and len(d) != 4:
+            raise ShapeError(f"LRN: data must be 4-D (batch, channel, height, width), got "
+                             f"shape {tuple(d)}")
+        return [d], [d, d], []
+
+    def infer_type(self, p, in_types):
+        return [in_types[0]], [in_types[0]] * 2, []
+
+    def forward(self, ctx, p, inputs, aux):
+        xp, x = ctx.xp, inputs[0]
+        self.infer_shape(p, [x.shape])
+        t = x.dtype.type
+        norm = _window_sum(xp.square(x), (p.nsize - 1) // 2)
+        norm *= t(p.alpha / p.nsize)
+        norm += t(p.knorm)
+        y = x * norm ** t(-p.beta)
+        return [y, norm]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        g, x = out_grads[0], inputs[0]
+        y, norm = outputs
+        t = x.dtype.type
+        # dy_c/dx_i = delta_ci norm_c^-beta - 2 beta alpha/n x_i x_c norm_c^(-beta-1)
+        # for channels c whose window holds i (the window is symmetric).
+        inner = _window_sum(g * y / norm, (p.nsize - 1) // 2)
+        dx = g * norm ** t(-p.beta)
+        dx -= t(2 * p.beta * p.alpha / p.nsize) * x * inner
+        return [dx]
+

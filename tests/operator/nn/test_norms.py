@@ -1,0 +1,154 @@
+"""LayerNorm, InstanceNorm, GroupNorm, L2Normalization and LRN against NumPy
+references, numeric gradients and MXNet 1.9.1's golden cases."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.operator.registry import get_op
+from mxnet.test_utils import assert_almost_equal
+from common import check_forward_backward, fixture_cases_for, run_fixture_case
+
+nd = mx.nd
+rs = np.random.RandomState(13)
+
+
+@pytest.mark.parametrize("case", fixture_cases_for("LayerNorm", "InstanceNorm", "GroupNorm",
+                                                   "L2Normalization", "LRN"))
+def test_fixture(case):
+    run_fixture_case(case)
+
+
+def normalize(x, axes, eps):
+    m = x.mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+
+
+def bshape(ndim, axis, n):
+    return tuple(n if i == axis % ndim else 1 for i in range(ndim))
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 3, 5), -1), ((2, 4, 3), 1), ((3, 2, 2), 0),
+                                        ((4, 6), -1)])
+def test_layer_norm(shape, axis):
+    c = shape[axis]
+    x, g, b = rs.randn(*shape), rs.uniform(0.5, 1.5, c), rs.randn(c)
+
+    def ref(x, g, b):
+        bs = bshape(x.ndim, axis, c)
+        return normalize(x, axis, 1e-5) * g.reshape(bs) + b.reshape(bs)
+    check_forward_backward(lambda *a: nd.LayerNorm(*a, axis=axis), [x, g, b], ref)
+
+
+def test_layer_norm_output_mean_var():
+    x = rs.randn(2, 3, 4)
+    out = nd.LayerNorm(nd.array(x), nd.ones((4,)), nd.zeros((4,)), output_mean_var=True,
+                       eps=1e-3)
+    assert len(out) == 3 and out[1].shape == (2, 3, 1) and out[2].shape == (2, 3, 1)
+    assert_almost_equal(out[1].asnumpy(), x.mean(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert_almost_equal(out[2].asnumpy(), np.sqrt(x.var(-1, keepdims=True) + 1e-3),
+                        rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 2, 3)])
+def test_instance_norm(shape):
+    c = shape[1]
+    x, g, b = rs.randn(*shape), rs.uniform(0.5, 1.5, c), rs.randn(c)
+
+    def ref(x, g, b):
+        axes = tuple(range(2, x.ndim))
+        bs = bshape(x.ndim, 1, c)
+        return normalize(x, axes, 1e-3) * g.reshape(bs) + b.reshape(bs)
+    check_forward_backward(lambda *a: nd.InstanceNorm(*a), [x, g, b], ref)
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+@pytest.mark.parametrize("shape", [(2, 4, 3), (2, 4, 2, 2)])
+def test_group_norm(groups, shape):
+    x, g, b = rs.randn(*shape), rs.uniform(0.5, 1.5, groups), rs.randn(groups)
+
+    def ref(x, g, b):
+        n = x.shape[0]
+        xr = normalize(x.reshape(n, groups, -1), 2, 1e-5)
+        return (xr * g.reshape(1, -1, 1) + b.reshape(1, -1, 1)).reshape(x.shape)
+    check_forward_backward(lambda *a: nd.GroupNorm(*a, num_groups=groups), [x, g, b], ref)
+
+
+def test_group_norm_output_mean_var():
+    x = rs.randn(2, 4, 3)
+    out = nd.GroupNorm(nd.array(x), nd.ones((2,)), nd.zeros((2,)), num_groups=2,
+                       output_mean_var=True)
+    xr = x.reshape(2, 2, -1)
+    assert out[1].shape == (2, 2)
+    assert_almost_equal(out[1].asnumpy(), xr.mean(-1), rtol=1e-5, atol=1e-6)
+    assert_almost_equal(out[2].asnumpy(), np.sqrt(xr.var(-1) + 1e-5), rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode,axes", [("instance", (1, 2, 3)), ("channel", (1,)),
+                                       ("spatial", (2, 3))])
+def test_l2_normalization(mode, axes):
+    x = rs.randn(2, 3, 2, 2)
+    check_forward_backward(lambda a: nd.L2Normalization(a, mode=mode), [x],
+                           lambda a: a / np.sqrt((a * a).sum(axis=axes, keepdims=True)
+                                                 + 1e-10))
+
+
+def test_l2_normalization_2d_instance():
+    x = rs.randn(3, 4)
+    check_forward_backward(lambda a: nd.L2Normalization(a, eps=0.5), [x],
+                           lambda a: a / np.sqrt((a * a).sum(1, keepdims=True) + 0.5))
+
+
+def ref_lrn(x, nsize, alpha, beta, knorm):
+    half = (nsize - 1) // 2
+    sq = np.pad(x * x, ((0, 0), (half, half), (0, 0), (0, 0)))
+    s = sum(sq[:, i:i + x.shape[1]] for i in range(2 * half + 1))
+    return x * (knorm + alpha / nsize * s) ** -beta
+
+
+@pytest.mark.parametrize("nsize", [1, 3, 4, 5])
+def test_lrn(nsize):
+    x = rs.randn(2, 6, 2, 3)
+    kw = dict(nsize=nsize, alpha=0.3, beta=0.75, knorm=1.5)
+    check_forward_backward(lambda a: nd.LRN(a, **kw), [x], lambda a: ref_lrn(a, **kw))
+
+
+def test_hidden_outputs_and_shapes():
+    cases = [("LayerNorm", {}, (2, 3, 4), [(2, 3, 4), (4,), (4,)],
+              [(2, 3, 4), (2, 3, 1), (2, 3, 1)]),
+             ("InstanceNorm", {}, (2, 3, 4), [(2, 3, 4), (3,), (3,)],
+              [(2, 3, 4), (2, 3), (2, 3)]),
+             ("GroupNorm", {"num_groups": 2}, (2, 4, 3), [(2, 4, 3), (2,), (2,)],
+              [(2, 4, 3), (2, 2), (2, 2)]),
+             ("L2Normalization", {}, (2, 3, 4), [(2, 3, 4)], [(2, 3, 4), (2,)]),
+             ("LRN", {"nsize": 3}, (2, 3, 4, 4), [(2, 3, 4, 4)], [(2, 3, 4, 4)] * 2)]
+    for name, kw, d, ins_want, outs_want in cases:
+        op = get_op(name)
+        p = op.parse(kw)
+        ins, outs, aux = op.infer_shape(p, [d] + [None] * (len(ins_want) - 1))
+        assert ins == ins_want and outs == outs_want and aux == [], name
+        assert op.num_visible_outputs(p) == 1
+        assert len(op.outputs(p)) == len(outs_want)
+        y = getattr(nd, name)(*[nd.array(rs.rand(*s)) for s in ins_want], **kw)
+        assert isinstance(y, mx.nd.NDArray) and y.shape == d
+
+
+def test_errors():
+    with pytest.raises(MXNetError):
+        nd.LayerNorm(nd.ones((2, 3)), nd.ones((2,)), nd.ones((2,)))
+    with pytest.raises(MXNetError):
+        nd.LayerNorm(nd.ones((2, 3)), nd.ones((3,)), nd.ones((3,)), axis=2)
+    with pytest.raises(MXNetError):
+        nd.InstanceNorm(nd.ones((2, 3)), nd.ones((3,)), nd.ones((3,)))
+    with pytest.raises(MXNetError):
+        nd.GroupNorm(nd.ones((2, 6, 2)), nd.ones((4,)), nd.ones((4,)), num_groups=4)
+    with pytest.raises(MXNetError):
+        nd.GroupNorm(nd.ones((2, 4, 2)), nd.ones((4,)), nd.ones((4,)), num_groups=2)
+    with pytest.raises(MXNetError):
+        nd.L2Normalization(nd.ones((2, 3)), mode="channel")
+    with pytest.raises(MXNetError):
+        nd.L2Normalization(nd.ones((2, 3)), mode="pixel")
+    with pytest.raises(MXNetError):
+        nd.LRN(nd.ones((2, 3, 4)), nsize=3)
+    with pytest.raises(MXNetError):
+        nd.LRN(nd.ones((2, 3, 4, 4)))                  # nsize is required
