@@ -1,0 +1,179 @@
+"""autograd: recording scopes, backward/grad against analytic derivatives, grad_req,
+retain_graph, custom Functions, and the error cases MXNet raises."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import autograd, nd
+from mxnet.base import MXNetError
+from mxnet.test_utils import assert_almost_equal
+
+
+def test_scopes_set_and_restore_state():
+    assert not autograd.is_recording() and not autograd.is_training()
+    with autograd.record():
+        assert autograd.is_recording() and autograd.is_training()
+        with autograd.pause():
+            assert not autograd.is_recording() and not autograd.is_training()
+        with autograd.predict_mode():
+            assert autograd.is_recording() and not autograd.is_training()
+    with autograd.record(train_mode=False):
+        assert autograd.is_recording() and not autograd.is_training()
+    with autograd.train_mode():
+        assert autograd.is_training() and not autograd.is_recording()
+    assert autograd.set_recording(True) is False
+    assert autograd.set_recording(False) is True
+    assert autograd.set_training(True) is False
+    assert autograd.set_training(False) is True
+
+
+def test_backward_matches_analytic_gradient():
+    a = np.array([[1.0, -2.0], [0.5, 3.0]], dtype=np.float32)
+    x = nd.array(a)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.exp(x) * x + nd.relu(x)
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), np.exp(a) * (1 + a) + (a > 0))
+
+
+def test_head_gradient_and_multiple_heads():
+    x = nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y1 = x * 2
+        y2 = x * x
+    autograd.backward([y1, y2], [nd.array([1, 1, 1]), nd.array([0.5, 0.5, 0.5])])
+    assert_almost_equal(x.grad.asnumpy(), 2 + np.array([1, 2, 3.0]))
+
+
+def test_grad_req_add_accumulates_and_null_skips():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad(grad_req="add")
+    for _ in range(3):
+        with autograd.record():
+            y = x * x
+        y.backward()
+    assert_almost_equal(x.grad.asnumpy(), 3 * 2 * np.array([1, 2.0]))
+    z = nd.array([1.0, 2.0])
+    z.attach_grad(grad_req="null")
+    with autograd.record():
+        w = z * 3
+    w.backward()
+    assert_almost_equal(z.grad.asnumpy(), [0, 0])
+
+
+def test_write_overwrites_previous_gradient():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    for _ in range(2):
+        with autograd.record():
+            y = x * 5
+        y.backward()
+    assert_almost_equal(x.grad.asnumpy(), [5, 5])
+
+
+def test_errors_mxnet_raises():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = x * x
+    y.backward()
+    with pytest.raises(MXNetError, match="retain_graph"):
+        y.backward()                                   # graph already freed
+    with pytest.raises(MXNetError, match="computational graph"):
+        nd.array([1.0]).backward()                     # never recorded
+    with autograd.record():
+        y = x * x
+    with pytest.raises(MXNetError, match="shape"):
+        y.backward(nd.ones((3,)))
+
+
+def test_retain_graph_allows_second_backward():
+    x = nd.array([3.0])
+    x.attach_grad(grad_req="add")
+    with autograd.record():
+        y = x * x * x
+    y.backward(retain_graph=True)
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), [2 * 27.0])
+
+
+def test_autograd_grad_leaves_buffers_alone():
+    x = nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.sum(x * x)
+    g = autograd.grad(y, [x])[0]
+    assert_almost_equal(g.asnumpy(), [2, 4, 6])
+    assert_almost_equal(x.grad.asnumpy(), [0, 0, 0])
+    with pytest.raises(MXNetError, match="create_graph"):
+        with autograd.record():
+            y = x * x
+        autograd.grad(y, [x], create_graph=True)
+    with pytest.raises(MXNetError, match="marked"):
+        autograd.grad(y, [nd.ones((3,))])
+
+
+def test_train_mode_reaches_operators():
+    x = nd.ones((2000,))
+    x.attach_grad()
+    with autograd.record():                       # training: dropout drops ~half
+        y = nd.Dropout(x, p=0.5)
+    assert 0.3 < (y.asnumpy() == 0).mean() < 0.7
+    with autograd.record(train_mode=False):       # predict: identity
+        y = nd.Dropout(x, p=0.5)
+    assert (y.asnumpy() == 1).all()
+
+
+def test_custom_function():
+    class Sigmoid(autograd.Function):
+        def forward(self, x):
+            y = 1 / (1 + nd.exp(-x))
+            self.save_for_backward(y)
+            return y
+
+        def backward(self, dy):
+            y, = self.saved_tensors
+            return dy * y * (1 - y)
+    a = np.array([-1.0, 0.0, 2.0], dtype=np.float32)
+    x = nd.array(a)
+    x.attach_grad()
+    with autograd.record():
+        z = Sigmoid()(x) * 2
+    z.backward()
+    s = 1 / (1 + np.exp(-a))
+    assert_almost_equal(x.grad.asnumpy(), 2 * s * (1 - s))
+
+
+def test_tape_keeps_only_declared_backward_dependencies():
+    """FullyConnected's backward needs its input, not its output (seed 002): the
+    output's memory is freed as soon as the caller drops it."""
+    x = nd.ones((4, 8))
+    w = nd.ones((3, 8))
+    b = nd.zeros((3,))
+    for a in (x, w, b):
+        a.attach_grad()
+    with autograd.record():
+        h = nd.FullyConnected(x, w, b, num_hidden=3)
+        node = h._ag[0]
+        ref = weakref.ref(h._chunk)
+        out = nd.sum(h)
+    assert node.out_data is None and node.in_data is not None
+    del h
+    gc.collect()
+    assert ref() is None            # h's buffer is gone, yet backward works
+    out.backward()
+    assert_almost_equal(w.grad.asnumpy(), np.full((3, 8), 4.0))
+
+
+def test_non_differentiable_operator_raises():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.argmax(x.reshape((1, 2)), axis=1)
+    y.backward()                    # argmax has a zero gradient, as in MXNet
+    assert_almost_equal(x.grad.asnumpy(), [0, 0])
