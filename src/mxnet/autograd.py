@@ -236,7 +236,9 @@ def _backward_node(node, ograds, accumulate, train_mode):
             shape, dtype = node.out_meta[i]
             ograds[i] = xp.zeros(shape, dtype)
     if op.zero_grad:
-        in_grads = [None] * len(node.parents)
+        # A defined, zero gradient: 'write' variables receive zeros, as in MXNet.
+        dt = ograds[0].dtype
+        in_grads = [xp.zeros(s, dt) if w else None for s, w in zip(node.in_shapes, need)]
     else:
         if op.backward is None:
             raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "

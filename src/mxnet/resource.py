@@ -8,6 +8,7 @@ from . import storage
 __all__ = ["seed", "get_rng", "temp_space"]
 
 _rngs = {}
+_rng_vars = {}
 _lock = threading.Lock()
 _global_seed = None
 
@@ -26,6 +27,19 @@ def get_rng(ctx):
             if rng is None:
                 rng = _rngs[key] = _make_rng(ctx, _derive(_global_seed, key))
     return rng
+
+
+def rng_var(ctx):
+    """The engine variable that orders the uses of ctx's generator (MXNet's kRandom
+    resource is a mutable var): random operators run in push order, so a seed
+    reproduces their numbers even when the engine runs them on worker threads."""
+    key = _key(ctx)
+    var = _rng_vars.get(key)
+    if var is None:
+        from .engine import new_variable
+        with _lock:
+            var = _rng_vars.setdefault(key, new_variable(f"rng{key}"))
+    return var
 
 
 def _derive(base, key):
@@ -52,6 +66,10 @@ def seed(seed_state, ctx="all"):
     if not isinstance(seed_state, (int, np.integer)):
         from .base import MXNetError
         raise MXNetError(f"seed must be an int, got {type(seed_state).__name__}")
+    from . import engine
+    for var in list(_rng_vars.values()):      # draws pushed before the seed finish first
+        if var.num_pending:
+            engine.get().wait_for_var(var)
     with _lock:
         if ctx == "all":
             _global_seed = int(seed_state)

@@ -34,4 +34,14 @@ _add_listener(_expose)
 
 from . import random, utils  # noqa: E402,F401
 from .utils import save, load, load_frombuffer  # noqa: E402,F401
-from .random import *  # noqa: E402,F401,F403  (nd.random_uniform style aliases)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split an array into sub-arrays along axis: into ``n`` equal parts when given an
+    int, or at the given indices when given a tuple (numpy.split's convention)."""
+    if isinstance(indices_or_sections, int):
+        sections, indices = indices_or_sections, ()
+    else:
+        sections, indices = 0, (0,) + tuple(indices_or_sections)
+    return _internal._split_v2(ary, indices=indices, sections=sections, axis=axis,
+                               squeeze_axis=squeeze_axis)

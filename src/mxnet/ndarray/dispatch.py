@@ -14,6 +14,7 @@ from .. import autograd as _autograd
 from .. import engine
 from ..base import MXNetError, env_int, numeric_types
 from ..operator.registry import OpContext, ShapeError, get_op
+from ..resource import rng_var
 from .chunk import Chunk
 from .ndarray import NDArray
 
@@ -84,6 +85,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         d = c.data
         if d is not None:
             size += d.size
+    if idle and op.resources and "random" in op.resources and rng_var(ctx).num_pending:
+        idle = False          # earlier draws on this generator are still queued
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
         for o in outs_given:
@@ -219,6 +222,8 @@ def _push(op, p, args, aux, ctx, is_train, outs_given):
 
     const = [a._chunk for a in args]
     mutate = [o._chunk for o in outputs] + [a._chunk for a in aux]
+    if op.resources and "random" in op.resources:
+        mutate.append(rng_var(ctx))
     engine.get().push_sync(run, ctx, const, mutate, 0, op.name)
     return outputs
 

@@ -2,7 +2,8 @@
 ``inspect.Signature``; no generated source)."""
 from ..operator.call import bind_call, signature
 from .dispatch import invoke
-from .ndarray import NDArray
+from ..context import Context
+from .ndarray import NDArray, _check_ctx
 
 __all__ = ["make_function"]
 
@@ -22,6 +23,8 @@ def make_function(op, public_name):
             simple_arity = None
 
     def fn(*args, out=None, name=None, ctx=None, attr=None, **kwargs):
+        if ctx is not None and ctx.__class__ is not Context:
+            ctx = _check_ctx(ctx)            # 'cpu(0)' strings, as MXNet accepts
         if not kwargs and simple_arity == len(args):
             for a in args:
                 if a.__class__ is not NDArray:

@@ -1,14 +1,5 @@
-"""mx.nd.save / mx.nd.load (filled in by the serialization module)."""
-from ..base import MXNetError
+"""mx.nd.save / mx.nd.load / mx.nd.load_frombuffer: MXNet 1.x binary NDArray files
+(the format itself lives in ``serialization``)."""
+from .serialization import load, load_frombuffer, save
 
-
-def save(fname, data):
-    raise MXNetError("mx.nd.save is not implemented yet")
-
-
-def load(fname):
-    raise MXNetError("mx.nd.load is not implemented yet")
-
-
-def load_frombuffer(buf):
-    raise MXNetError("mx.nd.load_frombuffer is not implemented yet")
+__all__ = ["save", "load", "load_frombuffer"]

@@ -1,0 +1,238 @@
+"""dot, batch_dot and the linalg family against NumPy references, numeric gradients and
+MXNet 1.9.1's golden cases."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from common import check_forward_backward, fixture_cases_for, run_fixture_case
+
+nd = mx.nd
+rs = np.random.RandomState(7)
+
+
+def rand(*shape):
+    return rs.uniform(-1, 1, shape)
+
+
+def spd(*batch, n=3):
+    a = rs.rand(*batch, n, n)
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def lower_tri(*batch, n=3):
+    return np.tril(rs.uniform(-1, 1, batch + (n, n))) + 2 * np.eye(n)
+
+
+def T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+@pytest.mark.parametrize("case", fixture_cases_for("dot", "batch_dot"))
+def test_fixture(case):
+    run_fixture_case(case)
+
+
+def ref_dot(a, b, ta=False, tb=False):
+    """Independent reference: contract lhs axis -1 (0 if ta) with rhs axis 0 (-1 if tb)."""
+    out = np.tensordot(a, b, axes=([0 if ta else a.ndim - 1], [b.ndim - 1 if tb else 0]))
+    return out.reshape(out.shape or (1,))
+
+
+@pytest.mark.parametrize("ls,rs_,ta,tb", [
+    ((3, 4), (4, 5), False, False),
+    ((4, 3), (4, 5), True, False),
+    ((3, 4), (5, 4), False, True),
+    ((4, 3), (5, 4), True, True),
+    ((2, 3, 4), (4, 5), False, False),
+    ((2, 3, 4), (2, 5), True, False),
+    ((2, 3, 4), (6, 4), False, True),
+    ((2, 3, 4), (6, 2), True, True),
+    ((2, 3, 4), (4, 2, 5), False, False),
+    ((5, 2), (4, 3, 2), False, True),
+    ((3,), (3,), False, False),
+    ((3,), (3, 2), False, False),
+    ((3,), (3, 2), True, False),
+    ((2, 3), (3,), False, False),
+    ((2, 3), (2,), True, False),
+])
+def test_dot(ls, rs_, ta, tb):
+    a, b = rand(*ls), rand(*rs_)
+    check_forward_backward(lambda x, y: nd.dot(x, y, transpose_a=ta, transpose_b=tb),
+                           [a, b], lambda x, y: ref_dot(x, y, ta, tb))
+
+
+def test_dot_float64_and_positional():
+    a, b = rand(3, 4), rand(4, 2)
+    out = nd.dot(nd.array(a, dtype="float64"), nd.array(b, dtype="float64"))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.asnumpy(), a @ b, rtol=1e-12)
+    out = nd.dot(nd.array(a.T), nd.array(b), True, forward_stype="default")
+    np.testing.assert_allclose(out.asnumpy(), a @ b, rtol=1e-5)
+
+
+def test_dot_errors():
+    with pytest.raises(MXNetError, match="dot"):
+        nd.dot(nd.ones((2, 3)), nd.ones((4,)))
+    with pytest.raises(MXNetError, match="vector"):
+        nd.dot(nd.ones((3,)), nd.ones((3,)), transpose_a=True)
+    with pytest.raises(MXNetError, match="dtype"):
+        nd.dot(nd.ones((2, 3), dtype="float64"), nd.ones((3, 2)))
+    with pytest.raises(MXNetError, match="int32"):
+        nd.dot(nd.ones((2, 3), dtype="int32"), nd.ones((3, 2), dtype="int32"))
+
+
+def ref_batch_dot(a, b, ta=False, tb=False):
+    return np.matmul(T(a) if ta else a, T(b) if tb else b)
+
+
+@pytest.mark.parametrize("ls,rs_,ta,tb", [
+    ((2, 3, 4), (2, 4, 5), False, False),
+    ((2, 4, 3), (2, 4, 5), True, False),
+    ((2, 3, 4), (2, 5, 4), False, True),
+    ((2, 4, 3), (2, 5, 4), True, True),
+    ((2, 2, 3, 4), (2, 2, 4, 1), False, False),
+])
+def test_batch_dot(ls, rs_, ta, tb):
+    check_forward_backward(lambda x, y: nd.batch_dot(x, y, transpose_a=ta, transpose_b=tb),
+                           [rand(*ls), rand(*rs_)], lambda x, y: ref_batch_dot(x, y, ta, tb))
+
+
+def test_batch_dot_errors():
+    with pytest.raises(MXNetError, match="batch"):
+        nd.batch_dot(nd.ones((2, 3, 4)), nd.ones((3, 4, 5)))
+    with pytest.raises(MXNetError, match="N >= 3"):
+        nd.batch_dot(nd.ones((3, 4)), nd.ones((4, 5)))
+    with pytest.raises(MXNetError, match="mismatch"):
+        nd.batch_dot(nd.ones((2, 3, 4)), nd.ones((2, 5, 5)))
+
+
+def test_dot_symbol_shape_inference():
+    from mxnet.operator.registry import get_op
+    op = get_op("dot")
+    p = op.parse({"transpose_a": True})
+    assert op.infer_shape(p, [(2, 3, 4), (2, 5)])[1] == [(3, 4, 5)]
+    assert op.infer_shape(p, [None, (2, 5)])[1] == [None]
+
+
+# ---------------------------------------------------------------- linalg
+def mat(x, ta):
+    return T(x) if ta else x
+
+
+@pytest.mark.parametrize("sa,sb,kw", [
+    ((3, 4), (4, 5), {}),
+    ((4, 3), (5, 4), {"transpose_a": True, "transpose_b": True, "alpha": 0.5}),
+    ((2, 3, 4), (2, 4, 2), {"alpha": -2.0}),
+])
+def test_gemm2(sa, sb, kw):
+    ta, tb, alpha = kw.get("transpose_a", False), kw.get("transpose_b", False), \
+        kw.get("alpha", 1.0)
+    check_forward_backward(lambda a, b: nd.linalg.gemm2(a, b, **kw), [rand(*sa), rand(*sb)],
+                           lambda a, b: alpha * mat(a, ta) @ mat(b, tb))
+
+
+def test_gemm2_axis():
+    a, b = rand(4, 2, 3), rand(3, 2, 5)
+
+    def ref(a, b):     # rows on axis 0: batch over axis 1
+        return np.moveaxis(np.moveaxis(a, 0, -2) @ np.moveaxis(b, 0, -2), -2, 0)
+    check_forward_backward(lambda x, y: nd.linalg.gemm2(x, y, axis=0), [a, b], ref)
+
+
+@pytest.mark.parametrize("kw", [{}, {"alpha": 2.0, "beta": 3.0, "transpose_b": True},
+                                {"beta": 0.0, "transpose_a": True}])
+def test_gemm(kw):
+    ta, tb = kw.get("transpose_a", False), kw.get("transpose_b", False)
+    a = rand(2, 4, 3) if ta else rand(2, 3, 4)
+    b = rand(2, 5, 4) if tb else rand(2, 4, 5)
+    c = rand(2, 3, 5)
+    check_forward_backward(
+        lambda x, y, z: nd.linalg.gemm(x, y, z, **kw), [a, b, c],
+        lambda x, y, z: kw.get("alpha", 1.0) * mat(x, ta) @ mat(y, tb) + kw.get("beta", 1.0) * z)
+
+
+def test_gemm_errors():
+    with pytest.raises(MXNetError, match="gemm2"):
+        nd.linalg.gemm2(nd.ones((3, 4)), nd.ones((5, 2)))
+    with pytest.raises(MXNetError, match="gemm2"):
+        nd.linalg.gemm2(nd.ones((2, 3, 4)), nd.ones((3, 4, 5)))
+    with pytest.raises(MXNetError, match="float32/float64"):
+        nd.linalg.gemm2(nd.ones((3, 4), dtype="int32"), nd.ones((4, 5), dtype="int32"))
+    with pytest.raises(MXNetError, match="C has shape"):
+        nd.linalg.gemm(nd.ones((3, 4)), nd.ones((4, 5)), nd.ones((3, 4)))
+
+
+def test_potrf_potri():
+    a = spd(2)
+    check_forward_backward(nd.linalg.potrf, [a], np.linalg.cholesky, grad=False)
+    # MXNet's potrf gradient is the symmetric one; check the directional derivative of a
+    # symmetric perturbation against finite differences.
+    x = nd.array(a, dtype="float64")
+    x.attach_grad()
+    head = rs.rand(2, 3, 3)
+    with mx.autograd.record():
+        y = nd.linalg.potrf(x)
+    y.backward(nd.array(head, dtype="float64"))
+    d = rs.rand(2, 3, 3)
+    d = d + T(d)
+    eps = 1e-6
+    f = lambda m: (np.linalg.cholesky(m) * head).sum()  # noqa: E731
+    numeric = (f(a + eps * d) - f(a - eps * d)) / (2 * eps)
+    np.testing.assert_allclose((x.grad.asnumpy() * d).sum(), numeric, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), T(x.grad.asnumpy()), atol=1e-12)
+
+    L = lower_tri(2)
+    check_forward_backward(nd.linalg.potri, [L], lambda m: np.linalg.inv(m @ T(m)),
+                           grad_rtol=2e-2, grad_atol=1e-3)
+
+
+def test_potrf_errors():
+    with pytest.raises(MXNetError, match="potrf"):
+        nd.linalg.potrf(nd.array(-spd()))
+    with pytest.raises(MXNetError, match="square"):
+        nd.linalg.potrf(nd.ones((3, 4)))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("rightside", [False, True])
+def test_trsm_trmm(lower, transpose, rightside):
+    a = rand(3, 3) + 3 * np.eye(3)
+    b = rand(4, 3) if rightside else rand(3, 4)
+    kw = dict(lower=lower, transpose=transpose, rightside=rightside, alpha=1.5)
+
+    def op_a(x):
+        t = np.tril(x) if lower else np.triu(x)
+        return t.T if transpose else t
+
+    def ref_trmm(x, y):
+        return 1.5 * (y @ op_a(x) if rightside else op_a(x) @ y)
+
+    def ref_trsm(x, y):
+        inv = np.linalg.inv(op_a(x))
+        return 1.5 * (y @ inv if rightside else inv @ y)
+    check_forward_backward(lambda x, y: nd.linalg.trmm(x, y, **kw), [a, b], ref_trmm)
+    check_forward_backward(lambda x, y: nd.linalg.trsm(x, y, **kw), [a, b], ref_trsm)
+
+
+def test_syrk_sumlogdiag():
+    a = rand(2, 3, 4)
+    check_forward_backward(lambda x: nd.linalg.syrk(x, alpha=2.0), [a],
+                           lambda x: 2.0 * x @ T(x))
+    check_forward_backward(lambda x: nd.linalg.syrk(x, transpose=True), [a],
+                           lambda x: T(x) @ x)
+    m = spd(2)
+    check_forward_backward(nd.linalg.sumlogdiag, [m],
+                           lambda x: np.log(np.diagonal(x, axis1=-2, axis2=-1)).sum(-1))
+    out = nd.linalg.sumlogdiag(nd.array(spd()))
+    assert out.shape == (1,)
+    with pytest.raises(MXNetError, match="square"):
+        nd.linalg.sumlogdiag(nd.ones((3, 4)))
+
+
+def test_aliases():
+    assert nd.linalg_gemm2 is not None and nd.linalg_potrf is not None
+    a, b = rand(3, 4), rand(4, 2)
+    np.testing.assert_allclose(nd.linalg_gemm2(nd.array(a), nd.array(b)).asnumpy(), a @ b,
+                               rtol=1e-5)
