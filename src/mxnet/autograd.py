@@ -279,7 +279,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             buf._data[...] += g.astype(buf._dtype, copy=False)
         elif node.grad_req != REQ_NULL:
             buf.wait_to_write()
-            store(buf, g.astype(buf._dtype, copy=False))
+            # Copy: pass-through gradients (add, identity) may be the very array of a
+            # head gradient or of another variable's gradient.
+            store(buf, g.astype(buf._dtype, copy=True))
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

@@ -1,0 +1,438 @@
+"""Unary elementwise operators: rounding, powers, exponentials and logarithms,
+trigonometry, activations, special functions (erf, erfinv, gamma, gammaln), clip,
+smooth_l1, BlockGrad/make_loss/MakeLoss and zeros_like/ones_like.
+
+MXNet keeps the input dtype for every one of them: on integer arrays a floating
+function is computed in floating point and truncated back (``exp`` of int32 [1, 2]
+is [2, 7]). Rounding operators are the identity on integers.
+"""
+import math
+
+import numpy as np
+
+from ..params import Enum, Float, Schema
+from ..registry import Op, register
+from ..simple import unary
+
+__all__ = ["erf", "erfc", "erfinv", "gammaln", "gamma", "digamma"]
+
+_SQRT_PI = math.sqrt(math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+# ---------------------------------------------------------------------------------
+# Special functions, vectorised over any array module (NumPy has none of them).
+# They take and return float64 arrays; ``precise`` asks for float64 accuracy,
+# otherwise float32 accuracy (about 1e-8 relative) at half the cost.
+# ---------------------------------------------------------------------------------
+def _erf_series(xp, x, terms):
+    # erf(x) = 2/sqrt(pi) exp(-x^2) sum_n x (2x^2)^n / (2n+1)!!: positive terms, no
+    # cancellation, converges fast for |x| below ~2.5.
+    x2 = 2.0 * x * x
+    term = x
+    total = x
+    for n in range(1, terms):
+        term = term * x2 / (2 * n + 1)
+        total = total + term
+    return _TWO_OVER_SQRT_PI * xp.exp(-x * x) * total
+
+
+def _erfc_fraction(xp, x, depth):
+    # erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
+    # evaluated from a fixed depth; converges fast for x above ~2.
+    f = x
+    for k in range(depth, 0, -1):
+        f = x + (0.5 * k) / f
+    return xp.exp(-x * x) / (_SQRT_PI * f)
+
+
+def _erf_pair(xp, a, precise):
+    """(erf(a), erfc(a)) for a >= 0, each from the expansion accurate where a lies."""
+    threshold, terms = (2.5, 40) if precise else (2.0, 20)
+    small = a < threshold
+    big = ~small                         # NaN lands here and stays NaN
+    erf_v = xp.empty_like(a)
+    erfc_v = xp.empty_like(a)
+    s = _erf_series(xp, a[small], terms)
+    erf_v[small] = s
+    erfc_v[small] = 1.0 - s
+    c = _erfc_fraction(xp, a[big], terms)
+    erfc_v[big] = c
+    erf_v[big] = 1.0 - c
+    return erf_v, erfc_v, small
+
+
+def erf(xp, x, precise=True):
+    """The error function of a float64 array."""
+    with np.errstate(all="ignore"):
+        return xp.copysign(_erf_pair(xp, xp.abs(x), precise)[0], x)
+
+
+def erfc(xp, x, precise=True):
+    """The complementary error function of a float64 array."""
+    with np.errstate(all="ignore"):
+        c = _erf_pair(xp, xp.abs(x), precise)[1]
+        return xp.where(x < 0, 2.0 - c, c)
+
+
+def erfinv(xp, x, precise=True):
+    """The inverse error function: a closed-form first guess (Winitzki's), then
+    Halley steps on erf(y) = |x| (on erfc(y) = 1 - |x| in the tail, where 1 - |x| is
+    exact and erf would have lost the digits)."""
+    with np.errstate(all="ignore"):
+        a = xp.abs(x)
+        k = 0.147
+        ln = xp.log1p(-a) + xp.log1p(a)                 # log(1 - a^2)
+        t = 2.0 / (math.pi * k) + 0.5 * ln
+        y = xp.sqrt(xp.sqrt(t * t - ln / k) - t)
+        y = xp.where(a < 1e-4, a * (0.5 * _SQRT_PI), y)  # the guess cancels for tiny a
+        one_minus_a = 1.0 - a
+        for _ in range(3 if precise else 2):
+            erf_v, erfc_v, small = _erf_pair(xp, y, precise)
+            resid = xp.where(small, erf_v - a, one_minus_a - erfc_v)
+            u = resid / (_TWO_OVER_SQRT_PI * xp.exp(-y * y))
+            y = y - u / (1.0 + y * u)
+        y = xp.where(a == 1.0, np.inf, y)
+        y = xp.where(a > 1.0, np.nan, y)
+        return xp.copysign(y, x)
+
+
+# Lanczos approximation, g = 7, nine terms (the widely published coefficient set;
+# about 1e-15 relative accuracy for Gamma on the right half-plane).
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+            771.32342877765313, -176.61502916214059, 12.507343278686905,
+            -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lgamma_right(xp, x):
+    """log Gamma(x) for x >= 0.5."""
+    z = x - 1.0
+    s = _LANCZOS[0]
+    for k in range(1, len(_LANCZOS)):
+        s = s + _LANCZOS[k] / (z + k)
+    t = z + 7.5
+    return _HALF_LOG_2PI + (z + 0.5) * xp.log(t) - t + xp.log(s)
+
+
+def _reduce_half(xp, x):
+    """x minus its nearest integer (exact), for sin(pi x) and tan(pi x) up to sign."""
+    return x - xp.rint(x)
+
+
+def gammaln(xp, x, precise=True):
+    """log|Gamma(x)| (inf at 0 and the negative integers); float64-accurate either way."""
+    with np.errstate(all="ignore"):
+        left = x < 0.5
+        out = xp.empty_like(x)
+        out[~left] = _lgamma_right(xp, x[~left])
+        xl = x[left]
+        # Reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x).
+        sin_pi = xp.abs(xp.sin(math.pi * _reduce_half(xp, xl)))
+        out[left] = xp.log(math.pi / sin_pi) - _lgamma_right(xp, 1.0 - xl)
+        return xp.where(x == np.inf, np.inf, out)
+
+
+def gamma(xp, x, precise=True):
+    """Gamma(x): exp(gammaln) with the sign of the left half-line; NaN at the negative
+    integers and signed infinity at +-0, as C's tgamma."""
+    with np.errstate(all="ignore"):
+        mag = xp.exp(gammaln(xp, x))
+        fl = xp.floor(x)
+        negative = (x < 0) & (xp.mod(fl, 2.0) == 1.0)
+        out = xp.where(negative, -mag, mag)
+        out = xp.where((x < 0) & (x == fl), np.nan, out)
+        return xp.where(x == 0, xp.copysign(np.inf, x), out)
+
+
+def digamma(xp, x):
+    """psi(x) = d/dx log Gamma(x): shift to x + 6 and use the asymptotic series;
+    reflection psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0.5."""
+    with np.errstate(all="ignore"):
+        left = x < 0.5
+        xr = xp.where(left, 1.0 - x, x)
+        shift = 0.0
+        for k in range(6):
+            shift = shift + 1.0 / (xr + k)
+        z = xr + 6.0
+        iz2 = 1.0 / (z * z)
+        series = iz2 * (1 / 12 - iz2 * (1 / 120 - iz2 * (1 / 252 - iz2 * (
+            1 / 240 - iz2 * (1 / 132 - iz2 * (691 / 32760 - iz2 / 12))))))
+        psi = xp.log(z) - 0.5 / z - series - shift
+        refl = math.pi / xp.tan(math.pi * _reduce_half(xp, x))
+        return xp.where(left, psi - refl, psi)
+
+
+# ---------------------------------------------------------------------------------
+# Forward helpers
+# ---------------------------------------------------------------------------------
+def _keep(y, x):
+    """y in x's dtype (NumPy promotes integer inputs of float functions to float64)."""
+    return y if y.dtype == x.dtype else y.astype(x.dtype)
+
+
+def _math(fname):
+    """Forward of a NumPy/CuPy function that keeps MXNet's dtype rule."""
+    def forward(xp, x, p):
+        y = getattr(xp, fname)(x)
+        return y if y.dtype == x.dtype else y.astype(x.dtype)
+    return forward
+
+
+def _special(fn):
+    """Forward of one of the float64 special functions above."""
+    def forward(xp, x, p):
+        y = fn(xp, x.astype(np.float64), x.dtype.itemsize >= 8)
+        return y.astype(x.dtype, copy=False)
+    return forward
+
+
+def _rounding(fname):
+    """Rounding is the identity on integer arrays."""
+    f = _math(fname)
+
+    def forward(xp, x, p):
+        return f(xp, x, p) if x.dtype.kind == "f" else x.copy()
+    return forward
+
+
+def _round_half_away(xp, x, p):
+    # MXNet's round sends halves away from zero (C's round), unlike NumPy's rint.
+    if x.dtype.kind != "f":
+        return x.copy()
+    t = xp.trunc(x)
+    return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t)
+
+
+def _rint_half_down(xp, x, p):
+    # MXNet's rint picks the nearer of floor and ceil, and floor on a tie
+    # (rint(0.5) = 0, rint(1.5) = 1, rint(-0.5) = -1).
+    if x.dtype.kind != "f":
+        return x.copy()
+    lo, hi = xp.floor(x), xp.ceil(x)
+    return xp.where(x - lo > hi - x, hi, lo)
+
+
+def _sign(xp, x, p):
+    y = xp.sign(x)
+    if y.dtype.kind == "f":
+        y[y != y] = 0           # MXNet: sign(NaN) = 0
+    return y
+
+
+def _sigmoid(xp, x, p):
+    with np.errstate(over="ignore"):
+        return _keep(1 / (1 + xp.exp(-x)), x)
+
+
+def _zero_gradient(xp, g, value, p):
+    return xp.zeros_like(g)
+
+
+def _typed(dtype, value):
+    """A Python number as a scalar of dtype, wrapping like a C cast when out of range."""
+    try:
+        return dtype.type(value)
+    except (OverflowError, ValueError):
+        with np.errstate(all="ignore"):
+            return np.array(value).astype(dtype)[()]
+
+
+_DEG = 180.0 / math.pi
+_RAD = math.pi / 180.0
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _mish_grad(xp, g, x, p):
+    with np.errstate(over="ignore"):
+        t = xp.tanh(xp.logaddexp(0, x))
+        return g * (t + x * (1 - t * t) / (1 + xp.exp(-x)))
+
+
+def _gamma_grad(xp, g, x, p):
+    x64 = x.astype(np.float64)
+    return g * (gamma(xp, x64) * digamma(xp, x64)).astype(g.dtype)
+
+
+# ---------------------------------------------------------------------------------
+# The table: name -> (forward, gradient, what the gradient reads, aliases)
+# gradient(xp, out_grad, value, p) where value is the input ("in") or output ("out").
+# ---------------------------------------------------------------------------------
+_Z = dict(gradient=_zero_gradient, uses="none", zero_grad=True)
+
+_TABLE = {
+    # --- signs and rounding --------------------------------------------------------
+    "abs": dict(forward=_math("abs"), gradient=lambda xp, g, x, p: g * xp.sign(x)),
+    "sign": dict(forward=_sign, **_Z),
+    "round": dict(forward=_round_half_away, **_Z),
+    "rint": dict(forward=_rint_half_down, **_Z),
+    "ceil": dict(forward=_rounding("ceil"), **_Z),
+    "floor": dict(forward=_rounding("floor"), **_Z),
+    "trunc": dict(forward=_rounding("trunc"), **_Z),
+    "fix": dict(forward=_rounding("trunc"), **_Z),
+    "negative": dict(forward=_math("negative"), gradient=lambda xp, g, v, p: -g,
+                     uses="none"),
+    "reciprocal": dict(forward=_math("reciprocal"),
+                       gradient=lambda xp, g, x, p: -g / (x * x)),
+    # --- powers --------------------------------------------------------------------
+    "square": dict(forward=_math("square"), gradient=lambda xp, g, x, p: 2 * x * g),
+    "sqrt": dict(forward=_math("sqrt"), gradient=lambda xp, g, y, p: g * 0.5 / y,
+                 uses="out"),
+    "rsqrt": dict(forward=lambda xp, x, p: _keep(1 / xp.sqrt(x), x),
+                  gradient=lambda xp, g, y, p: g * -0.5 * y * y * y, uses="out"),
+    "cbrt": dict(forward=_math("cbrt"), gradient=lambda xp, g, y, p: g / (3 * y * y),
+                 uses="out"),
+    "rcbrt": dict(forward=lambda xp, x, p: _keep(1 / xp.cbrt(x), x),
+                  gradient=lambda xp, g, y, p: g * (-1 / 3) * (y * y) * (y * y),
+                  uses="out"),
+    # --- exponentials and logarithms ---------------------------------------------
+    "exp": dict(forward=_math("exp"), gradient=lambda xp, g, y, p: g * y, uses="out"),
+    "expm1": dict(forward=_math("expm1"), gradient=lambda xp, g, y, p: g * (y + 1),
+                  uses="out"),
+    "log": dict(forward=_math("log"), gradient=lambda xp, g, x, p: g / x),
+    "log2": dict(forward=_math("log2"), gradient=lambda xp, g, x, p: g / (x * _LN2)),
+    "log10": dict(forward=_math("log10"), gradient=lambda xp, g, x, p: g / (x * _LN10)),
+    "log1p": dict(forward=_math("log1p"), gradient=lambda xp, g, x, p: g / (1 + x)),
+    # --- trigonometry ----------------------------------------------------------------
+    "sin": dict(forward=_math("sin"), gradient=lambda xp, g, x, p: g * xp.cos(x)),
+    "cos": dict(forward=_math("cos"), gradient=lambda xp, g, x, p: -g * xp.sin(x)),
+    "tan": dict(forward=_math("tan"), gradient=lambda xp, g, y, p: g * (1 + y * y),
+                uses="out"),
+    "arcsin": dict(forward=_math("arcsin"),
+                   gradient=lambda xp, g, x, p: g / xp.sqrt(1 - x * x)),
+    "arccos": dict(forward=_math("arccos"),
+                   gradient=lambda xp, g, x, p: -g / xp.sqrt(1 - x * x)),
+    "arctan": dict(forward=_math("arctan"), gradient=lambda xp, g, x, p: g / (1 + x * x)),
+    "sinh": dict(forward=_math("sinh"), gradient=lambda xp, g, x, p: g * xp.cosh(x)),
+    "cosh": dict(forward=_math("cosh"), gradient=lambda xp, g, x, p: g * xp.sinh(x)),
+    "tanh": dict(forward=_math("tanh"), gradient=lambda xp, g, y, p: g * (1 - y * y),
+                 uses="out"),
+    "arcsinh": dict(forward=_math("arcsinh"),
+                    gradient=lambda xp, g, x, p: g / xp.sqrt(x * x + 1)),
+    "arccosh": dict(forward=_math("arccosh"),
+                    gradient=lambda xp, g, x, p: g / xp.sqrt(x * x - 1)),
+    "arctanh": dict(forward=_math("arctanh"), gradient=lambda xp, g, x, p: g / (1 - x * x)),
+    "degrees": dict(forward=_math("degrees"), gradient=lambda xp, g, v, p: g * _DEG,
+                    uses="none"),
+    "radians": dict(forward=_math("radians"), gradient=lambda xp, g, v, p: g * _RAD,
+                    uses="none"),
+    # --- activations -------------------------------------------------------------------
+    "relu": dict(forward=lambda xp, x, p: xp.maximum(x, 0),
+                 gradient=lambda xp, g, y, p: g * (y > 0), uses="out"),
+    "sigmoid": dict(forward=_sigmoid, gradient=lambda xp, g, y, p: g * y * (1 - y),
+                    uses="out"),
+    "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -x), x),
+                        gradient=lambda xp, g, y, p: g * (1 - xp.exp(y)), uses="out"),
+    "mish": dict(forward=lambda xp, x, p: _keep(x * xp.tanh(xp.logaddexp(0, x)), x),
+                 gradient=_mish_grad),
+    "softsign": dict(forward=lambda xp, x, p: _keep(x / (1 + xp.abs(x)), x),
+                     gradient=lambda xp, g, x, p: g / ((1 + xp.abs(x)) ** 2)),
+    # --- special functions -----------------------------------------------------------
+    "erf": dict(forward=_special(erf),
+                gradient=lambda xp, g, x, p: g * (_TWO_OVER_SQRT_PI * xp.exp(-x * x))),
+    "erfinv": dict(forward=_special(erfinv),
+                   gradient=lambda xp, g, y, p: g * (0.5 * _SQRT_PI * xp.exp(y * y)),
+                   uses="out"),
+    "gamma": dict(forward=_special(gamma), gradient=_gamma_grad),
+    "gammaln": dict(forward=_special(gammaln),
+                    gradient=lambda xp, g, x, p:
+                    g * digamma(xp, x.astype(np.float64)).astype(g.dtype)),
+    # --- logic and constants ----------------------------------------------------------
+    "logical_not": dict(forward=lambda xp, x, p: (x == 0).astype(x.dtype), **_Z),
+    "zeros_like": dict(forward=lambda xp, x, p: xp.zeros_like(x), inplace=False, **_Z),
+    "ones_like": dict(forward=lambda xp, x, p: xp.ones_like(x), inplace=False, **_Z),
+    "BlockGrad": dict(forward=lambda xp, x, p: x.copy(), aliases=("stop_gradient",), **_Z),
+    # The loss head: its gradient is ones whatever the head gradient is.
+    "make_loss": dict(forward=lambda xp, x, p: x.copy(),
+                      gradient=lambda xp, g, v, p: xp.ones_like(g), uses="none"),
+}
+
+_DOCS = {
+    "abs": "Elementwise absolute value.", "sign": "Elementwise sign (0 at 0 and NaN).",
+    "round": "Round to the nearest integer, halves away from zero.",
+    "rint": "Round to the nearest integer, halves down (toward -inf).",
+    "fix": "Round toward zero.", "trunc": "Round toward zero.",
+    "relu": "Rectified linear unit, max(x, 0).", "sigmoid": "Logistic sigmoid 1/(1+exp(-x)).",
+    "log_sigmoid": "log(sigmoid(x)).", "mish": "x * tanh(softplus(x)).",
+    "softsign": "x / (1 + |x|).", "erf": "The Gauss error function.",
+    "erfinv": "The inverse of erf.", "gamma": "The gamma function.",
+    "gammaln": "log|gamma(x)|.", "rsqrt": "1/sqrt(x).", "rcbrt": "1/cbrt(x).",
+    "logical_not": "1 where x == 0, else 0 (in the input dtype).",
+    "BlockGrad": "Pass the input through; no gradient flows back (alias stop_gradient).",
+    "make_loss": "Mark the input as a loss: identity forward, gradient of ones.",
+    "zeros_like": "An array of zeros with the input's shape and dtype.",
+    "ones_like": "An array of ones with the input's shape and dtype.",
+}
+
+for _name, _spec in _TABLE.items():
+    unary(_name, doc=_DOCS.get(_name, f"Elementwise {_name}."), **_spec)
+
+
+# ---------------------------------------------------------------------------------
+# Operators with parameters
+# ---------------------------------------------------------------------------------
+def _clip_bounds(x, p):
+    return _typed(x.dtype, p["a_min"]), _typed(x.dtype, p["a_max"])
+
+
+def _clip(xp, x, p):
+    lo, hi = _clip_bounds(x, p)
+    if lo <= hi:
+        return xp.clip(x, lo, hi)
+    # Reversed bounds: MXNet tests the upper bound first.
+    return xp.where(x > hi, hi, xp.where(x < lo, lo, x))
+
+
+def _clip_grad(xp, g, x, p):
+    lo, hi = _clip_bounds(x, p)
+    return g * ((x >= lo) & (x <= hi))
+
+
+unary("clip", forward=_clip, gradient=_clip_grad, uses="in",
+      params=Schema(a_min=Float(), a_max=Float()),
+      doc="Clip values into [a_min, a_max]; the gradient passes where a_min <= x <= a_max.")
+
+
+def _smooth_l1(xp, x, p):
+    s2 = p["scalar"] * p["scalar"]
+    ax = xp.abs(x)
+    return _keep(xp.where(ax < 1.0 / s2, (0.5 * s2) * x * x, ax - 0.5 / s2), x)
+
+
+def _smooth_l1_grad(xp, g, x, p):
+    s2 = p["scalar"] * p["scalar"]
+    return g * xp.where(xp.abs(x) < 1.0 / s2, s2 * x, xp.sign(x))
+
+
+# seed 002's SimpleOp example: f(x) = 0.5 (sigma x)^2 if |x| < 1/sigma^2 else
+# |x| - 0.5/sigma^2, with sigma the ``scalar`` parameter.
+unary("smooth_l1", forward=_smooth_l1, gradient=_smooth_l1_grad, uses="in", scalar=1.0,
+      doc="Smooth L1 loss with sigma = scalar: 0.5*(sigma*x)^2 where |x| < 1/sigma^2, "
+          "|x| - 0.5/sigma^2 elsewhere.")
+
+
+@register
+class MakeLoss(Op):
+    """Mark the input as a loss (legacy form of ``make_loss``): identity forward; the
+    gradient is ``grad_scale`` divided by the batch size (``normalization='batch'``)
+    or by the number of outputs above ``valid_thresh`` (``'valid'``)."""
+    name = "MakeLoss"
+    params = Schema(grad_scale=Float(1.0), valid_thresh=Float(0.0),
+                    normalization=Enum(("null", "batch", "valid"), "null"))
+    backward_uses = ("out_grad", "out_data")
+    inplace = ((0, 0),)
+
+    def forward(self, ctx, p, inputs, aux):
+        return [inputs[0].copy()]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp, g = ctx.xp, out_grads[0]
+        scale = p.grad_scale
+        if p.normalization == "batch":
+            scale = scale / g.shape[0]
+        elif p.normalization == "valid":
+            valid = xp.sum(outputs[0] > p.valid_thresh)
+            scale = scale / xp.maximum(valid, 1).astype(g.dtype)
+        return [xp.full(g.shape, 1, dtype=g.dtype) * scale]
+
