@@ -1,1 +1,138 @@
-"""mx.callback (being written)."""
+"""Training callbacks (MXNet 1.9.1's ``mx.callback``).
+
+Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
+``eval_metric``, ``locals``; defined in ``mx.model``); epoch-end callbacks receive
+``(epoch, symbol, arg_params, aux_params)``. Everything reports through ``logging``.
+"""
+import logging
+import math
+import time
+
+__all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
+           "ProgressBar", "LogValidationMetricsCallback"]
+
+
+def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
+    """Epoch-end callback: ``mod.save_checkpoint(prefix, epoch + 1, ...)`` every
+    ``period`` epochs."""
+    period = int(max(1, period))
+
+    def _callback(iter_no, sym=None, arg=None, aux=None):
+        if (iter_no + 1) % period == 0:
+            mod.save_checkpoint(prefix, iter_no + 1, save_optimizer_states)
+    return _callback
+
+
+def do_checkpoint(prefix, period=1):
+    """Epoch-end callback: ``mx.model.save_checkpoint(prefix, epoch + 1, sym, arg,
+    aux)`` every ``period`` epochs (writes ``prefix-symbol.json`` and
+    ``prefix-%04d.params``)."""
+    period = int(max(1, period))
+
+    def _callback(iter_no, sym, arg, aux):
+        if (iter_no + 1) % period == 0:
+            from .model import save_checkpoint   # mx.model imports this module
+            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
+    return _callback
+
+
+def log_train_metric(period, auto_reset=False):
+    """Batch-end callback: log the training metric every ``period`` batches."""
+    def _callback(param):
+        if param.nbatch % period == 0 and param.eval_metric is not None:
+            for name, value in param.eval_metric.get_name_value():
+                logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch,
+                             name, value)
+            if auto_reset:
+                param.eval_metric.reset_local()
+    return _callback
+
+
+class Speedometer:
+    """Batch-end callback logging throughput (and the metric) every ``frequent``
+    batches::
+
+        Epoch[0] Batch [100-200]\\tSpeed: 1234.56 samples/sec\\taccuracy=0.912500
+
+    Parameters
+    ----------
+    batch_size : int
+    frequent : int, default 50
+    auto_reset : bool, default True
+        Reset the metric's local sums after each report (so each line covers the
+        last ``frequent`` batches; otherwise the line says ``Batch [0-n]``).
+    """
+
+    def __init__(self, batch_size, frequent=50, auto_reset=True):
+        self.batch_size = batch_size
+        self.frequent = frequent
+        self.init = False
+        self.tic = 0
+        self.last_count = 0
+        self.auto_reset = auto_reset
+
+    def __call__(self, param):
+        count = param.nbatch
+        if self.last_count > count:          # a new epoch started
+            self.init = False
+        self.last_count = count
+        if not self.init:
+            self.init = True
+            self.tic = time.time()
+            return
+        if count % self.frequent != 0:
+            return
+        try:
+            speed = self.frequent * self.batch_size / (time.time() - self.tic)
+        except ZeroDivisionError:
+            speed = float("inf")
+        if param.eval_metric is not None:
+            name_value = param.eval_metric.get_name_value()
+            pairs = sum(name_value, ())
+            fmt = "\t%s=%f" * len(name_value)
+            if self.auto_reset:
+                param.eval_metric.reset_local()
+                logging.info("Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec" + fmt,
+                             param.epoch, count - self.frequent, count, speed, *pairs)
+            else:
+                logging.info("Epoch[%d] Batch [0-%d]\tSpeed: %.2f samples/sec" + fmt,
+                             param.epoch, count, speed, *pairs)
+        else:
+            logging.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec",
+                         param.epoch, count, speed)
+        self.tic = time.time()
+
+
+class ProgressBar:
+    """Batch-end callback drawing a text progress bar of ``length`` characters,
+    ``[=====-----] 50%``, through logging (ending in a carriage return so a terminal
+    redraws it in place).
+
+    Parameters
+    ----------
+    total : int
+        Batches per epoch.
+    length : int, default 80
+    """
+
+    def __init__(self, total, length=80):
+        self.bar_len = length
+        self.total = total
+
+    def __call__(self, param):
+        count = param.nbatch
+        filled = int(round(self.bar_len * count / float(self.total)))
+        percents = math.ceil(100.0 * count / float(self.total))
+        bar = "=" * filled + "-" * (self.bar_len - filled)
+        logging.info("[%s] %s%s\r", bar, percents, "%")
+
+
+class LogValidationMetricsCallback:
+    """Eval-end callback logging each validation metric as
+    ``Epoch[%d] Validation-<name>=<value>``."""
+
+    def __call__(self, param):
+        if not param.eval_metric:
+            return
+        for name, value in param.eval_metric.get_name_value():
+            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

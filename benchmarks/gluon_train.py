@@ -1,0 +1,155 @@
+"""Seed 003's SimpleCNN trained with Gluon (batch 64, SGD lr 0.01): samples/s,
+imperative and hybridized, for pymxnet, the real MXNet 1.9.1 and PyTorch CPU (same
+model, same batch), 2 threads each, in one run; plus each process's peak RSS.
+
+Data: random Fashion-MNIST-shaped batches (1x28x28, 10 classes) made in the worker,
+so the data pipeline is not what is measured.
+
+    python benchmarks/gluon_train.py [--steps 60]
+"""
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+BATCH = 64
+
+
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def worker_mxnet(steps, hybridize):
+    import numpy as np
+    import mxnet as mx
+    from mxnet import autograd, gluon, nd
+    from mxnet.gluon import nn
+
+    class SimpleCNN(gluon.HybridBlock):   # runs imperatively unless hybridized
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.conv1 = nn.Conv2D(32, kernel_size=3, strides=1, padding=1)
+                self.conv2 = nn.Conv2D(64, kernel_size=3, strides=1, padding=1)
+                self.fc1 = nn.Dense(128)
+                self.fc2 = nn.Dense(10)
+
+        def hybrid_forward(self, F, x):
+            x = F.relu(self.conv1(x))
+            x = F.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2))
+            x = F.relu(self.conv2(x))
+            x = F.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2))
+            x = x.reshape((0, -1))
+            x = F.relu(self.fc1(x))
+            return self.fc2(x)
+
+    net = SimpleCNN()
+    net.initialize(mx.init.Xavier())
+    if hybridize:
+        net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+    rng = np.random.RandomState(0)
+    data = [nd.array(rng.rand(BATCH, 1, 28, 28)) for _ in range(4)]
+    label = [nd.array(rng.randint(0, 10, BATCH)) for _ in range(4)]
+
+    def step(i):
+        with autograd.record():
+            loss = loss_fn(net(data[i % 4]), label[i % 4])
+        loss.backward()
+        trainer.step(BATCH)
+        return loss
+    for i in range(5):
+        step(i).wait_to_read()
+    t0 = time.perf_counter()
+    for i in range(steps):
+        loss = step(i)
+    loss.wait_to_read()
+    mx.nd.waitall()
+    return steps * BATCH / (time.perf_counter() - t0)
+
+
+def worker_torch(steps):
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as F
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+
+    class SimpleCNN(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = tnn.Conv2d(1, 32, 3, 1, 1)
+            self.conv2 = tnn.Conv2d(32, 64, 3, 1, 1)
+            self.fc1 = tnn.Linear(3136, 128)
+            self.fc2 = tnn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+    net = SimpleCNN()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    data = [torch.rand(BATCH, 1, 28, 28) for _ in range(4)]
+    label = [torch.randint(0, 10, (BATCH,)) for _ in range(4)]
+
+    def step(i):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(data[i % 4]), label[i % 4])
+        loss.backward()
+        opt.step()
+    for i in range(5):
+        step(i)
+    t0 = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    return steps * BATCH / (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--mode", default="imperative")
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "gluon_train.md"))
+    args = ap.parse_args()
+    if args.worker:
+        if args.worker == "pytorch":
+            sps = worker_torch(args.steps)
+        else:
+            sps = worker_mxnet(args.steps, args.mode == "hybridized")
+        print(json.dumps({f"{args.mode} samples/s": sps, f"{args.mode} peak RSS MB": _peak_mb()}))
+        return
+    me = os.path.abspath(__file__)
+    runs = {}
+    for fw in ("pymxnet", "mxnet-1.9.1", "pytorch"):
+        merged = {}
+        for mode in ("imperative", "hybridized"):
+            if fw == "pytorch" and mode == "hybridized":
+                continue
+            res = harness.run_worker(me, fw, ["--mode", mode, "--steps", str(args.steps)])
+            merged.update(res if "error" not in res else {f"{mode} error": res["error"]})
+        runs[fw] = merged
+    metrics = ["imperative samples/s", "hybridized samples/s"]
+    mem = ["imperative peak RSS MB", "hybridized peak RSS MB"]
+    text = ["# Gluon SimpleCNN training (batch 64, SGD)", "", harness.machine_note(), "",
+            "Throughput (higher is better; ratio > 1: pymxnet faster):", "",
+            harness.table(runs, metrics, lower_is_better=False, unit="samples/s"), "",
+            "Peak resident memory of the process (lower is better):", "",
+            harness.table(runs, mem, unit="MB"), ""]
+    errs = {f"{fw} {k}": v for fw, r in runs.items() for k, v in r.items() if "error" in k}
+    if errs:
+        text += ["Errors:", *[f"- {k}: {v}" for k, v in errs.items()]]
+    out = "\n".join(text)
+    print(out)
+    with open(args.out, "w") as f:
+        f.write(out + "\n")
+
+
+if __name__ == "__main__":
+    main()

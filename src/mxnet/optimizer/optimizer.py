@@ -1,0 +1,328 @@
+"""The Optimizer base class, the optimizer registry and the Updater (MXNet 1.9.1's
+``mx.optimizer.Optimizer``, ``register``, ``create``, ``Updater``, ``get_updater``).
+
+An optimizer owns the hyper-parameters and the per-index learning-rate/weight-decay
+bookkeeping (``lr_mult``/``wd_mult``, ``idx2name``, ``param_dict``, update counts, an
+optional lr scheduler); ``create_state`` makes the per-weight state and ``update``
+applies one step in place. The optimizers themselves live in ``sgd.py``,
+``adaptive.py`` and ``contrib.py``.
+"""
+import pickle
+import warnings
+
+import numpy
+
+from ..ndarray import NDArray, zeros
+
+__all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
+
+
+def _invoke(opname, inputs, out=None, **params):
+    """Run a registered update operator (``sgd_update``...) on NDArrays."""
+    from ..ndarray.dispatch import invoke_by_name
+    return invoke_by_name(opname, list(inputs), params, out=out)
+
+
+def _cast_into(src, dst):
+    """dst[:] = src cast to dst's dtype (the master-copy write-back)."""
+    _invoke("Cast", [src], out=dst, dtype=numpy.dtype(dst.dtype).name)
+
+
+class Optimizer:
+    """The base class of all optimizers.
+
+    Parameters
+    ----------
+    rescale_grad : float, default 1.0
+        Multiplies the gradient before the update (often ``1.0/batch_size``).
+    param_idx2name : dict of int to str, optional
+        Parameter names by index; names not ending in ``_weight``/``_gamma`` get no
+        weight decay (wd_mult 0).
+    wd : float, default 0.0
+        Weight decay (L2 regularisation) coefficient.
+    clip_gradient : float, optional
+        Clip the gradient to ``[-clip_gradient, clip_gradient]``.
+    learning_rate : float, optional
+        The learning rate; overrides the scheduler's base lr. 0.01 when neither this
+        nor ``lr_scheduler`` is given.
+    lr_scheduler : LRScheduler, optional
+        Gives the learning rate as a function of the number of updates.
+    sym : Symbol, optional
+        The symbol whose ``__lr_mult__``/``__wd_mult__`` attributes set multipliers.
+    begin_num_update : int, default 0
+        The number of updates already done.
+    multi_precision : bool, default False
+        Keep a float32 master copy of float16 weights and update that.
+    param_dict : dict of int to gluon.Parameter, optional
+        Parameters whose ``lr_mult``/``wd_mult`` take precedence.
+    """
+
+    opt_registry = {}
+
+    def __init__(self, rescale_grad=1., param_idx2name=None, wd=0., clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if lr_scheduler is not None and learning_rate is not None \
+                and lr_scheduler.base_lr != learning_rate:
+            # MXNet prints (rather than warns) this notice.
+            print(UserWarning("learning rate from ``lr_scheduler`` has been overwritten "
+                              "by ``learning_rate`` in optimizer."))
+            lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.lr_mult = {}
+        self.wd_mult = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        # Update counts per device (Updater switches between them) and per index.
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise AssertionError("param_idx2name should be a dict of param indexes to names.")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.allow_np_array = False
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # --- registry -------------------------------------------------------------------
+    @staticmethod
+    def register(klass):
+        """Register an optimizer class under its lower-cased class name."""
+        if not isinstance(klass, type):
+            raise AssertionError("register expects an optimizer class")
+        name = klass.__name__.lower()
+        old = Optimizer.opt_registry.get(name)
+        if old is not None and old is not klass:
+            warnings.warn(f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is "
+                          f"overriding existing optimizer {old.__module__}.{old.__name__}")
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name, **kwargs):
+        """An optimizer by (case-insensitive) registered name, built with kwargs."""
+        klass = Optimizer.opt_registry.get(name.lower())
+        if klass is None:
+            raise ValueError(f"Cannot find optimizer {name}")
+        return klass(**kwargs)
+
+    # --- learning rate --------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The current learning rate (the scheduler's, when there is one)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr):
+        """Set the learning rate; not allowed when an lr scheduler is in charge."""
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note "
+                              "that set_learning_rate can mutate the value of the learning "
+                              "rate of the optimizer only when the LRScheduler of the "
+                              "optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale):
+        """[Deprecated] Use set_lr_mult."""
+        raise DeprecationWarning
+
+    def _sym_mults(self, attr_key):
+        mults = {}
+        if self.sym_info:
+            attrs, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attrs and attr_key in attrs[name]:
+                    mults[name] = float(attrs[name][attr_key])
+        return mults
+
+    def set_lr_mult(self, args_lr_mult):
+        """Set learning-rate multipliers by parameter name or index (the symbol's
+        ``__lr_mult__`` attributes first, then these)."""
+        self.lr_mult = self._sym_mults("__lr_mult__")
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Set weight-decay multipliers by name or index. Parameters named in idx2name
+        that do not end in ``_weight`` or ``_gamma`` default to 0."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values()
+                        if not (n.endswith("_weight") or n.endswith("_gamma"))}
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id):
+        """Switch to the update counts of device ``device_id``."""
+        self._index_update_count = self._all_index_update_counts.setdefault(device_id, {})
+
+    def _update_count(self, index):
+        """Count one more update of each index (int or list); num_update follows the
+        largest count."""
+        for idx in index if isinstance(index, (list, tuple)) else [index]:
+            count = self._index_update_count.get(idx, self.begin_num_update) + 1
+            self._index_update_count[idx] = count
+            self.num_update = max(count, self.num_update)
+
+    def _base_lr(self):
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def _scaled(self, base, indices, mults, attr):
+        out = []
+        for index in indices:
+            v = base
+            if index in self.param_dict:
+                v *= getattr(self.param_dict[index], attr)
+            elif index in mults:
+                v *= mults[index]
+            elif index in self.idx2name:
+                v *= mults.get(self.idx2name[index], 1.0)
+            out.append(v)
+        return out
+
+    def _get_lrs(self, indices):
+        """Learning rates for indices: the base lr times each one's lr_mult."""
+        return self._scaled(self._base_lr(), indices, self.lr_mult, "lr_mult")
+
+    def _get_lr(self, index):
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices):
+        """Weight decays for indices: wd times each one's wd_mult."""
+        return self._scaled(self.wd, indices, self.wd_mult, "wd_mult")
+
+    def _get_wd(self, index):
+        return self._get_wds([index])[0]
+
+    # --- states and updates ------------------------------------------------------
+    def create_state(self, index, weight):
+        """The auxiliary state (momentum, ...) of one weight; None if it needs none."""
+        return None
+
+    def create_state_multi_precision(self, index, weight):
+        """create_state, plus a float32 master copy for float16 weights when
+        multi_precision is on: then the state is ``(weight32, state)``."""
+        if self.multi_precision and weight.dtype == numpy.float16:
+            master = weight.astype(numpy.float32)
+            return (master, self.create_state(index, master))
+        if weight.dtype == numpy.float16 and not self.multi_precision:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
+                          "or slow convergence. Consider using multi_precision=True option "
+                          "of the optimizer")
+        return self.create_state(index, weight)
+
+    def update(self, index, weight, grad, state):
+        """Update weight in place from grad and state."""
+        raise NotImplementedError()
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """update, on the float32 master copy for float16 weights with
+        multi_precision (then written back into weight)."""
+        if self.multi_precision and weight.dtype == numpy.float16:
+            master, inner = state
+            self.update(index, master, grad.astype(numpy.float32), inner)
+            _cast_into(master, weight)
+        else:
+            self.update(index, weight, grad, state)
+
+    # --- pickling (Updater.get_states(dump_optimizer=True)) ---------------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["param_dict"]            # Parameters are not part of the state
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self.param_dict = {}               # set again by the Trainer
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+
+
+class Updater:
+    """Applies an optimizer to (index, grad, weight) triples, keeping one state per
+    index (what KVStore and Module call)."""
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.states = {}
+        self.states_synced = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+
+    def __call__(self, index, grad, weight):
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+        else:
+            indices, grads, weights = [index], [grad], [weight]
+        if weights:
+            self.optimizer._set_current_context(weights[0].context.device_id)
+        for i, idx in enumerate(indices):
+            if isinstance(idx, bytes):
+                idx = indices[i] = idx.decode("utf-8")
+            if idx not in self.states:
+                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                self.states_synced[idx] = True
+            elif not self.states_synced[idx]:
+                self.states[idx] = self.sync_state_context(self.states[idx],
+                                                           weights[i].context)
+                self.states_synced[idx] = True
+        if not self.aggregate_updates:
+            for idx, w, g in zip(indices, weights, grads):
+                self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+            return
+        # Aggregating optimizers take lists of at most aggregate_num weights of one dtype.
+        by_dtype = {}
+        for item in zip(indices, weights, grads):
+            by_dtype.setdefault(numpy.dtype(item[1].dtype), []).append(item)
+        step = self.optimizer.aggregate_num
+        for items in by_dtype.values():
+            for start in range(0, len(items), step):
+                idxs, ws, gs = (list(x) for x in zip(*items[start:start + step]))
+                self.optimizer.update_multi_precision(idxs, ws, gs,
+                                                      [self.states[i] for i in idxs])
+
+    def sync_state_context(self, state, context):
+        """The state moved to context (NDArrays inside tuples/lists too)."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    def set_states(self, states):
+        """Load states (and the optimizer, if it was dumped) from get_states' bytes."""
+        states = pickle.loads(states)
+        if isinstance(states, tuple) and len(states) == 2:
+            self.states, self.optimizer = states
+        else:
+            self.states = states
+        self.states_synced = dict.fromkeys(self.states.keys(), False)
+
+    def get_states(self, dump_optimizer=False):
+        """The states as bytes (pickled), with the optimizer when dump_optimizer."""
+        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def get_updater(optimizer):
+    """An Updater for optimizer."""
+    return Updater(optimizer)
+
+
+def _zeros_like(weight, dtype=None):
+    """A state array of weight's shape and context (float32 unless dtype is given, as
+    MXNet's ``zeros(weight.shape, weight.context)``)."""
+    return zeros(weight.shape, weight.context, dtype=dtype)
+
