@@ -10,6 +10,7 @@ from . import ndarray as nd  # noqa: F401
 from . import autograd  # noqa: F401
 from . import random  # noqa: F401
 from . import name, attribute  # noqa: F401
+from .attribute import AttrScope  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from . import executor  # noqa: F401

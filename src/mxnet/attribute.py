@@ -1,1 +1,60 @@
-"""mx.attribute (being written)."""
+"""Attribute scopes: ``with mx.AttrScope(ctx_group='dev1'):`` attaches string
+attributes to every symbol created inside the block (nested scopes merge, the inner
+value winning)."""
+import threading
+
+__all__ = ["AttrScope", "current"]
+
+
+class _Current(threading.local):
+    def __init__(self):
+        self.value = AttrScope()
+
+
+class _AttrScopeMeta(type):
+    @property
+    def current(cls):
+        """The scope in effect in this thread."""
+        return AttrScope._current.value
+
+
+class AttrScope(metaclass=_AttrScopeMeta):
+    """Attributes (string keys and values) for the symbols created in its scope."""
+
+    _current = None          # set below, once the class exists
+
+    def __init__(self, **kwargs):
+        self._old_scope = None
+        for value in kwargs.values():
+            if not isinstance(value, str):
+                raise ValueError("Attributes need to be string")
+        self._attr = kwargs
+
+    def get(self, attr):
+        """This scope's attributes updated with ``attr`` (the explicit ones win)."""
+        if self._attr:
+            ret = self._attr.copy()
+            if attr:
+                ret.update(attr)
+            return ret
+        return dict(attr) if attr else {}
+
+    def __enter__(self):
+        outer = AttrScope._current.value
+        merged = outer._attr.copy()
+        merged.update(self._attr)
+        self._attr = merged
+        self._old_scope = outer
+        AttrScope._current.value = self
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        AttrScope._current.value = self._old_scope
+        self._old_scope = None
+
+
+AttrScope._current = _Current()
+
+
+def current():
+    return AttrScope._current.value

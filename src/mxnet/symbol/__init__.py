@@ -1,1 +1,107 @@
-"""mx.symbol (being written)."""
+"""mx.sym / mx.symbol: symbolic graphs (MXNet 1.x Symbol API).
+
+Every registered operator appears here as a function (``mx.sym.FullyConnected``,
+``mx.sym.relu``, ...) generated from the registry, next to ``Variable``/``var``,
+``Group``, ``load``/``load_json`` and the Symbol class itself. ``Symbol._create(op,
+inputs, params, name, attr, hint)`` builds a node for any Op (see ``create.py``).
+"""
+import sys as _sys
+
+from .. import operator as _operator  # noqa: F401  (registers operators)
+from ..operator.registry import all_ops as _all_ops
+from .symbol import Symbol
+from .create import Variable, var, Group, create_symbol, create_by_name as _by_name
+from .json_io import load, load_json
+from .register import make_function as _make_function
+from . import _internal, op, contrib, linalg  # noqa: F401
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_symbol",
+           "zeros", "ones", "full", "arange", "pow", "power", "maximum", "minimum",
+           "hypot"]
+
+_this = _sys.modules[__name__]
+
+
+def _populate():
+    """Attach a function per registered operator to mx.sym and its sub-namespaces."""
+    for name, opdef in _all_ops().items():
+        fn = _make_function(opdef, name)
+        setattr(op, name, fn)
+        if name.startswith("_contrib_"):
+            setattr(contrib, name[len("_contrib_"):], fn)
+        elif name.startswith("_linalg_"):
+            setattr(linalg, name[len("_linalg_"):], fn)
+        if name.startswith("_"):
+            setattr(_internal, name, fn)
+        elif not hasattr(_this, name):
+            setattr(_this, name, fn)
+
+
+_populate()
+
+from . import random  # noqa: E402,F401
+
+
+def __getattr__(name):
+    """Operators registered after import (custom operators) appear on first use."""
+    from ..operator.registry import all_ops
+    opdef = all_ops().get(name)
+    if opdef is None or name.startswith("__"):
+        raise AttributeError(f"module 'mxnet.symbol' has no attribute {name!r}")
+    fn = _make_function(opdef, name)
+    setattr(op, name, fn)
+    setattr(_this, name, fn)
+    return fn
+
+
+def _scalar_or_symbol(name, sym_op, scalar_op, rscalar_op, hint_scalar, hint_rscalar=None):
+    """A function of two operands that are symbols or numbers (MXNet's sym.maximum,
+    sym.pow, ...)."""
+    def fn(left, right):
+        left_sym, right_sym = isinstance(left, Symbol), isinstance(right, Symbol)
+        if left_sym and right_sym:
+            return _by_name(sym_op, [left, right], {}, hint=sym_op)
+        if left_sym:
+            return _by_name(scalar_op, [left], {"scalar": right}, hint=hint_scalar)
+        if right_sym:
+            return _by_name(rscalar_op, [right], {"scalar": left},
+                            hint=hint_rscalar or hint_scalar)
+        raise TypeError(f"{name}: at least one operand must be a Symbol, got "
+                        f"{type(left).__name__} and {type(right).__name__}")
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of symbols and/or numbers."
+    return fn
+
+
+pow = _scalar_or_symbol("pow", "_power", "_power_scalar", "_rpower_scalar",  # noqa: A001
+                        "_powerscalar", "_rpowerscalar")
+power = pow
+maximum = _scalar_or_symbol("maximum", "_maximum", "_maximum_scalar", "_maximum_scalar",
+                            "_maximumscalar")
+minimum = _scalar_or_symbol("minimum", "_minimum", "_minimum_scalar", "_minimum_scalar",
+                            "_minimumscalar")
+hypot = _scalar_or_symbol("hypot", "_hypot", "_hypot_scalar", "_hypot_scalar",
+                          "_hypotscalar")
+
+
+def zeros(shape, dtype=None, **kwargs):
+    """A symbol of zeros of the given shape (float32 unless dtype says otherwise)."""
+    return _internal._zeros(shape=shape, dtype="float32" if dtype is None else dtype,
+                            **kwargs)
+
+
+def ones(shape, dtype=None, **kwargs):
+    return _internal._ones(shape=shape, dtype="float32" if dtype is None else dtype,
+                           **kwargs)
+
+
+def full(shape, val, dtype=None, **kwargs):
+    return _internal._full(shape=shape, value=val,
+                           dtype="float32" if dtype is None else dtype, **kwargs)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None,
+           dtype=None):
+    return _internal._arange(start=start, stop=stop, step=step, repeat=repeat,
+                             infer_range=infer_range, name=name,
+                             dtype="float32" if dtype is None else dtype)

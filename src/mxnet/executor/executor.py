@@ -1,0 +1,466 @@
+"""Executor: a symbol bound to arrays, with its plan prepared once.
+
+At construction the passes run in order — shape and dtype inference (``infer``), the
+gradient pass (``gradient``) and memory planning (``memory``) — and the buffers the
+plan asks for are taken from the storage pool. ``forward``/``backward`` then only
+walk the prepared steps: each calls the operator's ``forward``/``backward`` and writes
+the results into the planned buffers, the caller's output/gradient arrays (with the
+argument's grad_req) or nowhere (outputs nothing reads). Both are pushed to the engine
+as one operation reading the arguments and writing the outputs (or gradients), so
+they return at once, as MXNet's do; set ``MXNET_EXEC_SYNC=1`` to run them in the
+calling thread instead.
+"""
+import numpy as np
+
+from .. import engine, storage
+from ..base import MXNetError, env_int
+from ..engine.var import Var
+from ..ndarray.chunk import Chunk
+from ..ndarray.ndarray import NDArray, from_data
+from ..operator.registry import REQ_NULL, REQ_WRITE, OpContext, apply_req
+from .gradient import gradient_pass
+from .graph import Graph
+from .infer import infer_shape_pass, infer_type_pass, is_complete
+from .memory import memory_pass
+
+__all__ = ["Executor"]
+
+
+class _Memory:
+    """Pool blocks backing planned buffers; shared by executors bound with
+    ``shared_exec`` (which never run at the same time: they share an engine var)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.blocks = []
+        self.var = Var("executor")
+
+    def take(self, sizes):
+        """One block per requested size, reusing this memory's blocks where they fit."""
+        free = list(range(len(self.blocks)))
+        out = [None] * len(sizes)
+        for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+            fits = [j for j in free if self.blocks[j].size >= sizes[i]]
+            if fits:
+                j = min(fits, key=lambda j: self.blocks[j].size)
+                free.remove(j)
+                out[i] = self.blocks[j]
+            else:
+                block = storage.get_pool(self.ctx).alloc(max(sizes[i], 1))
+                self.blocks.append(block)
+                out[i] = block
+        return out
+
+    def __del__(self):
+        for block in self.blocks:
+            if block.buffer is not None:
+                block.pool.free(block)
+
+
+def _xp(ctx):
+    from ..backend import array_module
+    return array_module(ctx)
+
+
+class _FwdStep:
+    __slots__ = ("op", "p", "node", "inputs", "n_args", "writes", "mon_names")
+
+
+def _assign(dst, value, what):
+    """Write an operator result into its planned buffer."""
+    if value.shape != dst.shape:
+        if value.size != dst.size:
+            raise MXNetError(f"{what}: produced shape {tuple(value.shape)}, the plan "
+                             f"expects {tuple(dst.shape)}")
+        value = value.reshape(dst.shape)
+    dst[...] = value
+
+
+class Executor:
+    """A bound symbol. Create with ``Symbol.bind`` or ``Symbol.simple_bind``.
+
+    ``arg_arrays``/``grad_arrays``/``aux_arrays`` are the bound arrays in
+    ``list_arguments()``/``list_auxiliary_states()`` order (a gradient is None where
+    grad_req is 'null'); ``outputs`` are the output arrays, rewritten by each forward.
+    ``memory_plan`` holds the plan's figures (``planned_bytes``, ``naive_bytes`` ...).
+    """
+
+    def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None):
+        self._symbol = symbol
+        self._ctx = ctx
+        self.arg_arrays = list(args)
+        self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
+        self._grad_req = list(grad_reqs)
+        self.aux_arrays = list(aux_states)
+        self._monitor = None
+        self._monitor_all = False
+        g = self._graph = Graph(symbol)
+        self._plan_graph()
+        self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
+        self._allocate()
+        self._prepare()
+        self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
+        self.memory_plan = g.memory
+
+    # ------------------------------------------------------------------ planning
+    def _plan_graph(self):
+        g = self._graph
+        var_entries = [(g.entry(n), a) for n, a in zip(g.arg_nodes, self.arg_arrays)]
+        var_entries += [(g.entry(n), a) for n, a in zip(g.aux_nodes, self.aux_arrays)]
+        infer_shape_pass(g, {e: a.shape for e, a in var_entries})
+        infer_type_pass(g, {e: a.dtype for e, a in var_entries})
+        for e, a in var_entries:
+            if tuple(g.shapes[e]) != tuple(a.shape):
+                raise MXNetError(f"bind: argument {g.entry_name(e)} has shape {a.shape}, the "
+                                 f"graph needs {g.shapes[e]}")
+        unknown = [g.entry_name(e) for e in range(g.num_entries) if not is_complete(g.shapes[e])]
+        if unknown:
+            raise MXNetError("bind: cannot infer the shapes of " + ", ".join(unknown))
+        g.dtypes = [np.dtype(np.float32) if t is None else np.dtype(t) for t in g.dtypes]
+        gradient_pass(g, self._grad_req)
+        memory_pass(g)
+
+    def _allocate(self):
+        g, plan = self._graph, self._graph.memory
+        blocks = self._mem.take(plan.slot_bytes)
+        n_total = g.num_entries + g.backward.num_grad_entries
+        self._vals = vals = [None] * n_total
+        grad_src = {ge: e for e, ge in g.backward.grad_entry.items()}
+        for e, slot in plan.slot_of.items():
+            f = grad_src.get(e, e)
+            vals[e] = blocks[slot].view(g.shapes[f], g.dtypes[f])
+        self.outputs = []
+        self._out_nd = {}                 # head entry -> NDArray (op outputs we own)
+        var_nd = {g.entry(n): a for n, a in zip(g.arg_nodes, self.arg_arrays)}
+        var_nd.update({g.entry(n): a for n, a in zip(g.aux_nodes, self.aux_arrays)})
+        for e in g.heads:
+            if e in var_nd:
+                self.outputs.append(var_nd[e])
+                continue
+            nd = self._out_nd.get(e)
+            if nd is None:
+                data, block = storage.empty(self._ctx, g.shapes[e], g.dtypes[e])
+                chunk = Chunk(data)
+                chunk.block = block
+                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e], self._ctx)
+            self.outputs.append(nd)
+        # arrays whose device buffers are read afresh at every run
+        self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
+
+    def _prepare(self):
+        g = self._graph
+        planned = set(g.memory.slot_of) | set(self._out_nd)
+        inplace_out = {dst for _, dst in g.memory.inplace}
+        self._fsteps = []
+        for nid, node in enumerate(g.nodes):
+            if node.op is None:
+                continue
+            s = _FwdStep()
+            s.op, s.p, s.node = node.op, node.params, node
+            s.inputs = g.node_inputs[nid]
+            s.n_args = g.num_args[nid]
+            outs = range(g.row_ptr[nid], g.row_ptr[nid + 1])
+            writes = [(k, e) for k, e in enumerate(outs) if e in planned]
+            # outputs written over an input's buffer go last, after the input's last use
+            writes.sort(key=lambda ke: ke[1] in inplace_out)
+            s.writes = writes
+            names = node.output_names()[:node.num_visible_outputs()]
+            s.mon_names = names
+            self._fsteps.append(s)
+        self._zeros = {}
+
+    # ------------------------------------------------------------------ dicts
+    def _named(self, names, arrays, what):
+        if len(set(names)) != len(names):
+            raise ValueError(f"Duplicate names detected in {what}: {names}")
+        return dict(zip(names, arrays))
+
+    @property
+    def arg_dict(self):
+        """{argument name: bound array}."""
+        if self._arg_dict is None:
+            self._arg_dict = self._named(self._graph.arg_names, self.arg_arrays, "arguments")
+        return self._arg_dict
+
+    @property
+    def grad_dict(self):
+        """{argument name: gradient array or None}."""
+        if self._grad_dict is None:
+            self._grad_dict = self._named(self._graph.arg_names, self.grad_arrays, "gradients")
+        return self._grad_dict
+
+    @property
+    def aux_dict(self):
+        if self._aux_dict is None:
+            self._aux_dict = self._named(self._graph.aux_names, self.aux_arrays,
+                                         "auxiliary states")
+        return self._aux_dict
+
+    @property
+    def output_dict(self):
+        if self._output_dict is None:
+            self._output_dict = self._named(self._symbol.list_outputs(), self.outputs,
+                                            "outputs")
+        return self._output_dict
+
+    def __getitem__(self, name):
+        """``executor['data']`` is ``executor.arg_dict['data']`` (as older MXNet
+        tutorials write it)."""
+        return self.arg_dict[name]
+
+    # ------------------------------------------------------------------ running
+    def _push(self, fn, reads, writes, name):
+        mem_var = self._mem.var
+        owned = [mem_var] + [nd._chunk for nd in self._out_nd.values()]
+        for v in owned:                     # a failed run must not poison the next one
+            if v.num_pending == 0:
+                v.exception = None
+        const = [a._chunk for a in reads]
+        mutate = [a._chunk for a in writes] + [mem_var]
+        if self._monitor is not None or env_int("MXNET_EXEC_SYNC", 0):
+            eng = engine.get()
+            for v in const + mutate:
+                eng.wait_for_var(v)
+            fn(None)
+            return
+        engine.get().push_sync(fn, self._ctx, const, mutate, 0, name)
+
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph. Keyword arguments (name=array) are copied into the bound
+        arguments first. Returns ``outputs``."""
+        if kwargs:
+            arg_dict = self.arg_dict
+            for name, value in kwargs.items():
+                if name not in arg_dict:
+                    raise _ArgumentError(f"Unknown argument {name}")
+                dst = arg_dict[name]
+                shape = tuple(value.shape)
+                if shape != dst.shape:
+                    raise _BindError(f"Shape not match! Argument {name}, need: {dst.shape}, "
+                                     f"received: {shape}")
+                if isinstance(value, NDArray):
+                    value.copyto(dst)
+                else:
+                    dst[:] = value
+        is_train = bool(is_train)
+        self._push(lambda rctx: self._run_forward(is_train),
+                   self.arg_arrays, list(self._out_nd.values()) + self.aux_arrays,
+                   "Executor.forward")
+        return self.outputs
+
+    def _refresh(self):
+        vals = self._vals
+        for e, nd in self._dynamic:
+            vals[e] = nd._data
+
+    def _run_forward(self, is_train):
+        self._refresh()
+        vals = self._vals
+        octx = OpContext(_xp(self._ctx), self._ctx, is_train)
+        monitor = self._monitor
+        for s in self._fsteps:
+            ins = [vals[e] for e in s.inputs]
+            if monitor is not None and self._monitor_all:
+                for nm, x in zip(s.node.input_names(), ins):
+                    monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
+            try:
+                res = s.op.forward(octx, s.p, ins[:s.n_args], ins[s.n_args:])
+            except MXNetError:
+                raise
+            except Exception as err:
+                raise MXNetError(f"Error in operator {s.node.name} ({s.op.name}) forward: "
+                                 f"{type(err).__name__}: {err}") from err
+            for k, e in s.writes:
+                _assign(vals[e], res[k], f"operator {s.node.name} output {k}")
+            if monitor is not None:
+                for k, nm in enumerate(s.mon_names):
+                    monitor(nm, from_data(res[k].copy(), self._ctx))
+
+    def backward(self, out_grads=None, is_train=True):
+        """Compute the gradients of the arguments into ``grad_arrays`` (as each
+        argument's grad_req says). ``out_grads``: the gradient of each output (an
+        NDArray or a list, None entries allowed); outputs whose operator reads no
+        output gradient (losses such as SoftmaxOutput) need none."""
+        plan = self._graph.backward
+        if not plan.steps and not any(s is not None for s in plan.seeds) \
+                and not plan.zero_fill:
+            return
+        if out_grads is None:
+            out_grads = []
+        elif isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            names = self._symbol.list_outputs()
+            out_grads = [out_grads.get(n) for n in names]
+        out_grads = list(out_grads)
+        n_heads = len(self._graph.heads)
+        if len(out_grads) > n_heads:
+            raise MXNetError(f"backward: got {len(out_grads)} output gradients for "
+                             f"{n_heads} outputs")
+        out_grads += [None] * (n_heads - len(out_grads))
+        for i, (req, g) in enumerate(zip(plan.head_required, out_grads)):
+            if req and g is None:
+                raise MXNetError(
+                    "Because the last operator is not Loss function, head_gradient is "
+                    "required when calling backward. If you are attempting to minimize "
+                    "the output as an objective, please modify your network and pass it "
+                    "through the make_loss symbol.")
+            if g is not None:
+                if not isinstance(g, NDArray):
+                    raise TypeError("out_grads must be NDArrays")
+                if tuple(g.shape) != tuple(self.outputs[i].shape):
+                    raise MXNetError(f"backward: out_grad {i} has shape {g.shape}, output "
+                                     f"{i} has shape {self.outputs[i].shape}")
+        given = [g for g in out_grads if g is not None]
+        writes = [g for g, r in zip(self.grad_arrays, self._grad_req)
+                  if g is not None and r != REQ_NULL]
+        self._push(lambda rctx: self._run_backward(out_grads, bool(is_train)),
+                   self.arg_arrays + self.aux_arrays + given + self.outputs, writes,
+                   "Executor.backward")
+
+    def _write(self, target, value):
+        kind, idx, req = target
+        if kind == "arg":
+            dst = self.grad_arrays[idx]._data
+        else:
+            dst = self._vals[idx]
+        if value is None:
+            if req == REQ_WRITE:
+                dst[...] = 0
+            return
+        if value.shape != dst.shape:
+            if value.size != dst.size:
+                raise MXNetError(f"gradient of shape {tuple(value.shape)} does not fit "
+                                 f"{tuple(dst.shape)}")
+            value = value.reshape(dst.shape)
+        apply_req(dst, req, value)
+
+    def _ones_like_head(self, pos):
+        """The head gradient used for a loss head given none (its values are ignored)."""
+        if self._graph.backward.seeds[pos] is None:
+            return None
+        key = ("ones", pos)
+        z = self._zeros.get(key)
+        if z is None:
+            e = self._graph.heads[pos]
+            g = self._graph
+            z = self._zeros[key] = _xp(self._ctx).ones(g.shapes[e], g.dtypes[e])
+        return z
+
+    def _zeros_like_entry(self, e):
+        z = self._zeros.get(e)
+        if z is None:
+            g = self._graph
+            z = self._zeros[e] = _xp(self._ctx).zeros(g.shapes[e], g.dtypes[e])
+        return z
+
+    def _run_backward(self, out_grads, is_train):
+        self._refresh()
+        g, plan, vals = self._graph, self._graph.backward, self._vals
+        head_data = [self._ones_like_head(pos) if og is None else og._data
+                     for pos, og in enumerate(out_grads)]
+        for ge, pos in plan.external_heads.items():
+            vals[ge] = head_data[pos]
+        for pos, seed in enumerate(plan.seeds):
+            if seed is None or (seed[0] == "grad" and seed[1] in plan.external_heads):
+                continue
+            self._write(seed, head_data[pos])
+        xp = _xp(self._ctx)
+        for step in plan.steps:
+            node = g.nodes[step.nid]
+            op = node.op
+            n_args = g.num_args[step.nid]
+            outs = range(g.row_ptr[step.nid], g.row_ptr[step.nid + 1])
+            if step.ograds is None:
+                ograds = [None] * len(outs)
+            else:
+                ograds = [vals[ge] if ge is not None else self._zeros_like_entry(e)
+                          for ge, e in zip(step.ograds, outs)]
+            ins = [vals[e] for e in step.in_data] if step.in_data is not None \
+                else [None] * n_args
+            outd = [vals[e] for e in step.out_data] if step.out_data is not None \
+                else [None] * len(outs)
+            aux = [vals[e] for e in step.aux]
+            in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:n_args]]
+            octx = OpContext(xp, self._ctx, is_train, step.need, in_shapes)
+            try:
+                grads = op.backward(octx, node.params, ograds, ins, outd, aux)
+            except MXNetError:
+                raise
+            except Exception as err:
+                raise MXNetError(f"Error in operator {node.name} ({op.name}) backward: "
+                                 f"{type(err).__name__}: {err}") from err
+            for target, grad in zip(step.targets, grads):
+                if target is not None:
+                    self._write(target, grad)
+        for pos in plan.zero_fill:
+            self.grad_arrays[pos]._data[...] = 0
+
+    # --------------------------------------------------------------- utilities
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` with a copy of every operator output
+        (``<node>_<output>``) after each forward; with monitor_all also every input
+        (``<node>_<input>``) before the operator runs. Forward runs synchronously while
+        a callback is installed."""
+        self._monitor = callback
+        self._monitor_all = bool(monitor_all)
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy values from dicts of arrays into the bound arguments / aux states."""
+        for name, array in arg_params.items():
+            if name in self.arg_dict:
+                dst = self.arg_dict[name]
+                _copy_into(array, dst, name)
+            elif not allow_extra_params:
+                raise ValueError(f'Find name "{name}" that is not in the arguments')
+        if aux_params is None:
+            return
+        for name, array in aux_params.items():
+            if name in self.aux_dict:
+                _copy_into(array, self.aux_dict[name], name)
+            elif not allow_extra_params:
+                raise ValueError(f"Find name {name} that is not in the auxiliary states")
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes that shares this one's parameters
+        (and, for smaller arrays, their memory). See bind.reshape."""
+        from .bind import reshape
+        return reshape(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def get_optimized_symbol(self):
+        return self._symbol.__copy__()
+
+    def debug_str(self):
+        """The graph with its backward steps, and the memory plan's figures."""
+        g = self._graph
+        lines = [self._symbol.debug_str().rstrip("\n")]
+        for step in g.backward.steps:
+            node = g.nodes[step.nid]
+            lines += ["-" * 20, f"Op:_backward_{node.op.name}, Name={node.name}_backward",
+                      "Reads:"]
+            reads = [f"out_grad[{i}]" for i, x in enumerate(step.ograds or []) if x is not None]
+            reads += [g.entry_name(e) for e in (step.in_data or [])]
+            reads += [g.entry_name(e) for e in (step.out_data or [])]
+            lines += [f"\t{r}" for r in reads]
+        lines.append(self.memory_plan.summary().rstrip("\n"))
+        return "\n".join(lines) + "\n"
+
+
+def _copy_into(array, dst, name):
+    from ..ndarray.creation import array as nd_array
+    if not isinstance(array, NDArray):
+        array = nd_array(array, ctx=dst.context, dtype=dst.dtype)
+    if tuple(array.shape) != tuple(dst.shape):
+        raise MXNetError(f"copy_params_from: {name} has shape {array.shape}, the executor's "
+                         f"is {dst.shape}")
+    if np.dtype(array.dtype) != np.dtype(dst.dtype):
+        array = array.astype(dst.dtype)
+    array.copyto(dst)
+
+
+class _BindError(MXNetError, ValueError):
+    """Bad arrays or names given to bind/forward (a ValueError, as in MXNet)."""
+
+
+class _ArgumentError(MXNetError, TypeError):
+    """An unknown argument name (a TypeError, as in MXNet)."""

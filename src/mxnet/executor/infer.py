@@ -1,0 +1,222 @@
+"""Shape and dtype inference passes (and the Symbol.infer_shape/infer_type front ends).
+
+Each operator's ``infer_shape``/``infer_type`` is applied in topological order,
+repeatedly until nothing changes, so a shape learnt late (a weight inferred from the
+data it multiplies) reaches every node. A dimension of 0 means unknown (MXNet 1.x
+legacy semantics); operators only ever see complete shapes or None. A contradiction
+is an MXNetError naming the operator, the input and both shapes.
+"""
+import ast
+import warnings
+
+import numpy as np
+
+from ..base import FLAG_TO_DTYPE, MXNetError, dtype_np
+from .graph import Graph
+
+__all__ = ["infer_shape_pass", "infer_type_pass", "infer_symbol_shapes",
+           "infer_symbol_types", "is_complete"]
+
+
+def is_complete(shape):
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _as_shape(value):
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)):
+        return (int(value),)
+    return tuple(int(d) for d in value)
+
+
+def _var_shape(node):
+    text = node.attrs.get("__shape__")
+    if text is None:
+        return None
+    try:
+        return _as_shape(ast.literal_eval(text))
+    except (ValueError, SyntaxError, TypeError):
+        raise MXNetError(f"variable {node.name}: cannot parse __shape__ {text!r}") from None
+
+
+def _var_dtype(node):
+    text = node.attrs.get("__dtype__")
+    if text is None:
+        return None
+    try:
+        return FLAG_TO_DTYPE[int(text)]
+    except (ValueError, KeyError):
+        return dtype_np(text)
+
+
+def _merge_shape(old, new):
+    """The combination of two partial shapes, or raise ValueError if they differ."""
+    if new is None:
+        return old
+    if old is None or old == new:
+        return new
+    if len(old) != len(new) or any(a and b and a != b for a, b in zip(old, new)):
+        raise ValueError
+    return tuple(a or b for a, b in zip(old, new))
+
+
+def _merge_dtype(old, new):
+    if new is None:
+        return old
+    if old is None or np.dtype(old) == np.dtype(new):
+        return new
+    raise ValueError
+
+
+def _fmt_shape(s):
+    return "()" if s is None else str(tuple(s))
+
+
+def _run_pass(graph, values, call, merge, fmt, kind):
+    """Apply ``call(node, values of its arguments) -> (args, outs, aux)`` to every
+    operator node until a fixpoint; merge the results into ``values``."""
+    nodes, seen = graph.nodes, {}
+    for _ in range(len(nodes) + 1):
+        changed = False
+        for nid, node in enumerate(nodes):
+            if node.op is None:
+                continue
+            eids = graph.node_inputs[nid]
+            outs = list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
+            state = tuple(_key(values[e]) for e in eids) + tuple(_key(values[e]) for e in outs)
+            if seen.get(nid) == state:
+                continue
+            seen[nid] = state
+            n_args = graph.num_args[nid]
+            try:
+                res_args, res_outs, res_aux = call(node, [values[e] for e in eids[:n_args]])
+            except MXNetError as err:
+                raise MXNetError(f"Error in operator {node.name}: {err}") from None
+            except Exception as err:           # an operator's rule failed outright
+                raise MXNetError(f"Error in operator {node.name}: {kind} inference failed: "
+                                 f"{type(err).__name__}: {err}") from None
+            names = node.input_names()
+            targets = list(zip(eids, list(res_args or []) + list(res_aux or []), names))
+            targets += [(e, v, graph.entry_name(e)) for e, v in zip(outs, res_outs or [])]
+            for eid, new, label in targets:
+                old = values[eid]
+                try:
+                    merged = merge(old, new)
+                except (ValueError, TypeError):
+                    src = graph.describe_entry(eid)
+                    raise MXNetError(
+                        f"Error in operator {node.name}: {kind} inconsistent for '{label}'"
+                        f"{'' if src == label else f' ({src})'}: provided {fmt(old)}, "
+                        f"inferred {fmt(new)}") from None
+                if (old is None) != (merged is None) or \
+                        (old is not None and merged != old):   # (np.dtype == None is True)
+                    values[eid] = merged
+                    changed = True
+        if not changed:
+            break
+    return values
+
+
+def _key(value):
+    """A comparable stand-in (numpy dtypes compare equal to None)."""
+    return value if value is None or isinstance(value, tuple) else str(value)
+
+
+def infer_shape_pass(graph, known):
+    """Fill ``graph.shapes`` (one tuple or None per entry). ``known``: {entry id:
+    shape}; variables' ``__shape__`` attributes count as known unless overridden."""
+    shapes = [None] * graph.num_entries
+    for nid in graph.arg_nodes + graph.aux_nodes:
+        shapes[graph.entry(nid)] = _var_shape(graph.nodes[nid])
+    for eid, s in known.items():
+        shapes[eid] = _as_shape(s)
+
+    def call(node, arg_shapes):
+        visible = [s if is_complete(s) else None for s in arg_shapes]
+        a, o, x = node.op.infer_shape(node.params, visible)
+        return ([_as_shape(s) for s in a], [_as_shape(s) for s in o],
+                [_as_shape(s) for s in x])
+
+    graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape")
+    return graph
+
+
+def infer_type_pass(graph, known):
+    """Fill ``graph.dtypes`` (one numpy dtype or None per entry)."""
+    dtypes = [None] * graph.num_entries
+    for nid in graph.arg_nodes + graph.aux_nodes:
+        dtypes[graph.entry(nid)] = _var_dtype(graph.nodes[nid])
+    for eid, t in known.items():
+        dtypes[eid] = None if t is None else dtype_np(t)
+
+    def call(node, arg_types):
+        a, o, x = node.op.infer_type(node.params, list(arg_types))
+        conv = lambda ts: [None if t is None else np.dtype(t) for t in ts]  # noqa: E731
+        return conv(a), conv(o), conv(x)
+
+    graph.dtypes = _run_pass(graph, dtypes, call, _merge_dtype,
+                             lambda t: "unknown" if t is None else np.dtype(t).name, "type")
+    return graph
+
+
+def _known_by_entry(graph, args, kwargs, what):
+    names = graph.arg_names
+    if len(args) > len(names):
+        raise MXNetError(f"infer_{what}: got {len(args)} positional values for "
+                         f"{len(names)} arguments ({', '.join(names)})")
+    known = {}
+    for nid, value in zip(graph.arg_nodes, args):
+        if value is not None:
+            known[graph.entry(nid)] = value
+    by_name = {graph.nodes[i].name: i for i in graph.arg_nodes + graph.aux_nodes}
+    for key, value in kwargs.items():
+        if key not in by_name:
+            raise MXNetError(f"infer_{what}: keyword argument name {key} not found. "
+                             f"Candidate arguments: {', '.join(names)}")
+        if value is not None:
+            known[graph.entry(by_name[key])] = value
+    return known
+
+
+def _results(graph, values):
+    arg = [values[graph.entry(i)] for i in graph.arg_nodes]
+    out = [values[e] for e in graph.heads]
+    aux = [values[graph.entry(i)] for i in graph.aux_nodes]
+    return arg, out, aux
+
+
+def infer_symbol_shapes(symbol, args, kwargs, partial):
+    g = Graph(symbol)
+    infer_shape_pass(g, _known_by_entry(g, args, kwargs, "shape"))
+    arg, out, aux = _results(g, g.shapes)
+    if partial:
+        fix = lambda ss: [() if s is None else s for s in ss]  # noqa: E731
+        return fix(arg), fix(out), fix(aux)
+    missing = [(n, s) for n, s in zip(g.arg_names, arg) if not is_complete(s)]
+    if missing or not all(is_complete(s) for s in out + aux):
+        _warn(missing, "shape")
+        return None
+    return arg, out, aux
+
+
+def infer_symbol_types(symbol, args, kwargs, partial):
+    g = Graph(symbol)
+    infer_type_pass(g, _known_by_entry(g, args, kwargs, "type"))
+    arg, out, aux = _results(g, g.dtypes)
+    conv = lambda ts: [None if t is None else np.dtype(t).type for t in ts]  # noqa: E731
+    if partial:
+        return conv(arg), conv(out), conv(aux)
+    missing = [(n, None) for n, t in zip(g.arg_names, arg) if t is None]
+    if missing or any(t is None for t in out + aux):
+        _warn(missing, "type")
+        return None
+    return conv(arg), conv(out), conv(aux)
+
+
+def _warn(missing, kind):
+    lines = "\n".join(f"\t{n}: {_fmt_shape(v) if kind == 'shape' else 'None'}"
+                      for n, v in missing)
+    extra = " (0s in shape means unknown dimensions)" if kind == "shape" else ""
+    warnings.warn(f"Cannot decide {kind} for the following arguments{extra}. Consider "
+                  f"providing them as input:\n{lines}", stacklevel=4)

@@ -1,0 +1,1 @@
+"""mx.sym.contrib: symbolic operator functions generated from the registry."""

@@ -1,0 +1,152 @@
+"""The symbolic graph: nodes and the walks every Symbol method and executor pass uses.
+
+A ``Node`` is a variable (``op is None``) or an operator applied to input entries.
+An entry is ``(node, output index)``. Nodes are shared between the symbols that
+reach them (as in MXNet: setting an attribute through one symbol is seen by all);
+``copy_graph`` makes an independent copy.
+"""
+from ..base import MXNetError
+from ..operator.params import format_value
+
+__all__ = ["Node", "HIDDEN_KEYS", "topo_order", "copy_graph", "attr_key", "is_dunder"]
+
+# Attributes that MXNet stores as ``__key__`` and lists under both spellings.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def is_dunder(key):
+    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+
+
+def attr_key(key):
+    """The stored spelling of an attribute key (``lr_mult`` -> ``__lr_mult__``)."""
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
+
+class Node:
+    """One graph node.
+
+    ``op``: the registered Op, or None for a variable. ``params``: parsed Params
+    (None for variables). ``given``: the parameter values exactly as the caller passed
+    them (what JSON stores, as str()). ``attrs``: string attributes (``__lr_mult__``,
+    ``__shape__``, ``ctx_group`` ...). ``inputs``: entries ``(node, index)``, the
+    operator's arguments followed by its auxiliary states.
+    """
+
+    __slots__ = ("op", "name", "params", "given", "attrs", "inputs", "__weakref__")
+
+    def __init__(self, op, name, params=None, given=None, attrs=None, inputs=()):
+        self.op = op
+        self.name = name
+        self.params = params
+        self.given = given if given is not None else {}
+        self.attrs = attrs if attrs is not None else {}
+        self.inputs = list(inputs)
+
+    @property
+    def is_variable(self):
+        return self.op is None
+
+    def num_outputs(self):
+        """All outputs, hidden ones included (BatchNorm: 3)."""
+        if self.op is None:
+            return 1
+        return len(self.op.outputs(self.params))
+
+    def num_visible_outputs(self):
+        if self.op is None:
+            return 1
+        return self.op.num_visible_outputs(self.params)
+
+    def num_args(self):
+        """How many inputs are arguments (the rest are auxiliary states)."""
+        if self.op is None:
+            return 0
+        if self.op.variadic is not None:
+            return len(self.inputs) - len(self.op.aux_states(self.params))
+        return len(self.op.arguments(self.params))
+
+    def arg_names(self):
+        op, p = self.op, self.params
+        names = list(op.arguments(p))
+        n = self.num_args()
+        if len(names) != n:                  # variadic operators
+            names = [f"arg{i}" for i in range(n)]
+        return names
+
+    def aux_names(self):
+        return list(self.op.aux_states(self.params))
+
+    def input_names(self):
+        return self.arg_names() + self.aux_names()
+
+    def output_names(self):
+        """Names of every output (``<node>_<output>``); a variable's is its own name."""
+        if self.op is None:
+            return [self.name]
+        return [f"{self.name}_{o}" for o in self.op.outputs(self.params)]
+
+    def all_attrs(self):
+        """Parameters as given (as strings) and attributes: what JSON stores."""
+        out = {k: format_value(v) for k, v in self.given.items()}
+        out.update(self.attrs)
+        return out
+
+    def copy(self):
+        return Node(self.op, self.name, self.params, dict(self.given), dict(self.attrs),
+                    self.inputs)
+
+    def __repr__(self):
+        return f"<Node {'Variable' if self.op is None else self.op.name} {self.name}>"
+
+
+def topo_order(head_nodes):
+    """Every node reachable from head_nodes, inputs before users, in the order of a
+    depth-first walk that visits inputs left to right (MXNet's order)."""
+    order, seen = [], set()
+    for head in head_nodes:
+        if id(head) in seen:
+            continue
+        seen.add(id(head))
+        stack = [[head, 0]]
+        while stack:
+            top = stack[-1]
+            node, i = top
+            if i < len(node.inputs):
+                top[1] = i + 1
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append([child, 0])
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def copy_graph(entries, replace=None):
+    """Copy the graph under entries; ``replace`` maps id(variable node) -> entry to
+    substitute. Returns the copied entries."""
+    replace = replace or {}
+    heads = [e[0] for e in entries]
+    mapping = {}
+    for node in topo_order(heads):
+        sub = replace.get(id(node))
+        if sub is not None:
+            mapping[id(node)] = sub
+            continue
+        new = node.copy()
+        new.inputs = [_remap(mapping, e) for e in node.inputs]
+        mapping[id(node)] = (new, None)
+    return [_remap(mapping, e) for e in entries]
+
+
+def _remap(mapping, entry):
+    node, idx = entry
+    got = mapping[id(node)]
+    if got[1] is None:           # a copied node: keep the output index
+        return (got[0], idx)
+    if idx != 0:
+        raise MXNetError(f"cannot substitute output {idx} of variable {node.name}")
+    return got

@@ -1,0 +1,147 @@
+"""Symbol JSON (MXNet 1.x ``*-symbol.json``) and the debug listing.
+
+The format: ``nodes`` in topological order, each ``{"op", "name", "attrs", "inputs"}``
+with ``op`` "null" for variables and every attribute value a string; ``inputs`` and
+``heads`` are ``[node index, output index, version]``; ``arg_nodes`` lists the
+variable nodes and ``node_row_ptr`` the prefix sums of each node's output count
+(hidden outputs included). Only the parameters the caller passed are stored.
+"""
+import json
+
+from ..base import MXNetError
+from ..operator.registry import get_op
+from .graph import Node, is_dunder, topo_order
+from .symbol import Symbol
+
+__all__ = ["to_json", "load_json", "load", "debug_str"]
+
+MXNET_VERSION = 10901
+
+
+def to_json(symbol):
+    order = topo_order(symbol._head_nodes())
+    index = {id(n): i for i, n in enumerate(order)}
+    nodes, row_ptr = [], [0]
+    for node in order:
+        entry = {"op": "null" if node.op is None else node.op.name, "name": node.name}
+        attrs = node.all_attrs()
+        if attrs:
+            entry["attrs"] = dict(sorted(attrs.items()))
+        n_args = node.num_args()
+        # MXNet marks inputs the operator mutates (auxiliary states) with version 1.
+        entry["inputs"] = [[index[id(src)], k, 0 if j < n_args else 1]
+                           for j, (src, k) in enumerate(node.inputs)]
+        nodes.append(entry)
+        row_ptr.append(row_ptr[-1] + node.num_outputs())
+    doc = {
+        "nodes": nodes,
+        "arg_nodes": [i for i, n in enumerate(order) if n.op is None],
+        "node_row_ptr": row_ptr,
+        "heads": [[index[id(n)], k, 0] for n, k in symbol._outputs],
+        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+    }
+    return _dump(doc, 0)
+
+
+def _dump(value, depth):
+    """JSON laid out as MXNet writes it: one key per line, lists of up to ten flat
+    items and one-entry objects inline."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict):
+        if len(value) <= 1 and all(_flat(v) for v in value.values()):
+            return "{" + ", ".join(f"{json.dumps(k)}: {_dump(v, depth)}"
+                                   for k, v in value.items()) + "}"
+        body = ", \n".join(f"{inner}{json.dumps(k)}: {_dump(v, depth + 1)}"
+                            for k, v in value.items())
+        return "{\n" + body + "\n" + pad + "}"
+    if isinstance(value, list):
+        if len(value) <= 10 and all(_flat(v) for v in value):
+            return "[" + ", ".join(_dump(v, depth) for v in value) + "]"
+        body = ", \n".join(inner + _dump(v, depth + 1) for v in value)
+        return "[\n" + body + "\n" + pad + "]"
+    return json.dumps(value)
+
+
+def _flat(value):
+    if isinstance(value, list):
+        return all(not isinstance(v, (list, dict)) for v in value)
+    return not isinstance(value, dict)
+
+
+def load_json(json_str):
+    """A Symbol from MXNet 1.x symbol JSON text."""
+    if not isinstance(json_str, str):
+        raise TypeError("fname required to be string")
+    try:
+        doc = json.loads(json_str)
+        raw_nodes = doc["nodes"]
+        heads = doc["heads"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise MXNetError(f"invalid symbol JSON: {err}") from None
+    built = []
+    for i, raw in enumerate(raw_nodes):
+        built.append(_build_node(raw, built, i))
+    try:
+        outputs = [(built[h[0]], h[1]) for h in heads]
+    except (IndexError, TypeError):
+        raise MXNetError(f"invalid symbol JSON: bad heads {heads}") from None
+    return Symbol(outputs)
+
+
+def _build_node(raw, built, position):
+    name = raw.get("name", "")
+    attrs = raw.get("attrs", raw.get("attr", raw.get("param"))) or {}
+    attrs = {str(k): str(v) for k, v in attrs.items()}
+    try:
+        inputs = [(built[e[0]], e[1]) for e in raw.get("inputs", [])]
+    except IndexError:
+        raise MXNetError(f"invalid symbol JSON: node {position} ({name}) refers to a later "
+                         "node; nodes must be in topological order") from None
+    opname = raw.get("op", "null")
+    if opname == "null":
+        return Node(None, name, attrs=attrs)
+    op = get_op(opname)
+    fields = op.params.fields
+    given = {k: v for k, v in attrs.items() if k in fields}
+    extra = {k: v for k, v in attrs.items() if k not in fields}
+    for key in extra:
+        if not is_dunder(key) and fields:
+            raise MXNetError(f"Operator {op.name} (node {name}) got an unknown parameter "
+                             f"'{key}'. Valid parameters: {', '.join(fields)}")
+    params = op.parse(given)
+    node = Node(op, name, params, given, extra, inputs)
+    if op.variadic is None:
+        expected = len(op.arguments(params)) + len(op.aux_states(params))
+        if len(inputs) != expected:
+            raise MXNetError(f"invalid symbol JSON: node {name} ({op.name}) has "
+                             f"{len(inputs)} inputs, the operator takes {expected} "
+                             f"({', '.join(node.input_names())})")
+    return node
+
+
+def load(fname):
+    """Load a symbol saved with ``Symbol.save`` / MXNet's ``*-symbol.json``."""
+    if not isinstance(fname, str):
+        raise TypeError("fname required to be a string")
+    with open(fname) as f:
+        return load_json(f.read())
+
+
+def debug_str(symbol):
+    """MXNet's listing: outputs, then each variable and operator with its inputs."""
+    lines = ["Symbol Outputs:"]
+    for i, (node, k) in enumerate(symbol._outputs):
+        lines.append(f"\toutput[{i}]={node.name}({k})")
+    for node in topo_order(symbol._head_nodes()):
+        if node.op is None:
+            lines.append(f"Variable:{node.name}")
+            continue
+        lines += ["-" * 20, f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
+        for j, (src, k) in enumerate(node.inputs):
+            suffix = " version=0" if src.op is None else ""
+            lines.append(f"\targ[{j}]={src.name}({k}){suffix}")
+        attrs = node.all_attrs()
+        if attrs:
+            lines.append("Attrs:")
+            lines += [f"\t{key}={value}" for key, value in attrs.items()]
+    return "\n".join(lines) + "\n"

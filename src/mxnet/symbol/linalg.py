@@ -1,0 +1,1 @@
+"""mx.sym.linalg: symbolic operator functions generated from the registry."""

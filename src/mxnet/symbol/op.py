@@ -1,0 +1,1 @@
+"""mx.sym.op: symbolic operator functions generated from the registry."""

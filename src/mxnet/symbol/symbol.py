@@ -1,0 +1,377 @@
+"""Symbol: a handle on one or more outputs of a symbolic graph (MXNet 1.x ``mx.sym``).
+
+A Symbol is a tuple of entries ``(node, output index)`` over shared ``Node`` objects
+(see ``graph.py``). Building one never computes anything; ``bind``/``simple_bind``
+turn it into an Executor. Operator functions (``mx.sym.FullyConnected``), fluent
+methods (``x.sum()``) and Python operators (``a + 1``) all create symbols through
+``create.create_symbol``.
+"""
+import numbers
+
+import numpy as np
+
+from ..base import MXNetError, NotImplementedForSymbol
+from ..op_methods import OpMethods
+from .graph import HIDDEN_KEYS, attr_key, copy_graph, is_dunder, topo_order
+
+__all__ = ["Symbol"]
+
+# Python operators: NDArray-style op name -> (symbol op, name hint) for symbol operands,
+# for a scalar right operand, and for a scalar left operand (None: commutative).
+_BINARY = {
+    "broadcast_add": (("elemwise_add", "_plus"), ("_plus_scalar", "_plusscalar"), None),
+    "broadcast_sub": (("elemwise_sub", "_minus"), ("_minus_scalar", "_minusscalar"),
+                      ("_rminus_scalar", "_rminusscalar")),
+    "broadcast_mul": (("elemwise_mul", "_mul"), ("_mul_scalar", "_mulscalar"), None),
+    "broadcast_div": (("elemwise_div", "_div"), ("_div_scalar", "_divscalar"),
+                      ("_rdiv_scalar", "_rdivscalar")),
+    "broadcast_mod": (("_mod", "_mod"), ("_mod_scalar", "_modscalar"),
+                      ("_rmod_scalar", "_rmodscalar")),
+    "broadcast_power": (("_power", "_power"), ("_power_scalar", "_powerscalar"),
+                        ("_rpower_scalar", "_rpower_scalar")),
+    "broadcast_equal": (("_equal", "_equal"), ("_equal_scalar", "_equal_scalar"), None),
+    "broadcast_not_equal": (("_not_equal", "_not_equal"),
+                            ("_not_equal_scalar", "_not_equal_scalar"), None),
+    "broadcast_greater": (("_greater", "_greater"), ("_greater_scalar", "_greater_scalar"),
+                          None),
+    "broadcast_greater_equal": (("_greater_equal", "_greater_equal"),
+                                ("_greater_equal_scalar", "_greater_equal_scalar"), None),
+    "broadcast_lesser": (("_lesser", "_lesser"), ("_lesser_scalar", "_lesser_scalar"), None),
+    "broadcast_lesser_equal": (("_lesser_equal", "_lesser_equal"),
+                               ("_lesser_equal_scalar", "_lesser_equal_scalar"), None),
+}
+
+
+class Symbol(OpMethods):
+    """Symbolic outputs of a computation graph.
+
+    Create symbols with ``mx.sym.Variable`` and the operator functions; combine them
+    with Python operators, ``mx.sym.Group`` and composition (``net(data=other)``).
+    """
+
+    __slots__ = ("_outputs", "__weakref__")
+
+    def __init__(self, outputs):
+        self._outputs = tuple(outputs)
+
+    # ------------------------------------------------------------------ hooks
+    def _fluent_fn(self, name):
+        from .. import symbol as sym
+        return getattr(sym, name)
+
+    def _binary_op(self, other, op, scalar_op, reverse_scalar_op=None, reflect=False):
+        from .create import create_by_name
+        sym_op, scalar, rscalar = _BINARY[op]
+        if isinstance(other, Symbol):
+            lhs, rhs = (other, self) if reflect else (self, other)
+            return create_by_name(sym_op[0], [lhs, rhs], {}, hint=sym_op[1])
+        if isinstance(other, numbers.Number):
+            name, hint = (rscalar or scalar) if reflect else scalar
+            return create_by_name(name, [self], {"scalar": other}, hint=hint)
+        raise TypeError(f"type {type(other)} not supported")
+
+    def __neg__(self):
+        return self.__mul__(-1.0)
+
+    def __abs__(self):
+        return self._fluent_fn("abs")(self)
+
+    __hash__ = object.__hash__
+
+    # ---------------------------------------------------------- NDArray-only
+    def __bool__(self):
+        raise NotImplementedForSymbol(self.__bool__, 'operator "bool"')
+
+    def _nd_only(name):                       # noqa: N805  (class-body helper)
+        def method(self, *args, **kwargs):
+            raise NotImplementedForSymbol(name)
+        method.__name__ = name
+        return method
+
+    asnumpy = _nd_only("asnumpy")
+    asscalar = _nd_only("asscalar")
+    wait_to_read = _nd_only("wait_to_read")
+    as_in_context = _nd_only("as_in_context")
+    attach_grad = _nd_only("attach_grad")
+    __iadd__ = _nd_only("+=")
+    __isub__ = _nd_only("-=")
+    __imul__ = _nd_only("*=")
+    __itruediv__ = _nd_only("/=")
+    __imod__ = _nd_only("%=")
+    del _nd_only
+
+    # --------------------------------------------------------------- fluent
+    def reshape(self, *args, **kwargs):
+        """Reshape (MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``)."""
+        return self._fluent_fn("reshape")(self, *args, **kwargs)
+
+    def astype(self, dtype, **kwargs):
+        """Cast to dtype (the ``Cast`` operator)."""
+        return self._fluent_fn("cast")(self, dtype=dtype, **kwargs)
+
+    def as_nd_ndarray(self):
+        return self
+
+    def as_np_ndarray(self):
+        raise MXNetError("mx.np symbols are not implemented in pymxnet")
+
+    # ------------------------------------------------------------ structure
+    @property
+    def name(self):
+        """The name of the node of a single-output symbol; None for a group."""
+        if len(self._outputs) != 1:
+            return None
+        return self._outputs[0][0].name
+
+    def __repr__(self):
+        if len(self._outputs) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(n.name for n, _ in self._outputs)}]>"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        return len(self._outputs)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self._outputs)))
+
+    def __getitem__(self, index):
+        """Output by position, by output name, or a slice of outputs (a group)."""
+        if isinstance(index, str):
+            names = self.list_outputs()
+            hits = [i for i, n in enumerate(names) if n == index]
+            if not hits:
+                raise ValueError(f"Cannot find output that matches name '{index}'")
+            if len(hits) > 1:
+                raise ValueError(f"There are multiple outputs with name '{index}'")
+            index = hits[0]
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError("Symbol only support integer index to fetch i-th output")
+        n = len(self._outputs)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} out of range for a symbol with {n} outputs")
+        return Symbol([self._outputs[index]])
+
+    def __copy__(self):
+        return Symbol(copy_graph(self._outputs))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def copy(self):
+        return self.__copy__()
+
+    def __reduce__(self):
+        from .json_io import load_json
+        return (load_json, (self.tojson(),))
+
+    def __call__(self, *args, **kwargs):
+        """Compose: a copy of this symbol with variables replaced by the given symbols
+        (``net(data=other)``; keyword arguments only, as in MXNet)."""
+        kwargs.pop("name", None)
+        if args:
+            raise MXNetError("General composition only supports keyword arguments: "
+                             "call the symbol as sym(var_name=other_symbol)")
+        variables = {n.name: n for n in topo_order(self._head_nodes()) if n.op is None}
+        replace = {}
+        for key, value in kwargs.items():
+            if key not in variables:
+                raise MXNetError(f"Symbol.Compose: keyword argument name {key} not found. "
+                                 f"Candidate arguments: {list(variables)}")
+            if not isinstance(value, Symbol):
+                raise TypeError(f"Compose expects Symbol values, got {type(value).__name__} "
+                                f"for '{key}'")
+            if len(value._outputs) != 1:
+                raise MXNetError(f"Keyword argument {key} is a group of "
+                                 f"{len(value._outputs)} outputs; a single output is required")
+            replace[id(variables[key])] = value._outputs[0]
+        return Symbol(copy_graph(self._outputs, replace))
+
+    def _compose(self, *args, **kwargs):
+        """In-place composition (MXNet's ``_compose``)."""
+        self._outputs = self(*args, **kwargs)._outputs
+
+    def _head_nodes(self):
+        return [n for n, _ in self._outputs]
+
+    def _topo(self):
+        return topo_order(self._head_nodes())
+
+    def get_internals(self):
+        """A group of every output of every node (variables included), in graph order."""
+        entries = []
+        for node in self._topo():
+            entries.extend((node, i) for i in range(node.num_visible_outputs()))
+        return Symbol(entries)
+
+    def get_children(self):
+        """A group of the inputs of this symbol's node(s); None for a variable."""
+        entries = [e for n in self._head_nodes() for e in n.inputs]
+        return Symbol(entries) if entries else None
+
+    # ------------------------------------------------------------- listings
+    def _aux_ids(self, order):
+        aux = set()
+        for node in order:
+            if node.op is not None:
+                for src, _ in node.inputs[node.num_args():]:
+                    aux.add(id(src))
+        return aux
+
+    def list_arguments(self):
+        """Names of the arguments (variables that are not auxiliary states)."""
+        order = self._topo()
+        aux = self._aux_ids(order)
+        return [n.name for n in order if n.op is None and id(n) not in aux]
+
+    def list_auxiliary_states(self):
+        """Names of the auxiliary states (e.g. BatchNorm's moving_mean, moving_var)."""
+        order = self._topo()
+        aux = self._aux_ids(order)
+        return [n.name for n in order if n.op is None and id(n) in aux]
+
+    def list_inputs(self):
+        """Names of every variable, arguments and auxiliary states, in graph order."""
+        return [n.name for n in self._topo() if n.op is None]
+
+    def list_outputs(self):
+        return [node.output_names()[i] for node, i in self._outputs]
+
+    # ----------------------------------------------------------- attributes
+    def attr(self, key):
+        """The string value of attribute key on this symbol's node (None if absent)."""
+        if len(self._outputs) != 1:
+            return None
+        attrs = self._outputs[0][0].all_attrs()
+        return attrs.get(attr_key(key), attrs.get(key))
+
+    def list_attr(self, recursive=False):
+        """Attributes of this symbol's node (parameters as strings included)."""
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been "
+                                     "deprecated. Please use attr_dict instead.")
+        # (a group lists its first node's attributes, as MXNet does)
+        return _listed(self._outputs[0][0].all_attrs())
+
+    def attr_dict(self):
+        """{node name: attributes} for every node that has attributes."""
+        out = {}
+        for node in self._topo():
+            attrs = node.all_attrs()
+            if attrs:
+                out[node.name] = _listed(attrs)
+        return out
+
+    def _set_attr(self, **kwargs):
+        """Set string attributes on this symbol's node."""
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise ValueError("Set Attr only accepts string values")
+        nodes = {id(n): n for n in self._head_nodes()}
+        if len(nodes) != 1:
+            raise MXNetError("Symbol.SetAttrs only works for non-grouped symbol")
+        for node in nodes.values():
+            for key, value in kwargs.items():
+                node.attrs[attr_key(key)] = value
+
+    # ------------------------------------------------------------ inference
+    def infer_shape(self, *args, **kwargs):
+        """Infer shapes from the given input shapes (by position in list_arguments()
+        order, or by name). Returns (arg_shapes, out_shapes, aux_shapes), or
+        (None, None, None) with a warning when some shape stays unknown."""
+        from ..executor.infer import infer_symbol_shapes
+        res = infer_symbol_shapes(self, args, kwargs, partial=False)
+        if res is None:
+            return None, None, None
+        return res
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like infer_shape, but unknown shapes come back as () and unknown dims as 0."""
+        from ..executor.infer import infer_symbol_shapes
+        return infer_symbol_shapes(self, args, kwargs, partial=True)
+
+    def infer_type(self, *args, **kwargs):
+        """Infer dtypes (numpy types) from the given input dtypes. Returns
+        (arg_types, out_types, aux_types), or (None, None, None) with a warning when
+        some type stays unknown."""
+        from ..executor.infer import infer_symbol_types
+        res = infer_symbol_types(self, args, kwargs, partial=False)
+        if res is None:
+            return None, None, None
+        return res
+
+    def infer_type_partial(self, *args, **kwargs):
+        from ..executor.infer import infer_symbol_types
+        return infer_symbol_types(self, args, kwargs, partial=True)
+
+    # ------------------------------------------------------- serialisation
+    def tojson(self, remove_amp_cast=True):
+        """The graph as MXNet 1.x symbol JSON."""
+        from .json_io import to_json
+        return to_json(self)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write the graph to fname as MXNet 1.x symbol JSON (``*-symbol.json``)."""
+        if not isinstance(fname, str):
+            raise TypeError("fname needs to be a string")
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def debug_str(self):
+        """A readable listing of the graph (outputs, variables, operators)."""
+        from .json_io import debug_str
+        return debug_str(self)
+
+    # ------------------------------------------------------------ execution
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """Bind arrays to the arguments and return an Executor.
+
+        args / args_grad / aux_states: lists in list_arguments() (list_auxiliary_states())
+        order or dicts by name; the arrays are used as given (not copied), so executors
+        bound to the same arrays see each other's updates. grad_req: 'write', 'add',
+        'null', or a per-argument list or dict ('null' for names left out).
+        """
+        from ..executor.bind import bind
+        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx,
+                    shared_exec)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """Infer every shape from the given input shapes, allocate zero-filled
+        arguments, gradients and auxiliary states, and bind them."""
+        from ..executor.bind import simple_bind
+        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
+                           shared_arg_names, shared_exec, shared_buffer, kwargs)
+
+    def eval(self, ctx=None, **kwargs):
+        """Bind the given arrays (by name), run forward and return the outputs."""
+        from ..context import current_context
+        ex = self.bind(ctx or current_context(), kwargs, grad_req="null")
+        return ex.forward()
+
+    def gradient(self, wrt):
+        raise MXNetError("Symbol.gradient is not implemented (as in MXNet 1.x); bind the "
+                         "symbol and call Executor.backward instead")
+
+    def optimize_for(self, backend, *args, **kwargs):
+        raise MXNetError(f"Symbol.optimize_for: backend {backend!r} is not supported by "
+                         "pymxnet (no subgraph backends)")
+
+    def get_backend_symbol(self, backend):
+        raise MXNetError(f"Symbol.get_backend_symbol: backend {backend!r} is not "
+                         "supported by pymxnet")
+
+
+def _listed(attrs):
+    """Attributes as MXNet lists them: hidden keys also under their plain spelling."""
+    out = dict(attrs)
+    for key, value in attrs.items():
+        if is_dunder(key) and key[2:-2] in HIDDEN_KEYS:
+            out[key[2:-2]] = value
+    return out
+

@@ -1,0 +1,284 @@
+"""Symbolic test helpers of ``mx.test_utils`` (MXNet 1.9.1 names and arguments):
+check_symbolic_forward, check_symbolic_backward, check_numeric_gradient (for a
+Symbol), check_consistency and simple_forward. Each binds the symbol with an
+Executor and compares against expected NumPy values.
+"""
+import numpy as np
+
+from .base import MXNetError
+from .context import Context, current_context
+
+__all__ = ["check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient",
+           "check_consistency", "simple_forward", "default_tols"]
+
+
+def _ctx(ctx):
+    if ctx is not None:
+        return ctx
+    from .test_utils import default_context
+    return default_context()
+
+
+def _nd(value, ctx, dtype):
+    from .ndarray import array
+    from .ndarray.ndarray import NDArray
+    if isinstance(value, NDArray):
+        return value.as_in_context(ctx) if dtype is None else \
+            value.as_in_context(ctx).astype(dtype, copy=False)
+    value = np.asarray(value)
+    return array(value, ctx=ctx, dtype=value.dtype if dtype is None else dtype)
+
+
+def _parse_location(sym, location, ctx, dtype):
+    """{argument name: NDArray} from a list (list_arguments order) or a dict."""
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        unknown = set(location) - set(names)
+        if unknown:
+            raise ValueError(f"Symbol arguments and keys of the given location do not "
+                             f"match: symbol args {names}, location keys "
+                             f"{sorted(location)}")
+    else:
+        location = dict(zip(names, location))
+    return {k: _nd(v, ctx, dtype) for k, v in location.items()}
+
+
+def _parse_aux(sym, aux_states, ctx, dtype):
+    if aux_states is None:
+        return None
+    names = sym.list_auxiliary_states()
+    if not isinstance(aux_states, dict):
+        aux_states = dict(zip(names, aux_states))
+    return {k: _nd(v, ctx, dtype) for k, v in aux_states.items()}
+
+
+def _by_output(sym, values):
+    if isinstance(values, dict):
+        return [values[n] for n in sym.list_outputs()]
+    return list(values)
+
+
+def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=np.float32):
+    """Bind sym to location (inputs as a list or dict of arrays), run forward
+    (inference mode) and compare every output with expected (list or dict by output
+    name). Returns the outputs as NumPy arrays."""
+    from .test_utils import assert_almost_equal
+    ctx = _ctx(ctx)
+    args = _parse_location(sym, location, ctx, dtype)
+    aux = _parse_aux(sym, aux_states, ctx, dtype)
+    expected = _by_output(sym, expected)
+    ex = sym.bind(ctx, args=args, grad_req="null", aux_states=aux)
+    outputs = [o.asnumpy() for o in ex.forward(is_train=False)]
+    for name, exp, got in zip(sym.list_outputs(), expected, outputs):
+        assert_almost_equal(exp, got, rtol, atol, names=(f"EXPECTED_{name}",
+                                                         f"FORWARD_{name}"),
+                            equal_nan=equal_nan)
+    return outputs
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
+                            aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=np.float32):
+    """Run forward (training mode) and backward with out_grads, and compare the
+    gradients of the arguments named in expected (a dict, or a list in argument
+    order). grad_req 'add' is checked against the random initial gradient plus the
+    expected one; 'null' against the untouched initial gradient. Returns the
+    gradients as a dict of NumPy arrays."""
+    from .test_utils import assert_almost_equal
+    from .ndarray import array
+    ctx = _ctx(ctx)
+    args = _parse_location(sym, location, ctx, dtype)
+    aux = _parse_aux(sym, aux_states, ctx, dtype)
+    if not isinstance(expected, dict):
+        expected = dict(zip(sym.list_arguments(), expected))
+    init = {k: np.random.normal(size=np.shape(v)).astype(dtype or np.float32)
+            for k, v in expected.items()}
+    grads = {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in init.items()}
+    if isinstance(grad_req, str):
+        reqs = {k: grad_req for k in expected}
+    elif isinstance(grad_req, (list, tuple)):
+        reqs = dict(zip(sym.list_arguments(), grad_req))
+    else:
+        reqs = dict(grad_req)
+    ex = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
+    ex.forward(is_train=True)
+    if out_grads is not None:
+        if isinstance(out_grads, dict):
+            out_grads = _by_output(sym, out_grads)
+        elif not isinstance(out_grads, (list, tuple)):
+            out_grads = [out_grads]
+        out_grads = [None if g is None else _nd(g, ctx, None) for g in out_grads]
+    ex.backward(out_grads)
+    got = {k: v.asnumpy() for k, v in grads.items()}
+    for name, exp in expected.items():
+        req = reqs.get(name, "null")
+        if req == "write":
+            want = exp
+        elif req == "add":
+            want = np.asarray(exp) + init[name]
+        else:
+            want = init[name]
+        assert_almost_equal(want, got[name], rtol, atol, names=(f"EXPECTED_{name}",
+                                                               f"BACKWARD_{name}"),
+                            equal_nan=equal_nan)
+    return got
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=np.float64, **kwargs):
+    """Compare the executor's gradients of sum(head * output) (random heads, one per
+    output) with central finite differences, for the arguments in grad_nodes (all
+    arguments by default). Computed in dtype (float64 by default)."""
+    from .test_utils import assert_almost_equal, numeric_grad
+    ctx = _ctx(ctx)
+    eps = 1e-3 if numeric_eps is None else numeric_eps
+    rtol = 1e-2 if rtol is None else rtol
+    atol = 1e-4 if atol is None else atol
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        loc = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
+               for k, v in location.items()}
+    else:
+        loc = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
+               for k, v in zip(names, location)}
+    missing = [n for n in names if n not in loc]
+    if missing:
+        raise ValueError(f"check_numeric_gradient: no values for {missing}")
+    if grad_nodes is None:
+        grad_nodes = {n: "write" for n in names}
+    elif not isinstance(grad_nodes, dict):
+        grad_nodes = {n: "write" for n in grad_nodes}
+    aux_np = None
+    if aux_states is not None:
+        aux_names = sym.list_auxiliary_states()
+        if not isinstance(aux_states, dict):
+            aux_states = dict(zip(aux_names, aux_states))
+        aux_np = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
+                  for k, v in aux_states.items()}
+
+    def bind(values, grads=None, reqs="null"):
+        args = {k: _nd(v, ctx, dtype) for k, v in values.items()}
+        aux = None if aux_np is None else {k: _nd(v, ctx, dtype) for k, v in aux_np.items()}
+        return sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
+
+    from .ndarray import zeros
+    grads = {n: zeros(loc[n].shape, ctx, dtype) for n in grad_nodes}
+    ex = bind(loc, grads, dict(grad_nodes))
+    outs = ex.forward(is_train=use_forward_train)
+    rng = np.random.RandomState(1234)
+    heads = [rng.normal(size=o.shape) for o in outs]
+    ex.backward([_nd(h, ctx, o.dtype) for h, o in zip(heads, outs)])
+    analytic = {n: g.asnumpy() for n, g in grads.items()}
+
+    probe = bind(loc)
+    order = list(grad_nodes)
+
+    def f(arrays):
+        for n, a in zip(order, arrays):
+            probe.arg_dict[n][:] = a
+        return [o.asnumpy().astype(np.float64) for o in probe.forward(is_train=use_forward_train)]
+
+    numeric = numeric_grad(f, [loc[n] for n in order], lambda _: heads, eps)
+    for n, num in zip(order, numeric):
+        if grad_nodes[n] == "null":
+            continue
+        assert_almost_equal(analytic[n], num, rtol=rtol, atol=atol,
+                            names=(f"SYMBOLIC_GRAD_{n}", f"NUMERICAL_{n}"))
+
+
+def default_tols():
+    return {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+            np.dtype(np.float64): 1e-5, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
+            np.dtype(np.int64): 0}
+
+
+def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None,
+                      aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+                      equal_nan=False, use_uniform=False, rand_type=np.float64):
+    """Run sym (or one symbol per entry) on every context/dtype in ctx_list (dicts
+    with 'ctx', input shapes and an optional 'type_dict') with the same random
+    arguments, and compare outputs and gradients with the most precise run.
+    Returns the ground-truth arrays {name: NumPy array}."""
+    from .test_utils import assert_almost_equal
+    if tol is None:
+        tol = default_tols()
+    elif isinstance(tol, (int, float)):
+        tol = {dt: tol for dt in default_tols()}
+    syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    if len(syms) != len(ctx_list):
+        raise MXNetError("check_consistency: one symbol per context entry is required")
+    exes = []
+    for s, spec in zip(syms, ctx_list):
+        spec = dict(spec)
+        c = spec.pop("ctx", None) or current_context()
+        if not isinstance(c, Context):
+            raise TypeError("ctx_list entries need a Context under 'ctx'")
+        type_dict = spec.pop("type_dict", None)
+        exes.append(s.simple_bind(c, grad_req=grad_req, type_dict=type_dict, **spec))
+    first = exes[0]
+    if arg_params is None:
+        arg_params = {}
+        for n, arr in first.arg_dict.items():
+            shape = arr.shape
+            if use_uniform:
+                arg_params[n] = np.random.uniform(-0.5 * scale, 0.5 * scale,
+                                                  size=shape).astype(rand_type)
+            else:
+                arg_params[n] = np.random.normal(size=shape, scale=scale).astype(rand_type)
+    if aux_params is None:
+        aux_params = {n: np.zeros(a.shape) for n, a in first.aux_dict.items()}
+    for ex in exes:
+        for n, arr in ex.arg_dict.items():
+            arr[:] = np.asarray(arg_params[n]).astype(arr.dtype)
+        for n, arr in ex.aux_dict.items():
+            arr[:] = np.asarray(aux_params[n]).astype(arr.dtype)
+    dtypes = [np.dtype(ex.outputs[0].dtype) for ex in exes]
+    gt_idx = int(np.argmax([d.itemsize for d in dtypes]))
+    names = syms[0].list_outputs()
+
+    def compare(gt, what):
+        for i, ex in enumerate(exes):
+            if i == gt_idx:
+                continue
+            t = tol[dtypes[i]]
+            for n, got in what(ex).items():
+                if got is None or gt.get(n) is None:
+                    continue
+                try:
+                    assert_almost_equal(got, gt[n], rtol=t, atol=t, equal_nan=equal_nan,
+                                        names=(f"ctx{i} {n}", f"ground truth {n}"))
+                except AssertionError:
+                    if raise_on_err:
+                        raise
+                    print(f"check_consistency: {n} on entry {i} differs")
+
+    for ex in exes:
+        ex.forward(is_train=False)
+    outputs = lambda ex: {n: o.asnumpy() for n, o in zip(names, ex.outputs)}  # noqa: E731
+    gt = ground_truth or dict(outputs(exes[gt_idx]))
+    compare(gt, outputs)
+    if grad_req != "null":
+        for ex in exes:
+            ex.forward(is_train=True)
+            ex.backward([o.copy() for o in ex.outputs])
+        grads = lambda ex: {n: (None if g is None else g.asnumpy())  # noqa: E731
+                            for n, g in ex.grad_dict.items()}
+        gt_full = dict(outputs(exes[gt_idx]))
+        gt_full.update({n: g for n, g in grads(exes[gt_idx]).items() if g is not None})
+        if ground_truth is not None:
+            gt_full.update(ground_truth)
+        compare(gt_full, lambda ex: {**outputs(ex), **grads(ex)})
+        gt = gt_full
+    return gt
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    """Bind sym to the given NumPy inputs (by name), run forward and return the
+    output as a NumPy array (a list when there are several)."""
+    ctx = _ctx(ctx)
+    args = {k: _nd(v, ctx, np.float32) for k, v in inputs.items()}
+    ex = sym.bind(ctx, args=args, grad_req="null")
+    outs = [o.asnumpy() for o in ex.forward(is_train=is_train)]
+    return outs[0] if len(outs) == 1 else outs

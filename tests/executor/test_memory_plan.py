@@ -1,0 +1,133 @@
+"""The executor's memory plan: buffer reuse, in-place, what backward keeps (seed
+002: FullyConnected's output is freed early because its backward does not read it),
+pool usage, and correctness of the results under heavy reuse."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import storage
+from mxnet.name import NameManager
+from mxnet.test_utils import assert_almost_equal
+
+
+@pytest.fixture(autouse=True)
+def _fresh_names():
+    with NameManager():
+        yield
+
+
+def _mlp(layers=3, hidden=32):
+    h = mx.sym.Variable("data")
+    for i in range(layers):
+        h = mx.sym.FullyConnected(h, num_hidden=hidden, name=f"fc{i}")
+        h = mx.sym.Activation(h, act_type="relu", name=f"relu{i}")
+    h = mx.sym.FullyConnected(h, num_hidden=10, name="out")
+    return mx.sym.SoftmaxOutput(h, name="softmax")
+
+
+def test_mlp_plan_reuses_memory():
+    ex = _mlp().simple_bind(mx.cpu(), data=(16, 20))
+    plan = ex.memory_plan
+    assert plan.planned_bytes < plan.naive_bytes
+    assert plan.num_slots < len(plan.entry_bytes)
+    assert len(plan.inplace) >= 1
+    assert "without reuse" in plan.summary()
+
+
+def test_fully_connected_output_not_kept_for_backward():
+    ex = _mlp(layers=2).simple_bind(mx.cpu(), data=(16, 20))
+    plan = ex.memory_plan
+    kept = plan.kept_for_backward()
+    # FullyConnected's backward reads its input, not its output; Activation reads its
+    # output: so fc0_output dies in forward and relu0_output lives until backward.
+    assert "fc0_output" not in kept and "fc1_output" not in kept
+    assert "relu0_output" in kept and "relu1_output" in kept
+    first, last, first_kind, last_kind = plan.lifetime("fc0_output")
+    assert (first_kind, last_kind) == ("forward", "forward")
+    assert plan.lifetime("relu0_output")[3] == "backward"
+    # relu runs in place over the FullyConnected output that dies there
+    names = {(plan.names[a], plan.names[b]) for a, b in plan.inplace}
+    assert ("fc0_output", "relu0_output") in names
+
+
+def test_forward_only_plan_keeps_nothing_and_ping_pongs():
+    h = mx.sym.Variable("data")
+    for i in range(6):
+        h = mx.sym.FullyConnected(h, num_hidden=8, name=f"fc{i}")
+    ex = h.simple_bind(mx.cpu(), grad_req="null", data=(4, 8))
+    plan = ex.memory_plan
+    assert plan.kept_for_backward() == []
+    assert plan.num_slots == 2                 # five intermediates in two buffers
+    assert plan.planned_bytes == 2 * 4 * 8 * 4
+    assert plan.naive_bytes == 5 * 4 * 8 * 4
+
+
+def test_inplace_chain_uses_one_buffer():
+    h = mx.sym.Variable("data")
+    for _ in range(5):
+        h = mx.sym.sigmoid(mx.sym.relu(h))
+    ex = h.simple_bind(mx.cpu(), grad_req="null", data=(3, 7))
+    plan = ex.memory_plan
+    assert plan.num_slots == 1 and len(plan.inplace) == len(plan.entry_bytes) - 1
+    x = np.random.randn(3, 7).astype(np.float32)
+    ref = x
+    for _ in range(5):
+        ref = 1 / (1 + np.exp(-np.maximum(ref, 0)))
+    assert_almost_equal(ex.forward(data=x)[0].asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_pooling_keeps_input_and_output():
+    x = mx.sym.Variable("data")
+    c = mx.sym.Convolution(x, kernel=(3, 3), num_filter=2, name="conv")
+    p = mx.sym.Pooling(c, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool")
+    out = mx.sym.FullyConnected(mx.sym.flatten(p, name="flat"), num_hidden=3, name="fc")
+    ex = out.simple_bind(mx.cpu(), data=(2, 1, 6, 6))
+    kept = ex.memory_plan.kept_for_backward()
+    assert "conv_output" in kept and "pool_output" in kept
+    assert "fc_output" not in kept
+
+
+def test_planned_buffers_come_from_the_pool():
+    pool = storage.get_pool(mx.cpu())
+    before = pool.stats()["num_allocs"]
+    ex = _mlp().simple_bind(mx.cpu(), data=(16, 20))
+    after = pool.stats()["num_allocs"]
+    assert after - before >= ex.memory_plan.num_slots
+    in_use = pool.stats()["bytes_in_use"]
+    del ex
+    import gc
+    gc.collect()
+    assert pool.stats()["bytes_in_use"] < in_use
+
+
+def test_results_correct_under_reuse_with_branches():
+    """A graph whose intermediates share buffers, checked against autograd."""
+    x = mx.sym.Variable("x")
+    a = mx.sym.relu(x, name="a")
+    b = mx.sym.tanh(a, name="b")
+    c = mx.sym.sigmoid(a, name="c")
+    d = b * c + mx.sym.exp(b) - a
+    e = mx.sym.FullyConnected(d, num_hidden=4, name="fc")
+    out = mx.sym.sum(mx.sym.sqrt(mx.sym.square(e) + 1.0))
+    xv = np.random.randn(5, 6).astype(np.float32)
+    wv = np.random.randn(4, 6).astype(np.float32)
+    bv = np.random.randn(4).astype(np.float32)
+    ex = out.simple_bind(mx.cpu(), x=(5, 6))
+    ex.copy_params_from({"x": xv, "fc_weight": wv, "fc_bias": bv})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((1,))])
+    assert ex.memory_plan.planned_bytes <= ex.memory_plan.naive_bytes
+    nx, nw, nb = mx.nd.array(xv), mx.nd.array(wv), mx.nd.array(bv)
+    for t in (nx, nw, nb):
+        t.attach_grad()
+    with mx.autograd.record():
+        av = mx.nd.relu(nx)
+        bb = mx.nd.tanh(av)
+        dd = bb * mx.nd.sigmoid(av) + mx.nd.exp(bb) - av
+        ee = mx.nd.FullyConnected(dd, nw, nb, num_hidden=4)
+        oo = mx.nd.sum(mx.nd.sqrt(mx.nd.square(ee) + 1.0))
+    oo.backward()
+    assert_almost_equal(ex.outputs[0].asnumpy(), oo.asnumpy(), rtol=1e-5)
+    for name, t in (("x", nx), ("fc_weight", nw), ("fc_bias", nb)):
+        assert_almost_equal(ex.grad_dict[name].asnumpy(), t.grad.asnumpy(), rtol=1e-4,
+                            atol=1e-5, names=(f"executor {name}", "autograd"))

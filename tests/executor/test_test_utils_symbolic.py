@@ -1,0 +1,103 @@
+"""mx.test_utils' symbolic helpers (check_symbolic_forward/backward, numeric
+gradients for a Symbol, check_consistency, simple_forward) against NumPy."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import test_utils_symbolic as tus
+from mxnet.name import NameManager
+
+
+@pytest.fixture(autouse=True)
+def _fresh_names():
+    with NameManager():
+        yield
+
+
+def _fc():
+    return mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+
+
+def _values():
+    rng = np.random.RandomState(3)
+    return [rng.randn(4, 5).astype(np.float32), rng.randn(3, 5).astype(np.float32),
+            rng.randn(3).astype(np.float32)]
+
+
+def test_check_symbolic_forward_list_and_dict():
+    x, w, b = _values()
+    ref = x @ w.T + b
+    outs = tus.check_symbolic_forward(_fc(), [x, w, b], [ref])
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5)
+    tus.check_symbolic_forward(_fc(), {"data": x, "fc_weight": w, "fc_bias": b},
+                               {"fc_output": ref})
+    with pytest.raises(AssertionError):
+        tus.check_symbolic_forward(_fc(), [x, w, b], [ref + 1])
+
+
+def test_check_symbolic_backward_write_add_null():
+    x, w, b = _values()
+    og = np.random.randn(4, 3).astype(np.float32)
+    expected = {"data": og @ w, "fc_weight": og.T @ x, "fc_bias": og.sum(0)}
+    got = tus.check_symbolic_backward(_fc(), [x, w, b], [og], expected)
+    np.testing.assert_allclose(got["fc_bias"], og.sum(0), rtol=1e-5)
+    tus.check_symbolic_backward(_fc(), [x, w, b], [og], expected, grad_req="add")
+    tus.check_symbolic_backward(_fc(), [x, w, b], [og], expected,
+                                grad_req={"data": "null", "fc_weight": "write",
+                                          "fc_bias": "add"})
+    with pytest.raises(AssertionError):
+        tus.check_symbolic_backward(_fc(), [x, w, b], [og], {"data": og @ w + 1})
+
+
+def test_check_numeric_gradient_symbol():
+    x = mx.sym.var("x")
+    y = mx.sym.var("y")
+    sym = mx.sym.tanh(x) * y + mx.sym.square(x)
+    loc = {"x": np.random.randn(3, 2), "y": np.random.randn(3, 2)}
+    tus.check_numeric_gradient(sym, loc)
+    mx.test_utils.check_numeric_gradient(sym, [loc["x"], loc["y"]], grad_nodes=["x"])
+    tus.check_numeric_gradient(_fc(), _values(), dtype=np.float64)
+
+
+def test_check_numeric_gradient_catches_a_wrong_backward():
+    from mxnet.operator.params import Schema
+    from mxnet.operator.registry import Op, list_ops, register
+
+    class WrongSquare(Op):
+        name = "_test_wrong_square_grad"
+        params = Schema()
+        backward_uses = ("out_grad", "in_data")
+
+        def forward(self, ctx, p, inputs, aux):
+            return [inputs[0] ** 2]
+
+        def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+            return [out_grads[0] * inputs[0]]          # should be 2 * x
+
+    if WrongSquare.name not in list_ops():
+        register(WrongSquare)
+    sym = mx.sym.Symbol._create(WrongSquare.name, [mx.sym.var("x")], {})
+    with pytest.raises(AssertionError):
+        tus.check_numeric_gradient(sym, [np.random.rand(4) + 0.5])
+
+
+def test_check_consistency_across_dtypes():
+    sym = mx.sym.Activation(_fc(), act_type="tanh")
+    ctx_list = [{"ctx": mx.cpu(), "data": (4, 5), "type_dict": {"data": np.float32}},
+                {"ctx": mx.cpu(), "data": (4, 5), "type_dict": {"data": np.float64}}]
+    gt = tus.check_consistency(sym, ctx_list)
+    assert set(gt) >= {"activation0_output", "data", "fc_weight", "fc_bias"}
+
+
+def test_simple_forward():
+    x = np.random.rand(2, 3).astype(np.float32)
+    out = tus.simple_forward(mx.sym.relu(mx.sym.var("a") - 0.5), a=x)
+    np.testing.assert_allclose(out, np.maximum(x - 0.5, 0), rtol=1e-6)
+    two = tus.simple_forward(mx.sym.Group([mx.sym.var("a") * 2, mx.sym.var("a") + 1]), a=x)
+    assert len(two) == 2
+
+
+def test_reexported_from_test_utils():
+    for name in ("check_symbolic_forward", "check_symbolic_backward", "check_consistency",
+                 "simple_forward"):
+        assert getattr(mx.test_utils, name) is getattr(tus, name)

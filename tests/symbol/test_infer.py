@@ -1,0 +1,83 @@
+"""Symbol.infer_shape / infer_shape_partial / infer_type: results and errors as in
+MXNet 1.9.1 (recorded from it)."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.name import NameManager
+
+
+@pytest.fixture
+def net():
+    with NameManager():
+        x = mx.sym.Variable("x")
+        fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc")
+        y = mx.sym.Variable("y")
+        yield fc + y
+
+
+def test_infer_shape_forward_and_from_consumers(net):
+    assert net.infer_shape(x=(2, 4)) == ([(2, 4), (3, 4), (3,), (2, 3)], [(2, 3)], [])
+    assert net.infer_shape((2, 4)) == ([(2, 4), (3, 4), (3,), (2, 3)], [(2, 3)], [])
+    assert net.infer_shape_partial(x=(2, 4)) == ([(2, 4), (3, 4), (3,), (2, 3)],
+                                                 [(2, 3)], [])
+
+
+def test_incomplete_inference_warns_and_returns_none(net):
+    with pytest.warns(UserWarning, match="Cannot decide shape"):
+        assert net.infer_shape(y=(2, 3)) == (None, None, None)
+    assert net.infer_shape_partial(y=(2, 3)) == ([(), (), (), (2, 3)], [(2, 3)], [])
+    assert net.infer_shape_partial() == ([(), (), (), ()], [()], [])
+
+
+def test_contradicting_shapes_name_both(net):
+    with pytest.raises(MXNetError) as err:
+        net.infer_shape(x=(2, 4), y=(3, 3))
+    msg = str(err.value)
+    assert "_plus0" in msg and "(2, 3)" in msg and "(3, 3)" in msg
+
+
+def test_unknown_argument_name(net):
+    with pytest.raises(MXNetError, match="zz"):
+        net.infer_shape(x=(2, 4), zz=(3, 3))
+
+
+def test_variable_shape_attribute_and_override():
+    v = mx.sym.Variable("v", shape=(4, 5))
+    r = mx.sym.relu(v)
+    assert r.infer_shape() == ([(4, 5)], [(4, 5)], [])
+    assert r.infer_shape(v=(4, 6)) == ([(4, 6)], [(4, 6)], [])
+    # 0 marks an unknown dimension (legacy semantics), completed by inference
+    w = mx.sym.Variable("w", shape=(3, 0))
+    fc = mx.sym.FullyConnected(mx.sym.var("d"), weight=w, num_hidden=3, name="f")
+    assert fc.infer_shape(d=(2, 7))[0] == [(2, 7), (3, 7), (3,)]
+
+
+def test_elementwise_inputs_inferred_from_each_other():
+    z, y = mx.sym.var("z"), mx.sym.var("y")
+    assert (z + y).infer_shape(z=(2,)) == ([(2,), (2,)], [(2,)], [])
+    with pytest.warns(UserWarning):
+        assert mx.sym.relu(z).infer_shape() == (None, None, None)
+
+
+def test_batchnorm_aux_shapes():
+    with NameManager():
+        bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn")
+    args, outs, aux = bn.infer_shape(data=(2, 5, 3, 3))
+    assert args == [(2, 5, 3, 3), (5,), (5,)]
+    assert outs == [(2, 5, 3, 3)] and aux == [(5,), (5,)]
+
+
+def test_infer_type(net):
+    f64 = np.float64
+    assert net.infer_type(x="float64") == ([f64, f64, f64, f64], [f64], [])
+    assert net.infer_type(x=np.float16)[1] == [np.float16]
+    with pytest.warns(UserWarning, match="Cannot decide type"):
+        assert net.infer_type() == (None, None, None)
+    with pytest.raises(MXNetError) as err:
+        net.infer_type(x="float16", y="float32")
+    assert "float16" in str(err.value) and "float32" in str(err.value)
+    v = mx.sym.var("v", dtype="float64")
+    assert mx.sym.relu(v).infer_type() == ([f64], [f64], [])
+    assert mx.sym.var("v").astype("float16").infer_type(v="float32")[1] == [np.float16]
