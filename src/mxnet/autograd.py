@@ -83,11 +83,14 @@ def predict_mode():
 
 
 class VarNode:
-    """A marked variable: where its gradient goes and how (write/add/null)."""
-    __slots__ = ("grad", "grad_req", "__weakref__")
+    """A marked variable: where its gradient goes and how (write/add/null).
+    ``fresh_grad`` is set when backward() writes the gradient (MXNet's
+    ``NDArray._fresh_grad``, which gluon.Trainer clears and checks for stale gradients)."""
+    __slots__ = ("grad", "grad_req", "fresh_grad", "__weakref__")
 
     def __init__(self, grad, grad_req):
         self.grad, self.grad_req = grad, grad_req
+        self.fresh_grad = False
 
 
 class Node:
@@ -129,7 +132,7 @@ def _record(op, p, args, aux, outputs, is_train, ctx):
             break
     else:
         return
-    uses = op.backward_uses
+    uses = op.backward_uses_for(p)
     in_data = list(args) if "in_data" in uses else None
     out_data = list(outputs) if "out_data" in uses else None
     node = Node(op, p, ctx, is_train, parents, in_data, out_data, list(aux),
@@ -274,6 +277,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     result = _run_backward(heads, head_grads, retain_graph, train_mode)
     for node, g in result.values():
         buf = node.grad
+        node.fresh_grad = True
         if node.grad_req == REQ_ADD:
             buf.wait_to_write()
             buf._data[...] += g.astype(buf._dtype, copy=False)
@@ -363,6 +367,9 @@ class _FunctionOp:
     backward_uses = ("out_grad",)
     zero_grad = False
     name = "_Function"
+
+    def backward_uses_for(self, p):
+        return self.backward_uses
 
     def __init__(self, fn, n_in):
         self.fn, self.n_in = fn, n_in

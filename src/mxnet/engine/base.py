@@ -1,4 +1,5 @@
 """The engine interface shared by NaiveEngine and ThreadedEngine."""
+import contextlib
 import threading
 
 from ..base import MXNetError
@@ -99,6 +100,12 @@ class Engine:
 
     def wait_for_all(self):
         raise NotImplementedError
+
+    def blocking_section(self):
+        """Context manager around Python code that runs inside pushed work and may
+        wait on other pushed work (a custom operator's callbacks). Engines whose
+        workers could all end up waiting keep a spare worker running meanwhile."""
+        return contextlib.nullcontext()
 
     # --- shared helpers ---------------------------------------------------
     def _record_failure(self, exc, mutate_vars):

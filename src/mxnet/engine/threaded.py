@@ -5,6 +5,7 @@ reader at the head of its queue together and a writer alone, so writes to a var 
 in push order and readers see the last earlier writer. A block whose grants are all
 in is handed to the worker pool in priority order.
 """
+import contextlib
 import heapq
 import itertools
 import threading
@@ -13,6 +14,8 @@ from ..base import env_int
 from .base import Engine, RunContext
 
 __all__ = ["ThreadedEngine"]
+
+_current = threading.local()      # .engine: set in that engine's worker threads
 
 
 class _Block:
@@ -45,6 +48,8 @@ class ThreadedEngine(Engine):
         n = num_workers or max(1, env_int("MXNET_CPU_WORKER_NTHREADS", 2))
         self._workers = [threading.Thread(target=self._work, name=f"mxnet-engine-{i}",
                                           daemon=True) for i in range(n)]
+        self._blocked = 0                # workers inside blocking_section()
+        self._spares = 0                 # extra workers started for them
         for t in self._workers:
             t.start()
 
@@ -119,6 +124,7 @@ class ThreadedEngine(Engine):
             self._ready_cv.notify()
 
     def _work(self):
+        _current.engine = self
         while True:
             with self._ready_cv:
                 while not self._ready:
@@ -155,6 +161,28 @@ class ThreadedEngine(Engine):
             blk.fn(rctx, on_complete)
         except BaseException as exc:
             on_complete(exc)
+
+    @contextlib.contextmanager
+    def blocking_section(self):
+        """A worker about to run code that may wait on other pushed work (a custom
+        operator's Python callback) gets a spare worker to stand in, so waiting
+        workers can never leave the pool empty. Spares stay for later sections."""
+        if getattr(_current, "engine", None) is not self:
+            yield
+            return
+        with self._ready_cv:
+            self._blocked += 1
+            spawn = self._blocked > self._spares
+            if spawn:
+                self._spares += 1
+        if spawn:
+            threading.Thread(target=self._work, name=f"mxnet-engine-spare-{self._spares}",
+                             daemon=True).start()
+        try:
+            yield
+        finally:
+            with self._ready_cv:
+                self._blocked -= 1
 
     # --- synchronisation ---------------------------------------------------
     def wait_for_var(self, var):

@@ -87,7 +87,7 @@ def gradient_pass(graph, grad_reqs):
             reach[nid] = any(reach[src(e)] for e in graph.node_inputs[nid][:graph.num_args[nid]])
 
     def uses_og(nid):
-        return "out_grad" in nodes[nid].op.backward_uses
+        return "out_grad" in nodes[nid].op.backward_uses_for(nodes[nid].params)
 
     def wanted(e):
         nid = src(e)
@@ -159,7 +159,7 @@ def gradient_pass(graph, grad_reqs):
         if not active[nid]:
             continue
         op = nodes[nid].op
-        uses = op.backward_uses
+        uses = op.backward_uses_for(nodes[nid].params)
         eids = graph.node_inputs[nid]
         n_args = graph.num_args[nid]
         outs = list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))

@@ -5,8 +5,5 @@ from .registry import Op, OpContext, register as register_op, get_op, list_ops, 
 from . import ops as _ops  # noqa: F401  (registers the built-in operators)
 from . import nn as _nn  # noqa: F401
 
-try:  # the custom-operator front end (seed 001)
-    from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
-                         NDArrayOp, get_all_registered_operators)
-except ImportError:  # pragma: no cover - present once the Symbol issue lands
-    pass
+from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
+                     NDArrayOp, get_all_registered_operators)

@@ -93,6 +93,11 @@ class Op:
     def num_visible_outputs(self, p):
         return len(self.outputs(p))
 
+    def backward_uses_for(self, p):
+        """``backward_uses`` for these parameters (a CustomOp's prop declares it per
+        call); executors and autograd ask this, not the attribute."""
+        return self.backward_uses
+
     # --- inference ----------------------------------------------------------
     def infer_shape(self, p, in_shapes):
         """Return (in_shapes, out_shapes, aux_shapes); unknown shapes are None.
