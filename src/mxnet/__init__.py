@@ -1,7 +1,10 @@
 """pymxnet: Apache MXNet 1.x rebuilt in Python. ``import mxnet as mx``."""
 __version__ = "1.9.1"
 
+from ._compat import restore_numpy_aliases as _restore_numpy_aliases
 from .base import MXNetError  # noqa: F401
+
+_restore_numpy_aliases()
 from . import base, context, engine, storage, resource  # noqa: F401
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: F401
 from . import operator  # noqa: F401
