@@ -1,0 +1,16 @@
+"""mx.image: image decoding, resizing, cropping, augmenters and ImageIter.
+
+Decoding and encoding need Pillow (``pip install pillow``); everything else is NumPy.
+"""
+from .image import (imread, imdecode, imresize, scale_down, resize_short,  # noqa: F401
+                    fixed_crop, random_crop, center_crop, color_normalize,
+                    random_size_crop)
+from .augmenters import (Augmenter, SequentialAug, RandomOrderAug, ResizeAug,  # noqa: F401
+                         ForceResizeAug, RandomCropAug, RandomSizedCropAug, CenterCropAug,
+                         HorizontalFlipAug, CastAug, ColorNormalizeAug,
+                         BrightnessJitterAug, ContrastJitterAug, SaturationJitterAug,
+                         ColorJitterAug, LightingAug, RandomGrayAug, HueJitterAug,
+                         CreateAugmenter)
+from .image_iter import ImageIter  # noqa: F401
+from .border import (copyMakeBorder, imrotate, random_rotate, ImageDetIter,  # noqa: F401
+                     CreateDetAugmenter, CreateMultiRandCropAugmenter)

@@ -1,0 +1,172 @@
+"""Image resampling in NumPy with OpenCV's geometry (what MXNet's imresize used).
+
+Interpolation codes are OpenCV's: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos
+(8 taps); 9 picks cubic for enlarging, area for shrinking, bilinear otherwise; 10 picks
+one of 0-4 at random. Pixel centres sit at half-integers (source x = (dst x + 0.5) *
+scale - 0.5) and borders replicate, as in cv::resize. Each axis is resampled separately
+by gathering a few taps per output pixel (area downscaling uses an overlap matrix), so
+results match OpenCV up to its fixed-point rounding (at most 1 for uint8).
+"""
+import functools
+import random as _pyrandom
+
+import numpy as np
+
+from ..base import MXNetError
+
+__all__ = ["resize", "get_interp_method"]
+
+
+def get_interp_method(interp, sizes=()):
+    """Resolves the meta-methods 9 (auto) and 10 (random) to an OpenCV code 0-4.
+    ``sizes`` is (src_h, src_w, dst_h, dst_w), needed for 9."""
+    if interp == 9:
+        if not sizes:
+            return 2
+        oh, ow, nh, nw = sizes
+        if nh > oh and nw > ow:
+            return 2
+        if nh < oh and nw < ow:
+            return 3
+        return 1
+    if interp == 10:
+        return _pyrandom.randint(0, 4)
+    if interp not in (0, 1, 2, 3, 4):
+        raise MXNetError(f"imresize: unknown interpolation method {interp}; expected "
+                         "0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 (lanczos), "
+                         "9 (auto) or 10 (random)")
+    return interp
+
+
+def _cubic(x, a=-0.75):
+    x = np.abs(x)
+    return np.where(x <= 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+
+
+def _lanczos4(x):
+    out = np.sinc(x) * np.sinc(x / 4)
+    return np.where(np.abs(x) < 4, out, 0.0)
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(n_in, n_out, method):
+    """(indices, weights), each (n_out, K): source pixels and weights per output pixel."""
+    scale = n_in / n_out
+    dst = np.arange(n_out, dtype=np.float64)
+    if method == 0:
+        idx = np.minimum(np.floor(dst * scale).astype(np.int64), n_in - 1)
+        return idx[:, None], None
+    if method == 3:  # area, enlarging: linear-like weights with sharp steps
+        base = np.floor(dst * scale)
+        frac = (dst + 1) - (base + 1) / scale
+        frac = np.where(frac <= 0, 0.0, frac - np.floor(frac))
+        offsets, weights = np.array([0, 1]), np.stack([1 - frac, frac], axis=1)
+    else:
+        src = (dst + 0.5) * scale - 0.5
+        base = np.floor(src)
+        frac = src - base
+        if method == 1:
+            # OpenCV clamps the position itself at the borders, not just the taps
+            low, high = base < 0, base >= n_in - 1
+            frac = np.where(low | high, 0.0, frac)
+            base = np.where(low, 0, np.where(high, n_in - 1, base))
+            offsets = np.array([0, 1])
+            weights = np.stack([1 - frac, frac], axis=1)
+        else:
+            offsets = np.arange(-1, 3) if method == 2 else np.arange(-3, 5)
+            kernel = _cubic if method == 2 else _lanczos4
+            weights = kernel(frac[:, None] - offsets[None, :])
+            weights /= weights.sum(axis=1, keepdims=True)
+    idx = np.clip(base.astype(np.int64)[:, None] + offsets[None, :], 0, n_in - 1)
+    return idx, weights.astype(np.float32)
+
+
+@functools.lru_cache(maxsize=64)
+def _area_matrix(n_in, n_out):
+    """(n_out, n_in) weights: the share of each source pixel in each output pixel."""
+    scale = n_in / n_out
+    lo = np.arange(n_out)[:, None] * scale
+    hi = lo + scale
+    j = np.arange(n_in)[None, :]
+    overlap = np.clip(np.minimum(hi, j + 1) - np.maximum(lo, j), 0, None)
+    return (overlap / scale).astype(np.float32)
+
+
+def _resample_axis(img, n_out, axis, method, shrink_area=False, span=None):
+    """Resamples one axis to ``n_out`` pixels; ``span`` = (first, count) limits the
+    work to those output pixels (a crop of the result, computed exactly)."""
+    n_in = img.shape[axis]
+    lo, count = span if span is not None else (0, n_out)
+    if n_in == n_out:
+        return img if span is None else np.take(img, np.arange(lo, lo + count), axis)
+    shape = [1] * img.ndim
+    shape[axis] = count
+    if shrink_area:
+        mat = _area_matrix(n_in, n_out)[lo:lo + count]
+        moved = np.moveaxis(img, axis, 0)
+        out = (mat @ moved.reshape(n_in, -1)).reshape((count,) + moved.shape[1:])
+        return np.moveaxis(out, 0, axis)
+    idx, weights = _taps(n_in, n_out, method)
+    idx = idx[lo:lo + count]
+    if weights is None:
+        return np.take(img, idx[:, 0], axis=axis)
+    weights = weights[lo:lo + count]
+    out = np.take(img, idx[:, 0], axis=axis)
+    if idx.shape[1] == 2:
+        # a + (b - a) * w: two gathers and no temporaries beyond them
+        other = np.take(img, idx[:, 1], axis=axis)
+        other -= out
+        other *= weights[:, 1].reshape(shape)
+        out += other
+        return out
+    out *= weights[:, 0].reshape(shape)
+    tap = np.empty_like(out)
+    for k in range(1, idx.shape[1]):
+        np.take(img, idx[:, k], axis=axis, out=tap)
+        tap *= weights[:, k].reshape(shape)
+        out += tap
+    return out
+
+
+def resize(img, w, h, interp=1, window=None):
+    """Resizes an (H, W) or (H, W, C) numpy image to width ``w`` and height ``h``.
+    The result has the input's dtype (integers rounded and saturated).
+
+    ``window`` = (x0, y0, cw, ch) returns only that region of the resized image,
+    computing no other output pixel (for resize-then-crop pipelines).
+    """
+    img = np.asarray(img)
+    if img.ndim not in (2, 3):
+        raise MXNetError(f"imresize: image must be (H, W) or (H, W, C), got shape "
+                         f"{img.shape}")
+    w, h = int(w), int(h)
+    if w <= 0 or h <= 0:
+        raise MXNetError(f"imresize: target size must be positive, got w={w}, h={h}")
+    if img.shape[0] == 0 or img.shape[1] == 0:
+        raise MXNetError(f"imresize: cannot resize an empty image of shape {img.shape}")
+    method = get_interp_method(interp, (img.shape[0], img.shape[1], h, w))
+    if window is None:
+        xspan = yspan = None
+    else:
+        x0, y0, cw, ch = (int(v) for v in window)
+        if x0 < 0 or y0 < 0 or cw <= 0 or ch <= 0 or x0 + cw > w or y0 + ch > h:
+            raise MXNetError(f"imresize: window {window} is outside the {w}x{h} result")
+        xspan, yspan = (x0, cw), (y0, ch)
+    if (h, w) == img.shape[:2] and window is None:
+        return img.copy()
+    if method == 0:
+        return _resample_axis(_resample_axis(img, h, 0, 0, span=yspan), w, 1, 0,
+                              span=xspan)
+    # OpenCV averages areas only when neither axis grows; otherwise INTER_AREA uses
+    # its step-like linear weights on both axes.
+    area = method == 3 and h <= img.shape[0] and w <= img.shape[1]
+    work = img.astype(np.float32, copy=False)
+    out = _resample_axis(work, h, 0, method, area, yspan)
+    out = _resample_axis(out, w, 1, method, area, xspan)
+    if out is work:
+        out = out.copy()
+    if img.dtype.kind in "iu":
+        info = np.iinfo(img.dtype)
+        out = np.clip(np.rint(out), info.min, info.max)
+    return out.astype(img.dtype, copy=False)
