@@ -8,6 +8,7 @@ import it restores the missing aliases to the builtins they used to name. Set
 """
 import builtins
 import os
+import warnings
 
 import numpy as np
 
@@ -18,7 +19,11 @@ def restore_numpy_aliases():
     if os.environ.get("MXNET_NUMPY_LEGACY_ALIASES", "1") == "0":
         return
     for name in _ALIASES:
-        try:
-            getattr(np, name)
-        except AttributeError:
-            setattr(np, name, getattr(builtins, name))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # NumPy warns while saying "gone"
+            try:
+                getattr(np, name)
+                continue
+            except AttributeError:
+                pass
+        setattr(np, name, getattr(builtins, name))

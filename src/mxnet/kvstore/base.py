@@ -113,8 +113,10 @@ def create(name="local"):
 
     ``'local'`` (aggregation and updates on the CPU; also ``'local_allreduce_cpu'``)
     and ``'device'`` (on the device of the first value; also ``'local_allreduce_device'``
-    and ``'nccl'``) are single-process stores. ``'dist_*'`` stores need the MPI
-    backend. Names registered with ``KVStoreBase.register`` (``'teststore'``) create
+    and ``'nccl'``) are single-process stores. ``'dist_sync'``, ``'dist_device_sync'``,
+    ``'dist_async'`` and ``'horovod'`` are distributed stores over MPI (mpi4py, from
+    ``pip install 'pymxnet[dist]'``); start the workers with ``python -m
+    mxnet.tools.launch -n N ...`` or ``mpiexec -n N ...``. Names registered with ``KVStoreBase.register`` (``'teststore'``) create
     that class.
     """
     if not isinstance(name, str):
@@ -122,11 +124,10 @@ def create(name="local"):
     name = name.lower()
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
-    if "dist" in name:
-        raise MXNetError(f"KVStore type '{name}' needs the distributed (MPI) backend, "
-                         "which is not available in this build; use 'local' or 'device' "
-                         "for single-process training")
-    if name in ("horovod", "byteps"):
+    if "dist" in name or name == "horovod":
+        from .dist import create as create_dist   # imports mpi4py only now
+        return create_dist(name)
+    if name == "byteps":
         raise MXNetError(f"KVStore type '{name}' is not available in pymxnet")
     from .kvstore import KVStore
     return KVStore(name)
