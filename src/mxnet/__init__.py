@@ -29,6 +29,8 @@ from . import io  # noqa: F401
 from . import image  # noqa: F401
 from . import recordio  # noqa: F401
 from . import model  # noqa: F401
+from . import monitor  # noqa: F401
+from . import monitor as mon  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
 from . import rtc  # noqa: F401

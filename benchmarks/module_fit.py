@@ -1,0 +1,127 @@
+"""Module.fit on Fashion-MNIST: the 784-128-64-10 MLP and LeNet (conv 5x5x20, tanh,
+max-pool, conv 5x5x50, tanh, max-pool, fc 500, tanh, fc 10), batch 100, SGD lr 0.1
+momentum 0.9, Xavier init, for pymxnet and the real MXNet 1.9.1, 2 threads each, in
+one run. Reports training throughput (samples/s over the whole ``fit`` call, metric
+updates and logging included), scoring throughput and test accuracy.
+
+The parent process reads the Fashion-MNIST files once (pymxnet's IDX reader) and
+hands the same arrays to every worker (an .npz in a temporary directory), so both
+frameworks see identical data; shuffling and initialisation use each framework's RNG.
+
+    python benchmarks/module_fit.py [--train 10000] [--test 10000] [--epochs 1]
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+BATCH = 100
+MODELS = ("mlp", "lenet")
+
+
+def build(mx, model):
+    data = mx.sym.var("data")
+    if model == "mlp":
+        x = mx.sym.flatten(data)
+        for i, width in enumerate((128, 64)):
+            x = mx.sym.FullyConnected(x, num_hidden=width, name=f"fc{i + 1}")
+            x = mx.sym.Activation(x, act_type="relu", name=f"relu{i + 1}")
+        x = mx.sym.FullyConnected(x, num_hidden=10, name="fc3")
+    else:
+        x = data
+        for i, filters in enumerate((20, 50)):
+            x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=filters, name=f"conv{i + 1}")
+            x = mx.sym.Activation(x, act_type="tanh", name=f"tanh{i + 1}")
+            x = mx.sym.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2),
+                               name=f"pool{i + 1}")
+        x = mx.sym.flatten(x)
+        x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=500, name="fc1"),
+                              act_type="tanh", name="tanh3")
+        x = mx.sym.FullyConnected(x, num_hidden=10, name="fc2")
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+def worker(model, data_file, epochs):
+    import numpy as np
+    import mxnet as mx
+    d = np.load(data_file)
+    mx.random.seed(0)
+    np.random.seed(0)
+    train = mx.io.NDArrayIter(d["train_x"], d["train_y"], BATCH, shuffle=True)
+    test = mx.io.NDArrayIter(d["test_x"], d["test_y"], BATCH)
+    mod = mx.mod.Module(build(mx, model), context=mx.cpu())
+    t0 = time.perf_counter()
+    mod.fit(train, num_epoch=epochs, optimizer="sgd", initializer=mx.init.Xavier(),
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, eval_metric="acc")
+    mx.nd.waitall()
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    acc = dict(mod.score(test, "acc"))["accuracy"]
+    score_s = time.perf_counter() - t0
+    n_train = len(d["train_y"]) // BATCH * BATCH * epochs
+    n_test = len(d["test_y"])
+    return {f"{model} fit samples/s": n_train / fit_s,
+            f"{model} score samples/s": n_test / score_s,
+            f"{model} test accuracy": acc}
+
+
+def load_data(n_train, n_test, path):
+    sys.path.insert(0, harness.SRC)
+    import numpy as np
+    from mxnet.test_utils import get_mnist
+    m = get_mnist()
+    np.savez(path, train_x=m["train_data"][:n_train], train_y=m["train_label"][:n_train],
+             test_x=m["test_data"][:n_test], test_y=m["test_label"][:n_test])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--model", default="mlp", choices=MODELS)
+    ap.add_argument("--data")
+    ap.add_argument("--train", type=int, default=10000)
+    ap.add_argument("--test", type=int, default=10000)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--frameworks", default="pymxnet,mxnet-1.9.1")
+    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "module_fit.md"))
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.model, args.data, args.epochs)))
+        return
+    me = os.path.abspath(__file__)
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "fashion_mnist.npz")
+        load_data(args.train, args.test, data)
+        for fw in args.frameworks.split(","):
+            merged = {}
+            for model in MODELS:
+                res = harness.run_worker(me, fw, ["--model", model, "--data", data,
+                                                  "--epochs", str(args.epochs)])
+                merged.update(res if "error" not in res else {f"{model} error": res["error"]})
+            runs[fw] = merged
+    speed = [f"{m} {k} samples/s" for m in MODELS for k in ("fit", "score")]
+    accuracy = [f"{m} test accuracy" for m in MODELS]
+    text = [f"# Module.fit on Fashion-MNIST (batch {BATCH}, SGD lr 0.1 momentum 0.9, "
+            f"{args.epochs} epoch(s) on {args.train} images, tested on {args.test})", "",
+            harness.machine_note(), "",
+            "Throughput (higher is better; ratio > 1: pymxnet faster):", "",
+            harness.table(runs, speed, lower_is_better=False, unit="samples/s"), "",
+            "Test accuracy after training (same data; RNG streams differ):", "",
+            harness.table(runs, accuracy, lower_is_better=False, unit="accuracy"), ""]
+    errs = {f"{fw} {k}": v for fw, r in runs.items() for k, v in r.items() if "error" in k}
+    if errs:
+        text += ["Errors:", *[f"- {k}: {v}" for k, v in errs.items()]]
+    out = "\n".join(text)
+    print(out)
+    with open(args.out, "w") as f:
+        f.write(out + "\n")
+
+
+if __name__ == "__main__":
+    main()

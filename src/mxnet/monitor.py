@@ -1,0 +1,112 @@
+"""Monitor: statistics of every operator output (and weights) during training, for
+debugging (MXNet 1.9.1's ``mx.monitor.Monitor`` / ``mx.mon.Monitor``).
+
+``install(executor)`` registers a callback on the executor; between ``tic()`` and
+``toc()`` (every ``interval`` batches) each operator output whose name matches
+``pattern`` is reduced by ``stat_func`` (default: ``norm(x)/sqrt(x.size)``), and at
+``toc`` the arguments and auxiliary states are added. ``toc_print`` logs one line
+per entry: ``Batch: <step> <name> <value>``.
+"""
+import logging
+import re
+from math import sqrt
+
+from . import ndarray
+from .ndarray import NDArray
+
+__all__ = ["Monitor"]
+
+
+def _asum_stat(x):
+    """norm(x) / sqrt(size): the root mean square of x (computed asynchronously)."""
+    return ndarray.norm(x) / sqrt(x.size)
+
+
+class Monitor:
+    """Collect statistics of outputs, weights and auxiliary states.
+
+    Parameters
+    ----------
+    interval : int
+        Collect every ``interval`` batches (tic/toc pairs).
+    stat_func : callable NDArray -> NDArray (or list of NDArrays), optional
+        Default: root mean square, ``norm(x)/sqrt(x.size)``.
+    pattern : str, default '.*'
+        Regular expression (``re.match``) on the names to monitor.
+    sort : bool, default False
+        Sort the results by name.
+    monitor_all : bool, default False
+        Also monitor operator inputs, not only outputs.
+    """
+
+    def __init__(self, interval, stat_func=None, pattern=".*", sort=False, monitor_all=False):
+        self.stat_func = stat_func if stat_func is not None else _asum_stat
+        self.interval = interval
+        self.activated = False
+        self.queue = []
+        self.step = 0
+        self.exes = []
+        self.re_prog = re.compile(pattern)
+        self.sort = sort
+        self.monitor_all = monitor_all
+
+    def stat_helper(self, name, array):
+        """The executor callback: queue stat_func(array) while collecting."""
+        if not self.activated or not self.re_prog.match(name):
+            return
+        self.queue.append((self.step, name, self.stat_func(array)))
+
+    def install(self, exe):
+        """Install on an executor (several may be installed)."""
+        exe.set_monitor_callback(self.stat_helper, self.monitor_all)
+        self.exes.append(exe)
+
+    def _wait_params(self):
+        for exe in self.exes:
+            for array in exe.arg_arrays + exe.aux_arrays:
+                array.wait_to_read()
+
+    def tic(self):
+        """Start collecting for this batch (every interval batches); call before
+        forward."""
+        if self.step % self.interval == 0:
+            self._wait_params()
+            self.queue = []
+            self.activated = True
+        self.step += 1
+
+    def toc(self):
+        """Stop collecting; return [(step, name, 'value\\t...')] for this batch,
+        arguments and auxiliary states included."""
+        if not self.activated:
+            return []
+        self._wait_params()
+        for exe in self.exes:
+            symbol = exe._symbol
+            for names, arrays in ((symbol.list_arguments(), exe.arg_arrays),
+                                  (symbol.list_auxiliary_states(), exe.aux_arrays)):
+                for name, array in zip(names, arrays):
+                    if self.re_prog.match(name):
+                        self.queue.append((self.step, name, self.stat_func(array)))
+        self.activated = False
+        if self.sort:
+            self.queue.sort(key=lambda x: x[1])
+        res = []
+        for step, name, values in self.queue:
+            if isinstance(values, NDArray):
+                values = [values]
+            if not isinstance(values, list):
+                raise TypeError("Monitor stat_func must return an NDArray or a list of them")
+            text = ""
+            for v in values:
+                if not isinstance(v, NDArray):
+                    raise TypeError("Monitor stat_func must return NDArrays")
+                text += (str(v.asscalar()) if v.shape == (1,) else str(v.asnumpy())) + "\t"
+            res.append((step, name, text))
+        self.queue = []
+        return res
+
+    def toc_print(self):
+        """toc() and log each entry."""
+        for step, name, value in self.toc():
+            logging.info("Batch: {:7d} {:30s} {:s}".format(step, name, value))
