@@ -5,7 +5,7 @@ import numpy as np
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "string_types", "numeric_types",
            "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
-           "env_int", "env_str", "mx_real_t"]
+           "env_int", "env_str", "mx_real_t", "data_dir"]
 
 
 class MXNetError(RuntimeError):
@@ -76,3 +76,8 @@ def env_int(name, default):
 
 def env_str(name, default):
     return os.environ.get(name, default)
+
+
+def data_dir():
+    """Where datasets and models live: ``$MXNET_HOME`` or ``~/.mxnet`` (as MXNet)."""
+    return os.environ.get("MXNET_HOME", os.path.join(os.path.expanduser("~"), ".mxnet"))

@@ -29,6 +29,18 @@ def _create(kind):
     return _ENGINES[kind]()
 
 
+def _reset_after_fork():
+    """A forked child (DataLoader workers) inherits no engine threads: give it a fresh
+    engine of the same kind instead of one whose workers do not exist there."""
+    global _engine
+    if _engine is not None:
+        _engine = type(_engine)()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 def get():
     """The process-wide engine, created on first use from MXNET_ENGINE_TYPE."""
     global _engine

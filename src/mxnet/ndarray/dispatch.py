@@ -79,7 +79,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
     size = 0
     for a in inputs:
         c = a._chunk
-        if c.num_pending or c.exception is not None or (a._ctx is not ctx and a._ctx != ctx):
+        if c.num_pending or c.exception is not None or (a._ctx is not ctx and
+                                                         not _same_device(a._ctx, ctx)):
             idle = False
             break
         d = c.data
@@ -119,6 +120,11 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]
+
+
+def _same_device(a, b):
+    """cpu, cpu_pinned and cpu_shared arrays all live in host memory and mix freely."""
+    return a == b or (a.device_typeid != 2 and b.device_typeid != 2)
 
 
 def _default_ctx():
@@ -204,7 +210,7 @@ def _push(op, p, args, aux, ctx, is_train, outs_given):
         from ..backend import check_context
         check_context(ctx)
     for a in list(args) + list(aux):
-        if a._ctx != ctx:
+        if not _same_device(a._ctx, ctx):
             raise MXNetError(f"operator {op.name}: all inputs must be on the same context; "
                              f"got {a._ctx} and {ctx}")
     out_shapes, out_types = infer_output_meta(op, p, args, aux)

@@ -1,0 +1,96 @@
+"""FullyConnected: out = data @ weight.T + bias, one BLAS GEMM each way."""
+from ...backend.blas import matmul
+from ...base import MXNetError
+from ..params import Bool, Int, Schema
+from ..registry import Op, register
+from .convolution import check_provided, same_dtype
+
+__all__ = ["FullyConnected"]
+
+
+def _as_matrix(shape, flatten):
+    """(rows, features) of the data as the GEMM sees it."""
+    if flatten:
+        rest = 1
+        for d in shape[1:]:
+            rest *= d
+        return shape[0], rest
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return rows, shape[-1]
+
+
+@register
+class FullyConnected(Op):
+    """Apply a linear transformation: out = data @ weight.T + bias.
+
+    With ``flatten=True`` (default) data (N, d1, d2, ...) is treated as (N, d1*d2*...)
+    and the output is (N, num_hidden); with ``flatten=False`` the transformation applies
+    to the last axis and the other axes are kept. weight is (num_hidden, features),
+    bias (num_hidden,)."""
+    name = "FullyConnected"
+    params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
+    backward_uses = ("out_grad", "in_data")
+
+    def arguments(self, p):
+        return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        nh = p.num_hidden
+        if d is None:
+            return list(in_shapes), [None], []
+        d = tuple(d)
+        if not d:
+            raise MXNetError("FullyConnected: data must have at least one dimension")
+        feat = d[1:] if p.flatten else d[-1:]
+        ins = [d]
+        if all(feat):
+            w = (nh, _as_matrix(d, p.flatten)[1] if p.flatten else d[-1])
+            check_provided(self.name, "weight", in_shapes[1], w)
+            ins.append(w)
+        else:
+            ins.append(in_shapes[1])
+        if not p.no_bias:
+            b = in_shapes[2]
+            if b is not None and all(b) and _size(b) != nh:
+                raise MXNetError(f"FullyConnected: unexpected shape for bias {tuple(b)}, "
+                                 f"expected ({nh},)")
+            ins.append((nh,) if b is None or _size(b) != nh else tuple(b))
+        out = (d[0], nh) if p.flatten else d[:-1] + (nh,)
+        return ins, [out], []
+
+    def infer_type(self, p, in_types):
+        t = same_dtype(self.name, self.arguments(p), in_types)
+        return [t] * len(in_types), [t], []
+
+    def forward(self, ctx, p, inputs, aux):
+        x, w = inputs[0], inputs[1]
+        same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
+        _, (oshape,), _ = self.infer_shape(p, [a.shape for a in inputs])
+        x2 = x.reshape(_as_matrix(x.shape, p.flatten))
+        y = matmul(ctx.xp, x2, w.T)
+        if not p.no_bias:
+            y += inputs[2].reshape(1, -1)
+        return [y.reshape(oshape)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp = ctx.xp
+        x, w = inputs[0], inputs[1]
+        need = ctx.need_grad or [True] * len(inputs)
+        x2 = x.reshape(_as_matrix(x.shape, p.flatten))
+        dy = out_grads[0].reshape(x2.shape[0], -1)
+        dx = matmul(xp, dy, w).reshape(x.shape) if need[0] else None
+        dw = matmul(xp, dy.T, x2) if need[1] else None
+        if p.no_bias:
+            return [dx, dw]
+        db = dy.sum(axis=0).reshape(inputs[2].shape) if need[2] else None
+        return [dx, dw, db]
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
