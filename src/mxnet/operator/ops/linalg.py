@@ -4,7 +4,6 @@ trsm, trmm, syrk, sumlogdiag.
 Products go through ``xp.matmul`` on 2-D (or stacked 2-D) views so NumPy/CuPy hand them
 to BLAS with transposition flags instead of copying transposed operands.
 """
-from ...backend.blas import matmul
 import numpy as np
 
 from ...base import MXNetError
@@ -102,7 +101,7 @@ class Dot(Op):
         _check_types(self.name, inputs, _DOT_FLOATS)
         k, lkeep, rkeep = _dot_plan(p, a.shape, b.shape)
         A, B = _dot_mats(p, a, b, k)
-        return [matmul(ctx.xp, A, B).reshape(tuple(lkeep + rkeep) or (1,))]
+        return [ctx.xp.matmul(A, B).reshape(tuple(lkeep + rkeep) or (1,))]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (a, b) = ctx.xp, inputs
@@ -112,9 +111,9 @@ class Dot(Op):
         need = ctx.need_grad or (True, True)
         ga = gb = None
         if need[0]:     # d/dA = g B^T, stored in lhs's own layout
-            ga = (matmul(xp, B, g.T) if p.transpose_a else matmul(xp, g, B.T)).reshape(a.shape)
+            ga = (xp.matmul(B, g.T) if p.transpose_a else xp.matmul(g, B.T)).reshape(a.shape)
         if need[1]:     # d/dB = A^T g
-            gb = (matmul(xp, g.T, A) if p.transpose_b else matmul(xp, A.T, g)).reshape(b.shape)
+            gb = (xp.matmul(g.T, A) if p.transpose_b else xp.matmul(A.T, g)).reshape(b.shape)
         return [ga, gb]
 
 
@@ -165,7 +164,7 @@ class BatchDot(Op):
         _batch_plan(p, a.shape, b.shape)
         A = _t(a) if p.transpose_a else a
         B = _t(b) if p.transpose_b else b
-        return [matmul(ctx.xp, A, B)]
+        return [ctx.xp.matmul(A, B)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (a, b), g = ctx.xp, inputs, out_grads[0]
@@ -174,9 +173,9 @@ class BatchDot(Op):
         need = ctx.need_grad or (True, True)
         ga = gb = None
         if need[0]:
-            ga = matmul(xp, B, _t(g)) if p.transpose_a else matmul(xp, g, _t(B))
+            ga = xp.matmul(B, _t(g)) if p.transpose_a else xp.matmul(g, _t(B))
         if need[1]:
-            gb = matmul(xp, _t(g), A) if p.transpose_b else matmul(xp, _t(A), g)
+            gb = xp.matmul(_t(g), A) if p.transpose_b else xp.matmul(_t(A), g)
         return [ga, gb]
 
 
