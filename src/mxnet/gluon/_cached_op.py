@@ -1,0 +1,213 @@
+"""The cached graph behind a hybridized HybridBlock (MXNet's CachedOp).
+
+``CachedOp(symbol)`` runs the symbol through bound Executors, one per input
+signature (context, input shapes and dtypes, which inputs need gradients), bound once
+and reused. Every executor argument is a small NDArray of our own that is pointed at
+the caller's array (data batch, parameter values) before each run, so nothing is
+re-bound or copied when batches or parameter values change. Each run hands back
+outputs of its own: before an executor runs again, its output arrays get new buffers
+from the storage pool and the previous ones stay with the caller.
+
+Under ``autograd.record()`` the whole run is one node on the tape (``_GraphOp``, an
+adapter like ``autograd._FunctionOp``) whose backward runs the executor's backward.
+The executor keeps the forward's intermediate values for that backward, so it is
+leased to the tape node until the node is differentiated (or dropped); a forward
+that finds every executor of its signature leased binds another one.
+"""
+import weakref
+
+from .. import autograd, engine, storage
+from ..autograd import VarNode
+from ..base import MXNetError
+from ..ndarray.chunk import Chunk
+from ..ndarray.ndarray import NDArray, from_data
+from ..operator.registry import REQ_NULL, REQ_WRITE
+
+__all__ = ["CachedOp"]
+
+
+def _needs_grad(arr):
+    ag = arr._ag
+    if ag is None:
+        return False
+    node = ag[0]
+    return not (node.__class__ is VarNode and node.grad_req == REQ_NULL)
+
+
+def _point(dst, src):
+    """Make NDArray dst an alias of src (same chunk, same view)."""
+    dst._chunk = src._chunk
+    dst._view = src._view
+
+
+class _Entry:
+    """One bound executor with the arrays it reads and writes."""
+    __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
+                 "out_pos", "xp")
+
+    def __init__(self, op, ctx, inputs, need):
+        self.ctx = ctx
+        wrap = [NDArray(a._chunk, a._shape, a._dtype, ctx, a._view) for a in inputs]
+        self.args = [wrap[i] for i in op.arg_pos]
+        self.aux = [wrap[i] for i in op.aux_pos]
+        if need is None:
+            need = (False,) * len(self.args)
+        from ..ndarray.creation import zeros
+        self.grads = [zeros(a._shape, ctx, a._dtype) if n else None
+                      for a, n in zip(self.args, need)]
+        reqs = [REQ_WRITE if n else REQ_NULL for n in need]
+        self.ex = op.symbol.bind(ctx, self.args, args_grad=self.grads, grad_req=reqs,
+                                 aux_states=self.aux)
+        if op.monitor is not None:
+            self.ex.set_monitor_callback(*op.monitor)
+        bound = {id(a) for a in wrap}
+        self.own_outputs = []
+        self.out_pos = []          # per output: index into own_outputs, or -1 (a variable)
+        seen = {}
+        for o in self.ex.outputs:
+            if id(o) in bound:
+                self.out_pos.append(-1)
+                continue
+            if id(o) not in seen:
+                seen[id(o)] = len(self.own_outputs)
+                self.own_outputs.append(o)
+            self.out_pos.append(seen[id(o)])
+        self.lease = None
+        self.used = False
+        from ..backend import array_module
+        self.xp = array_module(ctx)
+
+    def free(self):
+        """Whether no tape node still needs this executor's forward values."""
+        lease = self.lease
+        if lease is None:
+            return True
+        node = lease()
+        return node is None or node.freed
+
+    def load(self, inputs, op):
+        """Point the bound arrays at this call's inputs, after the previous run on this
+        executor has finished with them."""
+        if self.used:
+            eng = engine.get()
+            if not self.own_outputs:
+                for a in self.args + self.aux:
+                    if a._chunk.num_pending:
+                        try:
+                            eng.wait_for_var(a._chunk)
+                        except MXNetError:
+                            pass
+            for o in self.own_outputs:
+                c = o._chunk
+                if c.num_pending:
+                    try:
+                        eng.wait_for_var(c)
+                    except MXNetError:
+                        pass            # reported to whoever reads that output
+                data, block = storage.empty(self.ctx, o._shape, o._dtype)
+                c = Chunk(data)
+                c.block = block
+                o._chunk = c
+        self.used = True
+        args, aux = self.args, self.aux
+        for k, i in enumerate(op.arg_pos):
+            _point(args[k], inputs[i])
+        for k, i in enumerate(op.aux_pos):
+            _point(aux[k], inputs[i])
+
+    def results(self):
+        outs = []
+        own = self.own_outputs
+        for o, pos in zip(self.ex.outputs, self.out_pos):
+            if pos < 0:
+                outs.append(o.copy())
+            else:
+                src = own[pos]
+                outs.append(NDArray(src._chunk, src._shape, src._dtype, self.ctx))
+        return outs
+
+
+class _GraphOp:
+    """The tape's view of one cached-graph run: backward runs the executor backward."""
+    backward_uses = ("out_grad",)
+    zero_grad = False
+    name = "_CachedOp"
+    params = None
+
+    def __init__(self, entry):
+        self.entry = entry
+
+    def backward_uses_for(self, p):
+        return self.backward_uses
+
+    def backward(self, octx, p, ograds, in_data, out_data, aux):
+        entry = self.entry
+        ctx, xp = entry.ctx, entry.xp
+        # Fresh gradient buffers every time: the arrays returned here go to the tape,
+        # which may keep them as the parameters' gradients.
+        for g in entry.grads:
+            if g is not None:
+                g._chunk = Chunk(xp.empty(g._shape, g._dtype))
+        heads = [from_data(g, ctx) for g in ograds]
+        entry.ex.backward(heads, is_train=octx.is_train)
+        need = octx.need_grad
+        out = []
+        for i, g in enumerate(entry.grads):
+            out.append(g._read() if g is not None and (need is None or need[i]) else None)
+        return out
+
+
+class CachedOp:
+    """Runs ``symbol`` on NDArrays given in ``symbol.list_inputs()`` order."""
+
+    def __init__(self, symbol):
+        self.symbol = symbol
+        inputs = symbol.list_inputs()
+        args = symbol.list_arguments()
+        aux = set(symbol.list_auxiliary_states())
+        self.arg_pos = [i for i, n in enumerate(inputs) if n not in aux]
+        self.aux_pos = [i for i, n in enumerate(inputs) if n in aux]
+        if len(self.arg_pos) != len(args):
+            raise MXNetError(f"cached graph: input names are not unique: {inputs}")
+        self.monitor = None
+        self._pools = {}
+
+    def set_monitor(self, callback, monitor_all):
+        """Install an executor monitor callback (name, NDArray) on every executor."""
+        self.monitor = (callback, monitor_all)
+        for pool in self._pools.values():
+            for entry in pool:
+                entry.ex.set_monitor_callback(callback, monitor_all)
+
+    def __call__(self, inputs, ctx):
+        """Run the graph; returns the list of outputs."""
+        state = autograd._state
+        recording = state.recording
+        need = None
+        if recording:
+            need = tuple(_needs_grad(inputs[i]) for i in self.arg_pos)
+            if True not in need:
+                need = None
+        key = (ctx, need) + tuple((a._shape, a._dtype) for a in inputs)
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._pools[key] = []
+        entry = None
+        for e in pool:
+            if e.free():
+                entry = e
+                break
+        if entry is None:
+            entry = _Entry(self, ctx, inputs, need)
+            pool.append(entry)
+        entry.load(inputs, self)
+        entry.ex.forward(is_train=state.training)
+        outs = entry.results()
+        if need is not None:
+            args = [inputs[i] for i in self.arg_pos]
+            autograd._record(_GraphOp(entry), None, args, [], outs, state.training, ctx)
+            ag = outs[0]._ag if outs else None
+            entry.lease = weakref.ref(ag[0]) if ag is not None else None
+        else:
+            entry.lease = None
+        return outs
