@@ -5,6 +5,9 @@ from ._compat import restore_numpy_aliases as _restore_numpy_aliases
 from .base import MXNetError  # noqa: F401
 
 _restore_numpy_aliases()
+from .backend.cpu_threads import configure_blas_threads as _configure_blas_threads  # noqa: E402
+
+_configure_blas_threads()
 from . import base, context, engine, storage, resource  # noqa: F401
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: F401
 from . import operator  # noqa: F401
