@@ -8,7 +8,6 @@ plan: bytes of its planned buffers vs. what a plan without reuse would allocate.
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
@@ -59,8 +58,7 @@ def worker(model, steps):
         ex.backward()
     mx.nd.waitall()
     sps = steps * shape[0] / (time.perf_counter() - t0)
-    out = {f"{model} samples/s": sps,
-           f"{model} peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    out = {f"{model} samples/s": sps, f"{model} peak RSS MB": harness.peak_rss_mb()}
     plan = getattr(ex, "memory_plan", None)
     if plan is not None:
         out[f"{model} plan MB"] = plan.planned_bytes / 2 ** 20
@@ -83,8 +81,8 @@ def main():
     for fw in ("pymxnet", "mxnet-1.9.1"):
         runs[fw] = {}
         for model, steps in (("mlp", args.steps), ("lenet", max(10, args.steps // 5))):
-            r = harness.run_worker(me, fw, ["--model", model, "--steps", str(steps)])
-            runs[fw].update(r if "error" not in r else {f"{model} error": r["error"]})
+            harness.add_result(runs[fw], harness.run_worker(
+                me, fw, ["--model", model, "--steps", str(steps)]), model)
     speed = ["mlp samples/s", "lenet samples/s"]
     mem = ["mlp peak RSS MB", "lenet peak RSS MB"]
     ours = runs["pymxnet"]
@@ -92,17 +90,11 @@ def main():
             f"{ours.get(m + ' no-reuse MB', float('nan')):.2f} MB without reuse"
             for m in ("mlp", "lenet")]
     text = ["# Executor forward+backward", "", harness.machine_note(), "",
-            "Throughput (higher is better; ratio > 1: pymxnet faster):", "",
-            harness.table(runs, speed, lower_is_better=False, unit="samples/s"), "",
-            "Peak resident memory of the process (lower is better):", "",
-            harness.table(runs, mem, unit="MB"), "", "pymxnet memory plan:", *plan, ""]
-    errs = {f"{fw} {k}": v for fw, r in runs.items() for k, v in r.items() if "error" in k}
-    if errs:
-        text += ["Errors:", *[f"- {k}: {v}" for k, v in errs.items()]]
-    out = "\n".join(text)
-    print(out)
-    with open(args.out, "w") as f:
-        f.write(out + "\n")
+            *harness.section(harness.THROUGHPUT, runs, speed, lower_is_better=False,
+                             unit="samples/s"),
+            *harness.section(harness.PEAK_RSS, runs, mem, unit="MB"),
+            "pymxnet memory plan:", *plan, ""]
+    harness.write_report(args.out, text, runs)
 
 
 if __name__ == "__main__":

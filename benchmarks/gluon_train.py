@@ -10,7 +10,6 @@ so the data pipeline is not what is measured.
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
@@ -20,33 +19,13 @@ import harness  # noqa: E402
 BATCH = 64
 
 
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def worker_mxnet(steps, hybridize):
     import numpy as np
     import mxnet as mx
     from mxnet import autograd, gluon, nd
-    from mxnet.gluon import nn
 
-    class SimpleCNN(gluon.HybridBlock):   # runs imperatively unless hybridized
-        def __init__(self):
-            super().__init__()
-            with self.name_scope():
-                self.conv1 = nn.Conv2D(32, kernel_size=3, strides=1, padding=1)
-                self.conv2 = nn.Conv2D(64, kernel_size=3, strides=1, padding=1)
-                self.fc1 = nn.Dense(128)
-                self.fc2 = nn.Dense(10)
-
-        def hybrid_forward(self, F, x):
-            x = F.relu(self.conv1(x))
-            x = F.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2))
-            x = F.relu(self.conv2(x))
-            x = F.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2))
-            x = x.reshape((0, -1))
-            x = F.relu(self.fc1(x))
-            return self.fc2(x)
+    sys.path.insert(0, os.path.join(harness.HERE, "..", "examples"))
+    from train_fashion_mnist import SimpleCNN   # seed 003's network (a HybridBlock)
 
     net = SimpleCNN()
     net.initialize(mx.init.Xavier())
@@ -123,7 +102,7 @@ def main():
             sps = worker_torch(args.steps)
         else:
             sps = worker_mxnet(args.steps, args.mode == "hybridized")
-        print(json.dumps({f"{args.mode} samples/s": sps, f"{args.mode} peak RSS MB": _peak_mb()}))
+        print(json.dumps({f"{args.mode} samples/s": sps, f"{args.mode} peak RSS MB": harness.peak_rss_mb()}))
         return
     me = os.path.abspath(__file__)
     runs = {}
@@ -132,23 +111,16 @@ def main():
         for mode in ("imperative", "hybridized"):
             if fw == "pytorch" and mode == "hybridized":
                 continue
-            res = harness.run_worker(me, fw, ["--mode", mode, "--steps", str(args.steps)])
-            merged.update(res if "error" not in res else {f"{mode} error": res["error"]})
+            harness.add_result(merged, harness.run_worker(
+                me, fw, ["--mode", mode, "--steps", str(args.steps)]), mode)
         runs[fw] = merged
     metrics = ["imperative samples/s", "hybridized samples/s"]
     mem = ["imperative peak RSS MB", "hybridized peak RSS MB"]
     text = ["# Gluon SimpleCNN training (batch 64, SGD)", "", harness.machine_note(), "",
-            "Throughput (higher is better; ratio > 1: pymxnet faster):", "",
-            harness.table(runs, metrics, lower_is_better=False, unit="samples/s"), "",
-            "Peak resident memory of the process (lower is better):", "",
-            harness.table(runs, mem, unit="MB"), ""]
-    errs = {f"{fw} {k}": v for fw, r in runs.items() for k, v in r.items() if "error" in k}
-    if errs:
-        text += ["Errors:", *[f"- {k}: {v}" for k, v in errs.items()]]
-    out = "\n".join(text)
-    print(out)
-    with open(args.out, "w") as f:
-        f.write(out + "\n")
+            *harness.section(harness.THROUGHPUT, runs, metrics, lower_is_better=False,
+                             unit="samples/s"),
+            *harness.section(harness.PEAK_RSS, runs, mem, unit="MB")]
+    harness.write_report(args.out, text, runs)
 
 
 if __name__ == "__main__":

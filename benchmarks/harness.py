@@ -76,3 +76,38 @@ def table(results, metrics, baseline="mxnet-1.9.1", lower_is_better=True, unit="
 def machine_note():
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{os.cpu_count()} cores, load average {load:.2f} at the start of the run"
+
+
+def peak_rss_mb():
+    """This process's peak resident memory in MB (for a worker's result)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def add_result(row, result, label):
+    """Merge a worker's result into a framework's row; a failed run is kept as
+    ``'<label> error'`` so the report lists it."""
+    row.update(result if "error" not in result else {f"{label} error": result["error"]})
+
+
+THROUGHPUT = "Throughput (higher is better; ratio > 1: pymxnet faster):"
+PEAK_RSS = "Peak resident memory of the process (lower is better):"
+
+
+def section(heading, results, metrics, **table_args):
+    """A heading and its table, as report lines."""
+    return [heading, "", table(results, metrics, **table_args), ""]
+
+
+def write_report(path, lines, results):
+    """Add the errors any run reported to the report's lines, print the report and
+    write it to ``path``."""
+    errors = {f"{fw} {k}": v for fw, r in results.items() for k, v in r.items()
+              if "error" in k}
+    if errors:
+        lines = lines + ["Errors:", *[f"- {k}: {v}" for k, v in errors.items()]]
+    out = "\n".join(lines)
+    print(out)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(out + "\n")

@@ -101,26 +101,20 @@ def main():
         for fw in args.frameworks.split(","):
             merged = {}
             for model in MODELS:
-                res = harness.run_worker(me, fw, ["--model", model, "--data", data,
-                                                  "--epochs", str(args.epochs)])
-                merged.update(res if "error" not in res else {f"{model} error": res["error"]})
+                harness.add_result(merged, harness.run_worker(
+                    me, fw, ["--model", model, "--data", data, "--epochs", str(args.epochs)]),
+                    model)
             runs[fw] = merged
     speed = [f"{m} {k} samples/s" for m in MODELS for k in ("fit", "score")]
     accuracy = [f"{m} test accuracy" for m in MODELS]
     text = [f"# Module.fit on Fashion-MNIST (batch {BATCH}, SGD lr 0.1 momentum 0.9, "
             f"{args.epochs} epoch(s) on {args.train} images, tested on {args.test})", "",
             harness.machine_note(), "",
-            "Throughput (higher is better; ratio > 1: pymxnet faster):", "",
-            harness.table(runs, speed, lower_is_better=False, unit="samples/s"), "",
-            "Test accuracy after training (same data; RNG streams differ):", "",
-            harness.table(runs, accuracy, lower_is_better=False, unit="accuracy"), ""]
-    errs = {f"{fw} {k}": v for fw, r in runs.items() for k, v in r.items() if "error" in k}
-    if errs:
-        text += ["Errors:", *[f"- {k}: {v}" for k, v in errs.items()]]
-    out = "\n".join(text)
-    print(out)
-    with open(args.out, "w") as f:
-        f.write(out + "\n")
+            *harness.section(harness.THROUGHPUT, runs, speed, lower_is_better=False,
+                             unit="samples/s"),
+            *harness.section("Test accuracy after training (same data; RNG streams differ):",
+                             runs, accuracy, lower_is_better=False, unit="accuracy")]
+    harness.write_report(args.out, text, runs)
 
 
 if __name__ == "__main__":

@@ -102,15 +102,9 @@ def main():
     runs = {"pymxnet": harness.run_worker(me, "pymxnet"),
             "mxnet-1.9.1": harness.run_worker(me, "mxnet-1.9.1"),
             "pytorch": harness.run_worker(me, "pytorch")}
-    errors = {k: v["error"] for k, v in runs.items() if "error" in v}
     text = ["# NN operators, forward+backward (ms, lower is better)", "",
             harness.machine_note(), "", harness.table(runs, CASES, unit="ms"), ""]
-    if errors:
-        text += ["Unavailable:", *[f"- {k}: {v}" for k, v in errors.items()]]
-    out = "\n".join(text)
-    print(out)
-    with open(args.out, "w") as f:
-        f.write(out + "\n")
+    harness.write_report(args.out, text, runs)
 
 
 if __name__ == "__main__":

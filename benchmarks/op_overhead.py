@@ -108,16 +108,9 @@ def main():
                                                 env_extra={"MXNET_ENGINE_TYPE": "NaiveEngine"}),
         "pytorch": harness.run_worker(me, "pytorch"),
     }
-    errors = {k: v["error"] for k, v in runs.items() if "error" in v}
     text = ["# Imperative per-op overhead (µs per op, lower is better)", "",
             harness.machine_note(), "", harness.table(runs, CASES, unit="µs"), ""]
-    if errors:
-        text += ["Unavailable:", *[f"- {k}: {v}" for k, v in errors.items()]]
-    out = "\n".join(text)
-    print(out)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(out + "\n")
+    harness.write_report(args.out, text, runs)
 
 
 if __name__ == "__main__":

@@ -6,30 +6,26 @@ NDArray arithmetic. Data: Fashion-MNIST from /usr/share/datasets/fashion-mnist
     python examples/executor_mlp.py [--epochs 1] [--max-batches N] [--lr 0.001]
 """
 import argparse
-import gzip
-import os
 import time
 
 import numpy as np
 
 import mxnet as mx
+from mxnet.io.idx import DEBIAN_FASHION_MNIST, find_mnist_dir, read_idx
 
-DATA_DIR = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    """An IDX file (optionally gzipped) as a NumPy array."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    ndim = raw[3]
-    dims = np.frombuffer(raw, dtype=">u4", count=ndim, offset=4)
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(tuple(dims))
+DATA_DIR = DEBIAN_FASHION_MNIST
 
 
 def load_data(data_dir=DATA_DIR, synthetic=False, seed=0):
-    """(train_x, train_y, test_x, test_y): images flattened to 784 floats in [0, 1]."""
-    if synthetic or not os.path.isdir(data_dir):
+    """(train_x, train_y, test_x, test_y): images flattened to 784 values in [0, 255];
+    random data around ten class centres with synthetic, or when no MNIST-format
+    files are found (data_dir, $MXNET_MNIST_DIR, Debian's fashion-mnist)."""
+    if not synthetic:
+        try:
+            root = find_mnist_dir(data_dir)
+        except mx.base.MXNetError:
+            synthetic = True
+    if synthetic:
         rng = np.random.RandomState(seed)
         centers = rng.rand(10, 784)
         def make(n):
@@ -38,16 +34,10 @@ def load_data(data_dir=DATA_DIR, synthetic=False, seed=0):
         trx, tr_y = make(2560)
         tex, te_y = make(512)
         return trx * 255, tr_y, tex * 255, te_y
-
-    def find(stem):
-        for name in (stem + ".gz", stem):
-            if os.path.exists(os.path.join(data_dir, name)):
-                return os.path.join(data_dir, name)
-        raise FileNotFoundError(f"{stem} not found in {data_dir}")
-    trx = read_idx(find("train-images-idx3-ubyte")).reshape(-1, 784)
-    tr_y = read_idx(find("train-labels-idx1-ubyte"))
-    tex = read_idx(find("t10k-images-idx3-ubyte")).reshape(-1, 784)
-    te_y = read_idx(find("t10k-labels-idx1-ubyte"))
+    trx = read_idx(root, "train-images-idx3-ubyte").reshape(-1, 784)
+    tr_y = read_idx(root, "train-labels-idx1-ubyte")
+    tex = read_idx(root, "t10k-images-idx3-ubyte").reshape(-1, 784)
+    te_y = read_idx(root, "t10k-labels-idx1-ubyte")
     return trx, tr_y, tex, te_y
 
 

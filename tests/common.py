@@ -95,3 +95,29 @@ def check_forward_backward(fn, inputs, reference, grad=True, rtol=1e-4, atol=1e-
         check_numeric_gradient(fn, inputs, numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
                                grad_nodes=grad_nodes, use_forward_train=train_mode,
                                dtype=np.float64)
+
+
+def check_infer(name, arrays, **kw):
+    """Operator ``name``'s infer_shape/infer_type must predict every output of its
+    forward on ``arrays`` (hidden outputs too) exactly."""
+    from mxnet.operator.registry import OpContext, get_op
+    op = get_op(name)
+    if op.variadic:
+        kw.setdefault(op.variadic, len(arrays))
+    p = op.parse(kw)
+    outs = op.forward(OpContext(np, mx.cpu()), p, arrays, [])
+    _, shapes, _ = op.infer_shape(p, [a.shape for a in arrays])
+    _, types, _ = op.infer_type(p, [a.dtype for a in arrays])
+    assert len(outs) == len(shapes) == len(types) == len(op.outputs(p))
+    for o, s, t in zip(outs, shapes, types):
+        assert o.shape == tuple(s) and o.dtype == np.dtype(t), (name, kw, o.shape, s, o.dtype, t)
+
+
+def infer_shapes(name, shapes, **kw):
+    """(argument shapes, output shapes) operator ``name`` infers from ``shapes``
+    (None: unknown), as tuples."""
+    from mxnet.operator.registry import get_op
+    op = get_op(name)
+    ins, outs, _ = op.infer_shape(op.parse(kw), shapes)
+    return [None if s is None else tuple(s) for s in ins], \
+        [None if s is None else tuple(s) for s in outs]

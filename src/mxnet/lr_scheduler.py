@@ -136,7 +136,37 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class _DecayToFinal(LRScheduler):
+    """From base_lr (after warm-up) to final_lr at update ``max_update``:
+    ``final_lr + (base_lr - final_lr) * self._curve(frac)``, frac going from 0 to 1
+    over the updates after warm-up; the lr stays at final_lr afterwards."""
+
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if not isinstance(max_update, int):
+            raise AssertionError("max_update must be an int")
+        if max_update < 1:
+            raise ValueError("maximum number of updates must be strictly positive")
+        self.base_lr_orig = base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def _curve(self, frac):
+        raise NotImplementedError
+
+    def __call__(self, num_update):
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            frac = (num_update - self.warmup_steps) / self.max_steps
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
+                self._curve(frac)
+        return self.base_lr
+
+
+class PolyScheduler(_DecayToFinal):
     """Polynomial decay to ``final_lr`` at ``max_update``:
     ``final_lr + (base_lr - final_lr) * (1 - nup / max_nup) ** pwr`` with nup counted
     from the end of warm-up.
@@ -151,28 +181,15 @@ class PolyScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise AssertionError("max_update must be an int")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - frac, self.power)
-        return self.base_lr
+    def _curve(self, frac):
+        return pow(1 - frac, self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayToFinal):
     """Cosine decay to ``final_lr`` at ``max_update``:
     ``final_lr + (base_lr - final_lr) * (1 + cos(pi * nup / max_nup)) / 2``.
 
@@ -185,21 +202,8 @@ class CosineScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise AssertionError("max_update must be an int")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            frac = (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * frac)) / 2
-        return self.base_lr
+    def _curve(self, frac):
+        return (1 + cos(pi * frac)) / 2

@@ -5,11 +5,13 @@ test), and the TileLayer program binds as written."""
 import logging
 import os
 import runpy
+import sys
 import warnings
 
 import pytest
 
 EXAMPLES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+sys.path.insert(0, EXAMPLES)           # the softmax examples import mlp_harness
 HAVE_FASHION = os.path.isdir("/usr/share/datasets/fashion-mnist") or \
     bool(os.environ.get("MXNET_MNIST_DIR"))
 

@@ -2,6 +2,8 @@
 and mx.sym.Custom (executors), and the legacy NumpyOp/NDArrayOp. References are NumPy
 implementations written here and numeric gradients."""
 import json
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -11,48 +13,19 @@ import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+import custom_softmax_mlp  # noqa: E402,F401  (registers seed 001's "softmax" CustomOp)
+from numpy_softmax import NumpySoftmax  # noqa: E402
+from tile_layer import TileLayer  # noqa: E402
+
 
 def np_softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
-# --- operators used by the tests (seed 001's softmax and a few smooth ones) ----------
-class Softmax(mx.operator.CustomOp):
-    def forward(self, is_train, req, in_data, out_data, aux):
-        x = in_data[0].asnumpy()
-        y = np.exp(x - x.max(axis=1).reshape((x.shape[0], 1)))
-        y /= y.sum(axis=1).reshape((x.shape[0], 1))
-        self.assign(out_data[0], req[0], mx.nd.array(y))
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        l = in_data[1].asnumpy().ravel().astype(int)
-        y = out_data[0].asnumpy()
-        y[np.arange(l.shape[0]), l] -= 1.0
-        self.assign(in_grad[0], req[0], mx.nd.array(y))
-
-
-@mx.operator.register("test_softmax")
-class SoftmaxProp(mx.operator.CustomOpProp):
-    def __init__(self):
-        super(SoftmaxProp, self).__init__(need_top_grad=False)
-
-    def list_arguments(self):
-        return ['data', 'label']
-
-    def list_outputs(self):
-        return ['output']
-
-    def infer_shape(self, in_shape):
-        data_shape = in_shape[0]
-        label_shape = (in_shape[0][0],)
-        output_shape = in_shape[0]
-        return [data_shape, label_shape], [output_shape], []
-
-    def create_operator(self, ctx, shapes, dtypes):
-        return Softmax()
-
-
+# --- operators used by the tests (seed 001's softmax, from its example, and a few
+# smooth ones) -----------------------------------------------------------------------
 class ScaledCube(mx.operator.CustomOp):
     """y = scale * x**3 (+ b); a smooth op for numeric gradients."""
 
@@ -210,7 +183,7 @@ def test_custom_softmax_imperative_forward_backward():
     xd, ld = mx.nd.array(x), mx.nd.array(label)
     xd.attach_grad()
     with mx.autograd.record():
-        y = mx.nd.Custom(xd, ld, op_type="test_softmax")
+        y = mx.nd.Custom(xd, ld, op_type="softmax")
     assert y.shape == x.shape and y.dtype == np.float32
     assert_almost_equal(y.asnumpy(), np_softmax(x), rtol=1e-5, atol=1e-6)
     y.backward()
@@ -220,7 +193,7 @@ def test_custom_softmax_imperative_forward_backward():
 def test_custom_softmax_executor_needs_no_head_gradient():
     """need_top_grad=False: the op ends a network like SoftmaxOutput."""
     x, label = _softmax_data(6, 3, seed=1)
-    sym = mx.sym.Custom(mx.sym.var("data"), op_type="test_softmax", name="softmax")
+    sym = mx.sym.Custom(mx.sym.var("data"), op_type="softmax", name="softmax")
     assert sym.list_arguments() == ["data", "softmax_label"]
     assert sym.list_outputs() == ["softmax_output"]
     exe = sym.simple_bind(mx.cpu(), data=x.shape)
@@ -339,7 +312,7 @@ def test_default_dependencies_and_null_req():
 
 
 def test_infer_shape_and_type_through_prop():
-    sym = mx.sym.Custom(mx.sym.var("data"), op_type="test_softmax", name="sm")
+    sym = mx.sym.Custom(mx.sym.var("data"), op_type="softmax", name="sm")
     arg, out, aux = sym.infer_shape(data=(7, 3))
     assert arg == [(7, 3), (7,)] and out == [(7, 3)] and aux == []
     two = mx.sym.Custom(mx.sym.var("x"), op_type="test_cast_split", name="cs")
@@ -433,7 +406,7 @@ def test_grad_req_add_accumulates():
 
 
 def test_naming_and_errors():
-    sym = mx.sym.Custom(data=mx.sym.var("data"), op_type="test_softmax")
+    sym = mx.sym.Custom(data=mx.sym.var("data"), op_type="softmax")
     assert sym.name.startswith("custom")
     assert sym.list_arguments()[1] == f"{sym.name}_label"
     with pytest.raises(MXNetError, match="Cannot find custom operator nope"):
@@ -443,7 +416,7 @@ def test_naming_and_errors():
     with pytest.raises(MXNetError, match="op_type"):
         mx.sym.Custom(mx.sym.var("data"))
     with pytest.raises(MXNetError, match="label"):
-        mx.nd.Custom(mx.nd.ones((2, 2)), op_type="test_softmax")   # missing input
+        mx.nd.Custom(mx.nd.ones((2, 2)), op_type="softmax")   # missing input
     assert "Custom" in mx.operator.get_all_registered_operators()
 
 
@@ -528,7 +501,7 @@ def test_custom_op_inside_a_larger_graph_with_fully_connected():
     x, label = _softmax_data(8, 6, seed=5)
     data = mx.sym.var("data")
     fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
-    net = mx.sym.Custom(fc, mx.sym.var("softmax_label"), op_type="test_softmax",
+    net = mx.sym.Custom(fc, mx.sym.var("softmax_label"), op_type="softmax",
                         name="softmax")
     exe = net.simple_bind(mx.cpu(), data=x.shape, softmax_label=(8,))
     rng = np.random.RandomState(0)
@@ -545,37 +518,6 @@ def test_custom_op_inside_a_larger_graph_with_fully_connected():
 
 
 # --- legacy NumpyOp / NDArrayOp ---------------------------------------------------------
-class NumpySoftmax(mx.operator.NumpyOp):
-    def __init__(self):
-        super(NumpySoftmax, self).__init__(False)
-
-    def list_arguments(self):
-        return ['data', 'label']
-
-    def list_outputs(self):
-        return ['output']
-
-    def infer_shape(self, in_shape):
-        data_shape = in_shape[0]
-        label_shape = (in_shape[0][0],)
-        output_shape = in_shape[0]
-        return [data_shape, label_shape], [output_shape]
-
-    def forward(self, in_data, out_data):
-        x = in_data[0]
-        y = out_data[0]
-        y[:] = np.exp(x - x.max(axis=1).reshape((x.shape[0], 1)))
-        y /= y.sum(axis=1).reshape((x.shape[0], 1))
-
-    def backward(self, out_grad, in_data, out_data, in_grad):
-        l = in_data[1]
-        l = l.reshape((l.size,)).astype(int)
-        y = out_data[0]
-        dx = in_grad[0]
-        dx[:] = y
-        dx[np.arange(l.shape[0]), l] -= 1.0
-
-
 class NDArrayScale(mx.operator.NDArrayOp):
     def __init__(self, factor):
         super().__init__(True)
@@ -635,31 +577,16 @@ def test_ndarray_op_in_executor_and_dependencies():
 
 
 def test_tile_layer_numpy_op_shapes():
-    """Seed 001's TileLayer: infer_shape receives lists and appends to them."""
-    class TileLayer(mx.operator.NumpyOp):
-        def __init__(self, tiles, axis):
-            super(TileLayer, self).__init__(False)
-            self.tiles = tiles
-            self.axis = axis
-
-        def list_arguments(self):
-            return ['input']
-
-        def list_outputs(self):
-            return ['output']
-
-        def infer_shape(self, in_shape):
-            data_shape = in_shape[0]
-            output_shape = in_shape[0] + [self.tiles]
-            return [data_shape], [output_shape]
-
+    """Seed 001's TileLayer: infer_shape receives lists and appends to them. (The
+    seed's forward and backward assign to local names only; working ones here.)"""
+    class WorkingTileLayer(TileLayer):
         def forward(self, in_data, out_data):
             out_data[0][:] = np.tile(in_data[0][..., None], reps=self.tiles)
 
         def backward(self, out_grad, in_data, out_data, in_grad):
             in_grad[0][:] = 0
 
-    custie = _legacy(TileLayer, 10, 2)
+    custie = _legacy(WorkingTileLayer, 10, 2)
     tiles_a = custie(input=mx.sym.Variable('data'), name='tileop')
     arg_shapes, out_shape, aux_shape = tiles_a.infer_shape(data=(2, 3))
     assert arg_shapes == [(2, 3)] and out_shape == [(2, 3, 10)] and aux_shape == []

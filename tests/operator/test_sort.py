@@ -5,8 +5,8 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from mxnet.operator.registry import OpContext, get_op
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from mxnet.operator.registry import get_op
+from common import check_forward_backward, check_infer, fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(3)
@@ -175,18 +175,6 @@ def test_topk_zero_grad(ret_typ):
 
 
 # --- inference, outputs, errors ----------------------------------------------------------------
-
-def check_infer(name, arrays, **kw):
-    """infer_shape/infer_type must predict every output (hidden ones too) exactly."""
-    op = get_op(name)
-    p = op.parse(kw)
-    outs = op.forward(OpContext(np, mx.cpu()), p, arrays, [])
-    _, shapes, _ = op.infer_shape(p, [a.shape for a in arrays])
-    _, types, _ = op.infer_type(p, [a.dtype for a in arrays])
-    assert len(outs) == len(shapes) == len(types) == len(op.outputs(p))
-    for o, s, t in zip(outs, shapes, types):
-        assert o.shape == tuple(s) and o.dtype == np.dtype(t), (name, kw, o.shape, s, o.dtype, t)
-
 
 @pytest.mark.parametrize("name,kw", [
     ("sort", {}), ("sort", dict(axis=None)), ("sort", dict(axis=0, is_ascend=False)),

@@ -81,3 +81,25 @@ def test_infer_type(net):
     v = mx.sym.var("v", dtype="float64")
     assert mx.sym.relu(v).infer_type() == ([f64], [f64], [])
     assert mx.sym.var("v").astype("float16").infer_type(v="float32")[1] == [np.float16]
+
+
+def test_zero_dims_of_creation_ops_inferred_from_consumers():
+    # MXNet 1.9.1: a 0 in sym.zeros/ones/full's shape is unknown, filled in backwards
+    z = mx.sym.zeros(shape=(0, 10))
+    y = mx.sym.FullyConnected(z, num_hidden=4, name="fc") + mx.sym.var("b")
+    assert y.infer_shape(b=(7, 4)) == ([(4, 10), (4,), (7, 4)], [(7, 4)], [])
+    y = mx.sym.relu(mx.sym.ones(shape=(0, 3))) + mx.sym.var("b")
+    assert y.infer_shape(b=(2, 3)) == ([(2, 3)], [(2, 3)], [])
+    c = mx.sym.concat(mx.sym.zeros(shape=(0, 3)), mx.sym.var("b"), dim=1)
+    assert c.infer_shape(b=(5, 2)) == ([(5, 2)], [(5, 5)], [])
+    assert mx.sym.zeros(shape=(0, 3)).infer_shape_partial() == ([], [(0, 3)], [])
+    with pytest.warns(UserWarning):
+        assert mx.sym.zeros(shape=(0, 3)).infer_shape() == (None, None, None)
+
+
+def test_zero_dims_of_creation_ops_run_with_the_inferred_shape():
+    y = mx.sym.full(shape=(0, 3), val=2) * mx.sym.var("b")
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    exe = y.bind(mx.cpu(), {"b": mx.nd.array(b)})
+    assert np.array_equal(exe.forward()[0].asnumpy(), 2 * b)
+    assert '"shape": "(0, 3)"' in y.tojson()          # the graph keeps the unknown

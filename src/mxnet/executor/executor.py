@@ -156,10 +156,15 @@ class Executor:
             if node.op is None:
                 continue
             s = _FwdStep()
+            outs = range(g.row_ptr[nid], g.row_ptr[nid + 1])
             s.op, s.p, s.node = node.op, node.params, node
+            # Creation ops whose shape had unknown (0) dimensions run with the shape
+            # inference found, as MXNet's fill the output it planned.
+            complete = getattr(node.op, "complete_params", None)
+            if complete is not None:
+                s.p = complete(node.params, [g.shapes[e] for e in outs])
             s.inputs = g.node_inputs[nid]
             s.n_args = g.num_args[nid]
-            outs = range(g.row_ptr[nid], g.row_ptr[nid + 1])
             writes = [(k, e) for k, e in enumerate(outs) if e in planned]
             # outputs written over an input's buffer go last, after the input's last use
             writes.sort(key=lambda ke: ke[1] in inplace_out)

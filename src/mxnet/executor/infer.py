@@ -3,8 +3,13 @@
 Each operator's ``infer_shape``/``infer_type`` is applied in topological order,
 repeatedly until nothing changes, so a shape learnt late (a weight inferred from the
 data it multiplies) reaches every node. A dimension of 0 means unknown (MXNet 1.x
-legacy semantics); operators only ever see complete shapes or None. A contradiction
-is an MXNetError naming the operator, the input and both shapes.
+legacy semantics); operators only ever see complete shapes or None. An argument whose
+shape is known but for some dimensions (``mx.sym.zeros(shape=(0, H))``, the begin
+state of an RNN cell) also learns them from its consumer's outputs, as MXNet's
+operators infer backwards: the operator's rule is probed with marker values in the
+unknown dimensions, and a marker that reaches an output dimension already known
+takes that dimension's value. A contradiction is an MXNetError naming the operator,
+the input and both shapes.
 """
 import ast
 import warnings
@@ -27,7 +32,7 @@ def _as_shape(value):
         return None
     if isinstance(value, (int, np.integer)):
         return (int(value),)
-    return tuple(int(d) for d in value)
+    return tuple(0 if d is None else int(d) for d in value)   # operators say None
 
 
 def _var_shape(node):
@@ -74,8 +79,9 @@ def _fmt_shape(s):
 
 
 def _run_pass(graph, values, call, merge, fmt, kind):
-    """Apply ``call(node, values of its arguments) -> (args, outs, aux)`` to every
-    operator node until a fixpoint; merge the results into ``values``."""
+    """Apply ``call(node, values of its arguments, values of its outputs) -> (args,
+    outs, aux)`` to every operator node until a fixpoint; merge the results into
+    ``values``."""
     nodes, seen = graph.nodes, {}
     for _ in range(len(nodes) + 1):
         changed = False
@@ -90,7 +96,8 @@ def _run_pass(graph, values, call, merge, fmt, kind):
             seen[nid] = state
             n_args = graph.num_args[nid]
             try:
-                res_args, res_outs, res_aux = call(node, [values[e] for e in eids[:n_args]])
+                res_args, res_outs, res_aux = call(node, [values[e] for e in eids[:n_args]],
+                                                   [values[e] for e in outs])
             except MXNetError as err:
                 raise MXNetError(f"Error in operator {node.name}: {err}") from None
             except Exception as err:           # an operator's rule failed outright
@@ -123,6 +130,47 @@ def _key(value):
     return value if value is None or isinstance(value, tuple) else str(value)
 
 
+# Distinct values no real dimension takes, put in an argument's unknown dimensions to
+# see which output dimensions they reach.
+_MARKERS = (999983, 999979, 999961, 999959, 999953, 999931, 999917, 999907)
+
+
+def _fill_from_outputs(node, arg_shapes, visible, inferred, out_shapes):
+    """``inferred`` with the unknown (0) dimensions of partially known arguments set
+    from the node's known output dimensions they pass through to."""
+    probe, where = list(visible), {}
+    for i, s in enumerate(arg_shapes):
+        if s is None or s is visible[i]:
+            continue
+        dims = list(s)
+        for k, d in enumerate(dims):
+            if not d and len(where) < len(_MARKERS):
+                dims[k] = _MARKERS[len(where)]
+                where[dims[k]] = (i, k)
+        probe[i] = tuple(dims)
+    try:
+        _, outs, _ = node.op.infer_shape(node.params, probe)
+    except Exception:                   # the rule rejects the markers: nothing learnt
+        return inferred
+    found = {}
+    for got, known in zip(outs or [], out_shapes):
+        if got is not None and known is not None and len(got) == len(known):
+            for g, k in zip(got, known):
+                if k and g in where:
+                    found[where[g]] = k
+    if not found:
+        return inferred
+    filled = list(inferred) + [None] * (len(arg_shapes) - len(inferred))
+    for i, s in enumerate(arg_shapes):
+        if s is not None and s is not visible[i]:
+            dims = tuple(found.get((i, k), d) for k, d in enumerate(s))
+            try:
+                filled[i] = _merge_shape(filled[i], dims)
+            except ValueError:          # the operator's own answer wins; merging reports
+                pass
+    return filled
+
+
 def infer_shape_pass(graph, known):
     """Fill ``graph.shapes`` (one tuple or None per entry). ``known``: {entry id:
     shape}; variables' ``__shape__`` attributes count as known unless overridden."""
@@ -132,11 +180,13 @@ def infer_shape_pass(graph, known):
     for eid, s in known.items():
         shapes[eid] = _as_shape(s)
 
-    def call(node, arg_shapes):
+    def call(node, arg_shapes, out_shapes):
         visible = [s if is_complete(s) else None for s in arg_shapes]
         a, o, x = node.op.infer_shape(node.params, visible)
-        return ([_as_shape(s) for s in a], [_as_shape(s) for s in o],
-                [_as_shape(s) for s in x])
+        a = [_as_shape(s) for s in a]
+        if any(s is not None and s is not v for s, v in zip(arg_shapes, visible)):
+            a = _fill_from_outputs(node, arg_shapes, visible, a, out_shapes)
+        return a, [_as_shape(s) for s in o], [_as_shape(s) for s in x]
 
     graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape")
     return graph
@@ -150,7 +200,7 @@ def infer_type_pass(graph, known):
     for eid, t in known.items():
         dtypes[eid] = None if t is None else dtype_np(t)
 
-    def call(node, arg_types):
+    def call(node, arg_types, out_types):
         a, o, x = node.op.infer_type(node.params, list(arg_types))
         conv = lambda ts: [None if t is None else np.dtype(t) for t in ts]  # noqa: E731
         return conv(a), conv(o), conv(x)

@@ -150,6 +150,25 @@ class DataIter:
         return 0
 
 
+class _CurrentBatchIter(DataIter):
+    """A DataIter whose ``iter_next`` keeps the whole current DataBatch in
+    ``current_batch`` (iterators over other iterators): the getters read it."""
+
+    current_batch = None
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
 def as_int_param(value, owner, name, low=None):
     """An integer iterator parameter, checked (MXNetError naming owner and name)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):

@@ -95,13 +95,3 @@ class CSVIter(MXDataIter):
                                    "round" if p.round_batch else "pad")
         bs = p.batch_size
         return (bs,) + p.data_shape, dtype.type, (bs,) + lshape, dtype.type
-
-    def _next_batch(self):
-        step = self._cursor.next()
-        if step is None:
-            return None
-        ids, pad = step
-        return self._data[ids], self._label[ids], pad, ids.astype(np.uint64)
-
-    def _reset(self):
-        self._cursor.reset()

@@ -91,6 +91,3 @@ class MNISTIter(MXDataIter):
         data *= np.float32(1.0 / 256)
         data = data.reshape((len(ids),) + self._shape).astype(self._dtype, copy=False)
         return data, self._labels[ids], pad, (ids + self._first).astype(np.uint64)
-
-    def _reset(self):
-        self._cursor.reset()

@@ -47,7 +47,9 @@ class MXDataIter(DataIter):
     Subclasses set ``_schema`` and implement ``_setup(params)`` (load, and return
     (data shape, data dtype, label shape, label dtype) of a batch), ``_next_batch()``
     (returning (data, label, pad, index) numpy arrays, or None at the epoch's end) and
-    ``_reset()``.
+    ``_reset()``. For a data set held in memory, ``_setup`` may instead set
+    ``self._data``, ``self._label`` (one row per example) and ``self._cursor`` (a
+    BatchCursor over them), and the defaults of the other two serve.
     """
 
     _schema = iterator_schema()
@@ -71,10 +73,14 @@ class MXDataIter(DataIter):
         raise NotImplementedError
 
     def _next_batch(self):
-        raise NotImplementedError
+        step = self._cursor.next()
+        if step is None:
+            return None
+        ids, pad = step
+        return self._data[ids], self._label[ids], pad, ids.astype(np.uint64)
 
     def _reset(self):
-        raise NotImplementedError
+        self._cursor.reset()
 
     # --- protocol ---------------------------------------------------------------------
     def reset(self):

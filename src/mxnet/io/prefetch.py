@@ -4,7 +4,7 @@ import queue
 import threading
 
 from ..base import MXNetError
-from .base import DataBatch, DataDesc, DataIter
+from .base import DataBatch, DataDesc, _CurrentBatchIter
 
 __all__ = ["PrefetchingIter"]
 
@@ -36,7 +36,7 @@ def _renamed(descs, renames):
     return out
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchIter):
     """Prefetches batches from one or more iterators in background threads.
 
     With several iterators, each batch joins their data and labels (in order); they
@@ -161,15 +161,3 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

@@ -1,11 +1,11 @@
 """ResizeIter: gives an iterator's epochs a fixed number of batches."""
 from ..base import MXNetError
-from .base import DataIter
+from .base import _CurrentBatchIter
 
 __all__ = ["ResizeIter"]
 
 
-class ResizeIter(DataIter):
+class ResizeIter(_CurrentBatchIter):
     """Makes an epoch exactly ``size`` batches long: a shorter inner iterator is reset
     and continued, a longer one is cut.
 
@@ -51,15 +51,3 @@ class ResizeIter(DataIter):
                                  "after reset") from None
         self.cur += 1
         return True
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

@@ -16,10 +16,9 @@ import numpy as np
 
 from .. import metric
 from .. import ndarray as nd
-from ..context import cpu
 from ..initializer import Uniform
 from .. import io as _io
-from ..model import BatchEndParam
+from ..model import BatchEndParam, _params_dict, _split_params
 from .executor_group import _as_desc
 
 __all__ = ["BaseModule"]
@@ -44,6 +43,19 @@ def _check_input_names(symbol, names, typename, throw):
         if throw:
             raise ValueError(msg)
         warnings.warn(msg)
+
+
+def _checked_input_names(symbol, data_names, label_names, state_names, fixed_param_names):
+    """A module's four input name lists as lists (None: empty), each checked against
+    the symbol's arguments (an unknown label name only warns)."""
+    out = []
+    for names, kind, throw in ((data_names, "data", True), (label_names, "label", False),
+                               (state_names, "state", True),
+                               (fixed_param_names, "fixed_param", True)):
+        names = list(names) if names is not None else []
+        _check_input_names(symbol, names, kind, throw)
+        out.append(names)
+    return out
 
 
 def _check_names_match(data_names, data_shapes, name, throw):
@@ -320,26 +332,31 @@ class BaseModule:
                          allow_missing=allow_missing, force_init=force_init,
                          allow_extra=allow_extra)
 
+    def _set_params_direct(self, assign, arg_params, aux_params, allow_missing, force_init,
+                           allow_extra):
+        """set_params of a module that can write a partial set of values straight to
+        its devices with ``assign()``: without allow_missing it is init_params; the CPU
+        copies are stale afterwards."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=3)
+            return
+        assign()
+        self._params_dirty = True
+        self.params_initialized = True
+
     def save_params(self, fname):
         """Write the parameters to fname (``arg:``/``aux:`` keys, as checkpoints)."""
-        arg_params, aux_params = self.get_params()
-        save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
-        save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
-        nd.save(fname, save_dict)
+        nd.save(fname, _params_dict(*self.get_params()))
 
     def load_params(self, fname):
         """Read parameters written by save_params (or a checkpoint's .params)."""
-        save_dict = nd.load(fname)
-        arg_params, aux_params = {}, {}
-        for key, value in save_dict.items():
-            kind, _, name = key.partition(":")
-            if kind == "arg":
-                arg_params[name] = value
-            elif kind == "aux":
-                aux_params[name] = value
-            else:
-                raise ValueError("Invalid param file " + fname)
-        self.set_params(arg_params, aux_params)
+        self.set_params(*_split_params(nd.load(fname), fname, strict=True))
 
     def get_states(self, merge_multi_context=True):
         """The state arrays (modules without states have none)."""

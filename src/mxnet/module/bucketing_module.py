@@ -7,7 +7,6 @@ binds that bucket's Module with ``shared_module`` = the default one (same parame
 arrays, input buffers shared), so training any bucket trains them all.
 """
 import logging
-import warnings
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from .. import symbol as sym
 from ..base import MXNetError
 from ..initializer import Uniform
 from ..model import load_params
-from .base_module import BaseModule, _check_input_names
+from .base_module import BaseModule, _checked_input_names
 from .module import Module
 
 __all__ = ["BucketingModule"]
@@ -44,14 +43,8 @@ class BucketingModule(BaseModule):
         self._default_bucket_key = default_bucket_key
         self._sym_gen = sym_gen
         symbol, data_names, label_names = self._call_sym_gen(default_bucket_key)
-        data_names = list(data_names) if data_names is not None else []
-        label_names = list(label_names) if label_names is not None else []
-        state_names = list(state_names) if state_names is not None else []
-        fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
-        _check_input_names(symbol, data_names, "data", True)
-        _check_input_names(symbol, label_names, "label", False)
-        _check_input_names(symbol, state_names, "state", True)
-        _check_input_names(symbol, fixed_param_names, "fixed_param", True)
+        data_names, label_names, state_names, fixed_param_names = _checked_input_names(
+            symbol, data_names, label_names, state_names, fixed_param_names)
         self._compression_params = compression_params
         self._fixed_param_names = fixed_param_names
         self._state_names = state_names
@@ -125,19 +118,12 @@ class BucketingModule(BaseModule):
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,
-                                     force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
+        self._set_params_direct(
+            lambda: self._curr_module.set_params(arg_params, aux_params,
+                                                 allow_missing=allow_missing,
+                                                 force_init=force_init,
+                                                 allow_extra=allow_extra),
+            arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):

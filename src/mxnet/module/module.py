@@ -20,7 +20,7 @@ from ..initializer import InitDesc, Uniform
 from .. import io as _io
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
                      _update_params_on_kvstore, load_checkpoint)
-from .base_module import BaseModule, _check_input_names, _parse_data_desc
+from .base_module import BaseModule, _checked_input_names, _parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
@@ -67,14 +67,8 @@ class Module(BaseModule):
         self._group2ctxs = group2ctxs
         self._symbol = symbol
 
-        data_names = list(data_names) if data_names is not None else []
-        label_names = list(label_names) if label_names is not None else []
-        state_names = list(state_names) if state_names is not None else []
-        fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
-        _check_input_names(symbol, data_names, "data", True)
-        _check_input_names(symbol, label_names, "label", False)
-        _check_input_names(symbol, state_names, "state", True)
-        _check_input_names(symbol, fixed_param_names, "fixed_param", True)
+        data_names, label_names, state_names, fixed_param_names = _checked_input_names(
+            symbol, data_names, label_names, state_names, fixed_param_names)
 
         arg_names = symbol.list_arguments()
         input_names = data_names + label_names + state_names
@@ -209,19 +203,10 @@ class Module(BaseModule):
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Assign parameter values (copied to every device)."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        # the CPU copies were not updated: they are stale now
-        self._params_dirty = True
-        self.params_initialized = True
+        self._set_params_direct(
+            lambda: self._exec_group.set_params(arg_params, aux_params,
+                                                allow_extra=allow_extra),
+            arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def _sync_params_from_devices(self):
         self._exec_group.get_params(self._arg_params, self._aux_params)

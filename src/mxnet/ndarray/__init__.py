@@ -7,6 +7,7 @@ from ..operator.registry import add_listener as _add_listener
 from .ndarray import NDArray, waitall, from_data  # noqa: F401
 from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
 from .register import make_function as _make_function
+from ..operator.ops.concat_split import split_v2_params as _split_v2_params
 from . import _internal, op, contrib, linalg  # noqa: F401
 
 _this = _sys.modules[__name__]
@@ -39,9 +40,5 @@ from .utils import save, load, load_frombuffer  # noqa: E402,F401
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """Split an array into sub-arrays along axis: into ``n`` equal parts when given an
     int, or at the given indices when given a tuple (numpy.split's convention)."""
-    if isinstance(indices_or_sections, int):
-        sections, indices = indices_or_sections, ()
-    else:
-        sections, indices = 0, (0,) + tuple(indices_or_sections)
-    return _internal._split_v2(ary, indices=indices, sections=sections, axis=axis,
-                               squeeze_axis=squeeze_axis)
+    return _internal._split_v2(ary, axis=axis, squeeze_axis=squeeze_axis,
+                               **_split_v2_params(indices_or_sections))

@@ -247,8 +247,13 @@ class Schema:
         return Schema(**merged)
 
     def parse(self, opname, kwargs):
+        # The key carries each value's type: 10 and 10.0 (or True and 1) hash alike but
+        # may parse differently (an Any field) and are stored differently in ``given``.
+        # Concatenating small tuples is the cheapest such key (a + 1 parses every call).
+        key = ()
+        for name, value in kwargs.items():
+            key += (name, value, type(value))
         try:
-            key = tuple(kwargs.items())
             hit = self._cache.get(key)
         except TypeError:              # unhashable value (a list): parse without caching
             key, hit = None, None

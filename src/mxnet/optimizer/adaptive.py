@@ -5,6 +5,7 @@ import os
 
 import numpy
 
+from ..operator.ops.optimizer_ops import moving_average, rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
 
@@ -18,21 +19,9 @@ def _clip_kw(opt, kw, key="clip_gradient"):
     return kw
 
 
-def _prepare(xp, g, w, rescale, clip, wd=0.0):
-    """(rescale * g (+ wd * w) clipped when clip is not None, a scratch buffer): fresh
-    arrays (weight decay before clipping when given here, as MXNet's Python rules).
-    Rules keep their temporaries in the scratch buffer: large fresh arrays cost more
-    in page faults than the arithmetic does."""
-    t = w.dtype.type
-    g = xp.multiply(g, t(rescale))
-    if wd:
-        scratch = xp.multiply(w, t(wd))
-        g += scratch
-    else:
-        scratch = xp.empty_like(g)
-    if clip is not None:
-        xp.clip(g, -clip, clip, out=g)
-    return g, scratch
+def _weight_like_states(weight, n):
+    """n zero states of the weight's shape, context and dtype."""
+    return tuple(_zeros_like(weight, weight.dtype) for _ in range(n))
 
 
 @register
@@ -66,12 +55,10 @@ class Adam(Optimizer):
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):
-        return (_zeros_like(weight, weight.dtype), _zeros_like(weight, weight.dtype))
+        return _weight_like_states(weight, 2)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         kw = _clip_kw(self, {"beta1": self.beta1, "beta2": self.beta2,
                              "epsilon": self.epsilon, "rescale_grad": self.rescale_grad})
@@ -101,13 +88,12 @@ class AdaGrad(Optimizer):
         return _zeros_like(weight)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         rescale, clip, eps = self.rescale_grad, self.clip_gradient, self.float_stable_eps
 
         def rule(xp, g, w, history):
             t = w.dtype.type
-            g, tmp = _prepare(xp, g, w, rescale, clip)
+            g, tmp = rescaled_grad(xp, g, rescale, clip)
             xp.multiply(g, g, out=tmp)
             history += tmp
             xp.add(history, t(eps), out=tmp)
@@ -151,8 +137,7 @@ class RMSProp(Optimizer):
         return tuple(_zeros_like(weight) for _ in range(n))
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         kw = _clip_kw(self, {"gamma1": self.gamma1, "epsilon": self.epsilon,
                              "rescale_grad": self.rescale_grad})
         if self.clip_weights:
@@ -194,18 +179,14 @@ class AdaDelta(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))
 
     def update(self, index, weight, grad, state):
-        wd = self._get_wd(index)
-        self._update_count(index)
+        _, wd, _ = self._begin_update(index)
         rescale, clip, rho, eps = self.rescale_grad, self.clip_gradient, self.rho, \
             self.epsilon
 
         def rule(xp, g, w, acc_g, acc_delta):
             t = acc_g.dtype.type
-            g, tmp = _prepare(xp, g, w, rescale, clip)
-            acc_g *= t(rho)
-            xp.multiply(g, g, out=tmp)
-            tmp *= t(1.0 - rho)
-            acc_g += tmp
+            g, tmp = rescaled_grad(xp, g, rescale, clip)
+            moving_average(xp, acc_g, g, rho, tmp, square=True)
             # delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g, kept in g
             xp.add(acc_delta, t(eps), out=tmp)
             xp.sqrt(tmp, out=tmp)
@@ -213,10 +194,7 @@ class AdaDelta(Optimizer):
             xp.add(acc_g, t(eps), out=tmp)
             xp.sqrt(tmp, out=tmp)
             g /= tmp
-            acc_delta *= t(rho)
-            xp.multiply(g, g, out=tmp)
-            tmp *= t(1.0 - rho)
-            acc_delta += tmp
+            moving_average(xp, acc_delta, g, rho, tmp, square=True)
             if wd:
                 xp.multiply(w, w.dtype.type(wd), out=tmp)
                 g += tmp
@@ -246,8 +224,7 @@ class Ftrl(Optimizer):
         return (_zeros_like(weight), _zeros_like(weight))   # z, n
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        wd, lr = self._get_wd(index), self._get_lr(index)
+        lr, wd, _ = self._begin_update(index)
         kw = _clip_kw(self, {"lamda1": self.lamda1, "beta": self.beta,
                              "rescale_grad": self.rescale_grad})
         z, n = state
@@ -272,12 +249,10 @@ class FTML(Optimizer):
         self.epsilon = epsilon
 
     def create_state(self, index, weight):
-        return tuple(_zeros_like(weight, weight.dtype) for _ in range(3))   # d, v, z
+        return _weight_like_states(weight, 3)   # d, v, z
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         kw = _clip_kw(self, {"beta1": self.beta1, "beta2": self.beta2,
                              "epsilon": self.epsilon, "rescale_grad": self.rescale_grad,
                              "t": t}, key="clip_grad")
@@ -306,22 +281,18 @@ class Adamax(Optimizer):
         self.beta2 = beta2
 
     def create_state(self, index, weight):
-        return (_zeros_like(weight, weight.dtype), _zeros_like(weight, weight.dtype))
+        return _weight_like_states(weight, 2)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         lr /= 1.0 - self.beta1 ** t
         rescale, clip, b1, b2 = self.rescale_grad, self.clip_gradient, self.beta1, \
             self.beta2
 
         def rule(xp, g, w, m, u):
             ty = w.dtype.type
-            g, tmp = _prepare(xp, g, w, rescale, clip, wd)
-            m *= ty(b1)
-            xp.multiply(g, ty(1.0 - b1), out=tmp)
-            m += tmp
+            g, tmp = rescaled_grad(xp, g, rescale, clip, w, wd)
+            moving_average(xp, m, g, b1, tmp)
             u *= ty(b2)
             xp.maximum(u, xp.abs(g, out=g), out=u)
             xp.divide(m, u, out=tmp)
@@ -355,12 +326,10 @@ class Nadam(Optimizer):
         self.m_schedule = 1.
 
     def create_state(self, index, weight):
-        return (_zeros_like(weight, weight.dtype), _zeros_like(weight, weight.dtype))
+        return _weight_like_states(weight, 2)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         mom_t = self.beta1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
         mom_t1 = self.beta1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
         self.m_schedule = self.m_schedule * mom_t
@@ -370,14 +339,9 @@ class Nadam(Optimizer):
 
         def rule(xp, g, w, m, v):
             ty = w.dtype.type
-            g, tmp = _prepare(xp, g, w, rescale, clip, wd)
-            m *= ty(b1)
-            xp.multiply(g, ty(1. - b1), out=tmp)
-            m += tmp
-            v *= ty(b2)
-            xp.multiply(g, g, out=tmp)
-            tmp *= ty(1. - b2)
-            v += tmp
+            g, tmp = rescaled_grad(xp, g, rescale, clip, w, wd)
+            moving_average(xp, m, g, b1, tmp)
+            moving_average(xp, v, g, b2, tmp, square=True)
             # m_bar = (1 - mom_t) * g / (1 - m_sched) + mom_t1 * m / (1 - m_sched_next)
             g *= ty((1. - mom_t) / (1. - m_sched))
             xp.multiply(m, ty(mom_t1 / (1. - m_sched_next)), out=tmp)
@@ -422,15 +386,13 @@ class LAMB(Optimizer):
                                                           "45"))))
 
     def create_state(self, index, weight):
-        return (_zeros_like(weight, weight.dtype), _zeros_like(weight, weight.dtype))
+        return _weight_like_states(weight, 2)
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False):
         if not isinstance(index, (list, tuple)):
             index, weight, grad, state = [index], [weight], [grad], [state]
         for i, w, g, s in zip(index, weight, grad, state):
-            self._update_count(i)
-            lr, wd = self._get_lr(i), self._get_wd(i)
-            t = self._index_update_count[i]
+            lr, wd, t = self._begin_update(i)
             kw = _clip_kw(self, {"beta1": self.beta1, "beta2": self.beta2,
                                  "epsilon": self.epsilon, "t": t,
                                  "bias_correction": self.bias_correction,

@@ -33,8 +33,7 @@ class GroupAdaGrad(Optimizer):
         return zeros((weight.shape[0], 1), weight.context)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         if wd != 0:
             raise AssertionError("Weight decay is not supported for GroupAdaGrad")
         if grad.shape != weight.shape:

@@ -173,6 +173,12 @@ class Optimizer:
             self._index_update_count[idx] = count
             self.num_update = max(count, self.num_update)
 
+    def _begin_update(self, index):
+        """Count this update of ``index``; return its (lr, wd, update count). The
+        learning rate is read after counting, so an lr_scheduler sees this update."""
+        self._update_count(index)
+        return self._get_lr(index), self._get_wd(index), self._index_update_count[index]
+
     def _base_lr(self):
         if self.lr_scheduler is not None:
             return self.lr_scheduler(self.num_update)

@@ -10,6 +10,7 @@ import warnings
 
 import numpy
 
+from ..operator.ops.optimizer_ops import rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
 
@@ -131,8 +132,7 @@ class NAG(_MomentumSGDBase):
     """
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         self._step(weight, grad, state, lr, wd, multi_precision, self._op_kwargs(),
                    mom_op="nag_mom_update")
 
@@ -166,8 +166,7 @@ class Signum(Optimizer):
         return None if self.momentum == 0.0 else _zeros_like(weight, weight.dtype)
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         kw = {"rescale_grad": self.rescale_grad}
         if self.momentum > 0:
             kw["momentum"] = self.momentum
@@ -441,17 +440,14 @@ class DCASGD(Optimizer):
         return (mom, weight.copy())
 
     def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         mom, previous = state
         rescale, clip, lamda, momentum = self.rescale_grad, self.clip_gradient, \
             self.lamda, self.momentum
 
         def rule(xp, g, w, prev, *maybe_mom):
             t = w.dtype.type
-            g = g * t(rescale)
-            if clip is not None:
-                xp.clip(g, -clip, clip, out=g)
+            g, _ = rescaled_grad(xp, g, rescale, clip, scratch=False)
             step = g * g
             step *= t(lamda)
             xp.subtract(w, prev, out=prev)       # prev is rewritten below: scratch
@@ -486,17 +482,14 @@ class SGLD(Optimizer):
 
     def update(self, index, weight, grad, state):
         from ..resource import get_rng
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self.clip_gradient
         # Drawn here, not inside the kernel, so the draw order is the call order.
         noise = _normal(get_rng(weight.context), math.sqrt(lr), weight.shape, weight.dtype)
 
         def rule(xp, g, w):
             t = w.dtype.type
-            g = g * t(rescale)
-            if clip is not None:
-                xp.clip(g, -clip, clip, out=g)
+            g, _ = rescaled_grad(xp, g, rescale, clip, scratch=False)
             g += w * t(wd)
             g *= t(-lr / 2)
             g += noise

@@ -13,11 +13,12 @@ from .symbol import Symbol
 from .create import Variable, var, Group, create_symbol, create_by_name as _by_name
 from .json_io import load, load_json
 from .register import make_function as _make_function
+from ..operator.ops.concat_split import split_v2_params as _split_v2_params
 from . import _internal, op, contrib, linalg  # noqa: F401
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_symbol",
            "zeros", "ones", "full", "arange", "pow", "power", "maximum", "minimum",
-           "hypot"]
+           "hypot", "split_v2"]
 
 _this = _sys.modules[__name__]
 
@@ -105,3 +106,10 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None,
     return _internal._arange(start=start, stop=stop, step=step, repeat=repeat,
                              infer_range=infer_range, name=name,
                              dtype="float32" if dtype is None else dtype)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split a symbol into outputs along axis: into ``n`` equal parts when given an
+    int, or at the given indices when given a tuple (numpy.split's convention)."""
+    return _internal._split_v2(ary, axis=axis, squeeze_axis=squeeze_axis,
+                               **_split_v2_params(indices_or_sections))

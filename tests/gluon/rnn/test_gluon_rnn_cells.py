@@ -254,9 +254,25 @@ def test_symbolic_unroll_with_given_states():
     assert out_shapes == [(3, 2, 3)]
 
 
-@pytest.mark.xfail(reason="core: sym.zeros(shape=(0, H)) must leave the 0 (batch) "
-                          "dimension to shape inference, as MXNet 1.x does", strict=False)
 def test_symbolic_unroll_default_states():
+    # the begin states are sym.zeros(shape=(0, H)): inference fills in the batch size
     cell = rnn.LSTMCell(3, prefix="lstm_")
     out, _ = cell.unroll(3, mx.sym.var("data"), layout="TNC", merge_outputs=True)
     assert out.infer_shape(data=(3, 2, 5))[1] == [(3, 2, 3)]
+    exe = out.simple_bind(mx.cpu(), data=(3, 2, 5))
+    for name, arr in exe.arg_dict.items():
+        arr[:] = 0.1 if name != "data" else 1.0
+    got = exe.forward()[0].asnumpy()
+    # the same cell run imperatively from explicit zero states
+    params = {name: mx.nd.full(arr.shape, 0.1) for name, arr in exe.arg_dict.items()
+              if name != "data"}
+    h = c = mx.nd.zeros((2, 3))
+    for t in range(3):
+        gates = (mx.nd.FullyConnected(mx.nd.ones((2, 5)), params["lstm_i2h_weight"],
+                                      params["lstm_i2h_bias"], num_hidden=12)
+                 + mx.nd.FullyConnected(h, params["lstm_h2h_weight"],
+                                        params["lstm_h2h_bias"], num_hidden=12))
+        i, f, g, o = mx.nd.split(gates, num_outputs=4, axis=1)
+        c = mx.nd.sigmoid(f) * c + mx.nd.sigmoid(i) * mx.nd.tanh(g)
+        h = mx.nd.sigmoid(o) * mx.nd.tanh(c)
+        assert np.allclose(got[t], h.asnumpy(), rtol=1e-5, atol=1e-6)

@@ -11,7 +11,7 @@ import os
 
 from ...base import MXNetError, data_dir
 
-__all__ = ["get_model_file", "purge", "short_hash"]
+__all__ = ["get_model_file", "load_pretrained", "purge", "short_hash"]
 
 # SHA-1 of the pretrained parameter files MXNet 1.9.1 published (its model store).
 _model_sha1 = {name: checksum for checksum, name in [
@@ -95,6 +95,14 @@ def get_model_file(name, root=os.path.join(data_dir(), "models")):
         raise MXNetError(f"Pretrained parameters of {name} in {file_path!r} are corrupt or "
                          f"of another version: SHA-1 differs from {sha1}")
     return file_path
+
+
+def load_pretrained(net, name, pretrained, ctx, root):
+    """``net`` with the pretrained parameters of model ``name`` from the store ``root``
+    loaded onto ``ctx`` when ``pretrained`` (the model zoo getters' last step)."""
+    if pretrained:
+        net.load_parameters(get_model_file(name, root=root), ctx=ctx)
+    return net
 
 
 def purge(root=os.path.join(data_dir(), "models")):

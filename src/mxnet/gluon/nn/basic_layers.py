@@ -174,9 +174,22 @@ class Dropout(HybridBlock):
 
 
 class _NormBase(HybridBlock):
-    """Shared repr of the normalisation layers: their options, then in_channels."""
+    """Shared by the normalisation layers: their gamma and beta, and their repr (the
+    options, then in_channels)."""
     _show_channels = True
     _unknown_channels = 0
+
+    def _add_gamma_beta(self, size, scale, center, gamma_initializer, beta_initializer,
+                        fixed=False):
+        """gamma (learnt when ``scale``) and beta (learnt when ``center``), of shape
+        (size,). ``fixed``: one not learnt cannot be made learnable later (BatchNorm's
+        parameters are not differentiable then)."""
+        for name, learnt, init in (("gamma", scale, gamma_initializer),
+                                   ("beta", center, beta_initializer)):
+            extra = {"differentiable": learnt} if fixed else {}
+            setattr(self, name, self.params.get(name, grad_req="write" if learnt else "null",
+                                                shape=(size,), init=init,
+                                                allow_deferred_init=True, **extra))
 
     def __repr__(self):
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
@@ -205,12 +218,8 @@ class BatchNorm(_NormBase):
         self._axis = axis
         if in_channels != 0:
             self.in_channels = in_channels
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True, differentiable=center)
+        self._add_gamma_beta(in_channels, scale, center, gamma_initializer, beta_initializer,
+                             fixed=True)
         self.running_mean = self.params.get("running_mean", grad_req="null",
                                             shape=(in_channels,),
                                             init=running_mean_initializer,
@@ -282,12 +291,7 @@ class InstanceNorm(_NormBase):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self._add_gamma_beta(in_channels, scale, center, gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F, x, gamma, beta):
         if self._axis == 1:
@@ -309,12 +313,7 @@ class LayerNorm(_NormBase):
         self._epsilon = epsilon
         self._center = center
         self._scale = scale
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self._add_gamma_beta(in_channels, scale, center, gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
@@ -336,12 +335,7 @@ class GroupNorm(_NormBase):
         self._epsilon = epsilon
         self._center = center
         self._scale = scale
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(num_groups,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(num_groups,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self._add_gamma_beta(num_groups, scale, center, gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups,

@@ -271,11 +271,13 @@ def _mapping(weight, out_size):
 
 class _GatedCell(HybridRecurrentCell):
     """Shared set-up of RNNCell, LSTMCell and GRUCell: i2h/h2h weights and biases
-    with ``gates * hidden_size`` rows."""
+    with ``gates * hidden_size`` rows, and ``states`` states of (batch, hidden_size)."""
     _num_gates = 1
+    _num_states = 1
 
-    def __init__(self, hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params):
+    def __init__(self, hidden_size, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
         self._hidden_size = hidden_size
         self._input_size = input_size
@@ -293,9 +295,13 @@ class _GatedCell(HybridRecurrentCell):
                                         init=h2h_bias_initializer,
                                         allow_deferred_init=True)
 
-    def _state_infos(self, batch_size, count):
+    def state_info(self, batch_size=0):
         return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}
-                for _ in range(count)]
+                for _ in range(self._num_states)]
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}("
+                f"{_mapping(self.i2h_weight, self.i2h_weight.shape[0])})")
 
     def _projections(self, F, inputs, h, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         prefix = f"t{self._counter}_"
@@ -340,9 +346,6 @@ class RNNCell(_GatedCell):
                          i2h_bias_initializer, h2h_bias_initializer, input_size,
                          prefix, params)
         self._activation = activation
-
-    def state_info(self, batch_size=0):
-        return self._state_infos(batch_size, 1)
 
     def _alias(self):
         return "rnn"
@@ -390,6 +393,7 @@ class LSTMCell(_GatedCell):
     (batch_size, num_hidden). Outputs: ``out`` (batch_size, num_hidden) and [h, c].
     """
     _num_gates = 4
+    _num_states = 2
 
     def __init__(self, hidden_size, i2h_weight_initializer=None,
                  h2h_weight_initializer=None, i2h_bias_initializer="zeros",
@@ -401,15 +405,8 @@ class LSTMCell(_GatedCell):
         self._activation = activation
         self._recurrent_activation = recurrent_activation
 
-    def state_info(self, batch_size=0):
-        return self._state_infos(batch_size, 2)
-
     def _alias(self):
         return "lstm"
-
-    def __repr__(self):
-        return (f"{self.__class__.__name__}("
-                f"{_mapping(self.i2h_weight, self.i2h_weight.shape[0])})")
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
                        h2h_bias):
@@ -456,22 +453,8 @@ class GRUCell(_GatedCell):
     """
     _num_gates = 3
 
-    def __init__(self, hidden_size, i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
-                 h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None):
-        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                         i2h_bias_initializer, h2h_bias_initializer, input_size,
-                         prefix, params)
-
-    def state_info(self, batch_size=0):
-        return self._state_infos(batch_size, 1)
-
     def _alias(self):
         return "gru"
-
-    def __repr__(self):
-        return (f"{self.__class__.__name__}("
-                f"{_mapping(self.i2h_weight, self.i2h_weight.shape[0])})")
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
                        h2h_bias):

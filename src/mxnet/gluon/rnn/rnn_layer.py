@@ -79,7 +79,12 @@ class _RNNLayer(HybridBlock):
         return s.format(name=self.__class__.__name__, mapping=mapping, **self.__dict__)
 
     def state_info(self, batch_size=0):
-        raise NotImplementedError()
+        """One state, h; LSTM adds the cell state c."""
+        return [self._state_info(batch_size, self._hidden_size)]
+
+    def _state_info(self, batch_size, size):
+        return {"shape": (self._num_layers * self._dir, batch_size, size),
+                "__layout__": "LNC", "dtype": self._dtype}
 
     def cast(self, dtype):
         super().cast(dtype)
@@ -229,10 +234,6 @@ class RNN(_RNNLayer):
                          i2h_bias_initializer, h2h_bias_initializer, "rnn_" + activation,
                          None, None, None, None, False, dtype, **kwargs)
 
-    def state_info(self, batch_size=0):
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]
-
 
 class LSTM(_RNNLayer):
     r"""Applies a multi-layer long short-term memory (LSTM) RNN to an input sequence
@@ -285,11 +286,8 @@ class LSTM(_RNNLayer):
                          state_clip_max, state_clip_nan, dtype, **kwargs)
 
     def state_info(self, batch_size=0):
-        h = self._projection_size or self._hidden_size
-        n = self._num_layers * self._dir
-        return [{"shape": (n, batch_size, h), "__layout__": "LNC", "dtype": self._dtype},
-                {"shape": (n, batch_size, self._hidden_size), "__layout__": "LNC",
-                 "dtype": self._dtype}]
+        return [self._state_info(batch_size, self._projection_size or self._hidden_size),
+                self._state_info(batch_size, self._hidden_size)]
 
 
 class GRU(_RNNLayer):
@@ -329,7 +327,3 @@ class GRU(_RNNLayer):
                          input_size, i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer, "gru", None, None,
                          None, None, False, dtype, **kwargs)
-
-    def state_info(self, batch_size=0):
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .. import special
 from ..params import Enum, Float, Schema
 from ..registry import Op, ShapeError, register
 
@@ -25,43 +26,6 @@ def _sigmoid(xp, x):
         y = xp.exp(-x)
     y += 1
     return xp.reciprocal(y, out=y)
-
-
-def _erf(xp, x):
-    if xp is np:
-        erf = _scipy_erf()
-        if erf is not None:
-            return erf(x).astype(x.dtype, copy=False)
-        return _erf_fallback(np, x)
-    import cupyx.scipy.special as cs
-    return cs.erf(x)
-
-
-def _erf_fallback(xp, x):
-    # Chebyshev fit of erfc (Numerical Recipes' erfcc), fractional error < 1.2e-7:
-    # enough for float32 when SciPy is not installed.
-    z = xp.abs(x).astype(np.float64)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = 0.17087277
-    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
-              0.09678418, 0.37409196, 1.00002368, -1.26551223):
-        poly = c + t * poly
-    erfc = t * xp.exp(-z * z + poly)
-    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)
-
-
-_SCIPY = []
-
-
-def _scipy_erf():
-    """scipy.special.erf if SciPy is installed (optional; imported on first use)."""
-    if not _SCIPY:
-        try:
-            from scipy.special import erf
-        except ImportError:
-            erf = None
-        _SCIPY.append(erf)
-    return _SCIPY[0]
 
 
 # --- Activation ---------------------------------------------------------------------
@@ -133,7 +97,14 @@ class Activation(Op):
 
 # --- LeakyReLU ------------------------------------------------------------------------
 def _gelu(xp, x):
-    return 0.5 * x * (1 + _erf(xp, x * _SQRT_HALF))
+    # x * Phi(x) with Phi(x) = erfc(-x / sqrt(2)) / 2: no cancellation for negative x.
+    z = x * -_SQRT_HALF
+    if x.dtype == np.float64:
+        cdf = special.erfc(xp, z)
+    else:
+        cdf = special.erfc_fast(xp, z)
+    cdf *= 0.5
+    return (x * cdf).astype(x.dtype, copy=False)
 
 
 def _gelu_grad(xp, g, x, y):

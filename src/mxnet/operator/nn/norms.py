@@ -16,12 +16,38 @@ def _check_param(opname, name, shape, want, dshape):
                          f"{tuple(dshape)}, got {tuple(shape)}")
 
 
+def _check_gamma_beta(opname, in_shapes, want):
+    for name, shape in zip(("gamma", "beta"), in_shapes[1:]):
+        _check_param(opname, name, shape, want, in_shapes[0])
+
+
+def _check_spatial(opname, d):
+    if len(d) < 3:
+        raise ShapeError(f"{opname}: data must have at least 3 dimensions "
+                         f"(batch, channel, spatial...), got shape {d}")
+
+
 def _norm_grad(xp, dxhat, xhat, inv_std, axes):
     """Gradient of xhat = (x - mean(x)) * inv_std over axes, given d/dxhat."""
     dx = dxhat - dxhat.mean(axis=axes, keepdims=True)
     dx -= xhat * (dxhat * xhat).mean(axis=axes, keepdims=True)
     dx *= inv_std
     return dx
+
+
+def _scale_shift(xhat, gamma, beta, shape):
+    """gamma * xhat + beta, in xhat, with gamma and beta reshaped to broadcast."""
+    xhat *= gamma.reshape(shape)
+    xhat += beta.reshape(shape)
+    return xhat
+
+
+def _affine_grads(xp, g, xhat, inv_std, gamma, shape, stat_axes, param_axes):
+    """(dx, dgamma, dbeta) of y = gamma * xhat + beta, xhat standardised over
+    stat_axes, gamma (reshaped to ``shape``) and beta shared over param_axes."""
+    dgamma = (g * xhat).sum(axis=param_axes)
+    dbeta = g.sum(axis=param_axes)
+    return _norm_grad(xp, g * gamma.reshape(shape), xhat, inv_std, stat_axes), dgamma, dbeta
 
 
 def _standardize(xp, x, axes, eps):
@@ -72,8 +98,7 @@ class LayerNorm(_AffineNorm):
         d = tuple(d)
         axis = self._axis(p, len(d))
         c = (d[axis],)
-        _check_param(self.name, "gamma", in_shapes[1], c, d)
-        _check_param(self.name, "beta", in_shapes[2], c, d)
+        _check_gamma_beta(self.name, in_shapes, c)
         stat = d[:axis] + (1,) + d[axis + 1:]
         return [d, c, c], [d, stat, stat], []
 
@@ -87,23 +112,17 @@ class LayerNorm(_AffineNorm):
         self.infer_shape(p, [a.shape for a in inputs])
         axis = self._axis(p, x.ndim)
         xhat, mean, std = _standardize(xp, x, axis, p.eps)
-        b = self._bshape(axis, x)
-        xhat *= gamma.reshape(b)
-        xhat += beta.reshape(b)
-        return [xhat, mean, std]
+        return [_scale_shift(xhat, gamma, beta, self._bshape(axis, x)), mean, std]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
         mean, std = outputs[1], outputs[2]
         axis = self._axis(p, x.ndim)
-        b = self._bshape(axis, x)
         others = tuple(i for i in range(x.ndim) if i != axis)
         inv_std = 1 / std
         xhat = (x - mean) * inv_std
-        dgamma = (g * xhat).sum(axis=others)
-        dbeta = g.sum(axis=others)
-        dx = _norm_grad(xp, g * gamma.reshape(b), xhat, inv_std, axis)
-        return [dx, dgamma, dbeta]
+        return list(_affine_grads(xp, g, xhat, inv_std, gamma, self._bshape(axis, x), axis,
+                                  others))
 
 
 @register
@@ -121,12 +140,9 @@ class InstanceNorm(_AffineNorm):
         if d is None:
             return list(in_shapes), [None] * 3, []
         d = tuple(d)
-        if len(d) < 3:
-            raise ShapeError(f"InstanceNorm: data must have at least 3 dimensions "
-                             f"(batch, channel, spatial...), got shape {d}")
+        _check_spatial(self.name, d)
         c = (d[1],)
-        _check_param(self.name, "gamma", in_shapes[1], c, d)
-        _check_param(self.name, "beta", in_shapes[2], c, d)
+        _check_gamma_beta(self.name, in_shapes, c)
         return [d, c, c], [d, d[:2], d[:2]], []
 
     def forward(self, ctx, p, inputs, aux):
@@ -134,12 +150,10 @@ class InstanceNorm(_AffineNorm):
         self.infer_shape(p, [a.shape for a in inputs])
         axes = tuple(range(2, x.ndim))
         xhat, mean, std = _standardize(xp, x, axes, p.eps)
-        b = (1, -1) + (1,) * (x.ndim - 2)
         var = xp.square(std) - x.dtype.type(p.eps)
-        xhat *= gamma.reshape(b)
-        xhat += beta.reshape(b)
         n, c = x.shape[:2]
-        return [xhat, mean.reshape(n, c), var.reshape(n, c)]
+        return [_scale_shift(xhat, gamma, beta, (1, -1) + (1,) * (x.ndim - 2)),
+                mean.reshape(n, c), var.reshape(n, c)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
@@ -148,12 +162,8 @@ class InstanceNorm(_AffineNorm):
         inv_std = 1 / xp.sqrt(outputs[2].reshape(s) + x.dtype.type(p.eps))
         axes = tuple(range(2, x.ndim))
         xhat = (x - mean) * inv_std
-        b = (1, -1) + (1,) * (x.ndim - 2)
-        others = (0,) + axes
-        dgamma = (g * xhat).sum(axis=others)
-        dbeta = g.sum(axis=others)
-        dx = _norm_grad(xp, g * gamma.reshape(b), xhat, inv_std, axes)
-        return [dx, dgamma, dbeta]
+        return list(_affine_grads(xp, g, xhat, inv_std, gamma, (1, -1) + (1,) * (x.ndim - 2),
+                                  axes, (0,) + axes))
 
 
 @register
@@ -173,15 +183,12 @@ class GroupNorm(_AffineNorm):
         if d is None:
             return list(in_shapes), [None] * 3, []
         d = tuple(d)
-        if len(d) < 3:
-            raise ShapeError(f"GroupNorm: data must have at least 3 dimensions "
-                             f"(batch, channel, spatial...), got shape {d}")
+        _check_spatial(self.name, d)
         if p.num_groups < 1 or d[1] % p.num_groups:
             raise ShapeError(f"GroupNorm: the number of channels ({d[1]}) must be a multiple "
                              f"of num_groups ({p.num_groups})")
         gshape = (p.num_groups,)
-        _check_param(self.name, "gamma", in_shapes[1], gshape, d)
-        _check_param(self.name, "beta", in_shapes[2], gshape, d)
+        _check_gamma_beta(self.name, in_shapes, gshape)
         stat = (d[0], p.num_groups)
         return [d, gshape, gshape], [d, stat, stat], []
 
@@ -190,8 +197,7 @@ class GroupNorm(_AffineNorm):
         self.infer_shape(p, [a.shape for a in inputs])
         n, G = x.shape[0], p.num_groups
         xhat, mean, std = _standardize(xp, x.reshape(n, G, -1), 2, p.eps)
-        xhat *= gamma.reshape(1, G, 1)
-        xhat += beta.reshape(1, G, 1)
+        xhat = _scale_shift(xhat, gamma, beta, (1, G, 1))
         return [xhat.reshape(x.shape), mean.reshape(n, G), std.reshape(n, G)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
@@ -201,9 +207,7 @@ class GroupNorm(_AffineNorm):
         mean = outputs[1].reshape(n, G, 1)
         inv_std = 1 / outputs[2].reshape(n, G, 1)
         xhat = (x.reshape(n, G, -1) - mean) * inv_std
-        dgamma = (g * xhat).sum(axis=(0, 2))
-        dbeta = g.sum(axis=(0, 2))
-        dx = _norm_grad(xp, g * gamma.reshape(1, G, 1), xhat, inv_std, 2)
+        dx, dgamma, dbeta = _affine_grads(xp, g, xhat, inv_std, gamma, (1, G, 1), 2, (0, 2))
         return [dx.reshape(x.shape), dgamma, dbeta]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, DType, Enum, Float, Int, IntOrNone, Schema, Shape
 from ..registry import Op, ShapeError, register
-from .matrix import legacy, merge_shapes, norm_axis, prod, zeros_if
+from .shape_utils import legacy, merge_shapes, norm_axis, prod, zeros_if
 
 _INDEX_GRAD = ("out_grad", "in_data")
 

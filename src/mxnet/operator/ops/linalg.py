@@ -42,6 +42,44 @@ _PRODUCT_PARAMS = Schema(transpose_a=Bool(False), transpose_b=Bool(False),
                          forward_stype=Enum((None, "csr", "default", "row_sparse"), None))
 
 
+def _t(x):
+    return x.swapaxes(-1, -2)
+
+
+def _product_grads(xp, p, need, opA, opB, g):
+    """Gradients of out = opA @ opB with respect to A and B, where opA / opB are A / B
+    transposed (on their last two axes) when p.transpose_a / p.transpose_b: each in
+    its operand's own layout, None where ``need`` says it is not wanted."""
+    ga = gb = None
+    if need[0]:
+        ga = xp.matmul(opB, _t(g)) if p.transpose_a else xp.matmul(g, _t(opB))
+    if need[1]:
+        gb = xp.matmul(_t(g), opA) if p.transpose_b else xp.matmul(_t(opA), g)
+    return ga, gb
+
+
+class _Product(Op):
+    """dot and batch_dot: lhs and rhs of one float dtype, output shape from
+    ``_out_shape``."""
+    params = _PRODUCT_PARAMS
+    backward_uses = ("out_grad", "in_data")
+
+    def arguments(self, p):
+        return ["lhs", "rhs"]
+
+    def _out_shape(self, p, ls, rs):
+        raise NotImplementedError
+
+    def infer_shape(self, p, in_shapes):
+        ls, rs = in_shapes
+        if ls is None or rs is None:
+            return [ls, rs], [None], []
+        return [ls, rs], [self._out_shape(p, ls, rs)], []
+
+    def infer_type(self, p, in_types):
+        return _same_type(self.name, in_types)
+
+
 def _dot_plan(p, ls, rs):
     """(contracted size, lhs kept dims, rhs kept dims) for MXNet's dot.
 
@@ -70,7 +108,7 @@ def _dot_mats(p, a, b, k):
 
 
 @register
-class Dot(Op):
+class Dot(_Product):
     """Dot product of two arrays.
 
     For N-D arrays the last axis of ``lhs`` is contracted with the first axis of ``rhs``
@@ -80,21 +118,10 @@ class Dot(Op):
     and ignored (pymxnet arrays are dense).
     """
     name = "dot"
-    params = _PRODUCT_PARAMS
-    backward_uses = ("out_grad", "in_data")
 
-    def arguments(self, p):
-        return ["lhs", "rhs"]
-
-    def infer_shape(self, p, in_shapes):
-        ls, rs = in_shapes
-        if ls is None or rs is None:
-            return [ls, rs], [None], []
+    def _out_shape(self, p, ls, rs):
         _, lkeep, rkeep = _dot_plan(p, ls, rs)
-        return [ls, rs], [tuple(lkeep + rkeep) or (1,)], []
-
-    def infer_type(self, p, in_types):
-        return _same_type(self.name, in_types)
+        return tuple(lkeep + rkeep) or (1,)
 
     def forward(self, ctx, p, inputs, aux):
         a, b = inputs
@@ -108,13 +135,9 @@ class Dot(Op):
         k, _, _ = _dot_plan(p, a.shape, b.shape)
         A, B = _dot_mats(p, a, b, k)
         g = out_grads[0].reshape(A.shape[0], B.shape[1])
-        need = ctx.need_grad or (True, True)
-        ga = gb = None
-        if need[0]:     # d/dA = g B^T, stored in lhs's own layout
-            ga = (xp.matmul(B, g.T) if p.transpose_a else xp.matmul(g, B.T)).reshape(a.shape)
-        if need[1]:     # d/dB = A^T g
-            gb = (xp.matmul(g.T, A) if p.transpose_b else xp.matmul(A.T, g)).reshape(b.shape)
-        return [ga, gb]
+        ga, gb = _product_grads(xp, p, ctx.need_grad or (True, True), A, B, g)
+        return [None if ga is None else ga.reshape(a.shape),
+                None if gb is None else gb.reshape(b.shape)]
 
 
 def _batch_plan(p, ls, rs):
@@ -133,30 +156,15 @@ def _batch_plan(p, ls, rs):
     return ls[:-2] + (m, n)
 
 
-def _t(x):
-    return x.swapaxes(-1, -2)
-
-
 @register
-class BatchDot(Op):
+class BatchDot(_Product):
     """Batchwise matrix product of two N-D arrays (N >= 3): the last two axes are
     matrices, the leading axes are batch dimensions and must be equal.
     ``transpose_a``/``transpose_b`` transpose each matrix first."""
     name = "batch_dot"
-    params = _PRODUCT_PARAMS
-    backward_uses = ("out_grad", "in_data")
 
-    def arguments(self, p):
-        return ["lhs", "rhs"]
-
-    def infer_shape(self, p, in_shapes):
-        ls, rs = in_shapes
-        if ls is None or rs is None:
-            return [ls, rs], [None], []
-        return [ls, rs], [_batch_plan(p, ls, rs)], []
-
-    def infer_type(self, p, in_types):
-        return _same_type(self.name, in_types)
+    def _out_shape(self, p, ls, rs):
+        return _batch_plan(p, ls, rs)
 
     def forward(self, ctx, p, inputs, aux):
         a, b = inputs
@@ -167,16 +175,11 @@ class BatchDot(Op):
         return [ctx.xp.matmul(A, B)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        xp, (a, b), g = ctx.xp, inputs, out_grads[0]
+        a, b = inputs
         A = _t(a) if p.transpose_a else a
         B = _t(b) if p.transpose_b else b
-        need = ctx.need_grad or (True, True)
-        ga = gb = None
-        if need[0]:
-            ga = xp.matmul(B, _t(g)) if p.transpose_a else xp.matmul(g, _t(B))
-        if need[1]:
-            gb = xp.matmul(_t(g), A) if p.transpose_b else xp.matmul(_t(A), g)
-        return [ga, gb]
+        return list(_product_grads(ctx.xp, p, ctx.need_grad or (True, True), A, B,
+                                   out_grads[0]))
 
 
 # --------------------------------------------------------------------------------------
@@ -240,13 +243,10 @@ def _gemm_grads(ctx, p, g, a, b, scale):
     xp = ctx.xp
     opA, opB = _gemm_product(p, a, b)
     g = _rows_to_end(g, p.axis)
-    need = ctx.need_grad or (True,) * 3
-    ga = gb = None
-    if need[0]:
-        ga = xp.matmul(opB, _t(g)) if p.transpose_a else xp.matmul(g, _t(opB))
+    ga, gb = _product_grads(xp, p, ctx.need_grad or (True,) * 3, opA, opB, g)
+    if ga is not None:
         ga = xp.ascontiguousarray(np.moveaxis(ga * scale, -2, p.axis % a.ndim))
-    if need[1]:
-        gb = xp.matmul(_t(g), opA) if p.transpose_b else xp.matmul(_t(opA), g)
+    if gb is not None:
         gb = xp.ascontiguousarray(np.moveaxis(gb * scale, -2, p.axis % b.ndim))
     return ga, gb
 

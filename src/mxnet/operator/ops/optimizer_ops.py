@@ -29,28 +29,46 @@ from ..registry import Op, ShapeError, register
 _COMMON = dict(wd=Float(0.0), rescale_grad=Float(1.0), clip_gradient=Float(-1.0))
 
 
-def _clip(xp, g, bound):
-    """Clip g in place to [-bound, bound] when clipping is on (bound >= 0)."""
-    if bound >= 0:
-        xp.clip(g, -bound, bound, out=g)
-    return g
-
-
-def _scaled_grad(xp, p, grad, weight=None, clip=None, wd=None):
-    """The gradient every rule starts from, and a scratch buffer of the same shape:
-    (rescale_grad * grad (+ wd * weight), clipped; scratch). ``wd`` given: weight
-    decay joins before clipping (Adam's order).
+def rescaled_grad(xp, grad, rescale, clip=None, weight=None, wd=0.0, scratch=True):
+    """The gradient an update rule starts from, fresh: rescale * grad (+ wd * weight
+    when wd, before clipping: Adam's order), clipped to [-clip, clip] unless clip is
+    None; and (``scratch``) a scratch buffer of its shape, else None.
 
     Rules write their temporaries into the scratch buffer and finally their result,
     so an update allocates two arrays whatever its length (fresh large arrays cost
-    page faults, more than the arithmetic)."""
-    g = xp.multiply(grad, grad.dtype.type(p.rescale_grad))
+    page faults, more than the arithmetic). The optimizers' own rules
+    (mxnet.optimizer) use this too."""
+    g = xp.multiply(grad, grad.dtype.type(rescale))
+    buf = None
     if wd:
-        scratch = xp.multiply(weight, weight.dtype.type(wd))
-        g += scratch
+        buf = xp.multiply(weight, weight.dtype.type(wd))
+        g += buf
+    elif scratch:
+        buf = xp.empty_like(g)
+    if clip is not None:
+        xp.clip(g, -clip, clip, out=g)
+    return g, buf
+
+
+def moving_average(xp, acc, value, decay, tmp, square=False):
+    """acc = decay * acc + (1 - decay) * value (value**2 when ``square``), in place;
+    ``tmp`` is scratch space of acc's shape."""
+    t = acc.dtype.type
+    acc *= t(decay)
+    if square:
+        xp.multiply(value, value, out=tmp)
+        tmp *= t(1.0 - decay)
     else:
-        scratch = xp.empty_like(g)
-    return _clip(xp, g, p.clip_gradient if clip is None else clip), scratch
+        xp.multiply(value, t(1.0 - decay), out=tmp)
+    acc += tmp
+
+
+def _scaled_grad(xp, p, grad, weight=None, clip=None, wd=None):
+    """rescaled_grad with an update operator's parameters (clipping on when the bound,
+    ``clip`` or else ``p.clip_gradient``, is >= 0)."""
+    bound = p.clip_gradient if clip is None else clip
+    return rescaled_grad(xp, grad, p.rescale_grad, bound if bound >= 0 else None, weight,
+                         wd)
 
 
 class _UpdateOp(Op):
@@ -314,13 +332,8 @@ class AdamUpdate(_UpdateOp):
         mean, var = states
         ty = w.dtype.type
         g, out = _scaled_grad(xp, p, grad, w, wd=p.wd)
-        mean *= ty(p.beta1)
-        xp.multiply(g, ty(1.0 - p.beta1), out=out)
-        mean += out
-        var *= ty(p.beta2)
-        g *= g
-        g *= ty(1.0 - p.beta2)
-        var += g
+        moving_average(xp, mean, g, p.beta1, out)
+        moving_average(xp, var, g, p.beta2, out, square=True)
         xp.sqrt(var, out=g)                 # g is free now: the denominator
         g += ty(p.epsilon)
         xp.divide(mean, g, out=g)
@@ -353,10 +366,7 @@ class RMSPropUpdate(_UpdateOp):
         n = states[0]
         ty = w.dtype.type
         g, out = _scaled_grad(xp, p, grad, w, wd=p.wd)
-        n *= ty(p.gamma1)
-        xp.multiply(g, g, out=out)
-        out *= ty(1.0 - p.gamma1)
-        n += out
+        moving_average(xp, n, g, p.gamma1, out, square=True)
         xp.add(n, ty(p.epsilon), out=out)
         xp.sqrt(out, out=out)
         g /= out
@@ -380,13 +390,8 @@ class RMSPropAlexUpdate(_UpdateOp):
         n, gavg, delta = states
         ty = w.dtype.type
         g, out = _scaled_grad(xp, p, grad, w, wd=p.wd)
-        n *= ty(p.gamma1)
-        xp.multiply(g, g, out=out)
-        out *= ty(1.0 - p.gamma1)
-        n += out
-        gavg *= ty(p.gamma1)
-        xp.multiply(g, ty(1.0 - p.gamma1), out=out)
-        gavg += out
+        moving_average(xp, n, g, p.gamma1, out, square=True)
+        moving_average(xp, gavg, g, p.gamma1, out)
         xp.multiply(gavg, gavg, out=out)
         xp.subtract(n, out, out=out)
         out += ty(p.epsilon)
@@ -453,13 +458,8 @@ class FTMLUpdate(_UpdateOp):
         d, v, z = states
         ty = w.dtype.type
         g, d_t = _scaled_grad(xp, p, grad, w, clip=p.clip_grad, wd=p.wd)
-        v *= ty(p.beta2)
-        z *= ty(p.beta1)
-        xp.multiply(g, ty(1.0 - p.beta1), out=d_t)
-        z += d_t
-        g *= g
-        g *= ty(1.0 - p.beta2)
-        v += g
+        moving_average(xp, v, g, p.beta2, d_t, square=True)
+        moving_average(xp, z, g, p.beta1, d_t)
         # d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)
         xp.divide(v, ty(1.0 - p.beta2 ** p.t), out=d_t)
         xp.sqrt(d_t, out=d_t)
@@ -486,13 +486,8 @@ _LAMB1_PARAMS = dict(beta1=Float(0.9), beta2=Float(0.999), epsilon=Float(1e-6), 
 def _lamb_phase1(xp, p, w, grad, mean, var):
     ty = mean.dtype.type
     g, out = _scaled_grad(xp, p, grad)
-    mean *= ty(p.beta1)
-    xp.multiply(g, ty(1.0 - p.beta1), out=out)
-    mean += out
-    var *= ty(p.beta2)
-    g *= g
-    g *= ty(1.0 - p.beta2)
-    var += g
+    moving_average(xp, mean, g, p.beta1, out)
+    moving_average(xp, var, g, p.beta2, out, square=True)
     # out = m_hat / (sqrt(v_hat) + epsilon) + wd * w, hats bias-corrected if asked
     bc1 = 1.0 - p.beta1 ** p.t if p.bias_correction else 1.0
     bc2 = 1.0 - p.beta2 ** p.t if p.bias_correction else 1.0

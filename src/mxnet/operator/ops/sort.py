@@ -12,7 +12,7 @@ from ...base import MXNetError
 from ..params import Bool, DType, Enum, Int, IntOrNone, Schema
 from ..registry import Op, register
 from .indexing import lane_key
-from .matrix import norm_axis, prod
+from .shape_utils import norm_axis, prod
 
 _INDEX_TYPES = ("float16", "float32", "float64", "int32", "int64", "uint8")
 _HIDDEN_INDEX = np.dtype(np.int64)

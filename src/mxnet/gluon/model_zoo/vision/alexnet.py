@@ -5,7 +5,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -61,7 +61,4 @@ def alexnet(pretrained=False, ctx=cpu(), root=os.path.join(data_dir(), "models")
     root : str, default $MXNET_HOME/models
         Location for keeping the model parameters.
     """
-    net = AlexNet(**kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file("alexnet", root=root), ctx=ctx)
-    return net
+    return load_pretrained(AlexNet(**kwargs), "alexnet", pretrained, ctx, root)

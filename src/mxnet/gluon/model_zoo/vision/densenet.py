@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent, Identity
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
            "get_densenet"]
@@ -117,9 +117,7 @@ def get_densenet(num_layers, pretrained=False, ctx=cpu(),
     """
     num_init_features, growth_rate, block_config = densenet_spec[num_layers]
     net = DenseNet(num_init_features, growth_rate, block_config, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file(f"densenet{num_layers}", root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, f"densenet{num_layers}", pretrained, ctx, root)
 
 
 def _variant(num_layers):

@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["Inception3", "inception_v3"]
 
@@ -169,7 +169,4 @@ def inception_v3(pretrained=False, ctx=cpu(), root=os.path.join(data_dir(), "mod
     root : str, default $MXNET_HOME/models
         Location for keeping the model parameters.
     """
-    net = Inception3(**kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file("inceptionv3", root=root), ctx=ctx)
-    return net
+    return load_pretrained(Inception3(**kwargs), "inceptionv3", pretrained, ctx, root)

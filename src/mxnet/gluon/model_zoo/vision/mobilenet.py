@@ -5,7 +5,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75",
            "mobilenet_v2_0_75", "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25",
@@ -157,21 +157,15 @@ def get_mobilenet(multiplier, pretrained=False, ctx=cpu(),
     root : str, default $MXNET_HOME/models
         Location for keeping the model parameters.
     """
-    net = MobileNet(multiplier, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file(f"mobilenet{_version_suffix(multiplier)}",
-                                           root=root), ctx=ctx)
-    return net
+    return load_pretrained(MobileNet(multiplier, **kwargs),
+                           f"mobilenet{_version_suffix(multiplier)}", pretrained, ctx, root)
 
 
 def get_mobilenet_v2(multiplier, pretrained=False, ctx=cpu(),
                      root=os.path.join(data_dir(), "models"), **kwargs):
     r"""MobileNetV2 model with width ``multiplier``. Parameters as get_mobilenet."""
-    net = MobileNetV2(multiplier, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file(f"mobilenetv2_{_version_suffix(multiplier)}",
-                                           root=root), ctx=ctx)
-    return net
+    return load_pretrained(MobileNetV2(multiplier, **kwargs),
+                           f"mobilenetv2_{_version_suffix(multiplier)}", pretrained, ctx, root)
 
 
 def _variant(getter, multiplier, name):

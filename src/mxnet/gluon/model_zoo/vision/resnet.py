@@ -10,7 +10,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
            "BottleneckV2", "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1",
@@ -21,6 +21,33 @@ __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1
 def _conv3x3(channels, stride, in_channels):
     return nn.Conv2D(channels, kernel_size=3, strides=stride, padding=1, use_bias=False,
                      in_channels=in_channels)
+
+
+def _shortcut_v1(channels, stride, in_channels):
+    """V1 blocks' downsampling shortcut: a strided 1x1 convolution and BatchNorm."""
+    shortcut = nn.HybridSequential(prefix="")
+    shortcut.add(nn.Conv2D(channels, kernel_size=1, strides=stride, use_bias=False,
+                           in_channels=in_channels))
+    shortcut.add(nn.BatchNorm())
+    return shortcut
+
+
+def _shortcut_v2(channels, stride, in_channels):
+    """V2 blocks' downsampling shortcut (on the pre-activated input): a strided 1x1
+    convolution."""
+    return nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+
+
+def _add_stem(features, channels, thumbnail):
+    """The layers before the residual stages: a 7x7/2 convolution, BatchNorm, ReLU and
+    3x3/2 max-pooling, or one 3x3 convolution for thumbnails (small images)."""
+    if thumbnail:
+        features.add(_conv3x3(channels, 1, 0))
+    else:
+        features.add(nn.Conv2D(channels, 7, 2, 3, use_bias=False))
+        features.add(nn.BatchNorm())
+        features.add(nn.Activation("relu"))
+        features.add(nn.MaxPool2D(3, 2, 1))
 
 
 class BasicBlockV1(HybridBlock):
@@ -46,13 +73,7 @@ class BasicBlockV1(HybridBlock):
         self.body.add(nn.Activation("relu"))
         self.body.add(_conv3x3(channels, 1, channels))
         self.body.add(nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
-        else:
-            self.downsample = None
+        self.downsample = _shortcut_v1(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
@@ -77,13 +98,7 @@ class BottleneckV1(HybridBlock):
         self.body.add(nn.Activation("relu"))
         self.body.add(nn.Conv2D(channels, kernel_size=1, strides=1))
         self.body.add(nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
-        else:
-            self.downsample = None
+        self.downsample = _shortcut_v1(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
@@ -103,11 +118,7 @@ class BasicBlockV2(HybridBlock):
         self.conv1 = _conv3x3(channels, stride, in_channels)
         self.bn2 = nn.BatchNorm()
         self.conv2 = _conv3x3(channels, 1, channels)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
+        self.downsample = _shortcut_v2(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
@@ -134,11 +145,7 @@ class BottleneckV2(HybridBlock):
         self.conv2 = _conv3x3(channels // 4, stride, channels // 4)
         self.bn3 = nn.BatchNorm()
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
+        self.downsample = _shortcut_v2(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
@@ -189,13 +196,7 @@ class ResNetV1(HybridBlock):
         assert len(layers) == len(channels) - 1
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
-            else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation("relu"))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
+            _add_stem(self.features, channels[0], thumbnail)
             for i, num_layer in enumerate(layers):
                 stride = 1 if i == 0 else 2
                 self.features.add(_make_layer(block, num_layer, channels[i + 1], stride,
@@ -218,13 +219,7 @@ class ResNetV2(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.BatchNorm(scale=False, center=False))
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
-            else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation("relu"))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
+            _add_stem(self.features, channels[0], thumbnail)
             in_channels = channels[0]
             for i, num_layer in enumerate(layers):
                 stride = 1 if i == 0 else 2
@@ -275,11 +270,8 @@ def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
     assert 1 <= version <= 2, f"Invalid resnet version: {version}. Options are 1 and 2."
     resnet_class = resnet_net_versions[version - 1]
     block_class = resnet_block_versions[version - 1][block_type]
-    net = resnet_class(block_class, layers, channels, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file(f"resnet{num_layers}_v{version}", root=root),
-                            ctx=ctx)
-    return net
+    return load_pretrained(resnet_class(block_class, layers, channels, **kwargs),
+                           f"resnet{num_layers}_v{version}", pretrained, ctx, root)
 
 
 def _variant(version, num_layers):

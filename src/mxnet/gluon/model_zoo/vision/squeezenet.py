@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1", "get_squeezenet"]
 
@@ -91,10 +91,8 @@ def get_squeezenet(version, pretrained=False, ctx=cpu(),
     root : str, default $MXNET_HOME/models
         Location for keeping the model parameters.
     """
-    net = SqueezeNet(version, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file(f"squeezenet{version}", root=root), ctx=ctx)
-    return net
+    return load_pretrained(SqueezeNet(version, **kwargs), f"squeezenet{version}", pretrained,
+                           ctx, root)
 
 
 def squeezenet1_0(**kwargs):

@@ -6,7 +6,7 @@ from ....context import cpu
 from ....initializer import Xavier
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, get_model_file
+from ..model_store import data_dir, load_pretrained
 
 __all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn",
            "vgg19_bn", "get_vgg"]
@@ -84,11 +84,9 @@ def get_vgg(num_layers, pretrained=False, ctx=cpu(), root=os.path.join(data_dir(
         Location for keeping the model parameters.
     """
     layers, filters = vgg_spec[num_layers]
-    net = VGG(layers, filters, **kwargs)
-    if pretrained:
-        suffix = "_bn" if kwargs.get("batch_norm") else ""
-        net.load_parameters(get_model_file(f"vgg{num_layers}{suffix}", root=root), ctx=ctx)
-    return net
+    suffix = "_bn" if kwargs.get("batch_norm") else ""
+    return load_pretrained(VGG(layers, filters, **kwargs), f"vgg{num_layers}{suffix}",
+                           pretrained, ctx, root)
 
 
 def _variant(num_layers, batch_norm):

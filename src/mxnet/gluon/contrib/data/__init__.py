@@ -1,0 +1,6 @@
+"""mx.gluon.contrib.data: the samplers MXNet 1.9.1 places here (``sampler``),
+defined in gluon.data."""
+from . import sampler  # noqa: F401
+from .sampler import IntervalSampler  # noqa: F401
+
+__all__ = ["sampler", "IntervalSampler"]

@@ -1,0 +1,169 @@
+"""Input-less creation operators: _zeros, _ones, _full, _zeros_without_dtype,
+_arange, _linspace and _eye (the back ends of mx.nd/mx.sym zeros, ones, full, arange,
+linspace and eye). The front end passes ``ctx`` to the dispatcher.
+
+In a shape, 0 means an unknown dimension (MXNet 1.x legacy semantics): symbolic shape
+inference fills it in from the consumers, as ``mx.sym.zeros(shape=(0, H))`` begin
+states of RNN cells rely on.
+"""
+import math
+
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, DType, Float, FloatOrNone, Int, Params, Schema, Shape
+from ..registry import Op, register
+
+
+_ALL_TYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8", "bool")
+_NUM_TYPES = _ALL_TYPES[:-1]
+
+
+class _Creation(Op):
+    backward_uses = ()
+    zero_grad = True
+
+    def arguments(self, p):
+        return []
+
+    def shape(self, p):
+        raise NotImplementedError
+
+    def infer_shape(self, p, in_shapes):
+        return [], [tuple(None if d == 0 else d for d in self.shape(p))], []
+
+    def infer_type(self, p, in_types):
+        return [], [np.dtype(self.dtype(p))], []
+
+    def dtype(self, p):
+        return p.dtype
+
+    def values(self, xp, p):
+        raise NotImplementedError
+
+    def forward(self, ctx, p, inputs, aux):
+        return [self.values(ctx.xp, p)]
+
+
+class _Filled(_Creation):
+    fill = 0
+
+    def shape(self, p):
+        if not p.shape:
+            raise MXNetError(f"{self.name}: a shape is required")
+        return p.shape
+
+    def values(self, xp, p):
+        return xp.full(self.shape(p), self.fill, dtype=self.dtype(p))
+
+    def complete_params(self, p, out_shapes):
+        """The parameters an executor runs with once inference has found the output
+        shape: unknown (0) dimensions of ``shape`` filled in from it."""
+        if all(p.shape) or out_shapes[0] is None:
+            return p
+        done = Params(p)
+        done["shape"] = tuple(out_shapes[0])
+        done.given = p.given
+        return done
+
+
+@register
+class Zeros(_Filled):
+    """An array of zeros."""
+    name = "_zeros"
+    params = Schema(shape=Shape(()), dtype=DType("float32", enum=_ALL_TYPES))
+
+
+@register
+class Ones(_Filled):
+    """An array of ones."""
+    name = "_ones"
+    params = Schema(shape=Shape(()), dtype=DType("float32", enum=_ALL_TYPES))
+    fill = 1
+
+
+@register
+class Full(_Filled):
+    """An array filled with ``value``."""
+    name = "_full"
+    params = Schema(shape=Shape(()), dtype=DType("float32", enum=_ALL_TYPES), value=Float())
+
+    def values(self, xp, p):
+        return xp.full(self.shape(p), p.value, dtype=self.dtype(p))
+
+
+@register
+class ZerosWithoutDType(_Filled):
+    """Zeros whose dtype is a type flag (-1: float32)."""
+    name = "_zeros_without_dtype"
+    params = Schema(shape=Shape(()), dtype=Int(-1))
+
+    def dtype(self, p):
+        if p.dtype < 0:
+            return "float32"
+        from ...base import FLAG_TO_DTYPE
+        try:
+            return FLAG_TO_DTYPE[p.dtype]
+        except KeyError:
+            raise MXNetError(f"_zeros_without_dtype: unknown dtype flag {p.dtype}") from None
+
+
+@register
+class Arange(_Creation):
+    """Values start, start+step, ... below stop (0..start when stop is None), each
+    repeated ``repeat`` times."""
+    name = "_arange"
+    params = Schema(start=Float(), stop=FloatOrNone(None), step=Float(1.0), repeat=Int(1),
+                    infer_range=Bool(False), dtype=DType("float32", enum=_NUM_TYPES))
+
+    def _range(self, p):
+        if p.infer_range:
+            raise MXNetError("_arange: infer_range=True (stop inferred from the output "
+                             "shape) is not supported")
+        start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
+        if p.step == 0:
+            raise MXNetError("_arange: step cannot be 0")
+        if p.repeat < 1:
+            raise MXNetError(f"_arange: repeat={p.repeat} must be positive")
+        n = int(math.ceil((stop - start) / p.step))
+        if n <= 0:
+            raise MXNetError(f"_arange: the range start={start}, stop={stop}, "
+                             f"step={p.step} is empty")
+        return start, n
+
+    def shape(self, p):
+        return (self._range(p)[1] * p.repeat,)
+
+    def values(self, xp, p):
+        start, n = self._range(p)
+        v = (start + xp.arange(n, dtype=np.float64) * p.step).astype(p.dtype)
+        return xp.repeat(v, p.repeat) if p.repeat > 1 else v
+
+
+@register
+class Linspace(_Creation):
+    """``num`` evenly spaced values from start to stop (stop excluded when
+    endpoint=False)."""
+    name = "_linspace"
+    params = Schema(start=Float(), stop=Float(), num=Int(low=0), endpoint=Bool(True),
+                    dtype=DType("float32", enum=_NUM_TYPES))
+
+    def shape(self, p):
+        return (p.num,)
+
+    def values(self, xp, p):
+        return xp.linspace(p.start, p.stop, p.num, endpoint=p.endpoint).astype(p.dtype)
+
+
+@register
+class Eye(_Creation):
+    """An N x M matrix (M=0 means N) with ones on diagonal k."""
+    name = "_eye"
+    params = Schema(N=Int(low=0), M=Int(0, low=0), k=Int(0),
+                    dtype=DType("float32", enum=_NUM_TYPES))
+
+    def shape(self, p):
+        return (p.N, p.M or p.N)
+
+    def values(self, xp, p):
+        return xp.eye(p.N, p.M or p.N, p.k, dtype=p.dtype)

@@ -1,0 +1,210 @@
+"""Convolution against a direct-loop NumPy reference, numeric gradients, shape
+inference and MXNet 1.9.1's golden cases."""
+import itertools
+
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
+from common import fixture_cases_for, run_fixture_case
+
+nd = mx.nd
+rs = np.random.RandomState(7)
+
+
+@pytest.mark.parametrize("case", fixture_cases_for("Convolution"))
+def test_fixture(case):
+    run_fixture_case(case)
+
+
+# --- an independent reference: one output position at a time -------------------------
+def out_size(size, k, s, d, p):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def ref_conv(x, w, b, stride, pad, dilate, groups):
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    sp = len(kernel)
+    xpad = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in pad))
+    osz = [out_size(x.shape[2 + i], kernel[i], stride[i], dilate[i], pad[i]) for i in range(sp)]
+    y = np.zeros((n, f) + tuple(osz))
+    cg, fg = c // groups, f // groups
+    for o in itertools.product(*(range(v) for v in osz)):
+        win = tuple(slice(o[i] * stride[i], o[i] * stride[i] + dilate[i] * (kernel[i] - 1) + 1,
+                          dilate[i]) for i in range(sp))
+        for j in range(f):
+            g = j // fg
+            patch = xpad[(slice(None), slice(g * cg, (g + 1) * cg)) + win]
+            y[(slice(None), j) + o] = (patch * w[j]).reshape(n, -1).sum(axis=1)
+    if b is not None:
+        y += b.reshape((1, f) + (1,) * sp)
+    return y
+
+
+def ref_conv_grads(x, w, dy, stride, pad, dilate, groups):
+    """d(sum(dy * conv(x, w)))/dx and /dw by scattering each output position back."""
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    sp = len(kernel)
+    xpad = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in pad))
+    dxpad, dw = np.zeros_like(xpad), np.zeros_like(w)
+    cg, fg = c // groups, f // groups
+    for o in itertools.product(*(range(v) for v in dy.shape[2:])):
+        win = tuple(slice(o[i] * stride[i], o[i] * stride[i] + dilate[i] * (kernel[i] - 1) + 1,
+                          dilate[i]) for i in range(sp))
+        for j in range(f):
+            g = j // fg
+            cs = slice(g * cg, (g + 1) * cg)
+            gy = dy[(slice(None), j) + o].reshape((n,) + (1,) * (sp + 1))
+            dxpad[(slice(None), cs) + win] += gy * w[j]
+            dw[j] += (gy * xpad[(slice(None), cs) + win]).sum(axis=0)
+    crop = tuple(slice(p, p + s) for p, s in zip(pad, x.shape[2:]))
+    return dxpad[(slice(None), slice(None)) + crop], dw
+
+
+CONFIGS = [
+    # data shape, num_filter, kernel, stride, dilate, pad, groups
+    ((2, 3, 7, 7), 4, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 4, 7, 6), 6, (3, 2), (2, 1), (1, 2), (1, 0), 2),
+    ((1, 3, 8, 8), 2, (2, 2), (3, 3), (1, 1), (2, 2), 1),
+    ((2, 3, 9, 5), 4, (3, 3), (2, 3), (2, 1), (0, 3), 1),
+    ((2, 4, 6, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), 4),      # depthwise
+    ((2, 3, 5, 5), 4, (1, 1), (1, 1), (1, 1), (0, 0), 1),      # 1x1
+    ((2, 3, 10), 4, (3,), (2,), (1,), (1,), 1),                # 1-D
+    ((2, 4, 9), 2, (4,), (1,), (2,), (3,), 2),
+    ((1, 2, 5, 4, 6), 3, (2, 3, 2), (1, 2, 2), (2, 1, 1), (1, 1, 0), 1),   # 3-D
+]
+
+
+@pytest.mark.parametrize("shape,nf,kernel,stride,dilate,pad,groups", CONFIGS)
+@pytest.mark.parametrize("no_bias", [False, True])
+def test_forward_backward_vs_reference(shape, nf, kernel, stride, dilate, pad, groups,
+                                       no_bias):
+    x = rs.randn(*shape)
+    w = rs.randn(nf, shape[1] // groups, *kernel)
+    b = None if no_bias else rs.randn(nf)
+    kw = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=nf,
+              num_group=groups, no_bias=no_bias)
+    ins = [nd.array(x), nd.array(w)] + ([] if no_bias else [nd.array(b)])
+    for a in ins:
+        a.attach_grad()
+    with mx.autograd.record():
+        y = nd.Convolution(*ins, **kw)
+    ref = ref_conv(x, w, b, stride, pad, dilate, groups)
+    assert y.shape == ref.shape and y.dtype == np.float32
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-4, atol=1e-4)
+    dy = rs.randn(*ref.shape)
+    y.backward(nd.array(dy))
+    dx, dw = ref_conv_grads(x, w, dy, stride, pad, dilate, groups)
+    assert_almost_equal(ins[0].grad.asnumpy(), dx, rtol=1e-4, atol=1e-4)
+    assert_almost_equal(ins[1].grad.asnumpy(), dw, rtol=1e-4, atol=1e-4)
+    if not no_bias:
+        assert_almost_equal(ins[2].grad.asnumpy(), dy.sum(axis=(0,) + tuple(range(2, dy.ndim))),
+                            rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,nf,kernel,stride,dilate,pad,groups", [
+    ((2, 4, 5, 5), 4, (3, 3), (2, 1), (1, 1), (1, 1), 2),
+    ((1, 2, 6), 2, (3,), (1,), (2,), (2,), 1),
+    ((1, 2, 3, 4, 3), 2, (2, 2, 2), (1, 1, 2), (1, 1, 1), (0, 1, 1), 1),
+])
+def test_numeric_gradient(shape, nf, kernel, stride, dilate, pad, groups):
+    kw = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=nf,
+              num_group=groups)
+    check_numeric_gradient(lambda x, w, b: nd.Convolution(x, w, b, **kw),
+                           [rs.randn(*shape), rs.randn(nf, shape[1] // groups, *kernel),
+                            rs.randn(nf)], numeric_eps=1e-3, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_dtypes(dtype):
+    x, w, b = rs.randn(2, 3, 6, 6), rs.randn(4, 3, 3, 3), rs.randn(4)
+    y = nd.Convolution(nd.array(x, dtype=dtype), nd.array(w, dtype=dtype),
+                       nd.array(b, dtype=dtype), kernel=(3, 3), pad=(1, 1), num_filter=4)
+    assert y.dtype == dtype
+    tol = 1e-2 if dtype == np.float16 else 1e-10
+    xs, ws, bs = (a.astype(dtype).astype(np.float64) for a in (x, w, b))
+    assert_almost_equal(y.asnumpy().astype(np.float64),
+                        ref_conv(xs, ws, bs, (1, 1), (1, 1), (1, 1), 1), rtol=tol, atol=tol)
+
+
+def test_batch_chunks_match_single_pass(monkeypatch):
+    """Small column chunks (several GEMMs over the batch) give the same results."""
+    from mxnet.operator.nn import im2col
+    x, w, b = rs.randn(5, 3, 6, 6), rs.randn(4, 3, 3, 3), rs.randn(4)
+    dy = rs.randn(5, 4, 3, 3)
+
+    def run():
+        ins = [nd.array(a) for a in (x, w, b)]
+        for a in ins:
+            a.attach_grad()
+        with mx.autograd.record():
+            y = nd.Convolution(*ins, kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=4)
+        y.backward(nd.array(dy))
+        return [y.asnumpy()] + [a.grad.asnumpy() for a in ins]
+
+    whole = run()
+    monkeypatch.setattr(im2col, "CHUNK_BYTES", 1)
+    for a, b_ in zip(run(), whole):
+        assert_almost_equal(a, b_, rtol=1e-5, atol=1e-5)
+
+
+def test_only_weight_gradient():
+    x, w = nd.array(rs.randn(2, 3, 5, 5)), nd.array(rs.randn(2, 3, 3, 3))
+    w.attach_grad()
+    with mx.autograd.record():
+        y = nd.Convolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True)
+    y.backward()
+    _, dw = ref_conv_grads(x.asnumpy().astype(np.float64), w.asnumpy().astype(np.float64),
+                           np.ones(y.shape), (1, 1), (0, 0), (1, 1), 1)
+    assert_almost_equal(w.grad.asnumpy(), dw, rtol=1e-4, atol=1e-4)
+
+
+def test_symbol_infers_parameter_shapes():
+    s = mx.sym.Convolution(mx.sym.var("data"), kernel=(3, 3), num_filter=6, num_group=3,
+                           name="c")
+    assert s.list_arguments() == ["data", "c_weight", "c_bias"]
+    args, outs, _ = s.infer_shape(data=(2, 6, 7, 7))
+    assert args == [(2, 6, 7, 7), (6, 2, 3, 3), (6,)] and outs == [(2, 6, 5, 5)]
+    s = mx.sym.Convolution(mx.sym.var("data"), kernel=(3,), stride=(2,), pad=(1,),
+                           num_filter=4, no_bias=True, name="c")
+    assert s.list_arguments() == ["data", "c_weight"]
+    args, outs, _ = s.infer_shape(data=(2, 3, 10))
+    assert args == [(2, 3, 10), (4, 3, 3)] and outs == [(2, 4, 5)]
+
+
+def test_parameters_ignored_on_cpu():
+    x, w = nd.array(rs.randn(1, 2, 4, 4)), nd.array(rs.randn(2, 2, 3, 3))
+    ref = nd.Convolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True).asnumpy()
+    y = nd.Convolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True, workspace=1,
+                       cudnn_tune="fastest", cudnn_off=True, layout="NCHW")
+    assert_almost_equal(y.asnumpy(), ref)
+
+
+@pytest.mark.parametrize("data,weight,kw,msg", [
+    ((2, 3, 7, 7), (4, 3, 9, 9), dict(kernel=(9, 9)), "exceeds input"),
+    ((2, 3, 7, 7), (4, 2, 3, 3), dict(kernel=(3, 3)), "weight"),
+    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), layout="NHWC"), "layout"),
+    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), layout="NCW"), "layout"),
+    ((2, 3, 7, 7), (4, 3, 3), dict(kernel=(3,)), "3-D"),
+    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), stride=(2,)), "stride"),
+    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), dilate=(0, 0)), "dilate"),
+    ((2, 3, 7, 7), (4, 1, 3, 3), dict(kernel=(3, 3), num_group=2), "divisible"),
+    ((1, 1, 3, 3, 3, 3), (4, 1, 1, 1, 1, 1), dict(kernel=(1, 1, 1, 1)), "dimensions"),
+])
+def test_bad_parameters(data, weight, kw, msg):
+    with pytest.raises(MXNetError, match=msg):
+        nd.Convolution(nd.ones(data), nd.ones(weight), nd.ones(4), num_filter=4,
+                       **kw).asnumpy()
+
+
+def test_bad_bias_and_dtype():
+    with pytest.raises(MXNetError, match="bias"):
+        nd.Convolution(nd.ones((1, 3, 5, 5)), nd.ones((4, 3, 3, 3)), nd.ones(5),
+                       kernel=(3, 3), num_filter=4)
+    with pytest.raises(MXNetError, match="dtype"):
+        nd.Convolution(nd.ones((1, 3, 5, 5), dtype="float64"), nd.ones((4, 3, 3, 3)),
+                       nd.ones(4), kernel=(3, 3), num_filter=4)

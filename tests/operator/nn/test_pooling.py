@@ -1,0 +1,191 @@
+"""Pooling (max/avg/sum/lp, valid/full, global, 1-D to 3-D) against a loop reference of
+MXNet's rules, numeric gradients, tie-breaking, errors and the golden cases."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
+from common import fixture_cases_for, run_fixture_case
+
+nd = mx.nd
+rs = np.random.RandomState(9)
+
+
+@pytest.mark.parametrize("case", fixture_cases_for("Pooling"))
+def test_fixture(case):
+    run_fixture_case(case)
+
+
+def ref_pool(x, kernel, stride, pad, pool_type, convention="valid", include_pad=True, p=2,
+             dy=None):
+    """Output (and, given dy, the input gradient) by visiting each window; windows are
+    clipped at the end of the padded input, as MXNet's CPU kernels do."""
+    sp = x.ndim - 2
+    size = x.shape[2:]
+    rnd = math.ceil if convention == "full" else math.floor
+    osz = [rnd((size[i] + 2 * pad[i] - kernel[i]) / stride[i]) + 1 for i in range(sp)]
+    y = np.zeros(x.shape[:2] + tuple(osz))
+    dx = np.zeros_like(x)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*(range(v) for v in osz)):
+            start = [o[i] * stride[i] - pad[i] for i in range(sp)]
+            end = [min(start[i] + kernel[i], size[i] + pad[i]) for i in range(sp)]
+            lo = [max(s, 0) for s in start]
+            hi = [min(e, size[i]) for i, e in enumerate(end)]
+            region = x[(n, c) + tuple(slice(a, b) for a, b in zip(lo, hi))]
+            sl = (n, c) + tuple(slice(a, b) for a, b in zip(lo, hi))
+            g = 0 if dy is None else dy[(n, c) + o]
+            if pool_type == "max":
+                if region.size == 0:
+                    y[(n, c) + o] = np.finfo(np.float32).min
+                    continue
+                y[(n, c) + o] = region.max()
+                first = np.unravel_index(np.argmax(region), region.shape)
+                dx[(n, c) + tuple(a + f for a, f in zip(lo, first))] += g
+            elif pool_type in ("avg", "sum"):
+                div = 1
+                if pool_type == "avg":
+                    ext = zip(start, end) if include_pad else zip(lo, hi)
+                    div = max(int(np.prod([b - a for a, b in ext])), 1)
+                y[(n, c) + o] = region.sum() / div
+                dx[sl] += g / div
+            else:
+                s = (region ** p).sum()
+                y[(n, c) + o] = s ** (1.0 / p) if p != 3 else np.cbrt(s)
+                if region.size:
+                    dx[sl] += g * region ** (p - 1) / y[(n, c) + o] ** (p - 1)
+    return y, dx
+
+
+CONFIGS = [
+    # shape, kernel, stride, pad, convention
+    ((2, 2, 6, 6), (2, 2), (2, 2), (0, 0), "valid"),
+    ((2, 2, 7, 7), (3, 3), (2, 2), (1, 1), "valid"),
+    ((1, 2, 7, 6), (3, 2), (1, 3), (0, 1), "full"),
+    ((1, 2, 7, 7), (2, 2), (2, 2), (1, 1), "full"),       # a window wholly in padding
+    ((1, 2, 8, 8), (3, 3), (2, 2), (1, 1), "full"),
+    ((2, 3, 9), (3,), (2,), (1,), "valid"),
+    ((1, 2, 4, 5, 4), (2, 3, 2), (2, 1, 2), (1, 0, 1), "valid"),
+]
+
+
+@pytest.mark.parametrize("shape,kernel,stride,pad,convention", CONFIGS)
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+def test_forward_backward_vs_reference(shape, kernel, stride, pad, convention, pool_type):
+    x = rs.randn(*shape)
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pad=pad, pool_type=pool_type,
+                       pooling_convention=convention)
+    dy = rs.randn(*y.shape)
+    y.backward(nd.array(dy))
+    ref, dref = ref_pool(x.astype(np.float32).astype(np.float64), kernel, stride, pad,
+                         pool_type, convention, dy=dy)
+    assert y.shape == ref.shape
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(xa.grad.asnumpy(), dref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("include_pad", [True, False])
+@pytest.mark.parametrize("convention", ["valid", "full"])
+def test_avg_count_include_pad(include_pad, convention):
+    x = rs.randn(2, 2, 8, 7)
+    y = nd.Pooling(nd.array(x), kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                   pooling_convention=convention, count_include_pad=include_pad)
+    ref, _ = ref_pool(x, (3, 3), (2, 2), (1, 1), "avg", convention, include_pad)
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp(p):
+    x = rs.uniform(0.5, 2.0, (2, 2, 6, 6))
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="lp",
+                       p_value=p)
+    dy = rs.randn(*y.shape)
+    y.backward(nd.array(dy))
+    ref, dref = ref_pool(x, (3, 3), (2, 2), (1, 1), "lp", p=p, dy=dy)
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-4, atol=1e-5)
+    assert_almost_equal(xa.grad.asnumpy(), dref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("pool_type,extra", [("max", {}), ("avg", {}), ("sum", {}),
+                                             ("lp", dict(p_value=2))])
+def test_numeric_gradient(pool_type, extra):
+    x = rs.permutation(72).reshape(1, 2, 6, 6) / 10.0 + 0.5     # distinct: no ties
+    check_numeric_gradient(
+        lambda a: nd.Pooling(a, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                             pool_type=pool_type, **extra), [x], rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum", "lp"])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 4), (2, 3, 7), (1, 2, 3, 4, 2)])
+def test_global(pool_type, shape):
+    x = rs.uniform(0.5, 2.0, shape)
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=(1,) * (len(shape) - 2), global_pool=True,
+                       pool_type=pool_type, p_value=2, stride=(3,) * (len(shape) - 2))
+    dy = rs.randn(*y.shape)
+    y.backward(nd.array(dy))
+    ref, dref = ref_pool(x, shape[2:], (1,) * (len(shape) - 2), (0,) * (len(shape) - 2),
+                         pool_type, p=2, dy=dy)
+    assert y.shape == shape[:2] + (1,) * (len(shape) - 2)
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(xa.grad.asnumpy(), dref, rtol=1e-5, atol=1e-5)
+
+
+def test_max_gradient_goes_to_first_maximum():
+    x = np.zeros((1, 1, 4, 4))
+    x[0, 0, 1, 1] = x[0, 0, 1, 2] = 5      # a tie inside overlapping windows
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=(3, 3), stride=(1, 1), pool_type="max")
+    y.backward()
+    _, dref = ref_pool(x, (3, 3), (1, 1), (0, 0), "max", dy=np.ones(y.shape))
+    assert_almost_equal(xa.grad.asnumpy(), dref)
+    assert xa.grad.asnumpy().sum() == 4
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32])
+def test_dtypes(dtype):
+    x = rs.randint(-5, 5, (1, 2, 4, 4))
+    for pool_type in ("max", "sum"):
+        y = nd.Pooling(nd.array(x, dtype=dtype), kernel=(2, 2), stride=(2, 2),
+                       pool_type=pool_type)
+        assert y.dtype == dtype
+        ref, _ = ref_pool(x.astype(np.float64), (2, 2), (2, 2), (0, 0), pool_type)
+        assert_almost_equal(y.asnumpy().astype(np.float64), ref)
+
+
+def test_symbol_shape():
+    s = mx.sym.Pooling(mx.sym.var("data"), kernel=(3, 3), stride=(2, 2),
+                       pooling_convention="full")
+    assert s.list_arguments() == ["data"]
+    _, outs, _ = s.infer_shape(data=(2, 3, 6, 6))
+    assert outs == [(2, 3, 3, 3)]
+
+
+@pytest.mark.parametrize("shape,kw,msg", [
+    ((2, 3, 7, 7), dict(kernel=(8, 8)), "exceeds"),
+    ((2, 3, 7, 7), dict(kernel=(2,)), "kernel"),
+    ((2, 3, 7, 7), dict(), "kernel"),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), stride=(2,)), "stride"),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), pool_type="lp"), "p_value"),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), layout="NHWC"), "layout"),
+    ((2, 3, 7), dict(kernel=(2,), pooling_convention="same"), "same"),
+    ((3, 7), dict(kernel=(2,)), "3-D"),
+    ((1, 1, 2, 2, 2, 2), dict(kernel=(2, 2, 2, 2)), "3-D"),
+])
+def test_bad_parameters(shape, kw, msg):
+    with pytest.raises(MXNetError, match=msg):
+        nd.Pooling(nd.ones(shape), **kw).asnumpy()

@@ -1,0 +1,70 @@
+"""Input-less creation operators (ops/creation_ops.py: _zeros, _ones, _full, _arange,
+_linspace, _eye, _zeros_without_dtype) against NumPy."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from common import check_infer, infer_shapes
+
+nd = mx.nd
+
+
+def test_creation_ops():
+    I = nd._internal
+    z = I._zeros(shape=(2, 3))
+    assert z.dtype == np.float32 and z.shape == (2, 3) and not z.asnumpy().any()
+    assert I._zeros(shape=(2,), dtype="int32").dtype == np.int32
+    o = I._ones(shape=(3,), dtype="float64")
+    assert o.dtype == np.float64 and o.asnumpy().tolist() == [1, 1, 1]
+    f = I._full(shape=(2,), value=3.5, dtype="int32")
+    assert f.dtype == np.int32 and f.asnumpy().tolist() == [3, 3]
+    assert I._full(shape=(2, 2), value=-1.5).asnumpy().tolist() == [[-1.5, -1.5]] * 2
+    a = I._arange(start=0, stop=5, step=1.5, repeat=2)
+    assert a.asnumpy().tolist() == [0, 0, 1.5, 1.5, 3, 3, 4.5, 4.5]
+    assert I._arange(start=5).asnumpy().tolist() == [0, 1, 2, 3, 4]
+    assert I._arange(start=5, stop=0, step=-2).asnumpy().tolist() == [5, 3, 1]
+    ai = I._arange(start=0.5, stop=5, dtype="int32")
+    assert ai.dtype == np.int32 and ai.asnumpy().tolist() == [0, 1, 2, 3, 4]
+    e = I._eye(N=3, M=4, k=1)
+    assert np.array_equal(e.asnumpy(), np.eye(3, 4, 1))
+    assert np.array_equal(I._eye(N=2, dtype="int64").asnumpy(), np.eye(2))
+    ls = I._linspace(start=0, stop=1, num=5)
+    assert np.allclose(ls.asnumpy(), np.linspace(0, 1, 5))
+    assert np.allclose(I._linspace(start=0, stop=1, num=5, endpoint=False).asnumpy(),
+                       np.linspace(0, 1, 5, endpoint=False))
+    assert I._zeros_without_dtype(shape=(2,)).dtype == np.float32
+    assert I._zeros_without_dtype(shape=(2,), dtype=4).dtype == np.int32
+    assert I._zeros(shape=(2,), ctx=mx.cpu()).context == mx.cpu()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: nd._internal._zeros(),
+    lambda: nd._internal._arange(start=5, stop=0),
+    lambda: nd._internal._arange(start=0, stop=3, step=0),
+    lambda: nd._internal._arange(start=0, stop=3, infer_range=True),
+    lambda: nd._internal._linspace(start=0, stop=1),
+    lambda: nd._internal._zeros(shape=(2,), dtype="complex64"),
+])
+def test_creation_errors(call):
+    with pytest.raises(MXNetError):
+        call()
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("_zeros", dict(shape=(2, 3), dtype="int64")), ("_ones", dict(shape=(4,))),
+    ("_full", dict(shape=(2,), value=1, dtype="uint8")),
+    ("_arange", dict(start=1, stop=4, step=0.5, repeat=2, dtype="float64")),
+    ("_linspace", dict(start=0, stop=1, num=7)), ("_eye", dict(N=2, M=5, k=-1)),
+    ("_zeros_without_dtype", dict(shape=(3,), dtype=1)),
+])
+def test_inference_matches_forward(name, kw):
+    check_infer(name, [], **kw)
+
+
+def test_infer_shape():
+    assert infer_shapes("_zeros", [], shape=(2, 3))[1] == [(2, 3)]
+    assert infer_shapes("_arange", [], start=0, stop=5, step=2, repeat=3)[1] == [(9,)]
+    assert infer_shapes("_eye", [], N=3)[1] == [(3, 3)]
+    # a 0 in the shape is unknown, left to symbolic inference to fill in
+    assert infer_shapes("_zeros", [], shape=(0, 3))[1] == [(None, 3)]
