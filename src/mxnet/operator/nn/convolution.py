@@ -1,0 +1,147 @@
+"""Convolution: 1-D, 2-D and 3-D grouped, strided, dilated convolution (NCW/NCHW/NCDHW),
+computed by im2col + one BLAS GEMM per group (see im2col.py)."""
+import functools
+
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, Int, Schema, Shape
+from ..registry import Op, ShapeError, register
+from .im2col import (OptEnum, check_layout, conv_backward, conv_forward, known,
+                     spatial_tuple, windows)
+
+__all__ = ["Convolution", "check_provided", "same_dtype"]
+
+_TUNE = (None, "fastest", "limited_workspace", "off")
+_LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC")
+_AXES = {1: "batch-num_filter-x", 2: "batch-num_filter-y-x", 3: "batch-num_filter-z-y-x"}
+
+
+def check_provided(opname, what, provided, inferred):
+    """A given shape must equal the inferred one (MXNet's 'Shape inconsistent')."""
+    if provided is not None and known(provided) and tuple(provided) != tuple(inferred):
+        raise ShapeError(f"{opname}: shape inconsistent for {what}, provided = "
+                         f"{tuple(provided)}, inferred shape = {tuple(inferred)}")
+
+
+def same_dtype(opname, names, in_types):
+    """Every input has the data's dtype (MXNet's 'uniform type' rule)."""
+    t = next((x for x in in_types if x is not None), None)
+    for nm, x in zip(names, in_types):
+        if x is not None and t is not None and np.dtype(x) != np.dtype(t):
+            raise MXNetError(f"{opname}: every input must have the same dtype; expected "
+                             f"{np.dtype(t).name}, got {np.dtype(x).name} for '{nm}'")
+    return t
+
+
+@functools.lru_cache(maxsize=1024)
+def _geometry(p, dshape):
+    """Check parameters against the data shape; returns (kernel, stride, dilate, pad,
+    out_size). Unknown spatial input dims give None output dims."""
+    name = "Convolution"
+    kernel = tuple(p.kernel)
+    nd = len(kernel)
+    if nd not in (1, 2, 3):
+        raise MXNetError(f"{name}: kernel must have 1, 2 or 3 dimensions, got kernel={kernel}"
+                         f" ({nd}-D convolution is not supported)")
+    if any(k <= 0 for k in kernel):
+        raise MXNetError(f"{name}: kernel must be positive in every dimension, got {kernel}")
+    check_layout(name, p.layout, nd)
+    stride = spatial_tuple(name, "stride", p.stride, nd, 1)
+    dilate = spatial_tuple(name, "dilate", p.dilate, nd, 1)
+    pad = spatial_tuple(name, "pad", p.pad, nd, 0, low=0)
+    if len(dshape) != nd + 2:
+        raise MXNetError(f"{name}: input data should be {nd + 2}-D in {_AXES[nd]} for a "
+                         f"{nd}-D kernel, got data of shape {dshape}")
+    if p.num_group <= 0 or p.num_filter <= 0:
+        raise MXNetError(f"{name}: num_filter and num_group must be positive, got "
+                         f"num_filter={p.num_filter}, num_group={p.num_group}")
+    if p.num_filter % p.num_group:
+        raise MXNetError(f"{name}: num_filter ({p.num_filter}) must be divisible by "
+                         f"num_group ({p.num_group})")
+    if dshape[1] and dshape[1] % p.num_group:
+        raise MXNetError(f"{name}: input channels ({dshape[1]}) must be divisible by "
+                         f"num_group ({p.num_group})")
+    out = []
+    for d in range(nd):
+        size = dshape[2 + d]
+        if not size:
+            out.append(None)
+            continue
+        span = (kernel[d] - 1) * dilate[d] + 1
+        if span > size + 2 * pad[d]:
+            raise MXNetError(f"{name}: kernel size exceeds input: dilated kernel {span} "
+                             f"> input {size} padded to {size + 2 * pad[d]} (dim {d})")
+        out.append((size + 2 * pad[d] - span) // stride[d] + 1)
+    return kernel, stride, dilate, pad, tuple(out)
+
+
+def conv_windows(p, dshape):
+    kernel, stride, dilate, pad, out = _geometry(p, tuple(dshape))
+    return windows(tuple(dshape[2:]), kernel, stride, dilate, pad, out, True)
+
+
+@register
+class Convolution(Op):
+    """Compute N-d convolution on (N, C, *spatial) inputs: out[n, f] = bias[f] + sum over
+    the channels of f's group and the kernel window of weight * data, with MXNet's
+    stride, dilate, pad and num_group semantics. weight is (num_filter,
+    channels/num_group, *kernel). ``workspace`` bounds the im2col buffers (MB);
+    cudnn_tune/cudnn_off are accepted and have no effect on CPU."""
+    name = "Convolution"
+    params = Schema(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
+                    num_filter=Int(low=0), num_group=Int(1, low=0),
+                    workspace=Int(1024, low=0), no_bias=Bool(False),
+                    cudnn_tune=OptEnum(_TUNE, None), cudnn_off=Bool(False),
+                    layout=OptEnum(_LAYOUT, None))
+    backward_uses = ("out_grad", "in_data")
+    resources = ("temp",)
+
+    def arguments(self, p):
+        return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        n_in = 2 if p.no_bias else 3
+        if d is None:
+            return list(in_shapes), [None], []
+        d = tuple(d)
+        _, _, _, _, out = _geometry(p, d)
+        ins = [d]
+        if d[1]:
+            w = (p.num_filter, d[1] // p.num_group) + tuple(p.kernel)
+            check_provided(self.name, "weight", in_shapes[1], w)
+            ins.append(w)
+        else:
+            ins.append(in_shapes[1])
+        if n_in == 3:
+            check_provided(self.name, "bias", in_shapes[2], (p.num_filter,))
+            ins.append((p.num_filter,))
+        oshape = (d[0], p.num_filter) + out
+        return ins, [None if any(x is None for x in out) else oshape], []
+
+    def infer_type(self, p, in_types):
+        t = same_dtype(self.name, self.arguments(p), in_types)
+        return [t] * len(in_types), [t], []
+
+    def _check(self, p, inputs):
+        x = inputs[0]
+        same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
+        self.infer_shape(p, [a.shape for a in inputs])
+        return conv_windows(p, x.shape)
+
+    def forward(self, ctx, p, inputs, aux):
+        win = self._check(p, inputs)
+        bias = None if p.no_bias else inputs[2]
+        return [conv_forward(ctx, win, inputs[0], inputs[1], p.num_group, bias,
+                             p.workspace)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        x, w = inputs[0], inputs[1]
+        need = ctx.need_grad or [True] * len(inputs)
+        win = conv_windows(p, x.shape)
+        dx, dw, db = conv_backward(ctx, win, out_grads[0], x, w, p.num_group,
+                                   need_data=need[0], need_weight=need[1],
+                                   need_bias=not p.no_bias and need[2],
+                                   workspace=p.workspace)
+        return [dx, dw] if p.no_bias else [dx, dw, db]

@@ -1,0 +1,419 @@
+"""Sliding windows for the windowed operators (Convolution, Deconvolution, Pooling,
+bilinear UpSampling): im2col / col2im over contiguous buffers, and the GEMM kernels of
+convolution built on them. Every function takes ``xp`` (NumPy or CuPy) through the
+operator context, so one body serves CPU and GPU.
+
+The layout trick. The input (N, C, *spatial) is copied once into a padded buffer split
+by stride phase::
+
+    buf[phase, n, c, :]   the padded spatial data of one stride residue, flattened
+
+(stride 1 has a single phase: the buffer is just the padded input). In that buffer every
+kernel offset k reads, for every output position of every (n, c) at once, ONE slice
+``buf[phase_k, :, :, shift_k : shift_k + L]``, where positions run over an *extended*
+output grid whose inner rows are as wide as the buffer's rows. Convolution pads the last
+dim only virtually and masks the reads that wrap into a neighbouring row, so for
+same-padded convolutions the extended grid is exactly the output; otherwise the columns
+past the output width are garbage, cropped from results and kept zero in gradients.
+So im2col is one strided copy per stride phase and col2im one long-run add per kernel
+offset: no per-pixel work, and memory moves in runs of a whole (n, c) plane instead of
+one output row at a time, which is what makes NumPy's strided copies fast. Batches are
+processed in chunks whose columns stay in cache between the copy and the GEMM.
+"""
+import functools
+import itertools
+import math
+
+from ...base import MXNetError
+from ..params import Enum
+
+__all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
+           "conv_backward", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
+
+DEFAULT_WORKSPACE_MB = 1024
+
+
+def _prod(xs):
+    return int(math.prod(xs))
+
+
+class Windows:
+    """The geometry of one windowed operator on one input size.
+
+    ``in_size``: spatial input size; ``pad``: padding before each spatial dim (the
+    padding after is whatever the output size needs); ``out_size``: number of window
+    positions per dim (given, so 'full' pooling and deconvolution's adj/target_shape fit
+    the same code).
+
+    ``masked=False`` pads every dim physically with the fill value (what pooling needs:
+    every read of padding sees the fill). ``masked=True`` (convolution) pads the last dim
+    only virtually: rows are stored unpadded, a read past a row's end wraps into the
+    neighbouring row, and ``mask`` zeroes those entries of the columns. Then the rows of
+    the extended grid are exactly the output rows whenever the output is as wide as the
+    input per stride (same-padded convolutions), so no garbage columns are computed.
+    """
+
+    def __init__(self, in_size, kernel, stride, dilate, pad, out_size, masked=False):
+        self.in_size, self.kernel, self.stride = tuple(in_size), tuple(kernel), tuple(stride)
+        self.dilate, self.pad, self.out_size = tuple(dilate), tuple(pad), tuple(out_size)
+        nd = len(kernel)
+        last = nd - 1
+        # physical padding before each dim, and the extent of one phase per dim
+        ppad = [0 if (masked and d == last) else pad[d] for d in range(nd)]
+        q = []
+        for d in range(nd):
+            s, span = stride[d], (kernel[d] - 1) * dilate[d] + 1
+            if ppad[d] != pad[d]:
+                q.append(max(-(-in_size[d] // s), out_size[d]))
+            else:
+                need = max(pad[d] + in_size[d], (out_size[d] - 1) * s + span)
+                q.append(-(-need // s))
+        self.phase_shape = tuple(q)
+        self.plane = _prod(q)
+        self.nphase = _prod(stride)
+        self.ext = (out_size[0],) + tuple(q[1:])  # the extended output grid
+        self.L = _prod(self.ext)
+        self.exact = self.ext == self.out_size   # no garbage columns
+        flat = [_prod(q[d + 1:]) for d in range(nd)]
+        raw = []
+        for idx in itertools.product(*(range(k) for k in kernel)):
+            phase = shift = 0
+            for d, i in enumerate(idx):
+                a = i * dilate[d] + ppad[d] - pad[d]    # read position relative to storage
+                phase = phase * stride[d] + a % stride[d]
+                shift += (a // stride[d]) * flat[d]
+            raw.append((phase, shift))
+        self.lead = max(0, -min(sh for _, sh in raw))   # room for reads before row 0
+        self.offsets = tuple((ph, sh + self.lead) for ph, sh in raw)
+        self.groups = self._phase_groups(ppad, flat)
+        self.K = len(raw)
+        self.buflen = max(self.lead + self.plane, self.L + max(sh for _, sh in self.offsets))
+        # Where the input lands in each phase: (phase, phase-array slices, input slices).
+        places = []
+        for r in itertools.product(*(range(s) for s in stride)):
+            dst, src, phase = [], [], 0
+            for d, rd in enumerate(r):
+                phase = phase * stride[d] + rd
+                h0 = (rd - ppad[d]) % stride[d]
+                cnt = len(range(h0, in_size[d], stride[d]))
+                a0 = (h0 + ppad[d]) // stride[d]
+                dst.append(slice(a0, a0 + cnt))
+                src.append(slice(h0, None, stride[d]))
+            if all(s.stop > s.start for s in dst):
+                places.append((phase, (Ellipsis,) + tuple(dst), (Ellipsis,) + tuple(src)))
+        self.places = tuple(places)
+        # The stored plane is exactly the input: one phase, no physical padding.
+        self.identity = self.nphase == 1 and self.phase_shape == self.in_size and \
+            not any(ppad)
+        # Masked reads: for each last-dim kernel index, the ranges of extended-grid
+        # columns whose read falls outside the input row.
+        masks = []
+        if masked:
+            s, d, p, w = stride[last], dilate[last], pad[last], in_size[last]
+            for j in range(kernel[last]):
+                a = j * d - p
+                left = min(max(0, -(a // s)), q[last])          # ow*s + a < 0
+                right = max(0, -(-(w - a) // s))                  # ow*s + a >= w
+                ranges = []
+                if left > 0:
+                    ranges.append(slice(0, left))
+                if right < q[last]:
+                    ranges.append(slice(max(right, left), q[last]))
+                if ranges:
+                    masks.append((j, tuple(ranges)))
+        self.masks = tuple(masks)
+
+    def _phase_groups(self, ppad, flat):
+        """The kernel offsets that read one stride phase form a strided sub-grid of the
+        kernel whose reads are equally spaced too, so im2col copies each phase's offsets
+        with ONE strided view: [(phase, kernel slices, first shift, shift steps)]."""
+        per_dim = []
+        for d, k in enumerate(self.kernel):
+            s = self.stride[d]
+            by_res = {}
+            for i in range(k):
+                a = i * self.dilate[d] + ppad[d] - self.pad[d]
+                by_res.setdefault(a % s, []).append((i, a // s))
+            per_dim.append(sorted(by_res.items()))
+        groups = []
+        for combo in itertools.product(*per_dim):
+            phase, sl, first, steps = 0, [], self.lead, []
+            for d, (res, members) in enumerate(combo):
+                phase = phase * self.stride[d] + res
+                (i0, q0), n = members[0], len(members)
+                istep, qstep = (members[1][0] - i0, members[1][1] - q0) if n > 1 else (1, 0)
+                sl.append(slice(i0, i0 + istep * n, istep))
+                first += q0 * flat[d]
+                steps.append(qstep * flat[d])
+            groups.append((phase, tuple(sl), first, tuple(steps)))
+        return tuple(groups)
+
+    def mask(self, col):
+        """Zero the column entries (C, K, n, L) whose reads fell outside the input."""
+        if not self.masks:
+            return col
+        c, n = col.shape[0], col.shape[2]
+        nd = len(self.kernel)
+        v = col.reshape((c,) + self.kernel + (n,) + self.ext)
+        for j, ranges in self.masks:
+            for r in ranges:
+                v[(slice(None),) * nd + (j,) + (slice(None),) * nd + (r,)] = 0
+        return col
+
+    # --- the padded, phase-split buffer ---------------------------------------------
+    def buffer_shape(self, n, c):
+        return (self.nphase, n, c, self.buflen)
+
+    def _plane(self, buf, phase, n, c):
+        lo = self.lead
+        return buf[phase, :, :, lo:lo + self.plane].reshape((n, c) + self.phase_shape)
+
+    def scatter(self, x, buf, fill=0):
+        """Copy x (N, C, *in_size) into buf, padding with ``fill``."""
+        n, c = x.shape[:2]
+        if self.identity:
+            lo, hi = self.lead, self.lead + self.plane
+            buf[0, :, :, :lo] = fill
+            buf[0, :, :, lo:hi] = x.reshape(n, c, self.plane)
+            buf[0, :, :, hi:] = fill
+            return buf
+        buf.fill(fill)
+        for phase, dst, src in self.places:
+            self._plane(buf, phase, n, c)[dst] = x[src]
+        return buf
+
+    def gather(self, buf, out):
+        """The inverse of scatter (for gradients): write buf's interior into out."""
+        n, c = out.shape[:2]
+        if self.identity:
+            out.reshape(n, c, self.plane)[...] = buf[0, :, :, self.lead:self.lead + self.plane]
+            return out
+        for phase, dst, src in self.places:
+            out[src] = self._plane(buf, phase, n, c)[dst]
+        return out
+
+    def window(self, buf, k, n0=None, n1=None):
+        """Kernel offset k's view of buf over the extended grid: (N, C, L)."""
+        phase, shift = self.offsets[k]
+        return buf[phase, n0:n1, :, shift:shift + self.L]
+
+    # --- columns ------------------------------------------------------------------------
+    def im2col(self, xp, buf, col, n0, n1):
+        """col (C, K, n1-n0, L) <- the windows of samples n0..n1 of buf: one strided
+        copy per stride phase."""
+        c, n = col.shape[0], n1 - n0
+        col_k = col.reshape((c,) + self.kernel + (n, self.L))
+        item = buf.itemsize
+        st = buf.strides
+        for phase, sl, first, steps in self.groups:
+            dst = col_k[(slice(None),) + sl]
+            src = xp.lib.stride_tricks.as_strided(
+                buf[phase, n0:n1, :, first:], dst.shape,
+                (st[2],) + tuple(q * item for q in steps) + (st[1], item))
+            dst[...] = src
+        return col
+
+    def col2im(self, col, buf, n0, n1):
+        """buf += the windows in col (C, K, n1-n0, L) (the adjoint of im2col)."""
+        for k in range(self.K):
+            view = self.window(buf, k, n0, n1)
+            view += col[:, k].transpose(1, 0, 2)
+        return buf
+
+    # --- the extended output grid -------------------------------------------------
+    def _crop(self):
+        return tuple(slice(0, o) for o in self.out_size)
+
+    def to_ext(self, y, dst, channel_major=True):
+        """Copy y (n, F, *out_size) onto the extended grid with zero garbage columns:
+        into dst (F, n, L) if channel_major else (n, F, L)."""
+        n, f = y.shape[:2]
+        lead = (f, n) if channel_major else (n, f)
+        e = dst.reshape(lead + self.ext)
+        for d in range(1, len(self.ext)):
+            if self.ext[d] > self.out_size[d]:
+                e[(slice(None),) * (2 + d) + (slice(self.out_size[d], None),)] = 0
+        src = y.transpose((1, 0) + tuple(range(2, y.ndim))) if channel_major else y
+        e[(slice(None), slice(None)) + self._crop()] = src
+        return dst
+
+    def from_ext(self, src, n, channel_major=True):
+        """View of src (F, n, L) or (n, F, L) as (n, F, *out_size) (no copy)."""
+        lead = (-1, n) if channel_major else (n, -1)
+        e = src.reshape(lead + self.ext)[(slice(None), slice(None)) + self._crop()]
+        return e.transpose((1, 0) + tuple(range(2, e.ndim))) if channel_major else e
+
+
+@functools.lru_cache(maxsize=512)
+def windows(in_size, kernel, stride, dilate, pad, out_size, masked=False):
+    """The (cached) Windows for one geometry."""
+    return Windows(in_size, kernel, stride, dilate, pad, out_size, masked)
+
+
+# --- parameter helpers shared by the windowed operators ----------------------------------
+class OptEnum(Enum):
+    """An enum whose default is None; accepts the string 'None' stored in symbol JSON."""
+
+    def convert(self, v):
+        return None if v is None or v == "None" else super().convert(v)
+
+
+def known(shape):
+    """True when shape is given and every dim is known (0 or None mark unknown dims)."""
+    return shape is not None and all(d for d in shape)
+
+
+def spatial_tuple(opname, name, value, nd, default, low=1):
+    """A per-spatial-dim parameter: ``default`` repeated when not given, else a tuple of
+    exactly nd values, each >= low."""
+    if value is None or len(value) == 0:
+        return (default,) * nd
+    value = tuple(int(v) for v in value)
+    if len(value) != nd:
+        raise MXNetError(f"{opname}: {name} must have the same number of dimensions as "
+                         f"kernel ({nd}), got {name}={value}")
+    if any(v < low for v in value):
+        raise MXNetError(f"{opname}: incorrect {name} {value}: every value must be >= {low}")
+    return value
+
+
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+def check_layout(opname, layout, nd):
+    """Only channel-first layouts are implemented (as on MXNet's CPU)."""
+    if layout is None:
+        return
+    if layout != _LAYOUTS.get(nd):
+        if layout in _LAYOUTS.values():
+            raise MXNetError(f"{opname}: layout {layout} does not match a {nd}-D "
+                             f"{'kernel' if nd else 'input'} (expected {_LAYOUTS.get(nd)})")
+        raise MXNetError(f"{opname}: layout {layout} is not supported (only NCW, NCHW and "
+                         "NCDHW are; channel-last layouts were GPU-only in MXNet)")
+
+
+# --- convolution kernels ---------------------------------------------------------------
+# Column chunks of about this many bytes stay in cache between im2col and the GEMM
+# that reads them (and between the GEMM and col2im); MXNet's ``workspace`` caps it.
+CHUNK_BYTES = 4 << 20
+
+
+def _chunk(n, per_sample_elems, itemsize, workspace_mb):
+    """Samples per im2col chunk: about CHUNK_BYTES of columns, within the workspace."""
+    budget = min(max(int(workspace_mb), 1) << 20, CHUNK_BYTES)
+    return max(1, min(n, budget // max(per_sample_elems * itemsize, 1)))
+
+
+def _gemm(xp, a, b, out, groups):
+    """out = a @ b for each group: a (G, M, K), b (G, K, n), out (G, M, n); a plain
+    2-D GEMM when there is one group."""
+    if groups == 1:
+        return xp.matmul(a[0], b[0], out=out[0])
+    return xp.matmul(a, b, out=out)
+
+
+def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
+    """Grouped N-d convolution (cross-correlation): x (N, C, *in) with weight
+    (F, C/groups, *kernel) -> (N, F, *out) [+ bias], by im2col and one GEMM per group
+    per batch chunk."""
+    xp = ctx.xp
+    n, c = x.shape[:2]
+    f = weight.shape[0]
+    K, L = win.K, win.L
+    dt = x.dtype
+    out = xp.empty((n, f) + win.out_size, dtype=dt)
+    buf, free_buf = ctx.temp_space(win.buffer_shape(n, c), dt)
+    try:
+        win.scatter(x, buf)
+        nb = _chunk(n, c * K * L + f * L, dt.itemsize, workspace)
+        colflat, free_col = ctx.temp_space((c * K * nb * L,), dt)
+        yflat, free_y = ctx.temp_space((f * nb * L,), dt)
+        try:
+            wmat = weight.reshape(groups, f // groups, -1)
+            bshape = (1, f) + (1,) * len(win.out_size)
+            for n0 in range(0, n, nb):
+                m = min(nb, n - n0)
+                col = colflat[:c * K * m * L].reshape(c, K, m, L)
+                win.mask(win.im2col(xp, buf, col, n0, n0 + m))
+                y = yflat[:f * m * L].reshape(f, m * L)
+                _gemm(xp, wmat, col.reshape(groups, -1, m * L),
+                      y.reshape(groups, -1, m * L), groups)
+                res = win.from_ext(y, m)
+                if bias is not None:
+                    xp.add(res, bias.reshape(bshape), out=out[n0:n0 + m])
+                else:
+                    out[n0:n0 + m] = res
+        finally:
+            free_y()
+            free_col()
+    finally:
+        free_buf()
+    return out
+
+
+def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
+                  need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
+    """Gradients of conv_forward: (dx, dweight, dbias), each None when not needed.
+
+    dy (N, F, *out); x (N, C, *in) is read only for dweight; in_shape gives x's shape
+    when x is None. dx = col2im(W^T dy), dweight = dy im2col(x)^T, dbias = sum of dy.
+    """
+    xp = ctx.xp
+    n, f = dy.shape[:2]
+    in_shape = tuple(x.shape) if x is not None else tuple(in_shape)
+    c = in_shape[1]
+    K, L = win.K, win.L
+    dt = dy.dtype
+    cg = c // groups
+    nb = _chunk(n, c * K * L + f * L, dt.itemsize, workspace)
+    frees = []
+    try:
+        colflat, fr = ctx.temp_space((c * K * nb * L,), dt)
+        frees.append(fr)
+        dyflat, fr = ctx.temp_space((f * nb * L,), dt)
+        frees.append(fr)
+        if need_weight:
+            xbuf, fr = ctx.temp_space(win.buffer_shape(n, c), dt)
+            frees.append(fr)
+            win.scatter(x, xbuf)
+            dwt = xp.empty((groups, cg * K, f // groups), dtype=dt)
+            part = None
+        if need_data:
+            dbuf, fr = ctx.temp_space(win.buffer_shape(n, c), dt)
+            frees.append(fr)
+            dbuf.fill(0)
+            wt = weight.reshape(groups, f // groups, cg * K).transpose(0, 2, 1)
+        db = xp.zeros((f,), dtype=dt) if need_bias else None
+        for n0 in range(0, n, nb):
+            m = min(nb, n - n0)
+            dye = dyflat[:f * m * L].reshape(f, m * L)
+            win.to_ext(dy[n0:n0 + m], dye)
+            if need_bias:       # garbage columns are zero; rows are contiguous
+                db += dye.sum(axis=1)
+            dyg = dye.reshape(groups, f // groups, m * L)
+            col = colflat[:c * K * m * L].reshape(c, K, m, L)
+            colg = col.reshape(groups, cg * K, m * L)
+            if need_weight:
+                win.mask(win.im2col(xp, xbuf, col, n0, n0 + m))
+                # dweight^T = col dy^T: the long output side first suits BLAS better
+                if n0 == 0:
+                    _gemm(xp, colg, dyg.transpose(0, 2, 1), dwt, groups)
+                else:
+                    if part is None:
+                        part = xp.empty_like(dwt)
+                    _gemm(xp, colg, dyg.transpose(0, 2, 1), part, groups)
+                    dwt += part
+            if need_data:
+                _gemm(xp, wt, dyg, colg, groups)
+                win.col2im(win.mask(col), dbuf, n0, n0 + m)
+        dx = None
+        if need_data:
+            dx = win.gather(dbuf, xp.empty(in_shape, dtype=dt))
+        dweight = None
+        if need_weight:
+            dweight = xp.ascontiguousarray(dwt.transpose(0, 2, 1)).reshape(
+                weight.shape if weight is not None else (f, cg) + win.kernel)
+    finally:
+        for fr in frees:
+            fr()
+    return dx, dweight, db

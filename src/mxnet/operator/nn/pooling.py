@@ -1,0 +1,366 @@
+"""Pooling: max / avg / sum / lp pooling over 1-D, 2-D and 3-D windows (NCW/NCHW/NCDHW).
+
+Windows are read through the phase-split buffer of im2col.py: each kernel offset is one
+long slice, so a pooling is K elementwise passes over output-sized arrays (K = kernel
+size) and its backward K accumulating adds. Global pooling is a plain reduction.
+"""
+import functools
+import itertools
+
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, Enum, IntOrNone, Schema, Shape
+from ..registry import Op, register
+from .im2col import OptEnum, check_layout, spatial_tuple, windows
+
+__all__ = ["Pooling"]
+
+_LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")
+
+
+class OptBool(Bool):
+    kind = "boolean or None"
+
+    def convert(self, v):
+        return None if v is None or v == "None" else super().convert(v)
+
+
+@functools.lru_cache(maxsize=1024)
+def _geometry(p, dshape):
+    """(kernel, stride, pad, out_size, is_global) for data of shape dshape."""
+    name = "Pooling"
+    if len(dshape) not in (3, 4, 5):
+        raise MXNetError(f"{name}: input data should be 3-D (batch, channel, x), 4-D (batch, "
+                         f"channel, y, x) or 5-D (batch, channel, d, y, x), got shape {dshape}")
+    nd = len(dshape) - 2
+    check_layout(name, p.layout, nd)
+    spatial = tuple(dshape[2:])
+    if p.global_pool:
+        return spatial, (1,) * nd, (0,) * nd, (1,) * nd, True
+    kernel = tuple(p.kernel)
+    if len(kernel) != nd:
+        raise MXNetError(f"{name}: a {len(kernel)}-D kernel {kernel} does not fit {nd}-D "
+                         f"pooling of data with shape {dshape}" if kernel else
+                         f"{name}: kernel is required unless global_pool=True")
+    if any(k <= 0 for k in kernel):
+        raise MXNetError(f"{name}: kernel must be positive in every dimension, got {kernel}")
+    stride = spatial_tuple(name, "stride", p.stride, nd, 1)
+    pad = spatial_tuple(name, "pad", p.pad, nd, 0, low=0)
+    if p.pooling_convention == "same":
+        raise MXNetError(f"{name}: pooling_convention='same' is not supported (MXNet 1.9.1 "
+                         "rejects it for every input as well)")
+    if p.pool_type == "lp" and p.p_value is None:
+        raise MXNetError(f"{name}: p_value is required for pool_type='lp'")
+    out = []
+    for d in range(nd):
+        size = spatial[d]
+        if not size:
+            out.append(None)
+            continue
+        if kernel[d] > size + 2 * pad[d]:
+            raise MXNetError(f"{name}: kernel size ({kernel[d]}) exceeds input ({size} padded "
+                             f"to {size + 2 * pad[d]}) in dim {d}")
+        span = size + 2 * pad[d] - kernel[d]
+        if p.pooling_convention == "full":
+            out.append(-(-span // stride[d]) + 1)
+        else:
+            out.append(span // stride[d] + 1)
+    out = tuple(out)
+    if out == (1,) * nd and kernel == spatial and not any(pad):
+        return kernel, stride, pad, out, True      # one window over everything
+    return kernel, stride, pad, out, False
+
+
+@functools.lru_cache(maxsize=256)
+def _divisor(kernel, stride, pad, spatial, out, include_pad):
+    """Per-output-position element counts of average pooling (MXNet's rule: windows are
+    clipped at the end of the padded input; with include_pad=False also to the input)."""
+    counts = []
+    for k, s, p, n, o in zip(kernel, stride, pad, spatial, out):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if not include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        counts.append(np.maximum(end - start, 1))
+    div = counts[0]
+    for c in counts[1:]:
+        div = np.multiply.outer(div, c)
+    return div
+
+
+def _lowest(dtype):
+    """What a max-pooling window with no input element gives (MXNet: the dtype's lowest
+    finite value, not -inf)."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _is_float(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+@register
+class Pooling(Op):
+    """Pool each channel's spatial windows: max, avg (with MXNet's count_include_pad
+    rule), sum, or lp ((sum x^p)^(1/p), p_value 1, 2 or 3). pooling_convention 'valid'
+    floors the output size, 'full' ceils it; global_pool pools the whole input
+    (kernel/stride/pad are ignored). cudnn_off is accepted and has no effect on CPU."""
+    name = "Pooling"
+    params = Schema(kernel=Shape(()), pool_type=Enum(("avg", "lp", "max", "sum"), "max"),
+                    global_pool=Bool(False), cudnn_off=Bool(False),
+                    pooling_convention=Enum(("full", "same", "valid"), "valid"),
+                    stride=Shape(()), pad=Shape(()), p_value=IntOrNone(None),
+                    count_include_pad=OptBool(None), layout=OptEnum(_LAYOUT, None))
+    backward_uses = ("out_grad", "in_data", "out_data")
+    resources = ("temp",)
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None], []
+        d = tuple(d)
+        _, _, _, out, _ = _geometry(p, d)
+        if any(o is None for o in out):
+            return [d], [None], []
+        return [d], [d[:2] + out], []
+
+    def infer_type(self, p, in_types):
+        return [in_types[0]], [in_types[0]], []
+
+    # --- forward ------------------------------------------------------------------------
+    def forward(self, ctx, p, inputs, aux):
+        x = inputs[0]
+        kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
+        if p.pool_type == "lp" and p.p_value not in (1, 2, 3):
+            raise MXNetError(f"Pooling: p_value must be 1, 2 or 3, got {p.p_value}")
+        if is_global:
+            return [self._global(ctx.xp, p, x)]
+        win = windows(x.shape[2:], kernel, stride, (1,) * len(kernel), pad, out)
+        if p.pool_type == "lp" and p.p_value != 1:
+            x = x ** p.p_value
+        if _direct(win):
+            y = _reduce_views(ctx.xp, _views(win, x), p.pool_type == "max",
+                              x.shape[:2] + out, x.dtype)
+            if p.pool_type == "avg":
+                y /= win.K
+            elif p.pool_type == "lp":
+                y = _root(ctx.xp, y, p.p_value)
+            return [y]
+        fill = _lowest(x.dtype) if p.pool_type == "max" else 0
+        acc = self._reduce_windows(ctx, win, x, fill, p.pool_type == "max")
+        y = win.from_ext(acc, x.shape[0], channel_major=False)
+        if p.pool_type == "avg":
+            div = self._div(ctx.xp, p, kernel, stride, pad, x.shape, out, x.dtype)
+            y = (y / div).astype(x.dtype, copy=False)
+        elif p.pool_type == "lp":
+            y = _root(ctx.xp, y, p.p_value)
+        elif not win.exact:
+            y = y.copy()            # acc is fresh; only a cropped view needs a copy
+        return [y]
+
+    def _reduce_windows(self, ctx, win, x, fill, is_max):
+        """max or sum over the kernel windows, on the extended grid: (N, C, L)."""
+        xp = ctx.xp
+        n, c = x.shape[:2]
+        buf, free = ctx.temp_space(win.buffer_shape(n, c), x.dtype)
+        try:
+            win.scatter(x, buf, fill)
+            acc = win.window(buf, 0).copy()
+            op = xp.maximum if is_max else xp.add
+            for k in range(1, win.K):
+                op(acc, win.window(buf, k), out=acc)
+        finally:
+            free()
+        return acc
+
+    def _div(self, xp, p, kernel, stride, pad, shape, out, dtype):
+        include = p.count_include_pad is None or p.count_include_pad
+        div = _divisor(kernel, stride, pad, tuple(shape[2:]), out, include)
+        return xp.asarray(div.astype(dtype if _is_float(dtype) else np.float64))
+
+    def _global(self, xp, p, x):
+        n, c = x.shape[:2]
+        flat = x.reshape(n, c, -1)
+        nd = x.ndim - 2
+        if p.pool_type == "max":
+            y = flat.max(axis=2)
+        elif p.pool_type == "lp" and p.p_value != 1:
+            y = _root(xp, (flat ** p.p_value).sum(axis=2), p.p_value)
+        else:
+            y = flat.sum(axis=2)
+            if p.pool_type == "avg":
+                y = (y / flat.shape[2]).astype(x.dtype, copy=False)
+        return y.reshape((n, c) + (1,) * nd)
+
+    # --- backward -----------------------------------------------------------------------
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        xp = ctx.xp
+        x, y, dy = inputs[0], outputs[0], out_grads[0]
+        kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
+        pt = p.pool_type
+        if is_global:
+            return [self._global_backward(xp, p, x, y, dy)]
+        win = windows(x.shape[2:], kernel, stride, (1,) * len(kernel), pad, out)
+        if pt == "max":
+            return [self._max_backward(ctx, win, x, y, dy)]
+        if pt == "avg":
+            dy = dy / self._div(xp, p, kernel, stride, pad, x.shape, out, dy.dtype)
+        elif pt == "lp" and p.p_value != 1:
+            # d/dx_i (sum x^p)^(1/p) = x_i^(p-1) / y^(p-1)
+            dy = dy / y ** (p.p_value - 1)
+        dx = self._spread(ctx, win, dy.astype(x.dtype, copy=False), x.shape)
+        if pt == "lp" and p.p_value != 1:
+            dx *= x ** (p.p_value - 1)
+        return [dx]
+
+    def _on_ext(self, ctx, win, a, frees):
+        """a (n, c, *out) on the extended grid (n, c, L); a view when the grid is exact."""
+        n, c = a.shape[:2]
+        if win.exact:
+            return a.reshape(n, c, win.L)
+        ext, fr = ctx.temp_space((n, c, win.L), a.dtype)
+        frees.append(fr)
+        return win.to_ext(a, ext, channel_major=False)
+
+    def _spread(self, ctx, win, g, shape):
+        """dx[i] = sum of g over the windows containing i (sum pooling's adjoint)."""
+        xp = ctx.xp
+        n, c = shape[:2]
+        if _direct(win):
+            dx = _grad_buffer(xp, win, shape, g.dtype)
+            for view in _views(win, dx):
+                view[...] = g
+            return dx
+        frees = []
+        try:
+            ext = self._on_ext(ctx, win, g, frees)
+            dbuf, fr = ctx.temp_space(win.buffer_shape(n, c), g.dtype)
+            frees.append(fr)
+            dbuf.fill(0)
+            for k in range(win.K):
+                view = win.window(dbuf, k)
+                if _disjoint(win):
+                    view[...] = ext
+                else:
+                    view += ext
+            dx = win.gather(dbuf, xp.empty(shape, dtype=g.dtype))
+        finally:
+            for fr in frees:
+                fr()
+        return dx
+
+    def _max_backward(self, ctx, win, x, y, dy):
+        """The gradient goes to the first maximum of each window (kernel order)."""
+        xp = ctx.xp
+        n, c = x.shape[:2]
+        if _direct(win):
+            dx = _grad_buffer(xp, win, x.shape, dy.dtype)
+            _first_max_grads(xp, _views(win, x), y, dy, _views(win, dx), None)
+            return dx
+        frees = []
+        try:
+            buf, fr = ctx.temp_space(win.buffer_shape(n, c), x.dtype)
+            frees.append(fr)
+            dbuf, fr = ctx.temp_space(win.buffer_shape(n, c), dy.dtype)
+            frees.append(fr)
+            win.scatter(x, buf, _lowest(x.dtype))
+            yext = self._on_ext(ctx, win, y, frees)
+            gext = self._on_ext(ctx, win, dy, frees)
+            dbuf.fill(0)
+            contrib = None
+            if not _disjoint(win):
+                contrib, fr = ctx.temp_space((n, c, win.L), dy.dtype)
+                frees.append(fr)
+            _first_max_grads(xp, (win.window(buf, k) for k in range(win.K)), yext, gext,
+                             (win.window(dbuf, k) for k in range(win.K)), contrib)
+            dx = win.gather(dbuf, xp.empty(x.shape, dtype=dy.dtype))
+        finally:
+            for fr in frees:
+                fr()
+        return dx
+
+    def _global_backward(self, xp, p, x, y, dy):
+        n, c = x.shape[:2]
+        flat = x.reshape(n, c, -1)
+        g = dy.reshape(n, c, 1)
+        pt = p.pool_type
+        if pt == "max":
+            first = flat.argmax(axis=2)[..., None]
+            dx = (xp.arange(flat.shape[2]) == first) * g
+        elif pt == "lp" and p.p_value != 1:
+            dx = g / y.reshape(n, c, 1) ** (p.p_value - 1) * flat ** (p.p_value - 1)
+        else:
+            dx = xp.empty(flat.shape, dtype=dy.dtype)
+            dx[...] = g / flat.shape[2] if pt == "avg" else g
+        return dx.astype(dy.dtype, copy=False).reshape(x.shape)
+
+
+def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib):
+    """Give dy to the first maximum of each window, kernel offset by offset: windows_dx
+    are written (contrib is None: disjoint windows) or accumulated through contrib.
+    Branch-free bool logic: masked (where=) loops are slow on irregular masks."""
+    eq = xp.empty(y.shape, dtype=bool)
+    first = xp.empty(y.shape, dtype=bool)
+    taken = None
+    for wx, wd in zip(windows_x, windows_dx):
+        if taken is None:                       # the first offset takes every hit
+            xp.equal(wx, y, out=first)
+            taken = first.copy()
+        else:
+            xp.equal(wx, y, out=eq)
+            xp.greater(eq, taken, out=first)    # a maximum no earlier offset took
+            xp.logical_or(taken, eq, out=taken)
+        if contrib is None:
+            xp.multiply(dy, first, out=wd)
+        else:
+            xp.multiply(dy, first, out=contrib)
+            wd += contrib
+
+
+def _direct(win):
+    """Windows that are disjoint and inside the unpadded input: they are plain strided
+    views of it, no padded buffer needed."""
+    return not any(win.pad) and _disjoint(win) and all(
+        (o - 1) * s + k <= n for o, s, k, n in zip(win.out_size, win.stride, win.kernel,
+                                                  win.in_size))
+
+
+def _views(win, a):
+    """The strided view of a (N, C, *in) that each kernel offset reads (direct case)."""
+    for idx in itertools.product(*(range(k) for k in win.kernel)):
+        yield a[(Ellipsis,) + tuple(slice(i, i + s * (o - 1) + 1, s) for i, s, o in
+                                    zip(idx, win.stride, win.out_size))]
+
+
+def _reduce_views(xp, views, is_max, shape, dtype):
+    acc = xp.empty(shape, dtype=dtype)
+    views = list(views)
+    op = xp.maximum if is_max else xp.add
+    if len(views) == 1:
+        acc[...] = views[0]
+    else:
+        op(views[0], views[1], out=acc)
+    for v in views[2:]:
+        op(acc, v, out=acc)
+    return acc
+
+
+def _grad_buffer(xp, win, shape, dtype):
+    """dx for the direct case: zeroed unless the windows tile the input exactly."""
+    tiled = all(k == s and o * s == n for k, s, o, n in zip(win.kernel, win.stride,
+                                                         win.out_size, win.in_size))
+    return xp.empty(shape, dtype=dtype) if tiled else xp.zeros(shape, dtype=dtype)
+
+
+def _disjoint(win):
+    """No input element lies in two windows."""
+    return all(k <= s for k, s in zip(win.kernel, win.stride))
+
+
+def _root(xp, s, p):
+    if p == 1:
+        return s.copy()
+    if p == 2:
+        return xp.sqrt(s)
+    return xp.cbrt(s)
