@@ -25,6 +25,33 @@ def interpreters():
     }
 
 
+def benchmark_env():
+    """The environment every framework's worker runs in.
+
+    Some machines here set OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (old OpenBLAS builds
+    misbehave on their CPUs); they pin current OpenBLAS builds to slower kernels. The
+    benchmarks drop both for every framework alike, in the workers only (tests and CI
+    keep them), and report which BLAS kernel pymxnet's NumPy then runs.
+    """
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    return env
+
+
+def blas_kernel():
+    """The BLAS library and kernel NumPy uses in a worker's environment."""
+    code = ("import json, numpy, threadpoolctl; print(json.dumps([(i.get('internal_api'), "
+            "i.get('architecture'), i.get('version')) for i in threadpoolctl.threadpool_info() "
+            "if i.get('user_api') == 'blas']))")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=benchmark_env(),
+                             capture_output=True, text=True, timeout=60).stdout
+        return ", ".join("/".join(str(x) for x in lib) for lib in json.loads(out))
+    except Exception as err:  # threadpoolctl missing: say so rather than guess
+        return f"unknown ({type(err).__name__})"
+
+
 def run_worker(script, framework, args=(), env_extra=None, threads=2, timeout=1800):
     """Run ``script --worker framework`` under that framework's interpreter; return the
     JSON object it prints on its last line (or {'error': ...})."""
@@ -32,7 +59,7 @@ def run_worker(script, framework, args=(), env_extra=None, threads=2, timeout=18
                         "pytorch" if framework == "pytorch" else "mxnet-1.9.1"]
     if not os.path.exists(py):
         return {"error": f"interpreter {py} not found"}
-    env = dict(os.environ)
+    env = benchmark_env()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                 "MXNET_CPU_WORKER_NTHREADS"):
         env[var] = str(threads)
@@ -75,7 +102,10 @@ def table(results, metrics, baseline="mxnet-1.9.1", lower_is_better=True, unit="
 
 def machine_note():
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{os.cpu_count()} cores, load average {load:.2f} at the start of the run"
+    return (f"{os.cpu_count()} cores, load average {load:.2f} at the start of the run; "
+            f"NumPy BLAS: {blas_kernel()}; pymxnet with its defaults (engine: "
+            f"{os.environ.get('MXNET_ENGINE_TYPE', 'ThreadedEnginePerDevice')}, BLAS threads: "
+            f"{os.environ.get('MXNET_BLAS_NUM_THREADS', '1')})")
 
 
 def peak_rss_mb():
