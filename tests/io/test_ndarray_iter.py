@@ -183,3 +183,15 @@ def test_bad_input():
         mx.io.NDArrayIter([])
     with pytest.raises(MXNetError):
         mx.io.NDArrayIter(np.zeros((4, 2)), batch_size=5, last_batch_handle="roll_over")
+
+
+def test_num_parts_gives_each_worker_a_contiguous_share():
+    data = np.arange(10, dtype=np.float32).reshape(10, 1)
+    label = np.arange(10, dtype=np.float32)
+    seen = []
+    for part in range(3):
+        it = mx.io.NDArrayIter(data, label, batch_size=1, num_parts=3, part_index=part)
+        seen.append([int(b.label[0].asnumpy()[0]) for b in it])
+    assert seen == [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
+    with pytest.raises(mx.base.MXNetError):
+        mx.io.NDArrayIter(data, label, num_parts=2, part_index=2)

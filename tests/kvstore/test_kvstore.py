@@ -194,12 +194,6 @@ def test_errors():
         mx.kv.create(3)
 
 
-@pytest.mark.parametrize("name", ["dist_sync", "dist_async", "dist_device_sync"])
-def test_dist_types_need_mpi(name):
-    with pytest.raises(MXNetError, match="MPI"):
-        mx.kv.create(name)
-
-
 def test_other_types():
     assert mx.kv.create("LOCAL").type == "local"
     assert mx.kv.create("local_allreduce_device").type == "local_allreduce_device"

@@ -130,8 +130,8 @@ class Trainer:
                     continue
                 arrays = param._check_and_get(param._data, list)
                 idx = self._param2idx[param.name]
-                self._kvstore.init(idx, arrays[0])
-                self._kvstore.pull(idx, arrays, priority=-idx)
+                # rank 0's value reaches every copy (and every worker), as in MXNet
+                self._kvstore.broadcast(idx, arrays[0], arrays, priority=-idx)
         self._params_to_init = pending
 
     def _reset_kvstore(self):

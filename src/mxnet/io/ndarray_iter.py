@@ -4,6 +4,7 @@ import numpy as np
 from ..backend import array_module
 from ..ndarray.ndarray import NDArray, from_data
 from .base import DataBatch, DataDesc, DataIter, IOTypeError, IOValueError, as_int_param
+from .sharding import shard_range
 
 __all__ = ["NDArrayIter", "init_data"]
 
@@ -78,7 +79,8 @@ class NDArrayIter(DataIter):
     """
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False,
-                 last_batch_handle="pad", data_name="data", label_name="softmax_label"):
+                 last_batch_handle="pad", data_name="data", label_name="softmax_label",
+                 num_parts=1, part_index=0):
         batch_size = as_int_param(batch_size, "NDArrayIter", "batch_size", low=1)
         super().__init__(batch_size)
         if last_batch_handle not in _HANDLES:
@@ -86,6 +88,12 @@ class NDArrayIter(DataIter):
                                f"{list(_HANDLES)}, got {last_batch_handle!r}")
         self.data = init_data(data, allow_empty=False, default_name=data_name)
         self.label = init_data(label, allow_empty=True, default_name=label_name)
+        if num_parts != 1 or part_index != 0:
+            # pymxnet extension for distributed training: this worker's contiguous share
+            lo, hi = shard_range(self.data[0][1].shape[0], num_parts, part_index,
+                                 where="NDArrayIter")
+            self.data = [(k, v[lo:hi]) for k, v in self.data]
+            self.label = [(k, v[lo:hi]) for k, v in self.label]
         sizes = {name: arr.shape[0] for name, arr in self.data + self.label}
         n = self.data[0][1].shape[0]
         if any(s != n for s in sizes.values()):
