@@ -91,6 +91,38 @@ def test_forward_backward_vs_reference(shape, kernel, stride, pad, convention, p
     assert_almost_equal(xa.grad.asnumpy(), dref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("chunk_samples", [1, 2])
+@pytest.mark.parametrize("shape,kernel,stride,pad,convention", CONFIGS[1:3] + CONFIGS[4:6])
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+def test_batch_chunks(monkeypatch, chunk_samples, shape, kernel, stride, pad, convention,
+                      pool_type):
+    """The padded-buffer paths run a few samples at a time; a batch of 5 split into
+    chunks of 1 or 2 (the last one partial) gives the loop reference's results."""
+    from mxnet.operator.nn import pooling
+    from mxnet.operator.nn.im2col import windows
+    shape = (5,) + shape[1:]
+    sp = len(kernel)
+    rnd = math.ceil if convention == "full" else math.floor
+    out = tuple(rnd((shape[2 + i] + 2 * pad[i] - kernel[i]) / stride[i]) + 1
+                for i in range(sp))
+    win = windows(shape[2:], kernel, stride, (1,) * sp, pad, out)
+    per = win.nphase * shape[1] * win.buflen * 4
+    monkeypatch.setattr(pooling, "_CHUNK_BYTES", per * chunk_samples)
+    x = rs.randn(*shape)
+    x[0, 0].flat[:4] = 1.0                 # ties: the first maximum takes the gradient
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pad=pad, pool_type=pool_type,
+                       pooling_convention=convention)
+    dy = rs.randn(*y.shape)
+    y.backward(nd.array(dy))
+    ref, dref = ref_pool(x.astype(np.float32).astype(np.float64), kernel, stride, pad,
+                         pool_type, convention, dy=dy)
+    assert_almost_equal(y.asnumpy(), ref, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(xa.grad.asnumpy(), dref, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("include_pad", [True, False])
 @pytest.mark.parametrize("convention", ["valid", "full"])
 def test_avg_count_include_pad(include_pad, convention):

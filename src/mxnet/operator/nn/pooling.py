@@ -160,16 +160,26 @@ class Pooling(Op):
         return [y]
 
     def _reduce_windows(self, ctx, win, x, fill, is_max):
-        """max or sum over the kernel windows, on the extended grid: (N, C, L)."""
+        """max or sum over the kernel windows, on the extended grid: (N, C, L). Done a
+        few samples at a time so the padded buffer and the accumulator stay in cache
+        across the K passes (about half the time of whole-batch passes on CPU)."""
         xp = ctx.xp
         n, c = x.shape[:2]
-        buf, free = ctx.temp_space(win.buffer_shape(n, c), x.dtype)
+        acc = xp.empty((n, c, win.L), dtype=x.dtype)
+        nb = _chunk(xp, win, n, c, x.dtype)
+        buf, free = ctx.temp_space(win.buffer_shape(nb, c), x.dtype)
+        op = xp.maximum if is_max else xp.add
         try:
-            win.scatter(x, buf, fill)
-            acc = win.window(buf, 0).copy()
-            op = xp.maximum if is_max else xp.add
-            for k in range(1, win.K):
-                op(acc, win.window(buf, k), out=acc)
+            for n0 in range(0, n, nb):
+                m = min(nb, n - n0)
+                b = win.scatter(x[n0:n0 + m], buf[:, :m], fill)
+                a = acc[n0:n0 + m]
+                if win.K == 1:
+                    a[...] = win.window(b, 0)
+                    continue
+                op(win.window(b, 0), win.window(b, 1), out=a)
+                for k in range(2, win.K):
+                    op(a, win.window(b, k), out=a)
         finally:
             free()
         return acc
@@ -214,14 +224,13 @@ class Pooling(Op):
             dx *= x ** (p.p_value - 1)
         return [dx]
 
-    def _on_ext(self, ctx, win, a, frees):
-        """a (n, c, *out) on the extended grid (n, c, L); a view when the grid is exact."""
-        n, c = a.shape[:2]
+    def _on_ext(self, win, a, ext):
+        """a (m, c, *out) on the extended grid (m, c, L): a view when the grid is exact,
+        else copied into the first m rows of ext."""
+        m, c = a.shape[:2]
         if win.exact:
-            return a.reshape(n, c, win.L)
-        ext, fr = ctx.temp_space((n, c, win.L), a.dtype)
-        frees.append(fr)
-        return win.to_ext(a, ext, channel_major=False)
+            return a.reshape(m, c, win.L)
+        return win.to_ext(a, ext[:m], channel_major=False)
 
     def _spread(self, ctx, win, g, shape):
         """dx[i] = sum of g over the windows containing i (sum pooling's adjoint)."""
@@ -232,19 +241,28 @@ class Pooling(Op):
             for view in _views(win, dx):
                 view[...] = g
             return dx
+        nb = _chunk(xp, win, n, c, g.dtype)
+        dx = xp.empty(shape, dtype=g.dtype)
         frees = []
         try:
-            ext = self._on_ext(ctx, win, g, frees)
-            dbuf, fr = ctx.temp_space(win.buffer_shape(n, c), g.dtype)
+            dbuf, fr = ctx.temp_space(win.buffer_shape(nb, c), g.dtype)
             frees.append(fr)
-            dbuf.fill(0)
-            for k in range(win.K):
-                view = win.window(dbuf, k)
-                if _disjoint(win):
-                    view[...] = ext
-                else:
-                    view += ext
-            dx = win.gather(dbuf, xp.empty(shape, dtype=g.dtype))
+            ext = None
+            if not win.exact:
+                ext, fr = ctx.temp_space((nb, c, win.L), g.dtype)
+                frees.append(fr)
+            for n0 in range(0, n, nb):
+                m = min(nb, n - n0)
+                ge = self._on_ext(win, g[n0:n0 + m], ext)
+                db = dbuf[:, :m]
+                db.fill(0)
+                for k in range(win.K):
+                    view = win.window(db, k)
+                    if _disjoint(win):
+                        view[...] = ge
+                    else:
+                        view += ge
+                win.gather(db, dx[n0:n0 + m])
         finally:
             for fr in frees:
                 fr()
@@ -258,23 +276,35 @@ class Pooling(Op):
             dx = _grad_buffer(xp, win, x.shape, dy.dtype)
             _first_max_grads(xp, _views(win, x), y, dy, _views(win, dx), None)
             return dx
+        nb = _chunk(xp, win, n, c, x.dtype)
+        dx = xp.empty(x.shape, dtype=dy.dtype)
+        lowest = _lowest(x.dtype)
         frees = []
+
+        def temp(shape, dtype):
+            a, fr = ctx.temp_space(shape, dtype)
+            frees.append(fr)
+            return a
         try:
-            buf, fr = ctx.temp_space(win.buffer_shape(n, c), x.dtype)
-            frees.append(fr)
-            dbuf, fr = ctx.temp_space(win.buffer_shape(n, c), dy.dtype)
-            frees.append(fr)
-            win.scatter(x, buf, _lowest(x.dtype))
-            yext = self._on_ext(ctx, win, y, frees)
-            gext = self._on_ext(ctx, win, dy, frees)
-            dbuf.fill(0)
-            contrib = None
+            buf = temp(win.buffer_shape(nb, c), x.dtype)
+            dbuf = temp(win.buffer_shape(nb, c), dy.dtype)
+            yext = gext = contrib = None
+            if not win.exact:
+                yext, gext = temp((nb, c, win.L), y.dtype), temp((nb, c, win.L), dy.dtype)
             if not _disjoint(win):
-                contrib, fr = ctx.temp_space((n, c, win.L), dy.dtype)
-                frees.append(fr)
-            _first_max_grads(xp, (win.window(buf, k) for k in range(win.K)), yext, gext,
-                             (win.window(dbuf, k) for k in range(win.K)), contrib)
-            dx = win.gather(dbuf, xp.empty(x.shape, dtype=dy.dtype))
+                contrib = temp((nb, c, win.L), dy.dtype)
+            first_of_phase = _first_of_phase(win)
+            for n0 in range(0, n, nb):
+                m = min(nb, n - n0)
+                b = win.scatter(x[n0:n0 + m], buf[:, :m], lowest)
+                db = dbuf[:, :m]
+                db.fill(0)
+                _first_max_grads(xp, (win.window(b, k) for k in range(win.K)),
+                                 self._on_ext(win, y[n0:n0 + m], yext),
+                                 self._on_ext(win, dy[n0:n0 + m], gext),
+                                 (win.window(db, k) for k in range(win.K)),
+                                 None if contrib is None else contrib[:m], first_of_phase)
+                win.gather(db, dx[n0:n0 + m])
         finally:
             for fr in frees:
                 fr()
@@ -296,14 +326,26 @@ class Pooling(Op):
         return dx.astype(dy.dtype, copy=False).reshape(x.shape)
 
 
-def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib):
+def _first_of_phase(win):
+    """The kernel offsets that are the first to touch their stride phase of the buffer:
+    their gradient views hold only zeros yet, so they can be written, not accumulated."""
+    seen, first = set(), set()
+    for k, (phase, _) in enumerate(win.offsets):
+        if phase not in seen:
+            seen.add(phase)
+            first.add(k)
+    return frozenset(first)
+
+
+def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib, write=frozenset()):
     """Give dy to the first maximum of each window, kernel offset by offset: windows_dx
-    are written (contrib is None: disjoint windows) or accumulated through contrib.
+    are written (contrib is None: disjoint windows, or k in write: the view still holds
+    only zeros) or accumulated through contrib.
     Branch-free bool logic: masked (where=) loops are slow on irregular masks."""
     eq = xp.empty(y.shape, dtype=bool)
     first = xp.empty(y.shape, dtype=bool)
     taken = None
-    for wx, wd in zip(windows_x, windows_dx):
+    for k, (wx, wd) in enumerate(zip(windows_x, windows_dx)):
         if taken is None:                       # the first offset takes every hit
             xp.equal(wx, y, out=first)
             taken = first.copy()
@@ -311,11 +353,23 @@ def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib):
             xp.equal(wx, y, out=eq)
             xp.greater(eq, taken, out=first)    # a maximum no earlier offset took
             xp.logical_or(taken, eq, out=taken)
-        if contrib is None:
+        if contrib is None or k in write:
             xp.multiply(dy, first, out=wd)
         else:
             xp.multiply(dy, first, out=contrib)
             wd += contrib
+
+
+# Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
+# one chunk's buffer and its output-sized temporaries stay in L2 across the K passes.
+_CHUNK_BYTES = 1024 << 10
+
+
+def _chunk(xp, win, n, c, dtype):
+    if xp is not np:        # on a GPU one launch per pass beats cache blocking
+        return max(n, 1)
+    per = win.nphase * c * win.buflen * np.dtype(dtype).itemsize
+    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
 
 
 def _direct(win):
