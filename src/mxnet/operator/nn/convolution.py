@@ -7,7 +7,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
 from ..registry import Op, ShapeError, register
-from .im2col import (OptEnum, check_layout, conv_backward, conv_forward, known,
+from .im2col import (OptEnum, check_groups, check_layout, conv_backward, conv_forward, known,
                      spatial_tuple, windows)
 
 __all__ = ["Convolution", "check_provided", "same_dtype"]
@@ -53,15 +53,7 @@ def _geometry(p, dshape):
     if len(dshape) != nd + 2:
         raise MXNetError(f"{name}: input data should be {nd + 2}-D in {_AXES[nd]} for a "
                          f"{nd}-D kernel, got data of shape {dshape}")
-    if p.num_group <= 0 or p.num_filter <= 0:
-        raise MXNetError(f"{name}: num_filter and num_group must be positive, got "
-                         f"num_filter={p.num_filter}, num_group={p.num_group}")
-    if p.num_filter % p.num_group:
-        raise MXNetError(f"{name}: num_filter ({p.num_filter}) must be divisible by "
-                         f"num_group ({p.num_group})")
-    if dshape[1] and dshape[1] % p.num_group:
-        raise MXNetError(f"{name}: input channels ({dshape[1]}) must be divisible by "
-                         f"num_group ({p.num_group})")
+    check_groups(name, p.num_filter, p.num_group, dshape[1])
     out = []
     for d in range(nd):
         size = dshape[2 + d]

@@ -10,7 +10,8 @@ from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
 from ..registry import Op, register
 from .convolution import _LAYOUT, _TUNE, check_provided, same_dtype
-from .im2col import OptEnum, check_layout, conv_backward, conv_forward, spatial_tuple, windows
+from .im2col import (OptEnum, check_groups, check_layout, conv_backward, conv_forward,
+                     spatial_tuple, windows)
 
 __all__ = ["Deconvolution", "deconv_geometry", "deconv_forward", "deconv_backward"]
 
@@ -37,15 +38,7 @@ def deconv_geometry(p, dshape, name="Deconvolution"):
     if len(dshape) != nd + 2:
         raise MXNetError(f"{name}: input data should be {nd + 2}-D (batch, channel and {nd} "
                          f"spatial dims) for a {nd}-D kernel, got data of shape {dshape}")
-    if p.num_group <= 0 or p.num_filter <= 0:
-        raise MXNetError(f"{name}: num_filter and num_group must be positive, got "
-                         f"num_filter={p.num_filter}, num_group={p.num_group}")
-    if p.num_filter % p.num_group:
-        raise MXNetError(f"{name}: num_filter ({p.num_filter}) must be divisible by "
-                         f"num_group ({p.num_group})")
-    if dshape[1] and dshape[1] % p.num_group:
-        raise MXNetError(f"{name}: input channels ({dshape[1]}) must be divisible by "
-                         f"num_group ({p.num_group})")
+    check_groups(name, p.num_filter, p.num_group, dshape[1])
     pads, out = [], []
     for d in range(nd):
         size = dshape[2 + d]

@@ -280,6 +280,19 @@ def spatial_tuple(opname, name, value, nd, default, low=1):
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
+def check_groups(opname, num_filter, num_group, channels):
+    """Filters and input channels must split evenly into num_group groups."""
+    if num_group <= 0 or num_filter <= 0:
+        raise MXNetError(f"{opname}: num_filter and num_group must be positive, got "
+                         f"num_filter={num_filter}, num_group={num_group}")
+    if num_filter % num_group:
+        raise MXNetError(f"{opname}: num_filter ({num_filter}) must be divisible by "
+                         f"num_group ({num_group})")
+    if channels and channels % num_group:
+        raise MXNetError(f"{opname}: input channels ({channels}) must be divisible by "
+                         f"num_group ({num_group})")
+
+
 def check_layout(opname, layout, nd):
     """Only channel-first layouts are implemented (as on MXNet's CPU)."""
     if layout is None:
