@@ -208,3 +208,32 @@ def test_bad_bias_and_dtype():
     with pytest.raises(MXNetError, match="dtype"):
         nd.Convolution(nd.ones((1, 3, 5, 5), dtype="float64"), nd.ones((4, 3, 3, 3)),
                        nd.ones(4), kernel=(3, 3), num_filter=4)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_batch_parallel_split_matches_serial(monkeypatch, groups):
+    """Large convolutions split their batch over threads; the joined data gradient and
+    the summed weight/bias gradients equal the single-thread result."""
+    from mxnet.operator.nn import im2col
+    rng = np.random.RandomState(3)
+    x = rng.standard_normal((5, 4, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    head = rng.standard_normal((5, 6, 9, 8)).astype(np.float32)
+
+    def run():
+        xs = [mx.nd.array(a) for a in (x, w, b)]
+        for a in xs:
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(*xs, kernel=(3, 3), pad=(1, 1), num_filter=6,
+                                  num_group=groups)
+        y.backward(mx.nd.array(head))
+        return [y.asnumpy()] + [a.grad.asnumpy() for a in xs]
+    monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 1 << 62)
+    serial = run()
+    monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(im2col, "_CONV_THREADS", 3)
+    split = run()
+    for s, p in zip(serial, split):
+        np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)

@@ -23,8 +23,11 @@ processed in chunks whose columns stay in cache between the copy and the GEMM.
 import functools
 import itertools
 import math
+import os
 
-from ...base import MXNetError
+import numpy as np
+
+from ...base import MXNetError, env_int
 from ..params import Enum
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
@@ -325,7 +328,7 @@ def _gemm(xp, a, b, out, groups):
     return xp.matmul(a, b, out=out)
 
 
-def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
+def _conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
     """Grouped N-d convolution (cross-correlation): x (N, C, *in) with weight
     (F, C/groups, *kernel) -> (N, F, *out) [+ bias], by im2col and one GEMM per group
     per batch chunk."""
@@ -364,8 +367,8 @@ def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKS
     return out
 
 
-def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
-                  need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
+def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
+                   need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
     """Gradients of conv_forward: (dx, dweight, dbias), each None when not needed.
 
     dy (N, F, *out); x (N, C, *in) is read only for dweight; in_shape gives x's shape
@@ -430,3 +433,69 @@ def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=T
         for fr in frees:
             fr()
     return dx, dweight, db
+
+
+# --- batch parallelism ------------------------------------------------------------------
+# BLAS runs on one thread (backend/cpu_threads.py), so a large convolution uses the
+# machine's cores by splitting its batch: each part runs the serial kernel above in its
+# own thread (NumPy releases the GIL in the copies and GEMMs), and the parts' results
+# are joined. MXNET_CONV_THREADS sets the number of parts (default: up to 2 cores).
+_CONV_THREADS = max(1, env_int("MXNET_CONV_THREADS", min(2, os.cpu_count() or 1)))
+_PARALLEL_MIN_WORK = 1 << 24        # multiply-adds below which one thread is faster
+_executor = []
+
+
+def _parts(ctx, n, work):
+    """Batch split points [(start, end)] for a convolution of ``work`` multiply-adds."""
+    if ctx.xp is not np or _CONV_THREADS < 2 or n < 2 or work < _PARALLEL_MIN_WORK:
+        return None
+    k = min(_CONV_THREADS, n)
+    return [(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def _run_parts(fn, parts):
+    if not _executor:
+        from concurrent.futures import ThreadPoolExecutor
+        _executor.append(ThreadPoolExecutor(_CONV_THREADS, thread_name_prefix="mxnet-conv"))
+    futures = [_executor[0].submit(fn, a, b) for a, b in parts]
+    return [f.result() for f in futures]
+
+
+def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
+    """Grouped N-d convolution (see _conv_forward), split over the batch when large."""
+    n = x.shape[0]
+    parts = _parts(ctx, n, weight.size * win.L * n)
+    if parts is None:
+        return _conv_forward(ctx, win, x, weight, groups, bias, workspace)
+    out = np.empty((n, weight.shape[0]) + win.out_size, dtype=x.dtype)
+
+    def run(a, b):
+        out[a:b] = _conv_forward(ctx, win, x[a:b], weight, groups, bias, workspace)
+    _run_parts(run, parts)
+    return out
+
+
+def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
+                  need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
+    """Gradients of conv_forward (see _conv_backward), split over the batch when large:
+    data gradients are joined, weight and bias gradients summed."""
+    n = dy.shape[0]
+    parts = _parts(ctx, n, weight.size * win.L * n)
+    if parts is None:
+        return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
+                              need_bias, in_shape, workspace)
+    in_shape = tuple(x.shape) if x is not None else tuple(in_shape)
+    dx = np.empty(in_shape, dtype=dy.dtype) if need_data else None
+
+    def run(a, b):
+        part_shape = (b - a,) + in_shape[1:]
+        gx, gw, gb = _conv_backward(ctx, win, dy[a:b], None if x is None else x[a:b],
+                                    weight, groups, need_data, need_weight, need_bias,
+                                    part_shape, workspace)
+        if need_data:
+            dx[a:b] = gx
+        return gw, gb
+    results = _run_parts(run, parts)
+    dw = sum(r[0] for r in results) if need_weight else None
+    db = sum(r[1] for r in results) if need_bias else None
+    return dx, dw, db
