@@ -233,7 +233,7 @@ def test_batch_parallel_split_matches_serial(monkeypatch, groups):
     monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 1 << 62)
     serial = run()
     monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(im2col, "_CONV_THREADS", 3)
+    monkeypatch.setattr(im2col.parallel, "_THREADS", 3)
     split = run()
     for s, p in zip(serial, split):
         np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)

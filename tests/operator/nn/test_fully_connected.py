@@ -103,3 +103,25 @@ def test_bad_inputs():
                           num_hidden=3)
     with pytest.raises(MXNetError):
         nd.FullyConnected(nd.ones((2, 5)), nd.ones((0, 5)), num_hidden=0, no_bias=True)
+
+
+def test_row_split_products_match_one_thread(monkeypatch):
+    """Large FullyConnected products split their rows over threads (backend/parallel);
+    outputs and all gradients equal the one-thread result."""
+    from mxnet.backend import parallel
+    rng = np.random.RandomState(5)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((7, 20), (9, 20), (9,)))
+
+    def run():
+        xs = [mx.nd.array(a) for a in (x, w, b)]
+        for a in xs:
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.FullyConnected(*xs, num_hidden=9)
+        y.backward(mx.nd.ones((7, 9)))
+        return [y.asnumpy()] + [a.grad.asnumpy() for a in xs]
+    serial = run()
+    monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
+    monkeypatch.setattr(parallel, "_THREADS", 3)
+    for s, p in zip(serial, run()):
+        np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)

@@ -1,4 +1,5 @@
 """FullyConnected: out = data @ weight.T + bias, one BLAS GEMM each way."""
+from ...backend import parallel
 from ...base import MXNetError
 from ..params import Bool, Int, Schema
 from ..registry import Op, register
@@ -69,7 +70,7 @@ class FullyConnected(Op):
         same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
         _, (oshape,), _ = self.infer_shape(p, [a.shape for a in inputs])
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        y = ctx.xp.matmul(x2, w.T)
+        y = parallel.matmul(ctx.xp, x2, w.T)
         if not p.no_bias:
             y += inputs[2].reshape(1, -1)
         return [y.reshape(oshape)]
@@ -80,8 +81,8 @@ class FullyConnected(Op):
         need = ctx.need_grad or [True] * len(inputs)
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
         dy = out_grads[0].reshape(x2.shape[0], -1)
-        dx = xp.matmul(dy, w).reshape(x.shape) if need[0] else None
-        dw = xp.matmul(dy.T, x2) if need[1] else None
+        dx = parallel.matmul(xp, dy, w).reshape(x.shape) if need[0] else None
+        dw = parallel.matmul(xp, dy.T, x2) if need[1] else None
         if p.no_bias:
             return [dx, dw]
         db = dy.sum(axis=0).reshape(inputs[2].shape) if need[2] else None

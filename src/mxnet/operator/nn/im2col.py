@@ -23,11 +23,11 @@ processed in chunks whose columns stay in cache between the copy and the GEMM.
 import functools
 import itertools
 import math
-import os
 
 import numpy as np
 
-from ...base import MXNetError, env_int
+from ...backend import parallel
+from ...base import MXNetError
 from ..params import Enum
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
@@ -437,28 +437,16 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
 
 # --- batch parallelism ------------------------------------------------------------------
 # BLAS runs on one thread (backend/cpu_threads.py), so a large convolution uses the
-# machine's cores by splitting its batch: each part runs the serial kernel above in its
-# own thread (NumPy releases the GIL in the copies and GEMMs), and the parts' results
-# are joined. MXNET_CONV_THREADS sets the number of parts (default: up to 2 cores).
-_CONV_THREADS = max(1, env_int("MXNET_CONV_THREADS", min(2, os.cpu_count() or 1)))
+# machine's cores by splitting its batch: each part runs the serial kernel above on the
+# backend's thread pool, and the parts' results are joined (backend/parallel.py).
 _PARALLEL_MIN_WORK = 1 << 24        # multiply-adds below which one thread is faster
-_executor = []
 
 
 def _parts(ctx, n, work):
     """Batch split points [(start, end)] for a convolution of ``work`` multiply-adds."""
-    if ctx.xp is not np or _CONV_THREADS < 2 or n < 2 or work < _PARALLEL_MIN_WORK:
+    if ctx.xp is not np or parallel.num_parts() < 2 or n < 2 or work < _PARALLEL_MIN_WORK:
         return None
-    k = min(_CONV_THREADS, n)
-    return [(i * n // k, (i + 1) * n // k) for i in range(k)]
-
-
-def _run_parts(fn, parts):
-    if not _executor:
-        from concurrent.futures import ThreadPoolExecutor
-        _executor.append(ThreadPoolExecutor(_CONV_THREADS, thread_name_prefix="mxnet-conv"))
-    futures = [_executor[0].submit(fn, a, b) for a, b in parts]
-    return [f.result() for f in futures]
+    return parallel.split(n)
 
 
 def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
@@ -471,7 +459,7 @@ def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKS
 
     def run(a, b):
         out[a:b] = _conv_forward(ctx, win, x[a:b], weight, groups, bias, workspace)
-    _run_parts(run, parts)
+    parallel.run_parts(run, parts)
     return out
 
 
@@ -495,7 +483,7 @@ def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=T
         if need_data:
             dx[a:b] = gx
         return gw, gb
-    results = _run_parts(run, parts)
+    results = parallel.run_parts(run, parts)
     dw = sum(r[0] for r in results) if need_weight else None
     db = sum(r[1] for r in results) if need_bias else None
     return dx, dw, db

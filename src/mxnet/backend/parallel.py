@@ -1,0 +1,52 @@
+"""Host-side parallelism for large kernels.
+
+BLAS runs on one thread (see cpu_threads.py), so large products use the cores by
+splitting their rows (or a convolution's batch) into parts run on a small thread pool;
+NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
+``MXNET_CPU_PARALLEL`` sets the number of parts (default: the core count, at most 2).
+"""
+import os
+
+import numpy as np
+
+from ..base import env_int
+
+__all__ = ["num_parts", "split", "run_parts", "matmul"]
+
+_THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, os.cpu_count() or 1)))
+MATMUL_MIN_FLOPS = 1 << 24      # below this, one thread beats the hand-off
+_pool = []
+
+
+def num_parts():
+    return _THREADS
+
+
+def split(n, parts=None):
+    """[(start, end)] cutting range(n) into up to ``parts`` nearly equal pieces."""
+    k = max(1, min(parts or _THREADS, n))
+    return [(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def run_parts(fn, ranges):
+    """fn(start, end) for each range, on the pool; returns the results in order."""
+    if len(ranges) == 1:
+        return [fn(*ranges[0])]
+    if not _pool:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool.append(ThreadPoolExecutor(_THREADS, thread_name_prefix="mxnet-cpu"))
+    futures = [_pool[0].submit(fn, a, b) for a, b in ranges]
+    return [f.result() for f in futures]
+
+
+def matmul(xp, a, b):
+    """a @ b for 2-D arrays; on the CPU, large products split a's rows over threads."""
+    m = a.shape[0]
+    if xp is not np or _THREADS < 2 or m < 2 or 2.0 * a.size * b.shape[1] < MATMUL_MIN_FLOPS:
+        return xp.matmul(a, b)
+    out = np.empty((m, b.shape[1]), dtype=np.result_type(a.dtype, b.dtype))
+
+    def part(lo, hi):
+        np.matmul(a[lo:hi], b, out=out[lo:hi])
+    run_parts(part, split(m))
+    return out
