@@ -43,7 +43,7 @@ class OpMethods:
         raise NotImplementedError
 
     # Python operators. Each front end names its ops through these two hooks.
-    def _binary_op(self, other, op, scalar_op, reverse_scalar_op=None, reflect=False):
+    def _binary_op(self, other, op, scalar_op, reflect=False):
         raise NotImplementedError
 
     def __add__(self, o):

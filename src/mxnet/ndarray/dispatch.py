@@ -42,7 +42,7 @@ def _op_context(xp, ctx, is_train):
 
 
 def _xp(ctx):
-    if ctx.device_typeid == 1 or ctx.device_typeid == 3:
+    if ctx.device_typeid != 2:           # cpu, cpu_pinned, cpu_shared: host memory
         return _np
     from ..backend import array_module
     return array_module(ctx)
@@ -97,10 +97,9 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         outs_given = None
 
     if idle and size <= ASYNC_MIN_ELEMS:
-        xp = _np if ctx.device_typeid == 1 else _xp(ctx)
         octx = _fwd_ctx.get((ctx, is_train))
         if octx is None:
-            octx = _op_context(xp, ctx, is_train)
+            octx = _op_context(_xp(ctx), ctx, is_train)
         try:
             results = op.forward(octx, p, [a._data for a in args], [a._data for a in aux])
         except MXNetError:
@@ -111,7 +110,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
             d = _fresh(results[0], args)
             outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
         else:
-            outputs = _wrap_results(op, p, results, args, ctx, outs_given)
+            outputs = _wrap_results(results, args, ctx, outs_given)
     else:
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 
@@ -147,7 +146,7 @@ def _fresh(r, args):
     return r
 
 
-def _wrap_results(op, p, results, args, ctx, outs_given):
+def _wrap_results(results, args, ctx, outs_given):
     if outs_given is None:
         return [NDArray(Chunk(d), d.shape, d.dtype, ctx)
                 for d in (_fresh(r, args) for r in results)]
@@ -241,7 +240,7 @@ def _resolve(name):
     return op
 
 
-def binary(lhs, rhs, op, scalar_op, reverse_scalar_op=None, reflect=False):
+def binary(lhs, rhs, op, scalar_op, reflect=False):
     """lhs (an NDArray) <op> rhs (NDArray or number); reflect: rhs <op> lhs."""
     if isinstance(rhs, NDArray):
         return invoke(_ops.get(op) or _resolve(op), [rhs, lhs] if reflect else [lhs, rhs],

@@ -337,8 +337,7 @@ def _copy_across(src, ctx):
     from ..backend import array_module, to_numpy
     xp = array_module(ctx)
     host = to_numpy(src._read())
-    data = xp.array(host, copy=True) if xp is not np else np.array(host, copy=True)
-    return from_data(data, ctx)
+    return from_data(xp.array(host, copy=True), ctx)
 
 
 def waitall():

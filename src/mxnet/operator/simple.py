@@ -10,7 +10,7 @@ gradient (kInplaceOutIn). ``uses`` picks the gradient form: "none" (out_grad onl
 from .params import Float, Schema
 from .registry import Op, ShapeError, register
 
-__all__ = ["unary", "binary", "reduce_to_shape"]
+__all__ = ["unary", "binary", "reduce_to_shape", "broadcast_shape"]
 
 _USES = {"none": ("out_grad",), "out": ("out_grad", "out_data"), "in": ("out_grad", "in_data")}
 
@@ -92,7 +92,7 @@ def binary(name, forward, grad_lhs=None, grad_rhs=None, broadcast=False, aliases
                     raise ShapeError(f"{name}: operands must have the same shape, got "
                                      f"{tuple(a)} and {tuple(b)}")
                 return [a, b], [a], []
-            out = _broadcast_shape(name, a, b)
+            out = broadcast_shape(name, a, b)
             return [a, b], [out], []
 
         def infer_type(self, p, in_types):
@@ -126,18 +126,15 @@ def binary(name, forward, grad_lhs=None, grad_rhs=None, broadcast=False, aliases
     return _Binary
 
 
-def _broadcast_shape(name, a, b):
+def broadcast_shape(name, a, b):
+    """The broadcast of shapes a and b (NumPy's rule), or a ShapeError naming op name."""
     a, b = tuple(a), tuple(b)
     n = max(len(a), len(b))
-    a = (1,) * (n - len(a)) + a
-    b = (1,) * (n - len(b)) + b
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     out = []
-    for x, y in zip(a, b):
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
+    for x, y in zip(pa, pb):
+        if x != y and x != 1 and y != 1:
             raise ShapeError(f"{name}: operands could not be broadcast together with shapes "
-                             f"{a} {b}")
+                             f"{a} and {b}")
+        out.append(y if x == 1 else x)
     return tuple(out)

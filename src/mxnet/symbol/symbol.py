@@ -59,7 +59,7 @@ class Symbol(OpMethods):
         from .. import symbol as sym
         return getattr(sym, name)
 
-    def _binary_op(self, other, op, scalar_op, reverse_scalar_op=None, reflect=False):
+    def _binary_op(self, other, op, scalar_op, reflect=False):
         from .create import create_by_name
         sym_op, scalar, rscalar = _BINARY[op]
         if isinstance(other, Symbol):

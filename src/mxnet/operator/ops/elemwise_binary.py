@@ -18,27 +18,11 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, Float, Int, Schema
 from ..registry import Op, ShapeError, register
-from ..simple import reduce_to_shape
-
-__all__ = ["broadcast_shape"]
+from ..simple import broadcast_shape, reduce_to_shape
 
 _USES = {"none": ("out_grad",), "in": ("out_grad", "in_data"),
          "out": ("out_grad", "out_data"), "inout": ("out_grad", "in_data", "out_data")}
 _f64 = np.float64
-
-
-def broadcast_shape(name, a, b):
-    """The broadcast of shapes a and b (NumPy's rule), or a ShapeError naming op name."""
-    a, b = tuple(a), tuple(b)
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError(f"{name}: operands could not be broadcast together with shapes "
-                             f"{a} and {b}")
-        out.append(y if x == 1 else x)
-    return tuple(out)
 
 
 def _dtype_error(name, a, b):
