@@ -14,9 +14,6 @@ from mxnet.test_utils import assert_almost_equal
 
 from common import fixture_path
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(fixture_path("gluon")),
-                                reason="MXNet 1.9.1 fixtures not available")
-
 # From the fixture README (printed by MXNet 1.9.1 for the trained network).
 README_REPR = """HybridSequential(
   (0): Conv2D(1 -> 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
