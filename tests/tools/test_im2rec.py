@@ -72,8 +72,8 @@ def test_pass_through_is_byte_identical_to_mxnet(tmp_path):
     ("multi", ["--pack-label"])])
 def test_packed_records_match_mxnet(tmp_path, reference, name, flags):
     """Same keys, headers and labels as MXNet's records; pixels within 1 for lossless
-    PNG (OpenCV's and Pillow's resize / gray conversion round differently), close for
-    JPEG (different encoders)."""
+    PNG (OpenCV's and Pillow's resize / gray conversion round differently) and within
+    2 for JPEG (OpenCV's and Pillow's libjpeg builds)."""
     lst = "multi.lst" if name == "multi" else "data.lst"
     shutil.copy(os.path.join(FIX, lst), tmp_path / (name + ".lst"))
     run(*flags, tmp_path / name, IMAGES)
@@ -90,7 +90,9 @@ def test_packed_records_match_mxnet(tmp_path, reference, name, flags):
             # lossless; resizing and color -> gray round differently by at most 1
             assert diff.max() <= 1
         else:
-            assert diff.mean() < 4, diff.mean()
+            # both encoders are libjpeg(-turbo) at the same quality: equal or within
+            # the decoders' rounding
+            assert diff.max() <= 2, diff.max()
 
 
 def test_mxnet_written_records_read_here(reference):

@@ -23,8 +23,10 @@ The command line is MXNet 1.9.1's ``tools/im2rec.py``::
 The files are MXNet's RecordIO format (see :mod:`mxnet.recordio`), readable by
 ``mx.io.ImageRecordIter``, ``gluon.data.vision.ImageRecordDataset`` and real MXNet.
 Images are decoded and encoded with Pillow (``pip install pymxnet[image]``) instead of
-OpenCV, so re-encoded JPEG bytes differ slightly from MXNet's; ``--pass-through`` and
-PNG records hold the same pixels.
+OpenCV. Both use libjpeg(-turbo) with the same settings, so re-encoded JPEG records are
+usually byte-identical to MXNet's, but that is not guaranteed across library builds;
+``--pass-through`` records always are, and PNG records hold the same pixels (resizing
+and color-to-gray conversion may differ by one level).
 """
 import argparse
 import multiprocessing
