@@ -11,7 +11,8 @@ import threading
 import numpy as np
 
 from .base import MXNetError
-from .operator.registry import OpContext, REQ_ADD, REQ_NULL
+from .operator import runner
+from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
@@ -223,43 +224,32 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
 
 
 def _xp(arr):
+    """The array module of an NDArray's (or a tape node's) context."""
     from .backend import array_module
-    return array_module(arr._ctx)
+    return array_module(arr.ctx if isinstance(arr, Node) else arr._ctx)
 
 
 def _backward_node(node, ograds, accumulate, train_mode):
     op = node.op
-    from .backend import array_module
-    xp = array_module(node.ctx)
     need = [par is not None and _wants_grad(par) for par in node.parents]
     if not any(need):
         return
-    for i, g in enumerate(ograds):
-        if g is None:
-            shape, dtype = node.out_meta[i]
-            ograds[i] = xp.zeros(shape, dtype)
-    if op.zero_grad:
-        # A defined, zero gradient: 'write' variables receive zeros, as in MXNet.
-        dt = ograds[0].dtype
-        in_grads = [xp.zeros(s, dt) if w else None for s, w in zip(node.in_shapes, need)]
+    # What each gradient goes into: a variable's grad_req ('add' accumulates), else
+    # the tape's own sum ('write').
+    req = [(par[0].grad_req if isinstance(par[0], VarNode) else REQ_WRITE) if w
+           else REQ_NULL for par, w in zip(node.parents, need)]
+    octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
+                             need, node.in_shapes, req)
+    if op.zero_grad or op.backward is None:
+        in_data = out_data = aux = None
     else:
-        if op.backward is None:
-            raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
-                             "register FGradient attribute.")
         in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
             [None] * len(node.parents)
         out_data = [o._read() for o in node.out_data] if node.out_data is not None else \
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
-        octx = OpContext(xp, node.ctx, node.is_train if train_mode else False, need,
-                         node.in_shapes)
-        try:
-            in_grads = op.backward(octx, node.p, ograds, in_data, out_data, aux)
-        except MXNetError:
-            raise
-        except Exception as err:
-            raise MXNetError(f"Error in backward of operator {op.name}: "
-                             f"{type(err).__name__}: {err}") from err
+    in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
+                               out_meta=node.out_meta)
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
             accumulate((id(par[0]), par[1]), g)
@@ -362,14 +352,10 @@ class Function:
         return outputs
 
 
-class _FunctionOp:
+class _FunctionOp(Op):
     """Adapts a Function instance to the operator interface the tape expects."""
     backward_uses = ("out_grad",)
-    zero_grad = False
     name = "_Function"
-
-    def backward_uses_for(self, p):
-        return self.backward_uses
 
     def __init__(self, fn, n_in):
         self.fn, self.n_in = fn, n_in

@@ -201,7 +201,8 @@ _TABLE = {
     "BlockGrad": dict(forward=lambda xp, x, p: x.copy(), aliases=("stop_gradient",), **_Z),
     # The loss head: its gradient is ones whatever the head gradient is.
     "make_loss": dict(forward=lambda xp, x, p: x.copy(),
-                      gradient=lambda xp, g, v, p: xp.ones_like(g), uses="none"),
+                      gradient=lambda xp, g, v, p: xp.ones_like(g), uses="none",
+                      is_loss=True),
 }
 
 _DOCS = {
@@ -274,6 +275,7 @@ class MakeLoss(Op):
     gradient is ``grad_scale`` divided by the batch size (``normalization='batch'``)
     or by the number of outputs above ``valid_thresh`` (``'valid'``)."""
     name = "MakeLoss"
+    is_loss = True
     params = Schema(grad_scale=Float(1.0), valid_thresh=Float(0.0),
                     normalization=Enum(("null", "batch", "valid"), "null"))
     backward_uses = ("out_grad", "out_data")
