@@ -187,7 +187,11 @@ class Executor:
             [(g.shapes[e], g.dtypes[e]) for e in outs]
         b.in_data, b.out_data, b.aux = step.in_data, step.out_data, step.aux
         b.targets = step.targets
-        b.req = [t[2] if t is not None else REQ_NULL for t in step.targets]
+        # a gradient planned over an output gradient's buffer is an 'inplace' request
+        over = {dst for _, dst in g.memory.inplace}
+        b.req = [REQ_NULL if t is None else
+                 "inplace" if t[0] == "grad" and t[1] in over and t[2] == REQ_WRITE
+                 else t[2] for t in step.targets]
         in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:b.n_args]]
         b.octx = runner.op_context(xp, self._ctx, True, step.need, in_shapes, b.req)
         return b

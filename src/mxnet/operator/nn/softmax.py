@@ -50,9 +50,10 @@ def _length_mask(xp, length, shape, axis):
     return pos < xp.expand_dims(length.astype(np.int64), axis)
 
 
-def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None):
-    """softmax (or log-softmax) of x along axis; a boolean mask zeroes (for log: -inf)
-    the masked-out positions. Numerically safe: the maximum is subtracted first."""
+def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None, out=None):
+    """softmax (or log-softmax) of x along axis, into ``out`` when given; a boolean mask
+    zeroes (for log: -inf) the masked-out positions. Numerically safe: the maximum is
+    subtracted first."""
     if temperature is not None and temperature != 1.0:
         x = x / x.dtype.type(temperature)
     if mask is not None:
@@ -60,7 +61,7 @@ def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None):
     m = x.max(axis=axis, keepdims=True)
     if mask is not None:
         m = xp.where(xp.isfinite(m), m, 0)
-    e = x - m
+    e = xp.subtract(x, m, out=out)
     if log:
         with np.errstate(divide="ignore"):
             s = xp.log(xp.exp(e).sum(axis=axis, keepdims=True))
@@ -97,6 +98,7 @@ _SOFTMAX_PARAMS = Schema(axis=Int(-1), temperature=FloatOrNone(None),
 class _SoftmaxBase(Op):
     params = _SOFTMAX_PARAMS
     backward_uses = ("out_grad", "out_data")
+    writes_outputs = True
     _log = False
     _negate = False
     _has_length = False
@@ -133,7 +135,7 @@ class _SoftmaxBase(Op):
             out = np.dtype(p.dtype)
         return [t] + list(in_types[1:]), [out], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         xp, x = ctx.xp, inputs[0]
         if x.dtype.kind != "f":
             raise MXNetError(f"{self.name}: only floating point inputs are supported, got "
@@ -147,9 +149,10 @@ class _SoftmaxBase(Op):
         if p.use_length:
             self.infer_shape(p, [inputs[0].shape, inputs[1].shape])
             mask = _length_mask(xp, inputs[1], x.shape, axis)
-        return [softmax_forward(xp, x, axis, self._log, p.temperature, mask)]
+        return [softmax_forward(xp, x, axis, self._log, p.temperature, mask,
+                                None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, y = ctx.xp, outputs[0]
         g = out_grads[0].astype(y.dtype, copy=False)
         axis = p.axis % y.ndim
