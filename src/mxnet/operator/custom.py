@@ -612,7 +612,7 @@ class _LegacySpec(_Spec):
 
     def _from_user(self, values, xp):
         if self.numpy:
-            return [v if xp is np else xp.asarray(v) for v in values]
+            return [xp.asarray(v) for v in values]
         return [_settle(v, None) for v in values]
 
     def _buffers(self, shapes, dtype, xp, ctx):

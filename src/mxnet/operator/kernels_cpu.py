@@ -6,13 +6,24 @@ uses the machine's cores by splitting its batch; each part runs the operator's o
 im2col kernel on the backend's thread pool and the parts' results are joined (data)
 or summed (weight, bias). Small convolutions return NotImplemented: the ``xp`` body
 runs, one thread being faster below ``PARALLEL_MIN_WORK``.
+
+Pooling, Embedding, sort/argsort/topk, gather_nd/scatter_nd: the operator's own body
+with a NumPy-specific primitive swapped in (cache-blocked passes, a sort-and-reduceat
+scatter-add, packed-key sorting, index range checks that would cost a device
+synchronisation elsewhere).
 """
+import copy
+
 import numpy as np
 
 from ..backend import parallel
 from .kernels import register_kernel
 from .nn import im2col
 from .nn.convolution import conv_windows
+from .nn.embedding import sorted_scatter_add
+from .nn.pooling import cache_blocked
+from .ops.sort import packed_order
+from .registry import get_op
 
 PARALLEL_MIN_WORK = 1 << 24        # multiply-adds below which one thread is faster
 
@@ -69,3 +80,29 @@ def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 register_kernel("Convolution", "cpu", conv_forward)
 register_kernel("Convolution", "cpu", conv_backward, backward=True)
+
+
+def register_variant(op_name, backward=True, **primitives):
+    """Register, as op_name's CPU kernels, its own forward (and backward) run with
+    ``primitives`` (attributes of the operator) replaced."""
+    variant = copy.copy(get_op(op_name))
+    variant.__dict__.update(primitives)
+    if variant.writes_outputs:
+        register_kernel(op_name, "cpu", variant.forward)
+        if backward and variant.backward is not None:
+            register_kernel(op_name, "cpu", variant.backward, backward=True)
+        return
+    register_kernel(op_name, "cpu",
+                    lambda ctx, p, inputs, aux, out=None: variant.forward(ctx, p, inputs, aux))
+    if backward and variant.backward is not None:
+        register_kernel(op_name, "cpu",
+                        lambda ctx, p, og, inputs, outputs, aux, in_grad=None:
+                        variant.backward(ctx, p, og, inputs, outputs, aux), backward=True)
+
+
+register_variant("Pooling", chunk=cache_blocked)
+register_variant("Embedding", scatter_add=sorted_scatter_add)
+for _name in ("sort", "argsort", "topk"):
+    register_variant(_name, backward=False, order=packed_order)
+for _name in ("gather_nd", "scatter_nd"):
+    register_variant(_name, backward=False, check_range=True)

@@ -100,6 +100,24 @@ def _is_float(dtype):
     return np.dtype(dtype).kind == "f"
 
 
+# Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
+# one chunk's buffer and its output-sized temporaries stay in L2 across the K passes.
+_CHUNK_BYTES = 1024 << 10
+
+
+def whole_batch(win, n, c, dtype):
+    """Samples per pass of the padded-buffer paths: all of them (one launch per pass,
+    what a GPU wants)."""
+    return max(n, 1)
+
+
+def cache_blocked(win, n, c, dtype):
+    """Samples per pass on a CPU (the CPU kernel's primitive): few enough that one
+    chunk's buffer and its temporaries stay in L2 across the K passes."""
+    per = win.nphase * c * win.buflen * np.dtype(dtype).itemsize
+    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
+
+
 @register
 class Pooling(Op):
     """Pool each channel's spatial windows: max, avg (with MXNet's count_include_pad
@@ -115,6 +133,7 @@ class Pooling(Op):
     backward_uses = ("out_grad", "in_data", "out_data")
     resources = ("temp",)
     writes_outputs = True
+    chunk = staticmethod(whole_batch)     # samples per pass (a CPU kernel swaps it)
 
     def infer_shape(self, p, in_shapes):
         d = in_shapes[0]
@@ -168,7 +187,7 @@ class Pooling(Op):
         xp = ctx.xp
         n, c = x.shape[:2]
         acc = xp.empty((n, c, win.L), dtype=x.dtype)
-        nb = _chunk(xp, win, n, c, x.dtype)
+        nb = self.chunk(win, n, c, x.dtype)
         buf, free = ctx.temp_space(win.buffer_shape(nb, c), x.dtype)
         op = xp.maximum if is_max else xp.add
         try:
@@ -245,7 +264,7 @@ class Pooling(Op):
             for view in _views(win, dx):
                 view[...] = g
             return dx
-        nb = _chunk(xp, win, n, c, g.dtype)
+        nb = self.chunk(win, n, c, g.dtype)
         if dx is None:
             dx = xp.empty(shape, dtype=g.dtype)
         frees = []
@@ -281,7 +300,7 @@ class Pooling(Op):
             dx = _grad_buffer(xp, win, x.shape, dy.dtype, dx)
             _first_max_grads(xp, _views(win, x), y, dy, _views(win, dx), None)
             return dx
-        nb = _chunk(xp, win, n, c, x.dtype)
+        nb = self.chunk(win, n, c, x.dtype)
         if dx is None:
             dx = xp.empty(x.shape, dtype=dy.dtype)
         lowest = _lowest(x.dtype)
@@ -364,18 +383,6 @@ def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib, write=frozenset(
         else:
             xp.multiply(dy, first, out=contrib)
             wd += contrib
-
-
-# Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
-# one chunk's buffer and its output-sized temporaries stay in L2 across the K passes.
-_CHUNK_BYTES = 1024 << 10
-
-
-def _chunk(xp, win, n, c, dtype):
-    if xp is not np:        # on a GPU one launch per pass beats cache blocking
-        return max(n, 1)
-    per = win.nphase * c * win.buflen * np.dtype(dtype).itemsize
-    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
 
 
 def _direct(win):
