@@ -54,10 +54,11 @@ def away_from(points, low=-2.0, high=2.0, margin=0.05):
 class Case:
     """One operator call to check.
 
-    op: the operator's name in mx.nd/mx.sym; ref(*inputs, **kwargs): the NumPy
+    op: the operator's name (in mx.nd.op / mx.sym.op); ref(*inputs, **kwargs): the NumPy
     reference (float64 inputs; an array or a list of arrays); shapes: a list of shape
     sets (one shape per input); kwargs: the operator's parameters (given to ref too
-    unless ``ref_kwargs=False``); sample(shape, rng): input values; dtypes: those the
+    unless ``ref_kwargs=False``); sample(shape, rng): input values (or a list, one
+    sampler per input); dtypes: those the
     operator allows; grad: check gradients (False for non-differentiable ops); grad_inputs:
     positions of the inputs that get gradients (default all); tol: scale on the
     per-dtype tolerances; eps: the finite-difference step.
@@ -117,14 +118,16 @@ def check(case, shapes, dtype, ctx):
              ctx, seed)
     where = f"{case.name} shapes={shapes} dtype={dtype.name} ctx={ctx} seed={seed}"
     rng = np.random.RandomState(seed)
-    xs = [np.asarray(case.sample(s, rng)).astype(dtype) for s in shapes]
+    samplers = case.sample if isinstance(case.sample, (list, tuple)) else \
+        [case.sample] * len(shapes)
+    xs = [np.asarray(f(s, rng)).astype(dtype) for f, s in zip(samplers, shapes)]
     rkw = case.kwargs if case.ref_kwargs else {}
     want = [np.asarray(r) for r in _listed(case.ref(*[x.astype(_F64) for x in xs], **rkw))]
     tol = _FWD_TOL[dtype] * case.tol
 
     # 1. imperative forward
-    got = _listed(getattr(mx.nd, case.op)(*[mx.nd.array(x, ctx=ctx, dtype=dtype) for x in xs],
-                                          **case.kwargs))
+    got = _listed(getattr(mx.nd.op, case.op)(*[mx.nd.array(x, ctx=ctx, dtype=dtype)
+                                             for x in xs], **case.kwargs))
     assert len(got) == len(want), f"{where}: {len(got)} outputs, reference {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == dtype, f"{where}: output {i} has dtype {g.dtype}"
@@ -132,7 +135,7 @@ def check(case, shapes, dtype, ctx):
 
     # 2. symbolic forward and backward, grad_req write and add
     names = [f"in{i}" for i in range(len(xs))]
-    sym = getattr(mx.sym, case.op)(*[mx.sym.var(n) for n in names], **case.kwargs)
+    sym = getattr(mx.sym.op, case.op)(*[mx.sym.var(n) for n in names], **case.kwargs)
     wanted = range(len(xs)) if case.grad_inputs is None else case.grad_inputs
     heads = [rng.uniform(-1, 1, w.shape) for w in want]
     grads = {}
@@ -162,8 +165,8 @@ def check(case, shapes, dtype, ctx):
     x64 = [x.astype(_F64) for x in xs]
 
     def loss(values):
-        outs = _listed(getattr(mx.nd, case.op)(*[mx.nd.array(v, ctx=ctx, dtype=_F64)
-                                                 for v in values], **case.kwargs))
+        outs = _listed(getattr(mx.nd.op, case.op)(*[mx.nd.array(v, ctx=ctx, dtype=_F64)
+                                                    for v in values], **case.kwargs))
         return sum(float((o.asnumpy() * h).sum()) for o, h in zip(outs, heads))
     gtol = _GRAD_TOL[dtype] * case.tol
     for i in wanted:
