@@ -35,11 +35,17 @@ ARITH = {
     "hypot": ("_hypot", "broadcast_hypot", np.hypot),
 }
 
+# key -> (NumPy reference, same-shape, broadcast and scalar operator names)
 LOGIC = {
-    "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
-    "greater_equal": np.greater_equal, "lesser": np.less, "lesser_equal": np.less_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or,
-    "logical_xor": np.logical_xor,
+    "equal": (np.equal, "_equal", "broadcast_equal", "_equal_scalar"),
+    "not_equal": (np.not_equal, "_not_equal", "broadcast_not_equal", "_not_equal_scalar"),
+    "greater": (np.greater, "_greater", "broadcast_greater", "_greater_scalar"),
+    "greater_equal": (np.greater_equal, "_greater_equal", "broadcast_greater_equal", "_greater_equal_scalar"),
+    "lesser": (np.less, "_lesser", "broadcast_lesser", "_lesser_scalar"),
+    "lesser_equal": (np.less_equal, "_lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar"),
+    "logical_and": (np.logical_and, "_logical_and", "broadcast_logical_and", "_logical_and_scalar"),
+    "logical_or": (np.logical_or, "_logical_or", "broadcast_logical_or", "_logical_or_scalar"),
+    "logical_xor": (np.logical_xor, "_logical_xor", "broadcast_logical_xor", "_logical_xor_scalar"),
 }
 
 
@@ -107,11 +113,11 @@ def test_comparisons_and_logic(key):
     rs = np.random.RandomState(5)
     a = rs.randint(-2, 3, (3, 4)).astype(np.float32)
     b = rs.randint(-2, 3, (3, 4)).astype(np.float32)
-    ref = LOGIC[key]
+    ref, same, bcast, scalar = LOGIC[key]
     for name, args, expect in [
-            ("_" + key, (nd.array(a), nd.array(b)), ref(a, b)),
-            ("broadcast_" + key, (nd.array(a), nd.array(b[:1])), ref(a, b[:1])),
-            ("_" + key + "_scalar", (nd.array(a),), ref(a, np.float32(1)))]:
+            (same, (nd.array(a), nd.array(b)), ref(a, b)),
+            (bcast, (nd.array(a), nd.array(b[:1])), ref(a, b[:1])),
+            (scalar, (nd.array(a),), ref(a, np.float32(1)))]:
         kw = {"scalar": 1.0} if name.endswith("_scalar") else {}
         out = fn(name)(*args, **kw)
         assert out.dtype == np.float32
