@@ -117,6 +117,10 @@ _DTYPES = {n: ("float32", "float64") for n in
             "reciprocal", "log_sigmoid", "mish", "cosh", "sinh", "exp", "expm1", "log2",
             "log10", "log", "log1p")}
 CASES = [_case(n) for n in sorted(UNARY)]
+CASES += [opcheck.Case("hard_sigmoid", lambda x, alpha=0.2, beta=0.5:   # MXNet's defaults
+                       np.clip(alpha * x + beta, 0, 1), [[(3, 4)]], kwargs=kw,
+                       sample=opcheck.away_from(kinks, -4, 4))
+          for kw, kinks in [({}, [-2.5, 2.5]), ({"alpha": 0.3, "beta": 0.4}, [-4 / 3, 2])]]
 
 
 @pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))

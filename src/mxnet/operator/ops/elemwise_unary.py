@@ -269,6 +269,13 @@ unary("smooth_l1", forward=_smooth_l1, gradient=_smooth_l1_grad, uses="in", scal
           "|x| - 0.5/sigma^2 elsewhere.")
 
 
+# y = clip(alpha * x + beta, 0, 1); the gradient is alpha where 0 < alpha * x + beta < 1.
+unary("hard_sigmoid", params=Schema(alpha=Float(0.2), beta=Float(0.5)), uses="in",
+      forward=lambda xp, x, p, out=None: xp.clip(x * p.alpha + p.beta, 0, 1, out=out),
+      gradient=lambda xp, g, x, p: (g * p.alpha) * (xp.abs(x * p.alpha + p.beta - 0.5) < 0.5),
+      doc="Hard sigmoid: clip(alpha * x + beta, 0, 1).")
+
+
 @register
 class MakeLoss(Op):
     """Mark the input as a loss (legacy form of ``make_loss``): identity forward; the
