@@ -10,7 +10,7 @@ recording.
 """
 import numpy as np
 
-from .. import autograd as _autograd
+from .. import tape as _tape
 from .. import engine
 from ..base import MXNetError, env_int, numeric_types
 from ..operator import runner
@@ -27,7 +27,7 @@ _ndarray = np.ndarray
 ASYNC_MIN_ELEMS = env_int("MXNET_ASYNC_MIN_ELEMS", 1 << 17)
 _ops = {}
 _fwd_ctx = {}
-_ag_state = _autograd._state
+_ag_state = _tape._state
 _forward = runner.forward
 
 
@@ -119,7 +119,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 
     if state.recording:
-        _autograd._record(op, p, args, aux, outputs, is_train, ctx)
+        _tape.record_call(op, p, args, aux, outputs, is_train, ctx)
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]

@@ -13,6 +13,15 @@ __all__ = ["bind_call", "input_names", "signature"]
 
 # Keywords every front-end function accepts and that are not operator parameters.
 FRONT_END_KEYWORDS = ("out", "name", "ctx", "attr")
+# Symbol attributes MXNet stores as __key__ (ctx_group -> __ctx_group__), never
+# operator parameters.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def is_dunder(key):
+    """Whether key is spelled as a stored attribute (``__lr_mult__``)."""
+    return len(key) > 4 and key.startswith("__") and key.endswith("__")
 
 
 def input_names(op):

@@ -12,6 +12,7 @@ import numpy as np
 from ..attribute import AttrScope
 from ..base import DTYPE_TO_FLAG, MXNetError, dtype_np
 from ..name import NameManager
+from ..operator import frontend
 from ..operator.params import DType, Params
 from ..operator.registry import get_op
 from .graph import Node, attr_key, is_dunder
@@ -175,3 +176,5 @@ def create_by_name(op_name, inputs, kwargs, hint=None, name=None, attr=None):
 
 
 Symbol._create = staticmethod(create_symbol)
+
+frontend.provide(create_symbol=create_symbol, is_symbol=lambda v: isinstance(v, Symbol))

@@ -4,6 +4,7 @@ import numpy as np
 from ..params import Any, Bool, DType, Schema, Shape
 from ..registry import Op, ShapeError, register
 from ..shape_codes import infer_reshape
+from .index_keys import resolve_key
 from .shape_utils import write_view
 
 
@@ -81,7 +82,6 @@ class Reshape(Op):
 
 
 def _resolve(ctx, p, inputs):
-    from ...ndarray.indexing import resolve_key
     return resolve_key(p.key, inputs[1:])
 
 
@@ -100,7 +100,6 @@ class GetItem(Op):
         if in_shapes[0] is None:
             return in_shapes, [None], []
         probe = np.empty(in_shapes[0], dtype=np.bool_)
-        from ...ndarray.indexing import resolve_key
         idx = [np.zeros(s, np.int64) for s in in_shapes[1:]]
         out = probe[resolve_key(p.key, idx)].shape or (1,)
         return in_shapes, [out], []
