@@ -24,10 +24,8 @@ import functools
 import itertools
 import math
 
-import numpy as np
-
 from ...base import MXNetError
-from ..params import Enum
+from ..params import Enum, Optional
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
            "conv_backward", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
@@ -253,11 +251,9 @@ def windows(in_size, kernel, stride, dilate, pad, out_size, masked=False):
 
 
 # --- parameter helpers shared by the windowed operators ----------------------------------
-class OptEnum(Enum):
-    """An enum whose default is None; accepts the string 'None' stored in symbol JSON."""
-
-    def convert(self, v):
-        return None if v is None or v == "None" else super().convert(v)
+def OptEnum(choices, default=None):
+    """One of ``choices`` (None among them is dropped) or None."""
+    return Optional(Enum(tuple(c for c in choices if c is not None)), default)
 
 
 def known(shape):

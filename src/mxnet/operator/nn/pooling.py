@@ -10,20 +10,13 @@ import itertools
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Enum, IntOrNone, Schema, Shape
+from ..params import Bool, Enum, IntOrNone, Optional, Schema, Shape
 from ..registry import Op, register
 from .im2col import OptEnum, check_layout, spatial_tuple, windows
 
 __all__ = ["Pooling"]
 
 _LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")
-
-
-class OptBool(Bool):
-    kind = "boolean or None"
-
-    def convert(self, v):
-        return None if v is None or v == "None" else super().convert(v)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -129,7 +122,7 @@ class Pooling(Op):
                     global_pool=Bool(False), cudnn_off=Bool(False),
                     pooling_convention=Enum(("full", "same", "valid"), "valid"),
                     stride=Shape(()), pad=Shape(()), p_value=IntOrNone(None),
-                    count_include_pad=OptBool(None), layout=OptEnum(_LAYOUT, None))
+                    count_include_pad=Optional(Bool()), layout=OptEnum(_LAYOUT, None))
     backward_uses = ("out_grad", "in_data", "out_data")
     resources = ("temp",)
     writes_outputs = True

@@ -6,33 +6,11 @@ All gradients are computed from the output alone, so backward keeps no input.
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Enum, Field, FloatOrNone, Int, Schema
+from ..params import Bool, DType, Enum, FloatOrNone, Int, Optional, Schema
 from ..registry import Op, ShapeError, register
 
 __all__ = ["Softmax", "LogSoftmax", "Softmin", "SoftmaxActivation", "SoftmaxCrossEntropy",
            "softmax_forward", "check_axis"]
-
-
-class _BoolOrNone(Field):
-    kind = "boolean or None"
-
-    def convert(self, v):
-        if v is None or isinstance(v, (bool, np.bool_)):
-            return v if v is None else bool(v)
-        if isinstance(v, (int, np.integer)) and v in (0, 1):
-            return bool(v)
-        raise ValueError("not a boolean")
-
-
-class _DTypeOrNone(Enum):
-    """dtype enum whose None may also arrive as the string 'None' (symbol JSON)."""
-
-    def convert(self, v):
-        if v is None or v == "None":
-            return None
-        if not isinstance(v, str):
-            v = np.dtype(v).name
-        return super().convert(v)
 
 
 def check_axis(opname, axis, ndim):
@@ -91,8 +69,8 @@ def _log_softmax_grad(xp, g, y, axis, temperature):
 
 
 _SOFTMAX_PARAMS = Schema(axis=Int(-1), temperature=FloatOrNone(None),
-                         dtype=_DTypeOrNone((None, "float16", "float32", "float64"), None),
-                         use_length=_BoolOrNone(False))
+                         dtype=Optional(DType(enum=("float16", "float32", "float64"))),
+                         use_length=Optional(Bool(), False))
 
 
 class _SoftmaxBase(Op):
