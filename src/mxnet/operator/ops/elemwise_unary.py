@@ -29,7 +29,9 @@ def _keep(y, x):
 
 def _math(fname):
     """Forward of a NumPy/CuPy function that keeps MXNet's dtype rule."""
-    def forward(xp, x, p):
+    def forward(xp, x, p, out=None):
+        if out is not None and x.dtype.kind == "f":     # same dtype: straight into out
+            return getattr(xp, fname)(x, out=out)
         y = getattr(xp, fname)(x)
         return y if y.dtype == x.dtype else y.astype(x.dtype)
     return forward
@@ -174,8 +176,9 @@ _TABLE = {
     "radians": dict(forward=_math("radians"), gradient=lambda xp, g, v, p: g * _RAD,
                     uses="none"),
     # --- activations -------------------------------------------------------------------
-    "relu": dict(forward=lambda xp, x, p: xp.maximum(x, 0),
-                 gradient=lambda xp, g, y, p: g * (y > 0), uses="out"),
+    "relu": dict(forward=lambda xp, x, p, out=None: xp.maximum(x, 0, out=out),
+                 gradient=lambda xp, g, y, p, out=None: xp.multiply(g, y > 0, out=out),
+                 uses="out"),
     "sigmoid": dict(forward=_sigmoid, gradient=lambda xp, g, y, p: g * y * (1 - y),
                     uses="out"),
     "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -x), x),
