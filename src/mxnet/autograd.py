@@ -1,144 +1,19 @@
 """Autograd: record imperative operations on a tape and differentiate them.
 
-Under ``record()``, every operator call whose inputs reach a marked variable appends a
-``Node`` holding exactly what its backward declared it needs (``Op.backward_uses``,
-seed 002's DeclareBackwardDependency): FullyConnected keeps its input but not its
-output, so the output's memory is released as soon as the user drops it.
-``backward()`` walks the nodes in reverse topological order.
+The tape itself (recording and training mode, the nodes operator calls append) is
+``mxnet.tape``; ``backward()`` walks its nodes in reverse topological order.
 """
-import threading
-
-import numpy as np
-
+from . import tape as _tape
 from .base import MXNetError
-from .operator.registry import OpContext, REQ_ADD, REQ_NULL
+from .tape import (Node, VarNode, _state, is_recording, is_training, mark_variables,  # noqa: F401
+                   pause, predict_mode, record, set_recording, set_training, train_mode)
+from .tape import record_call as _record
+from .operator import runner
+from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
            "Function", "get_symbol"]
-
-
-class _State(threading.local):
-    def __init__(self):
-        self.recording = False
-        self.training = False
-
-
-_state = _State()
-
-
-def is_recording():
-    return _state.recording
-
-
-def is_training():
-    return _state.training
-
-
-def set_recording(is_record):
-    """Set recording on/off; returns the previous state."""
-    prev, _state.recording = _state.recording, bool(is_record)
-    return prev
-
-
-def set_training(train_mode):
-    """Set training mode on/off; returns the previous state."""
-    prev, _state.training = _state.training, bool(train_mode)
-    return prev
-
-
-class _Scope:
-    def __init__(self, recording, training):
-        self._rec, self._train = recording, training
-        self._prev = None
-
-    def __enter__(self):
-        self._prev = (_state.recording, _state.training)
-        if self._rec is not None:
-            _state.recording = self._rec
-        if self._train is not None:
-            _state.training = self._train
-        return self
-
-    def __exit__(self, *exc):
-        _state.recording, _state.training = self._prev
-
-
-def record(train_mode=True):
-    """``with autograd.record():`` records operations for differentiation."""
-    return _Scope(True, train_mode)
-
-
-def pause(train_mode=False):
-    """``with autograd.pause():`` stops recording inside a record() block."""
-    return _Scope(False, train_mode)
-
-
-def train_mode():
-    return _Scope(None, True)
-
-
-def predict_mode():
-    return _Scope(None, False)
-
-
-class VarNode:
-    """A marked variable: where its gradient goes and how (write/add/null).
-    ``fresh_grad`` is set when backward() writes the gradient (MXNet's
-    ``NDArray._fresh_grad``, which gluon.Trainer clears and checks for stale gradients)."""
-    __slots__ = ("grad", "grad_req", "fresh_grad", "__weakref__")
-
-    def __init__(self, grad, grad_req):
-        self.grad, self.grad_req = grad, grad_req
-        self.fresh_grad = False
-
-
-class Node:
-    """One recorded operator call with the values its backward needs."""
-    __slots__ = ("op", "p", "ctx", "is_train", "parents", "in_data", "out_data", "aux",
-                 "n_out", "out_meta", "in_shapes", "freed", "__weakref__")
-
-    def __init__(self, op, p, ctx, is_train, parents, in_data, out_data, aux, out_meta,
-                 in_shapes):
-        self.op, self.p, self.ctx, self.is_train = op, p, ctx, is_train
-        self.parents = parents          # per argument: (node, index) or None
-        self.in_data, self.out_data, self.aux = in_data, out_data, aux
-        self.n_out = len(out_meta)
-        self.out_meta = out_meta        # [(shape, dtype)] of every output
-        self.in_shapes = in_shapes      # shapes of the arguments
-        self.freed = False
-
-
-def mark_variables(variables, gradients, grad_reqs="write"):
-    """Mark arrays as variables whose gradients autograd computes into gradients."""
-    from .ndarray.ndarray import NDArray
-    if isinstance(variables, NDArray):
-        variables, gradients = [variables], [gradients]
-    if isinstance(grad_reqs, str):
-        grad_reqs = [grad_reqs] * len(variables)
-    if len(variables) != len(gradients):
-        raise MXNetError("mark_variables: variables and gradients differ in length")
-    for v, g, req in zip(variables, gradients, grad_reqs):
-        if req not in ("write", "add", "null", "inplace"):
-            raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {req!r}")
-        v._ag = (VarNode(g, "write" if req == "inplace" else req), 0)
-
-
-def _record(op, p, args, aux, outputs, is_train, ctx):
-    """Append a node for an operator call if any argument is on the tape."""
-    parents = [a._ag for a in args]
-    for par in parents:
-        if par is not None:
-            break
-    else:
-        return
-    uses = op.backward_uses_for(p)
-    in_data = list(args) if "in_data" in uses else None
-    out_data = list(outputs) if "out_data" in uses else None
-    node = Node(op, p, ctx, is_train, parents, in_data, out_data, list(aux),
-                [(o._shape, o._dtype) for o in outputs], [a._shape for a in args])
-    for i, o in enumerate(outputs):
-        o._ag = (node, i)
 
 
 def _topo_order(heads):
@@ -223,43 +98,32 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
 
 
 def _xp(arr):
+    """The array module of an NDArray's (or a tape node's) context."""
     from .backend import array_module
-    return array_module(arr._ctx)
+    return array_module(arr.ctx if isinstance(arr, Node) else arr._ctx)
 
 
 def _backward_node(node, ograds, accumulate, train_mode):
     op = node.op
-    from .backend import array_module
-    xp = array_module(node.ctx)
     need = [par is not None and _wants_grad(par) for par in node.parents]
     if not any(need):
         return
-    for i, g in enumerate(ograds):
-        if g is None:
-            shape, dtype = node.out_meta[i]
-            ograds[i] = xp.zeros(shape, dtype)
-    if op.zero_grad:
-        # A defined, zero gradient: 'write' variables receive zeros, as in MXNet.
-        dt = ograds[0].dtype
-        in_grads = [xp.zeros(s, dt) if w else None for s, w in zip(node.in_shapes, need)]
+    # What each gradient goes into: a variable's grad_req ('add' accumulates), else
+    # the tape's own sum ('write').
+    req = [(par[0].grad_req if isinstance(par[0], VarNode) else REQ_WRITE) if w
+           else REQ_NULL for par, w in zip(node.parents, need)]
+    octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
+                             need, node.in_shapes, req)
+    if op.zero_grad or op.backward is None:
+        in_data = out_data = aux = None
     else:
-        if op.backward is None:
-            raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
-                             "register FGradient attribute.")
         in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
             [None] * len(node.parents)
         out_data = [o._read() for o in node.out_data] if node.out_data is not None else \
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
-        octx = OpContext(xp, node.ctx, node.is_train if train_mode else False, need,
-                         node.in_shapes)
-        try:
-            in_grads = op.backward(octx, node.p, ograds, in_data, out_data, aux)
-        except MXNetError:
-            raise
-        except Exception as err:
-            raise MXNetError(f"Error in backward of operator {op.name}: "
-                             f"{type(err).__name__}: {err}") from err
+    in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
+                               out_meta=node.out_meta)
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
             accumulate((id(par[0]), par[1]), g)
@@ -362,14 +226,10 @@ class Function:
         return outputs
 
 
-class _FunctionOp:
+class _FunctionOp(Op):
     """Adapts a Function instance to the operator interface the tape expects."""
     backward_uses = ("out_grad",)
-    zero_grad = False
     name = "_Function"
-
-    def backward_uses_for(self, p):
-        return self.backward_uses
 
     def __init__(self, fn, n_in):
         self.fn, self.n_in = fn, n_in
@@ -385,3 +245,6 @@ class _FunctionOp:
             raise MXNetError(f"Function.backward returned {len(res)} gradients for "
                              f"{self.n_in} inputs")
         return [r._read() for r in res]
+
+
+_tape._backward = backward

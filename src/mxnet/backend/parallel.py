@@ -39,12 +39,16 @@ def run_parts(fn, ranges):
     return [f.result() for f in futures]
 
 
-def matmul(xp, a, b):
-    """a @ b for 2-D arrays; on the CPU, large products split a's rows over threads."""
+def matmul(xp, a, b, out=None):
+    """a @ b for 2-D arrays (into ``out`` when given); on the CPU, large products split
+    a's rows over threads."""
     m = a.shape[0]
-    if xp is not np or _THREADS < 2 or m < 2 or 2.0 * a.size * b.shape[1] < MATMUL_MIN_FLOPS:
-        return xp.matmul(a, b)
-    out = np.empty((m, b.shape[1]), dtype=np.result_type(a.dtype, b.dtype))
+    if xp is not np or _THREADS < 2 or m < 2 or 2.0 * a.size * b.shape[1] < MATMUL_MIN_FLOPS \
+            or (out is not None and (np.may_share_memory(out, a) or
+                                     np.may_share_memory(out, b))):
+        return xp.matmul(a, b, out=out)      # one call: NumPy handles overlapping out
+    if out is None:
+        out = np.empty((m, b.shape[1]), dtype=np.result_type(a.dtype, b.dtype))
 
     def part(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])

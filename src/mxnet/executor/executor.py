@@ -17,7 +17,8 @@ from ..base import MXNetError, env_int
 from ..engine.var import Var
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
-from ..operator.registry import REQ_NULL, REQ_WRITE, OpContext, apply_req
+from ..operator import runner
+from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
 from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
@@ -63,17 +64,15 @@ def _xp(ctx):
 
 
 class _FwdStep:
-    __slots__ = ("op", "p", "node", "inputs", "n_args", "writes", "mon_names")
+    """One forward node, prepared: its inputs, and per output the entry whose planned
+    buffer it writes (None: nothing reads it) with the request."""
+    __slots__ = ("op", "p", "node", "inputs", "n_args", "outs", "req", "mon_names")
 
 
-def _assign(dst, value, what):
-    """Write an operator result into its planned buffer."""
-    if value.shape != dst.shape:
-        if value.size != dst.size:
-            raise MXNetError(f"{what}: produced shape {tuple(value.shape)}, the plan "
-                             f"expects {tuple(dst.shape)}")
-        value = value.reshape(dst.shape)
-    dst[...] = value
+class _BwdStep:
+    """One backward node, prepared: entries read, destinations and requests."""
+    __slots__ = ("op", "p", "name", "octx", "ograds", "in_data", "out_data", "aux",
+                 "n_args", "n_out", "out_meta", "targets", "req")
 
 
 class Executor:
@@ -160,19 +159,42 @@ class Executor:
             s.op, s.p, s.node = node.op, node.params, node
             # Creation ops whose shape had unknown (0) dimensions run with the shape
             # inference found, as MXNet's fill the output it planned.
-            complete = getattr(node.op, "complete_params", None)
-            if complete is not None:
-                s.p = complete(node.params, [g.shapes[e] for e in outs])
+            s.p = node.op.complete_params(node.params, [g.shapes[e] for e in outs])
             s.inputs = g.node_inputs[nid]
             s.n_args = g.num_args[nid]
-            writes = [(k, e) for k, e in enumerate(outs) if e in planned]
-            # outputs written over an input's buffer go last, after the input's last use
-            writes.sort(key=lambda ke: ke[1] in inplace_out)
-            s.writes = writes
+            # Every output is written straight into its planned buffer (or the caller's
+            # output array); an output over an input's buffer is an 'inplace' request.
+            s.outs = [e if e in planned else None for e in outs]
+            s.req = ["inplace" if e in inplace_out else REQ_WRITE if e in planned
+                     else REQ_NULL for e in outs]
             names = node.output_names()[:node.num_visible_outputs()]
             s.mon_names = names
             self._fsteps.append(s)
+        self._bsteps = [self._prepare_backward(st) for st in g.backward.steps]
         self._zeros = {}
+
+    def _prepare_backward(self, step):
+        g, xp = self._graph, _xp(self._ctx)
+        node = g.nodes[step.nid]
+        b = _BwdStep()
+        b.op, b.p, b.name = node.op, node.params, node.name
+        b.n_args = g.num_args[step.nid]
+        outs = range(g.row_ptr[step.nid], g.row_ptr[step.nid + 1])
+        b.n_out = len(outs)
+        b.ograds = step.ograds
+        # zeros for the output gradients nothing sends (only when backward reads them)
+        b.out_meta = None if step.ograds is None else \
+            [(g.shapes[e], g.dtypes[e]) for e in outs]
+        b.in_data, b.out_data, b.aux = step.in_data, step.out_data, step.aux
+        b.targets = step.targets
+        # a gradient planned over an output gradient's buffer is an 'inplace' request
+        over = {dst for _, dst in g.memory.inplace}
+        b.req = [REQ_NULL if t is None else
+                 "inplace" if t[0] == "grad" and t[1] in over and t[2] == REQ_WRITE
+                 else t[2] for t in step.targets]
+        in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:b.n_args]]
+        b.octx = runner.op_context(xp, self._ctx, True, step.need, in_shapes, b.req)
+        return b
 
     # ------------------------------------------------------------------ dicts
     def _named(self, names, arrays, what):
@@ -261,22 +283,17 @@ class Executor:
     def _run_forward(self, is_train):
         self._refresh()
         vals = self._vals
-        octx = OpContext(_xp(self._ctx), self._ctx, is_train)
+        octx = runner.op_context(_xp(self._ctx), self._ctx, is_train)
         monitor = self._monitor
+        fwd = runner.forward
         for s in self._fsteps:
             ins = [vals[e] for e in s.inputs]
             if monitor is not None and self._monitor_all:
                 for nm, x in zip(s.node.input_names(), ins):
                     monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
-            try:
-                res = s.op.forward(octx, s.p, ins[:s.n_args], ins[s.n_args:])
-            except MXNetError:
-                raise
-            except Exception as err:
-                raise MXNetError(f"Error in operator {s.node.name} ({s.op.name}) forward: "
-                                 f"{type(err).__name__}: {err}") from err
-            for k, e in s.writes:
-                _assign(vals[e], res[k], f"operator {s.node.name} output {k}")
+            octx.req = s.req
+            res = fwd(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],
+                      [None if e is None else vals[e] for e in s.outs], s.req, s.node.name)
             if monitor is not None:
                 for k, nm in enumerate(s.mon_names):
                     monitor(nm, from_data(res[k].copy(), self._ctx))
@@ -323,22 +340,12 @@ class Executor:
                    self.arg_arrays + self.aux_arrays + given + self.outputs, writes,
                    "Executor.backward")
 
-    def _write(self, target, value):
-        kind, idx, req = target
-        if kind == "arg":
-            dst = self.grad_arrays[idx]._data
-        else:
-            dst = self._vals[idx]
-        if value is None:
-            if req == REQ_WRITE:
-                dst[...] = 0
-            return
-        if value.shape != dst.shape:
-            if value.size != dst.size:
-                raise MXNetError(f"gradient of shape {tuple(value.shape)} does not fit "
-                                 f"{tuple(dst.shape)}")
-            value = value.reshape(dst.shape)
-        apply_req(dst, req, value)
+    def _target(self, target):
+        """The array a gradient target (kind, index, req) names."""
+        if target is None:
+            return None
+        return self.grad_arrays[target[1]]._data if target[0] == "arg" else \
+            self._vals[target[1]]
 
     def _ones_like_head(self, pos):
         """The head gradient used for a loss head given none (its values are ignored)."""
@@ -352,16 +359,9 @@ class Executor:
             z = self._zeros[key] = _xp(self._ctx).ones(g.shapes[e], g.dtypes[e])
         return z
 
-    def _zeros_like_entry(self, e):
-        z = self._zeros.get(e)
-        if z is None:
-            g = self._graph
-            z = self._zeros[e] = _xp(self._ctx).zeros(g.shapes[e], g.dtypes[e])
-        return z
-
     def _run_backward(self, out_grads, is_train):
         self._refresh()
-        g, plan, vals = self._graph, self._graph.backward, self._vals
+        plan, vals = self._graph.backward, self._vals
         head_data = [self._ones_like_head(pos) if og is None else og._data
                      for pos, og in enumerate(out_grads)]
         for ge, pos in plan.external_heads.items():
@@ -369,35 +369,16 @@ class Executor:
         for pos, seed in enumerate(plan.seeds):
             if seed is None or (seed[0] == "grad" and seed[1] in plan.external_heads):
                 continue
-            self._write(seed, head_data[pos])
-        xp = _xp(self._ctx)
-        for step in plan.steps:
-            node = g.nodes[step.nid]
-            op = node.op
-            n_args = g.num_args[step.nid]
-            outs = range(g.row_ptr[step.nid], g.row_ptr[step.nid + 1])
-            if step.ograds is None:
-                ograds = [None] * len(outs)
-            else:
-                ograds = [vals[ge] if ge is not None else self._zeros_like_entry(e)
-                          for ge, e in zip(step.ograds, outs)]
-            ins = [vals[e] for e in step.in_data] if step.in_data is not None \
-                else [None] * n_args
-            outd = [vals[e] for e in step.out_data] if step.out_data is not None \
-                else [None] * len(outs)
-            aux = [vals[e] for e in step.aux]
-            in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:n_args]]
-            octx = OpContext(xp, self._ctx, is_train, step.need, in_shapes)
-            try:
-                grads = op.backward(octx, node.params, ograds, ins, outd, aux)
-            except MXNetError:
-                raise
-            except Exception as err:
-                raise MXNetError(f"Error in operator {node.name} ({op.name}) backward: "
-                                 f"{type(err).__name__}: {err}") from err
-            for target, grad in zip(step.targets, grads):
-                if target is not None:
-                    self._write(target, grad)
+            apply_req(self._target(seed), seed[2], head_data[pos])
+        bwd = runner.backward
+        for b in self._bsteps:
+            b.octx.is_train = is_train
+            ograds = [None] * b.n_out if b.ograds is None else \
+                [None if ge is None else vals[ge] for ge in b.ograds]
+            ins = [None] * b.n_args if b.in_data is None else [vals[e] for e in b.in_data]
+            outd = [None] * b.n_out if b.out_data is None else [vals[e] for e in b.out_data]
+            bwd(b.op, b.octx, b.p, ograds, ins, outd, [vals[e] for e in b.aux],
+                [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
         for pos in plan.zero_fill:
             self.grad_arrays[pos]._data[...] = 0
 

@@ -8,8 +8,7 @@ sends it a gradient. Gradients arriving at one entry from several consumers are 
 in place: the first contribution writes, later ones add (for an argument, the first
 one follows its grad_req). A head's gradient comes from ``backward(out_grads)``; it is
 required only where some backward reads it (so a loss head needs none) and not for
-the operators that mark a loss (``make_loss``/``MakeLoss``, or any Op with
-``is_loss = True``): their backward ignores the head gradient's values, so ones are
+the operators that mark a loss (``Op.is_loss``, e.g. ``make_loss``/``MakeLoss``): their backward ignores the head gradient's values, so ones are
 used when none is given.
 """
 from ..base import MXNetError
@@ -17,11 +16,8 @@ from ..operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE
 
 __all__ = ["gradient_pass", "BackwardStep", "BackwardPlan", "is_loss_op"]
 
-_LOSS_OPS = ("make_loss", "MakeLoss")
-
-
 def is_loss_op(op):
-    return op is not None and (getattr(op, "is_loss", False) or op.name in _LOSS_OPS)
+    return op is not None and op.is_loss
 
 
 class BackwardStep:

@@ -6,9 +6,7 @@ layout of MXNet's ``node_row_ptr``. Each pass (``infer``, ``gradient``, ``memory
 is a function that takes a Graph and returns it with one more attribute filled in:
 ``shapes``/``dtypes``, ``backward``, ``memory``.
 """
-from ..symbol.graph import topo_order
-
-__all__ = ["Graph"]
+__all__ = ["Graph", "topo_order"]
 
 
 class Graph:
@@ -71,3 +69,27 @@ class Graph:
         if node.op is None:
             return node.name
         return self.entry_name(eid)
+
+
+def topo_order(head_nodes):
+    """Every node reachable from head_nodes, inputs before users, in the order of a
+    depth-first walk that visits inputs left to right (MXNet's order)."""
+    order, seen = [], set()
+    for head in head_nodes:
+        if id(head) in seen:
+            continue
+        seen.add(id(head))
+        stack = [[head, 0]]
+        while stack:
+            top = stack[-1]
+            node, i = top
+            if i < len(node.inputs):
+                top[1] = i + 1
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append([child, 0])
+            else:
+                stack.pop()
+                order.append(node)
+    return order

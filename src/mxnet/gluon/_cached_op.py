@@ -21,7 +21,7 @@ from ..autograd import VarNode
 from ..base import MXNetError
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
-from ..operator.registry import REQ_NULL, REQ_WRITE
+from ..operator.registry import REQ_NULL, REQ_WRITE, Op
 
 __all__ = ["CachedOp"]
 
@@ -127,18 +127,13 @@ class _Entry:
         return outs
 
 
-class _GraphOp:
+class _GraphOp(Op):
     """The tape's view of one cached-graph run: backward runs the executor backward."""
     backward_uses = ("out_grad",)
-    zero_grad = False
     name = "_CachedOp"
-    params = None
 
     def __init__(self, entry):
         self.entry = entry
-
-    def backward_uses_for(self, p):
-        return self.backward_uses
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         entry = self.entry

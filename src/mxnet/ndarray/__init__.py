@@ -3,7 +3,7 @@
 import sys as _sys
 
 from .. import operator as _operator  # noqa: F401  (registers operators)
-from ..operator.registry import add_listener as _add_listener
+from ..operator.call import expose as _expose
 from .ndarray import NDArray, waitall, from_data  # noqa: F401
 from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
 from .register import make_function as _make_function
@@ -11,27 +11,7 @@ from ..operator.ops.concat_split import split_v2_params as _split_v2_params
 from . import _internal, op, contrib, linalg  # noqa: F401
 
 _this = _sys.modules[__name__]
-
-
-_GENERATED = set()
-
-
-def _expose(name, opdef):
-    """Attach the function of a registered operator to mx.nd and its sub-namespaces."""
-    fn = _make_function(opdef, name)
-    setattr(op, name, fn)
-    if name.startswith("_contrib_"):
-        setattr(contrib, name[len("_contrib_"):], fn)
-    elif name.startswith("_linalg_"):
-        setattr(linalg, name[len("_linalg_"):], fn)
-    if name.startswith("_"):
-        setattr(_internal, name, fn)
-    elif not hasattr(_this, name) or name in _GENERATED:
-        setattr(_this, name, fn)
-        _GENERATED.add(name)
-
-
-_add_listener(_expose)
+_expose(_make_function, _this, op, _internal, contrib, linalg)
 
 from . import random, utils  # noqa: E402,F401
 from .utils import save, load, load_frombuffer  # noqa: E402,F401

@@ -10,10 +10,11 @@ recording.
 """
 import numpy as np
 
-from .. import autograd as _autograd
+from .. import tape as _tape
 from .. import engine
 from ..base import MXNetError, env_int, numeric_types
-from ..operator.registry import OpContext, ShapeError, get_op
+from ..operator import runner
+from ..operator.registry import ShapeError, get_op
 from ..resource import rng_var
 from .chunk import Chunk
 from .ndarray import NDArray
@@ -26,7 +27,8 @@ _ndarray = np.ndarray
 ASYNC_MIN_ELEMS = env_int("MXNET_ASYNC_MIN_ELEMS", 1 << 17)
 _ops = {}
 _fwd_ctx = {}
-_ag_state = _autograd._state
+_ag_state = _tape._state
+_forward = runner.forward
 
 
 def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
@@ -37,7 +39,7 @@ def _op_context(xp, ctx, is_train):
     key = (ctx, is_train)
     oc = _fwd_ctx.get(key)
     if oc is None:
-        oc = _fwd_ctx[key] = OpContext(xp, ctx, is_train)
+        oc = _fwd_ctx[key] = runner.op_context(xp, ctx, is_train)
     return oc
 
 
@@ -100,22 +102,24 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         octx = _fwd_ctx.get((ctx, is_train))
         if octx is None:
             octx = _op_context(_xp(ctx), ctx, is_train)
+        dst = None
+        if outs_given is not None and op.writes_outputs:
+            dst = _destinations(op, p, args, aux, outs_given)
         try:
-            results = op.forward(octx, p, [a._data for a in args], [a._data for a in aux])
+            results = _forward(op, octx, p, [a._data for a in args], [a._data for a in aux],
+                               dst)
         except MXNetError:
-            raise
-        except Exception as err:
-            raise _explain(op, p, inputs, err) from err
+            raise                 # the one place an inline compute error is handled
         if outs_given is None and len(results) == 1:
             d = _fresh(results[0], args)
             outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
         else:
-            outputs = _wrap_results(results, args, ctx, outs_given)
+            outputs = _wrap_results(results, args, ctx, outs_given, dst)
     else:
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 
     if state.recording:
-        _autograd._record(op, p, args, aux, outputs, is_train, ctx)
+        _tape.record_call(op, p, args, aux, outputs, is_train, ctx)
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]
@@ -146,12 +150,35 @@ def _fresh(r, args):
     return r
 
 
-def _wrap_results(results, args, ctx, outs_given):
+def _destinations(op, p, args, aux, outs_given):
+    """The given output arrays' memory for a write-into-outputs operator: each one of
+    the inferred shape and dtype that shares no memory with an input (else None, and
+    the result is copied)."""
+    shapes, types = infer_output_meta(op, p, args, aux)
+    dst = []
+    for o, s, t in zip(outs_given, shapes, types):
+        d = o._chunk.data
+        if d is None or o._shape != s or o._dtype != t:
+            dst.append(None)
+            continue
+        d = o._data
+        shared = False
+        if isinstance(d, _ndarray):
+            for a in args:
+                if _np.may_share_memory(d, a._chunk.data):
+                    shared = True
+                    break
+        dst.append(None if shared else d)
+    return dst
+
+
+def _wrap_results(results, args, ctx, outs_given, dst=None):
     if outs_given is None:
         return [NDArray(Chunk(d), d.shape, d.dtype, ctx)
                 for d in (_fresh(r, args) for r in results)]
-    for o, r in zip(outs_given, results):
-        store(o, r, args)
+    for k, (o, r) in enumerate(zip(outs_given, results)):
+        if dst is None or dst[k] is None:      # else the runner wrote it already
+            store(o, r, args)
     return list(outs_given) + [NDArray(Chunk(d), d.shape, d.dtype, ctx)
                                for d in (_fresh(r, args) for r in results[len(outs_given):])]
 
@@ -173,21 +200,6 @@ def store(dst, value, sources=()):
                                      dst._dtype)
     target = dst._data
     target[...] = value.reshape(target.shape) if value.size == target.size else value
-
-
-def _explain(op, p, inputs, err):
-    """Turn a failure inside an operator body into an MXNetError that says what was
-    wrong, preferring the operator's own shape check."""
-    try:
-        n_args = len(op.arguments(p)) if op.variadic is None else len(inputs)
-        infer_output_meta(op, p, inputs[:n_args], inputs[n_args:])
-    except MXNetError as shape_err:
-        return shape_err
-    except Exception:
-        pass
-    shapes = [a.shape for a in inputs]
-    return MXNetError(f"Error in operator {op.name} (inputs of shape {shapes}): "
-                      f"{type(err).__name__}: {err}")
 
 
 def infer_output_meta(op, p, args, aux):
@@ -220,10 +232,18 @@ def _push(op, p, args, aux, ctx, is_train, outs_given):
     xp = _xp(ctx)
 
     def run(rctx):
-        results = op.forward(OpContext(xp, ctx, is_train), p, [a._data for a in args],
-                             [a._data for a in aux])
-        for o, r in zip(outputs, results):
-            store(o, r, args)
+        dst = None
+        if op.writes_outputs:
+            # the outputs' memory, allocated here and written by the operator itself
+            dst = _destinations(op, p, args, aux, outputs[:n_given]) if n_given else []
+            for o in outputs[n_given:]:
+                d = o._chunk.data = xp.empty(o._shape, o._dtype)
+                dst.append(d)
+        results = _forward(op, runner.op_context(xp, ctx, is_train), p,
+                           [a._data for a in args], [a._data for a in aux], dst)
+        for k, (o, r) in enumerate(zip(outputs, results)):
+            if dst is None or dst[k] is None:
+                store(o, r, args)
 
     const = [a._chunk for a in args]
     mutate = [o._chunk for o in outputs] + [a._chunk for a in aux]

@@ -9,27 +9,11 @@ import numpy as np
 
 from .. import engine
 from ..base import MXNetError, integer_types, numeric_types
+from ..operator.ops.index_keys import IndexArg, resolve_key  # noqa: F401 (re-exported)
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
 
 __all__ = ["getitem", "setitem", "IndexArg", "normalize_key", "resolve_key"]
-
-
-class IndexArg:
-    """Placeholder in a normalised key for the i-th NDArray index input."""
-    __slots__ = ("i",)
-
-    def __init__(self, i):
-        self.i = i
-
-    def __eq__(self, other):
-        return isinstance(other, IndexArg) and other.i == self.i
-
-    def __hash__(self):
-        return hash(("IndexArg", self.i))
-
-    def __repr__(self):
-        return f"IndexArg({self.i})"
 
 
 def normalize_key(key):
@@ -48,18 +32,6 @@ def normalize_key(key):
         else:
             raise MXNetError(f"NDArray does not support indexing with {type(k).__name__}")
     return tuple(template), arrays
-
-
-def resolve_key(template, index_data):
-    out = []
-    for k in template:
-        if isinstance(k, IndexArg):
-            out.append(index_data[k.i].astype(np.int64, copy=False))
-        elif isinstance(k, np.ndarray) and k.dtype.kind == "f":
-            out.append(k.astype(np.int64))
-        else:
-            out.append(k)
-    return tuple(out)
 
 
 def _first_axis_view(arr, key):
@@ -83,7 +55,7 @@ def _first_axis_view(arr, key):
 
 
 def getitem(arr, key):
-    from ..autograd import is_recording
+    from ..tape import is_recording
     if not (arr._ag is not None and is_recording()):
         view = _first_axis_view(arr, key)
         if view is not None:

@@ -6,10 +6,11 @@ dispatched through the operator registry and the engine and return at once;
 """
 import numpy as np
 
-from .. import engine
+from .. import engine, tape as _tape
 from ..base import MXNetError, dtype_np, numeric_types
 from ..context import Context, current_context
 from ..op_methods import OpMethods
+from ..operator import frontend
 from .chunk import Chunk
 
 __all__ = ["NDArray", "from_data", "waitall"]
@@ -286,11 +287,10 @@ class NDArray(OpMethods):
     # --- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a gradient buffer and mark this array as a variable for autograd."""
-        from ..autograd import mark_variables
         from .creation import zeros
         if stype not in (None, "default"):
             raise MXNetError(f"attach_grad: stype {stype!r} is not supported (dense only)")
-        mark_variables([self], [zeros(self._shape, self._ctx, self._dtype)], grad_req)
+        _tape.mark_variables([self], [zeros(self._shape, self._ctx, self._dtype)], grad_req)
 
     @property
     def grad(self):
@@ -306,8 +306,7 @@ class NDArray(OpMethods):
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Compute gradients of this array with respect to marked variables."""
-        from ..autograd import backward
-        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+        _tape.backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
 
     def to_dlpack_for_read(self):
         return self._read().__dlpack__()
@@ -319,8 +318,7 @@ NDArray._binary_op = _binary
 
 
 def _recording():
-    from ..autograd import is_recording
-    return is_recording()
+    return _tape.is_recording()
 
 
 def _rebuild(data, devtype, devid):
@@ -358,3 +356,15 @@ def _check_ctx(ctx):
         check_context(ctx)
     return ctx
 
+
+
+def _failed_array(shape, dtype, ctx, error):
+    """An NDArray whose every read raises ``error``."""
+    chunk = Chunk()
+    chunk.exception = error
+    return NDArray(chunk, shape, dtype, ctx)
+
+
+frontend.provide(wrap_array=lambda data, ctx: NDArray(Chunk(data), tuple(data.shape),
+                                                      np.dtype(data.dtype), ctx),
+                 failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray))

@@ -8,11 +8,43 @@ import inspect
 
 from ..base import MXNetError
 from .params import REQUIRED, Params
+from .registry import add_listener
 
-__all__ = ["bind_call", "input_names", "signature"]
+__all__ = ["bind_call", "input_names", "signature", "expose"]
 
 # Keywords every front-end function accepts and that are not operator parameters.
 FRONT_END_KEYWORDS = ("out", "name", "ctx", "attr")
+# Symbol attributes MXNet stores as __key__ (ctx_group -> __ctx_group__), never
+# operator parameters.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def is_dunder(key):
+    """Whether key is spelled as a stored attribute (``__lr_mult__``)."""
+    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+
+
+def expose(make_function, top, op, internal, contrib, linalg):
+    """Give a front end (mx.nd, mx.sym) a function per registered operator, now and for
+    every later registration: ``make_function(opdef, name)`` goes on ``op`` (all names),
+    ``internal`` ('_' names), ``contrib``/``linalg`` ('_contrib_x'/'_linalg_x' as x) and,
+    for public names, the ``top`` module unless it defines the name itself."""
+    generated = set()
+
+    def listener(name, opdef):
+        fn = make_function(opdef, name)
+        setattr(op, name, fn)
+        if name.startswith("_contrib_"):
+            setattr(contrib, name[len("_contrib_"):], fn)
+        elif name.startswith("_linalg_"):
+            setattr(linalg, name[len("_linalg_"):], fn)
+        if name.startswith("_"):
+            setattr(internal, name, fn)
+        elif not hasattr(top, name) or name in generated:
+            setattr(top, name, fn)
+            generated.add(name)
+    add_listener(listener)
 
 
 def input_names(op):

@@ -25,8 +25,10 @@ import warnings
 
 import numpy as np
 
+from .. import engine, tape
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError
-from .call import FRONT_END_KEYWORDS, bind_call
+from . import frontend
+from .call import FRONT_END_KEYWORDS, HIDDEN_KEYS, bind_call, is_dunder
 from .params import Bool, Params, Schema, Str, format_value
 from .registry import Op, get_op, list_ops, register as register_op
 
@@ -145,25 +147,19 @@ def get_all_registered_operators():
 
 # ------------------------------------------------------------------ NDArray plumbing
 def _wrap(data, ctx):
-    from ..ndarray.chunk import Chunk
-    from ..ndarray.ndarray import NDArray
-    return NDArray(Chunk(data), tuple(data.shape), np.dtype(data.dtype), ctx)
+    return frontend.need("wrap_array")(data, ctx)
 
 
 def _placeholder(shape, dtype, ctx, what):
     """An NDArray standing for a value backward did not declare: reading it fails."""
-    from ..ndarray.chunk import Chunk
-    from ..ndarray.ndarray import NDArray
-    chunk = Chunk()
-    chunk.exception = MXNetError(
-        f"{what} is not available in backward: it was not declared in "
-        "declare_backward_dependency (or need_top_grad is False)")
-    return NDArray(chunk, tuple(shape) if shape is not None else (), np.dtype(dtype), ctx)
+    return frontend.need("failed_array")(
+        tuple(shape) if shape is not None else (), np.dtype(dtype), ctx,
+        MXNetError(f"{what} is not available in backward: it was not declared in "
+                   "declare_backward_dependency (or need_top_grad is False)"))
 
 
 def _as_ndarray_on(src, dst):
-    from ..ndarray.ndarray import NDArray
-    if isinstance(src, NDArray) and src.context != dst.context:
+    if frontend.need("is_array")(src) and src.context != dst.context:
         return src.as_in_context(dst.context)
     return src
 
@@ -221,8 +217,7 @@ def _split_result(res, n, label):
 def _callback(is_train):
     """Around a user callback: autograd paused (MXNet runs them outside the tape), and
     the engine told that this worker may wait on work the callback pushes."""
-    from .. import autograd, engine
-    with engine.get().blocking_section(), autograd.pause(train_mode=is_train):
+    with engine.get().blocking_section(), tape.pause(train_mode=is_train):
         yield
 
 
@@ -455,7 +450,6 @@ class _PropSpec(_Spec):
 def _is_extra_param(key):
     """Whether a keyword given to Custom is a parameter for the prop (not an
     attribute such as __lr_mult__/ctx_group, nor a front-end keyword)."""
-    from ..symbol.graph import HIDDEN_KEYS, is_dunder
     return (isinstance(key, str) and not is_dunder(key) and key not in HIDDEN_KEYS
             and key not in FRONT_END_KEYWORDS)
 
@@ -612,7 +606,7 @@ class _LegacySpec(_Spec):
 
     def _from_user(self, values, xp):
         if self.numpy:
-            return [v if xp is np else xp.asarray(v) for v in values]
+            return [xp.asarray(v) for v in values]
         return [_settle(v, None) for v in values]
 
     def _buffers(self, shapes, dtype, xp, ctx):
@@ -713,8 +707,6 @@ class PythonOp:
         plus ``name=``/``attr=``."""
         if self._backend is None:
             raise NotImplementedError("PythonOp is abstract: subclass NumpyOp or NDArrayOp")
-        from ..symbol.create import create_symbol
-        from ..symbol.symbol import Symbol
         name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
         key = f"{id(self):x}"
         _PYTHON_OPS[key] = self
@@ -723,8 +715,9 @@ class PythonOp:
         kwargs["info"] = key
         if "need_top_grad" in op.params.fields:
             kwargs["need_top_grad"] = bool(self.need_top_grad())
-        inputs, p = bind_call(op, args, kwargs, lambda v: isinstance(v, Symbol))
-        return create_symbol(op, inputs, p, name=name, attr=attr, hint=self._hint)
+        inputs, p = bind_call(op, args, kwargs, frontend.need("is_symbol"))
+        return frontend.need("create_symbol")(op, inputs, p, name=name, attr=attr,
+                                              hint=self._hint)
 
     def forward(self, in_data, out_data):
         """Compute out_data from in_data (write into the given arrays)."""

@@ -12,7 +12,8 @@ import numpy as np
 from ..base import MXNetError
 
 __all__ = ["Field", "Schema", "Params", "REQUIRED", "Int", "Float", "Bool", "Str", "Shape",
-           "Enum", "DType", "IntOrNone", "FloatOrNone", "ShapeOrNone", "Any", "format_value"]
+           "Enum", "DType", "Optional", "IntOrNone", "FloatOrNone", "ShapeOrNone", "Any",
+           "format_value"]
 
 
 class _Required:
@@ -91,11 +92,26 @@ class Int(Field):
         return _to_int(v)
 
 
-class IntOrNone(Field):
-    kind = "int or None"
+class Optional(Field):
+    """A value of the ``inner`` field, or None; None may also arrive as the string
+    'None' (symbol JSON). The one "X or None" field: ``Optional(Enum(...))``,
+    ``Optional(Bool(), default=False)``..."""
 
-    def convert(self, v):
-        return None if v is None else _to_int(v)
+    def __init__(self, inner, default=None, doc=""):
+        super().__init__(default, inner.enum, inner.low, inner.high, doc or inner.doc)
+        self.inner = inner
+        self.kind = f"{inner.kind} or None"
+
+    def parse(self, value, opname):
+        if value is None or (isinstance(value, str) and value in ("None", "")):
+            return None
+        self.inner.name = self.name
+        return self.inner.parse(value, opname)
+
+
+def IntOrNone(default=None, **kw):
+    """An int or None."""
+    return Optional(Int(**kw), default)
 
 
 class Float(Field):
@@ -107,11 +123,9 @@ class Float(Field):
         return float(v)
 
 
-class FloatOrNone(Field):
-    kind = "float or None"
-
-    def convert(self, v):
-        return None if v is None else float(v)
+def FloatOrNone(default=None, **kw):
+    """A float or None."""
+    return Optional(Float(**kw), default)
 
 
 class Bool(Field):
@@ -158,11 +172,9 @@ class Shape(Field):
         return tuple(_to_int(x) for x in v)
 
 
-class ShapeOrNone(Shape):
-    kind = "Shape(tuple) or None"
-
-    def convert(self, v):
-        return None if v is None else super().convert(v)
+def ShapeOrNone(default=None, **kw):
+    """A shape or None."""
+    return Optional(Shape(**kw), default)
 
 
 class OptFloatTuple(Field):

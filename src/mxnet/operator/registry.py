@@ -1,22 +1,45 @@
 """The operator registry: every operator is defined once, here, and feeds ``mx.nd``,
-``mx.sym``, autograd, the executor and Gluon.
+``mx.sym``, ``mx.np``, autograd, the executor and Gluon.
 
-An operator is a subclass of ``Op`` decorated with ``@register``. What a subclass
-must give: ``name``, ``params`` (a Schema) and ``forward``. What it may override:
-``arguments/outputs/aux_states`` (names), ``infer_shape``/``infer_type``, ``backward``
-with ``backward_uses`` (seed 002's DeclareBackwardDependency), ``inplace`` (seed
-002's ForwardInplaceOption), ``resources`` and ``num_visible_outputs``. What it gets
-for free: parameter parsing and errors, req handling, ``mx.nd.<name>`` and
-``mx.sym.<name>``, recording on the autograd tape, a place in executors.
+An operator is a subclass of ``Op`` decorated with ``@register``; the class
+attributes and methods of ``Op`` below, with their defaults, are the whole contract.
 
-Compute contract: ``forward(ctx, p, inputs, aux)`` receives device arrays (NumPy or
-CuPy, ``ctx.xp`` is the module) and returns a list of fresh output arrays (one per
-entry of ``outputs(p)``); it may update ``aux`` arrays in place (BatchNorm's moving
-stats, only when ``ctx.is_train``). ``backward(ctx, p, out_grads, inputs, outputs,
-aux)`` returns one gradient array (or None) per argument; entries of ``inputs`` /
-``outputs`` / ``out_grads`` that ``backward_uses`` does not name are None.
-``ctx.need_grad[i]`` says whether argument i's gradient is wanted and
-``ctx.in_shapes`` gives every argument's shape, even when the data is not kept.
+Must give: ``name``, ``params`` (a ``params.Schema``) and ``forward``.
+
+May declare (defaults in ``Op``): ``aliases``; ``arguments/outputs/aux_states``
+(names, from the parameters); ``num_visible_outputs``; ``infer_shape``/``infer_type``
+(default: elementwise); ``backward`` with ``backward_uses`` (which of out_grad /
+in_data / out_data it reads, seed 002's DeclareBackwardDependency); ``zero_grad``
+(the gradient is defined and zero: comparisons, argmax); ``is_loss`` (a loss head:
+backward ignores the head gradient's values, so executors need none); ``inplace``
+((input, output) pairs that may share a buffer, seed 002's ForwardInplaceOption);
+``resources`` ('random', 'temp'); ``variadic`` (the count parameter of ops taking any
+number of inputs); ``complete_params(p, out_shapes)`` (parameters an executor runs
+with once inference is done, e.g. a creation op's unknown dims filled in);
+``input_var_attrs(p, input_name)`` (attributes of a variable the symbol front end
+creates for a missing input, e.g. an initializer for BatchNorm's moving stats);
+``writes_outputs``.
+
+Compute contract. ``forward(ctx, p, inputs, aux)`` receives device arrays (NumPy or
+CuPy; ``ctx.xp`` is the module, never branch on it: device kernels go in
+``operator.kernels``) and returns a list of output arrays (one per ``outputs(p)``);
+it may update ``aux`` in place (BatchNorm's moving stats, only when
+``ctx.is_train``). ``backward(ctx, p, out_grads, inputs, outputs, aux)`` returns one
+gradient (or None) per argument; entries of ``inputs``/``outputs``/``out_grads``
+that ``backward_uses`` does not name are None; ``ctx.need_grad[i]`` says whether
+argument i's gradient is wanted, ``ctx.in_shapes`` gives every argument's shape and
+``ctx.req`` the request per result ('write', 'inplace', 'add', 'null', or None).
+
+Write-into-outputs form (``writes_outputs = True``): ``forward(ctx, p, inputs, aux,
+out=None)`` and ``backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None)``.
+``out``/``in_grad`` is None or a list with one entry per result: a preallocated array
+of the inferred shape and dtype to write into (ufunc ``out=``, ``xp.matmul(...,
+out=)``), or None (allocate a fresh one). Return the arrays written (the entries
+given) or fresh ones. An entry may share memory with an input when ``inplace`` says
+so (and in backward, an input gradient with the output gradient), so write it only
+after reading what it overlaps. ``operator.runner`` runs every call: it hands out
+destinations, applies reqs, fills missing output gradients with zeros and wraps
+errors; nobody else calls ``forward``/``backward``.
 """
 import numpy as np
 
@@ -30,6 +53,8 @@ REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = "null", "write", "inplace", "add"
 
 _REGISTRY = {}
 _LISTENERS = []       # front ends that build a function per operator (mx.nd, mx.sym)
+# Initializers MXNet gives the moving statistics it creates (FSetInputVarAttrOnCompose).
+_AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
 
 
 class ShapeError(MXNetError):
@@ -38,12 +63,13 @@ class ShapeError(MXNetError):
 
 class OpContext:
     """What an operator body gets besides its arrays (seed 002's OpContext)."""
-    __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "_rng")
+    __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "req", "_rng")
 
-    def __init__(self, xp, ctx, is_train=False, need_grad=None, in_shapes=None):
+    def __init__(self, xp, ctx, is_train=False, need_grad=None, in_shapes=None, req=None):
         self.xp, self.ctx, self.is_train = xp, ctx, is_train
         self.need_grad = need_grad      # backward: per argument, is its gradient wanted
         self.in_shapes = in_shapes      # backward: the arguments' shapes (always given)
+        self.req = req                  # per result: 'null'/'write'/'inplace'/'add' or None
         self._rng = None
 
     @property
@@ -75,7 +101,10 @@ class Op:
     variadic = None
     # True: the gradient is defined and zero everywhere (comparisons, argmax, ...).
     zero_grad = False
-    # Ops such as Dropout/BatchNorm act differently in training; autograd passes is_train.
+    # True: a loss head; backward ignores the head gradient's values (make_loss).
+    is_loss = False
+    # True: forward/backward take out=/in_grad= destinations (see the module docstring).
+    writes_outputs = False
     doc = ""
 
     # --- names ------------------------------------------------------------
@@ -92,6 +121,18 @@ class Op:
 
     def num_visible_outputs(self, p):
         return len(self.outputs(p))
+
+    def complete_params(self, p, out_shapes):
+        """Parameters an executor runs with, once inference found ``out_shapes``."""
+        return p
+
+    def input_var_attrs(self, p, input_name):
+        """Attributes for the variable the symbol front end creates for a missing
+        input: by default an initializer for BatchNorm-style moving statistics."""
+        init = _AUX_INIT.get(input_name)
+        if init is not None and input_name in self.aux_states(p):
+            return {"__init__": init}
+        return {}
 
     def backward_uses_for(self, p):
         """``backward_uses`` for these parameters (a CustomOp's prop declares it per

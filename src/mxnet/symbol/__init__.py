@@ -8,7 +8,7 @@ inputs, params, name, attr, hint)`` builds a node for any Op (see ``create.py``)
 import sys as _sys
 
 from .. import operator as _operator  # noqa: F401  (registers operators)
-from ..operator.registry import all_ops as _all_ops
+from ..operator.call import expose as _expose
 from .symbol import Symbol
 from .create import Variable, var, Group, create_symbol, create_by_name as _by_name
 from .json_io import load, load_json
@@ -21,24 +21,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_sy
            "hypot", "split_v2"]
 
 _this = _sys.modules[__name__]
-
-
-def _populate():
-    """Attach a function per registered operator to mx.sym and its sub-namespaces."""
-    for name, opdef in _all_ops().items():
-        fn = _make_function(opdef, name)
-        setattr(op, name, fn)
-        if name.startswith("_contrib_"):
-            setattr(contrib, name[len("_contrib_"):], fn)
-        elif name.startswith("_linalg_"):
-            setattr(linalg, name[len("_linalg_"):], fn)
-        if name.startswith("_"):
-            setattr(_internal, name, fn)
-        elif not hasattr(_this, name):
-            setattr(_this, name, fn)
-
-
-_populate()
+_expose(_make_function, _this, op, _internal, contrib, linalg)
 
 from . import random  # noqa: E402,F401
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..attribute import AttrScope
 from ..base import DTYPE_TO_FLAG, MXNetError, dtype_np
 from ..name import NameManager
+from ..operator import frontend
 from ..operator.params import DType, Params
 from ..operator.registry import get_op
 from .graph import Node, attr_key, is_dunder
@@ -21,10 +22,6 @@ __all__ = ["Variable", "var", "Group", "create_symbol", "create_by_name"]
 
 _STYPES = {"default": 0, "row_sparse": 1, "csr": 2}
 
-# Variables MXNet gives an initializer when it creates them for an operator
-# (BatchNorm's FSetInputVarAttrOnCompose). An operator may declare its own through an
-# ``input_var_attrs(p, input_name) -> dict`` method.
-_AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
@@ -167,11 +164,7 @@ def create_symbol(op, inputs, params=None, name=None, attr=None, hint=None, give
 
 def _auto_variable(node, input_name):
     attrs = node.all_attrs()
-    declared = getattr(node.op, "input_var_attrs", None)
-    if declared is not None:
-        attrs.update(declared(node.params, input_name) or {})
-    elif input_name in _AUX_INIT and input_name in node.aux_names():
-        attrs["__init__"] = _AUX_INIT[input_name]
+    attrs.update(node.op.input_var_attrs(node.params, input_name))
     return Node(None, f"{node.name}_{input_name}", attrs=attrs)
 
 
@@ -183,3 +176,5 @@ def create_by_name(op_name, inputs, kwargs, hint=None, name=None, attr=None):
 
 
 Symbol._create = staticmethod(create_symbol)
+
+frontend.provide(create_symbol=create_symbol, is_symbol=lambda v: isinstance(v, Symbol))

@@ -12,7 +12,7 @@ __all__ = ["symbol_from_tape"]
 
 
 def symbol_from_tape(x):
-    from ..autograd import Node as TapeNode
+    from ..tape import Node as TapeNode
     entry = getattr(x, "_ag", None)
     if entry is None:
         raise MXNetError("autograd.get_symbol: the array was not computed under "

@@ -6,17 +6,14 @@ reach them (as in MXNet: setting an attribute through one symbol is seen by all)
 ``copy_graph`` makes an independent copy.
 """
 from ..base import MXNetError
+from ..executor.graph import topo_order  # noqa: F401 (the walk the executor owns)
+from ..operator.call import HIDDEN_KEYS, is_dunder
 from ..operator.params import format_value
 
 __all__ = ["Node", "HIDDEN_KEYS", "topo_order", "copy_graph", "attr_key", "is_dunder"]
 
-# Attributes that MXNet stores as ``__key__`` and lists under both spellings.
-HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
-               "profiler_scope")
-
-
-def is_dunder(key):
-    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+# HIDDEN_KEYS: attributes that MXNet stores as ``__key__`` and lists under both
+# spellings (defined with the front-end keywords in operator.call).
 
 
 def attr_key(key):
@@ -99,30 +96,6 @@ class Node:
 
     def __repr__(self):
         return f"<Node {'Variable' if self.op is None else self.op.name} {self.name}>"
-
-
-def topo_order(head_nodes):
-    """Every node reachable from head_nodes, inputs before users, in the order of a
-    depth-first walk that visits inputs left to right (MXNet's order)."""
-    order, seen = [], set()
-    for head in head_nodes:
-        if id(head) in seen:
-            continue
-        seen.add(id(head))
-        stack = [[head, 0]]
-        while stack:
-            top = stack[-1]
-            node, i = top
-            if i < len(node.inputs):
-                top[1] = i + 1
-                child = node.inputs[i][0]
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append([child, 0])
-            else:
-                stack.pop()
-                order.append(node)
-    return order
 
 
 def copy_graph(entries, replace=None):

@@ -214,7 +214,7 @@ def test_bad_bias_and_dtype():
 def test_batch_parallel_split_matches_serial(monkeypatch, groups):
     """Large convolutions split their batch over threads; the joined data gradient and
     the summed weight/bias gradients equal the single-thread result."""
-    from mxnet.operator.nn import im2col
+    from mxnet.operator import kernels_cpu
     rng = np.random.RandomState(3)
     x = rng.standard_normal((5, 4, 9, 8)).astype(np.float32)
     w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
@@ -230,10 +230,10 @@ def test_batch_parallel_split_matches_serial(monkeypatch, groups):
                                   num_group=groups)
         y.backward(mx.nd.array(head))
         return [y.asnumpy()] + [a.grad.asnumpy() for a in xs]
-    monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 1 << 62)
+    monkeypatch.setattr(kernels_cpu, "PARALLEL_MIN_WORK", 1 << 62)
     serial = run()
-    monkeypatch.setattr(im2col, "_PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(im2col.parallel, "_THREADS", 3)
+    monkeypatch.setattr(kernels_cpu, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels_cpu.parallel, "_THREADS", 3)
     split = run()
     for s, p in zip(serial, split):
         np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)

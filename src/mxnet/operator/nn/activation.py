@@ -29,47 +29,58 @@ def _sigmoid(xp, x):
 
 
 # --- Activation ---------------------------------------------------------------------
-# forward(xp, x) -> y, gradient(xp, g, y) -> dx; every gradient reads only the output,
-# which is why Activation can run in place in an executor.
-def _relu(xp, x):
-    return xp.maximum(x, 0)
+# forward(xp, x, out) -> y, gradient(xp, g, y, out) -> dx, writing into out when it is
+# not None (out may be x's, or g's, own buffer: read before writing). Every gradient
+# reads only the output, which is why Activation can run in place in an executor.
+def _relu(xp, x, out=None):
+    return xp.maximum(x, 0, out=out)
 
 
-def _relu_grad(xp, g, y):
-    return g * (y > 0)
+def _relu_grad(xp, g, y, out=None):
+    return xp.multiply(g, y > 0, out=out)
 
 
-def _sigmoid_grad(xp, g, y):
-    return g * (y * (1 - y))
+def _sigmoid_out(xp, x, out=None):
+    if out is None:
+        return _sigmoid(xp, x)
+    xp.negative(x, out=out)
+    with np.errstate(over="ignore"):
+        xp.exp(out, out=out)
+    out += 1
+    return xp.reciprocal(out, out=out)
 
 
-def _tanh_grad(xp, g, y):
-    return g * (1 - y * y)
+def _sigmoid_grad(xp, g, y, out=None):
+    return xp.multiply(g, y * (1 - y), out=out)
 
 
-def _softrelu(xp, x):
+def _tanh_grad(xp, g, y, out=None):
+    return xp.multiply(g, 1 - y * y, out=out)
+
+
+def _softrelu(xp, x, out=None):
     return xp.logaddexp(x, 0).astype(x.dtype, copy=False)
 
 
-def _softrelu_grad(xp, g, y):
+def _softrelu_grad(xp, g, y, out=None):
     # d/dx log(1 + e^x) = sigmoid(x) = 1 - exp(-y); -expm1 keeps precision for small y.
-    return g * -xp.expm1(-y)
+    return xp.multiply(g, -xp.expm1(-y), out=out)
 
 
-def _softsign(xp, x):
-    return x / (1 + xp.abs(x))
+def _softsign(xp, x, out=None):
+    return xp.divide(x, 1 + xp.abs(x), out=out)
 
 
-def _softsign_grad(xp, g, y):
+def _softsign_grad(xp, g, y, out=None):
     # 1 / (1 + |x|) == 1 - |y|
     d = 1 - xp.abs(y)
-    return g * (d * d)
+    return xp.multiply(g, d * d, out=out)
 
 
 _ACTIVATIONS = {
     "relu": (_relu, _relu_grad),
-    "sigmoid": (_sigmoid, _sigmoid_grad),
-    "tanh": (lambda xp, x: xp.tanh(x), _tanh_grad),
+    "sigmoid": (_sigmoid_out, _sigmoid_grad),
+    "tanh": (lambda xp, x, out=None: xp.tanh(x, out=out), _tanh_grad),
     "softrelu": (_softrelu, _softrelu_grad),
     "softsign": (_softsign, _softsign_grad),
 }
@@ -83,16 +94,19 @@ class Activation(Op):
     params = Schema(act_type=Enum(tuple(_ACTIVATIONS)))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
+    writes_outputs = True
 
     def infer_type(self, p, in_types):
         t = in_types[0]
         return [t], [t], []
 
-    def forward(self, ctx, p, inputs, aux):
-        return [_ACTIVATIONS[p.act_type][0](ctx.xp, inputs[0])]
+    def forward(self, ctx, p, inputs, aux, out=None):
+        return [_ACTIVATIONS[p.act_type][0](ctx.xp, inputs[0],
+                                            None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        return [_ACTIVATIONS[p.act_type][1](ctx.xp, out_grads[0], outputs[0])]
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        return [_ACTIVATIONS[p.act_type][1](ctx.xp, out_grads[0], outputs[0],
+                                            None if in_grad is None else in_grad[0])]
 
 
 # --- LeakyReLU ------------------------------------------------------------------------

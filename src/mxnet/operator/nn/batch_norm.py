@@ -38,6 +38,7 @@ class BatchNorm(Op):
                     axis=Int(1), cudnn_off=Bool(False),
                     min_calib_range=FloatOrNone(None), max_calib_range=FloatOrNone(None))
     backward_uses = ("out_grad", "in_data", "out_data")
+    writes_outputs = True
 
     def arguments(self, p):
         return ["data", "gamma", "beta"]
@@ -84,7 +85,7 @@ class BatchNorm(Op):
         bshape[axis] = x.shape[axis]
         return axes, tuple(bshape)
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         xp = ctx.xp
         x, gamma, beta = inputs
         mm, mv = aux
@@ -92,17 +93,19 @@ class BatchNorm(Op):
         axes, bshape = self._layout(p, x)
         ct = _param_dtype(x.dtype)
         xc = x.astype(ct, copy=False)
+        # the normalised data goes straight into the destination when types agree
+        dst = out[0] if out is not None and ct == x.dtype else None
         if p.fix_gamma:
             gamma = xp.ones(gamma.shape, ct)
         if ctx.is_train and not p.use_global_stats:
             mean = xc.mean(axis=axes)
-            centered = xc - mean.reshape(bshape)
+            centered = xp.subtract(xc, mean.reshape(bshape), out=dst)
             var = xp.square(centered).mean(axis=axes)
             invstd = 1.0 / xp.sqrt(var + p.eps)
             scale = (gamma * invstd).astype(ct, copy=False)
-            out = centered
-            out *= scale.reshape(bshape)
-            out += beta.astype(ct, copy=False).reshape(bshape)
+            y = centered
+            y *= scale.reshape(bshape)
+            y += beta.astype(ct, copy=False).reshape(bshape)
             m = mm.dtype.type(p.momentum)
             mm *= m
             mm += (1 - m) * mean.astype(mm.dtype, copy=False)
@@ -113,12 +116,12 @@ class BatchNorm(Op):
             invstd = (1.0 / xp.sqrt(mv.astype(ct, copy=False) + p.eps)).astype(ct)
             scale = gamma.astype(ct, copy=False) * invstd
             shift = beta.astype(ct, copy=False) - mean * scale
-            out = xc * scale.reshape(bshape)
-            out += shift.reshape(bshape)
-        return [out.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
+            y = xp.multiply(xc, scale.reshape(bshape), out=dst)
+            y += shift.reshape(bshape)
+        return [y.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
                 invstd.astype(ct, copy=False)]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, gamma, _ = inputs
         mean, invstd = outputs[1], outputs[2]
@@ -139,7 +142,7 @@ class BatchNorm(Op):
             dx = g - (dbeta / count).reshape(bshape)
             dx -= xhat
             dx *= scale
-        need = ctx.need_grad or (True, True, True)
+        need = ctx.need_grad
         gg = (xp.zeros_like(dgamma) if p.fix_gamma else dgamma) if need[1] else None
         return [dx.astype(x.dtype, copy=False) if need[0] else None, gg,
                 dbeta if need[2] else None]

@@ -122,18 +122,19 @@ class Convolution(Op):
         self.infer_shape(p, [a.shape for a in inputs])
         return conv_windows(p, x.shape)
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         win = self._check(p, inputs)
         bias = None if p.no_bias else inputs[2]
         return [conv_forward(ctx, win, inputs[0], inputs[1], p.num_group, bias,
-                             p.workspace)]
+                             p.workspace, None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         x, w = inputs[0], inputs[1]
-        need = ctx.need_grad or [True] * len(inputs)
+        need = ctx.need_grad
         win = conv_windows(p, x.shape)
         dx, dw, db = conv_backward(ctx, win, out_grads[0], x, w, p.num_group,
                                    need_data=need[0], need_weight=need[1],
                                    need_bias=not p.no_bias and need[2],
-                                   workspace=p.workspace)
+                                   workspace=p.workspace,
+                                   dx_out=None if in_grad is None else in_grad[0])
         return [dx, dw] if p.no_bias else [dx, dw, db]

@@ -7,9 +7,8 @@ backward multiplies the gradient by; it comes from the context's generator
 """
 import numpy as np
 
-from ..params import Enum, Float, Schema, Shape
+from ..params import Bool, Enum, Float, Optional, Schema, Shape
 from ..registry import Op, ShapeError, register
-from .softmax import _BoolOrNone
 
 __all__ = ["Dropout"]
 
@@ -23,7 +22,7 @@ class Dropout(Op):
     name = "Dropout"
     params = Schema(p=Float(0.5, low=0.0, high=1.0),
                     mode=Enum(("always", "training"), "training"),
-                    axes=Shape(()), cudnn_off=_BoolOrNone(False))
+                    axes=Shape(()), cudnn_off=Optional(Bool(), False))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
     resources = ("random",)

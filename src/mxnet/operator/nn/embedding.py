@@ -15,14 +15,15 @@ __all__ = ["Embedding"]
 _DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
 
-def _scatter_add(xp, dst, idx, values):
+def scatter_add(xp, dst, idx, values):
     """dst[idx[i]] += values[i] for every i, repeated indices accumulating."""
-    if xp is not np:
-        import cupyx
-        cupyx.scatter_add(dst, idx, values)
-        return
-    # Sorting groups equal indices so each row's sum is one reduceat segment; this
-    # beats np.add.at, most of all when indices repeat (frequent tokens).
+    xp.add.at(dst, idx, values)
+
+
+def sorted_scatter_add(xp, dst, idx, values):
+    """scatter_add for NumPy arrays (the CPU kernel's primitive): sorting groups equal
+    indices so each row's sum is one reduceat segment, which beats np.add.at, most of
+    all when indices repeat (frequent tokens)."""
     order = np.argsort(idx, kind="stable")
     sorted_idx = idx[order]
     starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
@@ -35,6 +36,7 @@ class Embedding(Op):
     the output has shape data.shape + (output_dim,) and the weight's dtype (``dtype``
     when the weight's type is not known). ``sparse_grad`` is accepted; the weight
     gradient is always dense here."""
+    scatter_add = staticmethod(scatter_add)    # a CPU kernel swaps the primitive
     name = "Embedding"
     params = Schema(input_dim=Int(low=1), output_dim=Int(low=1),
                     dtype=Enum(_DTYPES, "float32"), sparse_grad=Bool(False))
@@ -78,5 +80,5 @@ class Embedding(Op):
             gw = xp.zeros(ctx.in_shapes[1], g.dtype)
             idx = self._indices(xp, p, data).reshape(-1)
             if idx.size:
-                _scatter_add(xp, gw, idx, g.reshape(-1, p.output_dim))
+                self.scatter_add(xp, gw, idx, g.reshape(-1, p.output_dim))
         return [gd, gw]

@@ -32,6 +32,7 @@ class FullyConnected(Op):
     name = "FullyConnected"
     params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
     backward_uses = ("out_grad", "in_data")
+    writes_outputs = True
 
     def arguments(self, p):
         return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]
@@ -65,28 +66,44 @@ class FullyConnected(Op):
         t = same_dtype(self.name, self.arguments(p), in_types)
         return [t] * len(in_types), [t], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         x, w = inputs[0], inputs[1]
         same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
         _, (oshape,), _ = self.infer_shape(p, [a.shape for a in inputs])
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        y = parallel.matmul(ctx.xp, x2, w.T)
+        y = parallel.matmul(ctx.xp, x2, w.T, _rows(out, 0, x2.shape[0]))
         if not p.no_bias:
             y += inputs[2].reshape(1, -1)
-        return [y.reshape(oshape)]
+        return [y.reshape(oshape) if y.base is None or out[0] is None else out[0]]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, w = inputs[0], inputs[1]
-        need = ctx.need_grad or [True] * len(inputs)
+        need = ctx.need_grad
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
         dy = out_grads[0].reshape(x2.shape[0], -1)
-        dx = parallel.matmul(xp, dy, w).reshape(x.shape) if need[0] else None
-        dw = parallel.matmul(xp, dy.T, x2) if need[1] else None
+        dx = None
+        if need[0]:
+            dx = parallel.matmul(xp, dy, w, _rows(in_grad, 0, x2.shape[0]))
+            dx = in_grad[0] if in_grad is not None and in_grad[0] is not None else \
+                dx.reshape(x.shape)
+        dw = parallel.matmul(xp, dy.T, x2, _rows(in_grad, 1, w.shape[0])) if need[1] else None
         if p.no_bias:
             return [dx, dw]
-        db = dy.sum(axis=0).reshape(inputs[2].shape) if need[2] else None
+        db = None
+        if need[2]:
+            dst = None if in_grad is None or in_grad[2] is None else in_grad[2].reshape(-1)
+            db = dy.sum(axis=0, out=dst)
+            db = in_grad[2] if dst is not None else db.reshape(inputs[2].shape)
         return [dx, dw, db]
+
+
+def _rows(dst, i, rows):
+    """Destination i as a (rows, -1) matrix view, or None (then the caller's result is
+    fresh and the runner copies it)."""
+    if dst is None or dst[i] is None or not dst[i].flags.c_contiguous:
+        return None
+    return dst[i].reshape(rows, -1)
 
 
 def _size(shape):

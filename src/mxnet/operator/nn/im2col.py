@@ -24,11 +24,8 @@ import functools
 import itertools
 import math
 
-import numpy as np
-
-from ...backend import parallel
 from ...base import MXNetError
-from ..params import Enum
+from ..params import Enum, Optional
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
            "conv_backward", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
@@ -254,11 +251,9 @@ def windows(in_size, kernel, stride, dilate, pad, out_size, masked=False):
 
 
 # --- parameter helpers shared by the windowed operators ----------------------------------
-class OptEnum(Enum):
-    """An enum whose default is None; accepts the string 'None' stored in symbol JSON."""
-
-    def convert(self, v):
-        return None if v is None or v == "None" else super().convert(v)
+def OptEnum(choices, default=None):
+    """One of ``choices`` (None among them is dropped) or None."""
+    return Optional(Enum(tuple(c for c in choices if c is not None)), default)
 
 
 def known(shape):
@@ -328,16 +323,18 @@ def _gemm(xp, a, b, out, groups):
     return xp.matmul(a, b, out=out)
 
 
-def _conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
+def _conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB,
+                  out=None):
     """Grouped N-d convolution (cross-correlation): x (N, C, *in) with weight
     (F, C/groups, *kernel) -> (N, F, *out) [+ bias], by im2col and one GEMM per group
-    per batch chunk."""
+    per batch chunk; written into ``out`` when given."""
     xp = ctx.xp
     n, c = x.shape[:2]
     f = weight.shape[0]
     K, L = win.K, win.L
     dt = x.dtype
-    out = xp.empty((n, f) + win.out_size, dtype=dt)
+    if out is None:
+        out = xp.empty((n, f) + win.out_size, dtype=dt)
     buf, free_buf = ctx.temp_space(win.buffer_shape(n, c), dt)
     try:
         win.scatter(x, buf)
@@ -368,8 +365,10 @@ def _conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORK
 
 
 def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
-                   need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
-    """Gradients of conv_forward: (dx, dweight, dbias), each None when not needed.
+                   need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB,
+                   dx_out=None):
+    """Gradients of conv_forward: (dx, dweight, dbias), each None when not needed;
+    dx is written into ``dx_out`` when given.
 
     dy (N, F, *out); x (N, C, *in) is read only for dweight; in_shape gives x's shape
     when x is None. dx = col2im(W^T dy), dweight = dy im2col(x)^T, dbias = sum of dy.
@@ -424,7 +423,7 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
                 win.col2im(win.mask(col), dbuf, n0, n0 + m)
         dx = None
         if need_data:
-            dx = win.gather(dbuf, xp.empty(in_shape, dtype=dt))
+            dx = win.gather(dbuf, xp.empty(in_shape, dtype=dt) if dx_out is None else dx_out)
         dweight = None
         if need_weight:
             dweight = xp.ascontiguousarray(dwt.transpose(0, 2, 1)).reshape(
@@ -435,55 +434,15 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
     return dx, dweight, db
 
 
-# --- batch parallelism ------------------------------------------------------------------
-# BLAS runs on one thread (backend/cpu_threads.py), so a large convolution uses the
-# machine's cores by splitting its batch: each part runs the serial kernel above on the
-# backend's thread pool, and the parts' results are joined (backend/parallel.py).
-_PARALLEL_MIN_WORK = 1 << 24        # multiply-adds below which one thread is faster
-
-
-def _parts(ctx, n, work):
-    """Batch split points [(start, end)] for a convolution of ``work`` multiply-adds."""
-    if ctx.xp is not np or parallel.num_parts() < 2 or n < 2 or work < _PARALLEL_MIN_WORK:
-        return None
-    return parallel.split(n)
-
-
-def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB):
-    """Grouped N-d convolution (see _conv_forward), split over the batch when large."""
-    n = x.shape[0]
-    parts = _parts(ctx, n, weight.size * win.L * n)
-    if parts is None:
-        return _conv_forward(ctx, win, x, weight, groups, bias, workspace)
-    out = np.empty((n, weight.shape[0]) + win.out_size, dtype=x.dtype)
-
-    def run(a, b):
-        out[a:b] = _conv_forward(ctx, win, x[a:b], weight, groups, bias, workspace)
-    parallel.run_parts(run, parts)
-    return out
+def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB,
+                 out=None):
+    """Grouped N-d convolution (see _conv_forward); a device kernel may split it."""
+    return _conv_forward(ctx, win, x, weight, groups, bias, workspace, out)
 
 
 def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=True,
-                  need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB):
-    """Gradients of conv_forward (see _conv_backward), split over the batch when large:
-    data gradients are joined, weight and bias gradients summed."""
-    n = dy.shape[0]
-    parts = _parts(ctx, n, weight.size * win.L * n)
-    if parts is None:
-        return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
-                              need_bias, in_shape, workspace)
-    in_shape = tuple(x.shape) if x is not None else tuple(in_shape)
-    dx = np.empty(in_shape, dtype=dy.dtype) if need_data else None
-
-    def run(a, b):
-        part_shape = (b - a,) + in_shape[1:]
-        gx, gw, gb = _conv_backward(ctx, win, dy[a:b], None if x is None else x[a:b],
-                                    weight, groups, need_data, need_weight, need_bias,
-                                    part_shape, workspace)
-        if need_data:
-            dx[a:b] = gx
-        return gw, gb
-    results = parallel.run_parts(run, parts)
-    dw = sum(r[0] for r in results) if need_weight else None
-    db = sum(r[1] for r in results) if need_bias else None
-    return dx, dw, db
+                  need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB,
+                  dx_out=None):
+    """Gradients of conv_forward (see _conv_backward)."""
+    return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
+                          need_bias, in_shape, workspace, dx_out)

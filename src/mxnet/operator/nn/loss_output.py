@@ -36,6 +36,13 @@ def _label_grad(ctx, label):
     return None
 
 
+def _matrix(dst, i, shape):
+    """Destination i viewed with ``shape`` (it is contiguous), or None."""
+    if dst is None or dst[i] is None or not dst[i].flags.c_contiguous:
+        return None
+    return dst[i].reshape(shape)
+
+
 @register
 class SoftmaxOutput(Op):
     """Softmax with a cross-entropy gradient.
@@ -60,6 +67,7 @@ class SoftmaxOutput(Op):
                     normalization=Enum(("batch", "null", "valid"), "null"),
                     out_grad=Bool(False), smooth_alpha=Float(0.0))
     backward_uses = ("in_data", "out_data")
+    writes_outputs = True
 
     def arguments(self, p):
         return ["data", "label"]
@@ -104,13 +112,15 @@ class SoftmaxOutput(Op):
             return x.reshape(1, -1), 1
         return x.reshape(x.shape[0], -1), 1
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         x, label = inputs
         self.infer_shape(p, [x.shape, label.shape])
         v, axis = self._rows(p, x)
-        return [softmax_forward(ctx.xp, v, axis).reshape(x.shape)]
+        dst = _matrix(out, 0, v.shape)
+        y = softmax_forward(ctx.xp, v, axis, out=dst)
+        return [y.reshape(x.shape) if dst is None else out[0]]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, y, label = ctx.xp, outputs[0], inputs[1]
         v, axis = self._rows(p, y)
         k = v.shape[axis]
@@ -125,7 +135,12 @@ class SoftmaxOutput(Op):
         cls_shape[axis] = k
         classes = xp.arange(k, dtype=np.int64).reshape(cls_shape)
         onehot = lab.astype(np.int64) == classes
-        grad = v.copy()
+        dst = _matrix(in_grad, 0, v.shape)
+        if dst is None:
+            grad = v.copy()
+        else:
+            grad = dst
+            grad[...] = v
         if p.smooth_alpha and not p.multi_output:     # MXNet ignores it with multi_output
             off = p.smooth_alpha / (k - 1) if k > 1 else 0.0
             grad -= xp.where(onehot, 1.0 - p.smooth_alpha, off).astype(grad.dtype)
@@ -146,7 +161,8 @@ class SoftmaxOutput(Op):
         else:
             norm = positions
         grad *= grad.dtype.type(p.grad_scale / norm)
-        return [grad.reshape(y.shape), _label_grad(ctx, label)]
+        dx = grad.reshape(y.shape) if dst is None else in_grad[0]
+        return [dx, _label_grad(ctx, label)]
 
 
 class _Regression(Op):

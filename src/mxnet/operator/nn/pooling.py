@@ -10,20 +10,13 @@ import itertools
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Enum, IntOrNone, Schema, Shape
+from ..params import Bool, Enum, IntOrNone, Optional, Schema, Shape
 from ..registry import Op, register
 from .im2col import OptEnum, check_layout, spatial_tuple, windows
 
 __all__ = ["Pooling"]
 
 _LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")
-
-
-class OptBool(Bool):
-    kind = "boolean or None"
-
-    def convert(self, v):
-        return None if v is None or v == "None" else super().convert(v)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -100,6 +93,24 @@ def _is_float(dtype):
     return np.dtype(dtype).kind == "f"
 
 
+# Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
+# one chunk's buffer and its output-sized temporaries stay in L2 across the K passes.
+_CHUNK_BYTES = 1024 << 10
+
+
+def whole_batch(win, n, c, dtype):
+    """Samples per pass of the padded-buffer paths: all of them (one launch per pass,
+    what a GPU wants)."""
+    return max(n, 1)
+
+
+def cache_blocked(win, n, c, dtype):
+    """Samples per pass on a CPU (the CPU kernel's primitive): few enough that one
+    chunk's buffer and its temporaries stay in L2 across the K passes."""
+    per = win.nphase * c * win.buflen * np.dtype(dtype).itemsize
+    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
+
+
 @register
 class Pooling(Op):
     """Pool each channel's spatial windows: max, avg (with MXNet's count_include_pad
@@ -111,9 +122,11 @@ class Pooling(Op):
                     global_pool=Bool(False), cudnn_off=Bool(False),
                     pooling_convention=Enum(("full", "same", "valid"), "valid"),
                     stride=Shape(()), pad=Shape(()), p_value=IntOrNone(None),
-                    count_include_pad=OptBool(None), layout=OptEnum(_LAYOUT, None))
+                    count_include_pad=Optional(Bool()), layout=OptEnum(_LAYOUT, None))
     backward_uses = ("out_grad", "in_data", "out_data")
     resources = ("temp",)
+    writes_outputs = True
+    chunk = staticmethod(whole_batch)     # samples per pass (a CPU kernel swaps it)
 
     def infer_shape(self, p, in_shapes):
         d = in_shapes[0]
@@ -129,7 +142,8 @@ class Pooling(Op):
         return [in_types[0]], [in_types[0]], []
 
     # --- forward ------------------------------------------------------------------------
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
+        dst = None if out is None else out[0]
         x = inputs[0]
         kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
         if p.pool_type == "lp" and p.p_value not in (1, 2, 3):
@@ -141,7 +155,7 @@ class Pooling(Op):
             x = x ** p.p_value
         if _direct(win):
             y = _reduce_views(ctx.xp, _views(win, x), p.pool_type == "max",
-                              x.shape[:2] + out, x.dtype)
+                              x.shape[:2] + out, x.dtype, dst)
             if p.pool_type == "avg":
                 y /= win.K
             elif p.pool_type == "lp":
@@ -166,7 +180,7 @@ class Pooling(Op):
         xp = ctx.xp
         n, c = x.shape[:2]
         acc = xp.empty((n, c, win.L), dtype=x.dtype)
-        nb = _chunk(xp, win, n, c, x.dtype)
+        nb = self.chunk(win, n, c, x.dtype)
         buf, free = ctx.temp_space(win.buffer_shape(nb, c), x.dtype)
         op = xp.maximum if is_max else xp.add
         try:
@@ -204,22 +218,24 @@ class Pooling(Op):
         return y.reshape((n, c) + (1,) * nd)
 
     # --- backward -----------------------------------------------------------------------
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, y, dy = inputs[0], outputs[0], out_grads[0]
+        # dx is written while dy is still read: never into dy's own buffer ('inplace')
+        dst = in_grad[0] if in_grad is not None and ctx.req[0] == "write" else None
         kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
         pt = p.pool_type
         if is_global:
             return [self._global_backward(xp, p, x, y, dy)]
         win = windows(x.shape[2:], kernel, stride, (1,) * len(kernel), pad, out)
         if pt == "max":
-            return [self._max_backward(ctx, win, x, y, dy)]
+            return [self._max_backward(ctx, win, x, y, dy, dst)]
         if pt == "avg":
             dy = dy / self._div(xp, p, kernel, stride, pad, x.shape, out, dy.dtype)
         elif pt == "lp" and p.p_value != 1:
             # d/dx_i (sum x^p)^(1/p) = x_i^(p-1) / y^(p-1)
             dy = dy / y ** (p.p_value - 1)
-        dx = self._spread(ctx, win, dy.astype(x.dtype, copy=False), x.shape)
+        dx = self._spread(ctx, win, dy.astype(x.dtype, copy=False), x.shape, dst)
         if pt == "lp" and p.p_value != 1:
             dx *= x ** (p.p_value - 1)
         return [dx]
@@ -232,17 +248,18 @@ class Pooling(Op):
             return a.reshape(m, c, win.L)
         return win.to_ext(a, ext[:m], channel_major=False)
 
-    def _spread(self, ctx, win, g, shape):
+    def _spread(self, ctx, win, g, shape, dx=None):
         """dx[i] = sum of g over the windows containing i (sum pooling's adjoint)."""
         xp = ctx.xp
         n, c = shape[:2]
         if _direct(win):
-            dx = _grad_buffer(xp, win, shape, g.dtype)
+            dx = _grad_buffer(xp, win, shape, g.dtype, dx)
             for view in _views(win, dx):
                 view[...] = g
             return dx
-        nb = _chunk(xp, win, n, c, g.dtype)
-        dx = xp.empty(shape, dtype=g.dtype)
+        nb = self.chunk(win, n, c, g.dtype)
+        if dx is None:
+            dx = xp.empty(shape, dtype=g.dtype)
         frees = []
         try:
             dbuf, fr = ctx.temp_space(win.buffer_shape(nb, c), g.dtype)
@@ -268,16 +285,17 @@ class Pooling(Op):
                 fr()
         return dx
 
-    def _max_backward(self, ctx, win, x, y, dy):
+    def _max_backward(self, ctx, win, x, y, dy, dx=None):
         """The gradient goes to the first maximum of each window (kernel order)."""
         xp = ctx.xp
         n, c = x.shape[:2]
         if _direct(win):
-            dx = _grad_buffer(xp, win, x.shape, dy.dtype)
+            dx = _grad_buffer(xp, win, x.shape, dy.dtype, dx)
             _first_max_grads(xp, _views(win, x), y, dy, _views(win, dx), None)
             return dx
-        nb = _chunk(xp, win, n, c, x.dtype)
-        dx = xp.empty(x.shape, dtype=dy.dtype)
+        nb = self.chunk(win, n, c, x.dtype)
+        if dx is None:
+            dx = xp.empty(x.shape, dtype=dy.dtype)
         lowest = _lowest(x.dtype)
         frees = []
 
@@ -360,18 +378,6 @@ def _first_max_grads(xp, windows_x, y, dy, windows_dx, contrib, write=frozenset(
             wd += contrib
 
 
-# Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
-# one chunk's buffer and its output-sized temporaries stay in L2 across the K passes.
-_CHUNK_BYTES = 1024 << 10
-
-
-def _chunk(xp, win, n, c, dtype):
-    if xp is not np:        # on a GPU one launch per pass beats cache blocking
-        return max(n, 1)
-    per = win.nphase * c * win.buflen * np.dtype(dtype).itemsize
-    return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
-
-
 def _direct(win):
     """Windows that are disjoint and inside the unpadded input: they are plain strided
     views of it, no padded buffer needed."""
@@ -387,8 +393,9 @@ def _views(win, a):
                                     zip(idx, win.stride, win.out_size))]
 
 
-def _reduce_views(xp, views, is_max, shape, dtype):
-    acc = xp.empty(shape, dtype=dtype)
+def _reduce_views(xp, views, is_max, shape, dtype, acc=None):
+    if acc is None:
+        acc = xp.empty(shape, dtype=dtype)
     views = list(views)
     op = xp.maximum if is_max else xp.add
     if len(views) == 1:
@@ -400,11 +407,16 @@ def _reduce_views(xp, views, is_max, shape, dtype):
     return acc
 
 
-def _grad_buffer(xp, win, shape, dtype):
-    """dx for the direct case: zeroed unless the windows tile the input exactly."""
+def _grad_buffer(xp, win, shape, dtype, dx=None):
+    """dx for the direct case (``dx`` when given): zeroed unless the windows tile the
+    input exactly."""
     tiled = all(k == s and o * s == n for k, s, o, n in zip(win.kernel, win.stride,
                                                          win.out_size, win.in_size))
-    return xp.empty(shape, dtype=dtype) if tiled else xp.zeros(shape, dtype=dtype)
+    if dx is None:
+        return xp.empty(shape, dtype=dtype) if tiled else xp.zeros(shape, dtype=dtype)
+    if not tiled:
+        dx.fill(0)
+    return dx
 
 
 def _disjoint(win):

@@ -6,33 +6,11 @@ All gradients are computed from the output alone, so backward keeps no input.
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Enum, Field, FloatOrNone, Int, Schema
+from ..params import Bool, DType, Enum, FloatOrNone, Int, Optional, Schema
 from ..registry import Op, ShapeError, register
 
 __all__ = ["Softmax", "LogSoftmax", "Softmin", "SoftmaxActivation", "SoftmaxCrossEntropy",
            "softmax_forward", "check_axis"]
-
-
-class _BoolOrNone(Field):
-    kind = "boolean or None"
-
-    def convert(self, v):
-        if v is None or isinstance(v, (bool, np.bool_)):
-            return v if v is None else bool(v)
-        if isinstance(v, (int, np.integer)) and v in (0, 1):
-            return bool(v)
-        raise ValueError("not a boolean")
-
-
-class _DTypeOrNone(Enum):
-    """dtype enum whose None may also arrive as the string 'None' (symbol JSON)."""
-
-    def convert(self, v):
-        if v is None or v == "None":
-            return None
-        if not isinstance(v, str):
-            v = np.dtype(v).name
-        return super().convert(v)
 
 
 def check_axis(opname, axis, ndim):
@@ -50,9 +28,10 @@ def _length_mask(xp, length, shape, axis):
     return pos < xp.expand_dims(length.astype(np.int64), axis)
 
 
-def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None):
-    """softmax (or log-softmax) of x along axis; a boolean mask zeroes (for log: -inf)
-    the masked-out positions. Numerically safe: the maximum is subtracted first."""
+def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None, out=None):
+    """softmax (or log-softmax) of x along axis, into ``out`` when given; a boolean mask
+    zeroes (for log: -inf) the masked-out positions. Numerically safe: the maximum is
+    subtracted first."""
     if temperature is not None and temperature != 1.0:
         x = x / x.dtype.type(temperature)
     if mask is not None:
@@ -60,7 +39,7 @@ def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None):
     m = x.max(axis=axis, keepdims=True)
     if mask is not None:
         m = xp.where(xp.isfinite(m), m, 0)
-    e = x - m
+    e = xp.subtract(x, m, out=out)
     if log:
         with np.errstate(divide="ignore"):
             s = xp.log(xp.exp(e).sum(axis=axis, keepdims=True))
@@ -90,13 +69,14 @@ def _log_softmax_grad(xp, g, y, axis, temperature):
 
 
 _SOFTMAX_PARAMS = Schema(axis=Int(-1), temperature=FloatOrNone(None),
-                         dtype=_DTypeOrNone((None, "float16", "float32", "float64"), None),
-                         use_length=_BoolOrNone(False))
+                         dtype=Optional(DType(enum=("float16", "float32", "float64"))),
+                         use_length=Optional(Bool(), False))
 
 
 class _SoftmaxBase(Op):
     params = _SOFTMAX_PARAMS
     backward_uses = ("out_grad", "out_data")
+    writes_outputs = True
     _log = False
     _negate = False
     _has_length = False
@@ -133,7 +113,7 @@ class _SoftmaxBase(Op):
             out = np.dtype(p.dtype)
         return [t] + list(in_types[1:]), [out], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         xp, x = ctx.xp, inputs[0]
         if x.dtype.kind != "f":
             raise MXNetError(f"{self.name}: only floating point inputs are supported, got "
@@ -147,9 +127,10 @@ class _SoftmaxBase(Op):
         if p.use_length:
             self.infer_shape(p, [inputs[0].shape, inputs[1].shape])
             mask = _length_mask(xp, inputs[1], x.shape, axis)
-        return [softmax_forward(xp, x, axis, self._log, p.temperature, mask)]
+        return [softmax_forward(xp, x, axis, self._log, p.temperature, mask,
+                                None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, y = ctx.xp, outputs[0]
         g = out_grads[0].astype(y.dtype, copy=False)
         axis = p.axis % y.ndim

@@ -4,6 +4,8 @@ import numpy as np
 from ..params import Any, Bool, DType, Schema, Shape
 from ..registry import Op, ShapeError, register
 from ..shape_codes import infer_reshape
+from .index_keys import resolve_key
+from .shape_utils import write_view
 
 
 @register
@@ -56,6 +58,7 @@ class Reshape(Op):
                     keep_highest=Bool(False))
     backward_uses = ("out_grad",)
     inplace = ((0, 0),)
+    writes_outputs = True
 
     def _target(self, p, dshape):
         if p.shape:
@@ -68,16 +71,17 @@ class Reshape(Op):
         s = in_shapes[0]
         return [s], [None if s is None else self._target(p, tuple(s))], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        return [x.reshape(self._target(p, x.shape))]
+        return [write_view(ctx, x.reshape(self._target(p, x.shape)),
+                           None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        return [out_grads[0].reshape(ctx.in_shapes[0])]
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        return [write_view(ctx, out_grads[0].reshape(ctx.in_shapes[0]),
+                           None if in_grad is None else in_grad[0])]
 
 
 def _resolve(ctx, p, inputs):
-    from ...ndarray.indexing import resolve_key
     return resolve_key(p.key, inputs[1:])
 
 
@@ -96,7 +100,6 @@ class GetItem(Op):
         if in_shapes[0] is None:
             return in_shapes, [None], []
         probe = np.empty(in_shapes[0], dtype=np.bool_)
-        from ...ndarray.indexing import resolve_key
         idx = [np.zeros(s, np.int64) for s in in_shapes[1:]]
         out = probe[resolve_key(p.key, idx)].shape or (1,)
         return in_shapes, [out], []

@@ -18,7 +18,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, Float, Int, Schema
 from ..registry import Op, ShapeError, register
-from ..simple import broadcast_shape, reduce_to_shape
+from ..simple import broadcast_shape, reduce_to_shape, takes_out
 
 _USES = {"none": ("out_grad",), "in": ("out_grad", "in_data"),
          "out": ("out_grad", "out_data"), "inout": ("out_grad", "in_data", "out_data")}
@@ -64,18 +64,19 @@ def _cast(r, dtype):
 
 # ---------------------------------------------------------------------------------
 # Array-array operators: (forward, lhs grad, rhs grad, what the grads read)
-# forward(xp, a, b); grads (xp, g, a, b, y) before reduction to the operand shapes.
+# forward(xp, a, b[, out]) (with ``out``: writes into it); grads (xp, g, a, b, y)
+# before reduction to the operand shapes.
 # ---------------------------------------------------------------------------------
 def _is_int(a):
     return a.dtype.kind != "f"
 
 
 _ARITH = {
-    "add": (lambda xp, a, b: xp.add(a, b),
+    "add": (lambda xp, a, b, out=None: xp.add(a, b, out=out),
             lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: g, "none"),
-    "sub": (lambda xp, a, b: xp.subtract(a, b),
+    "sub": (lambda xp, a, b, out=None: xp.subtract(a, b, out=out),
             lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g, "none"),
-    "mul": (lambda xp, a, b: xp.multiply(a, b),
+    "mul": (lambda xp, a, b, out=None: xp.multiply(a, b, out=out),
             lambda xp, g, a, b, y: g * b, lambda xp, g, a, b, y: g * a, "in"),
     "div": (lambda xp, a, b: _divide(xp, a, b, _is_int(a)),
             lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b), "in"),
@@ -84,9 +85,9 @@ _ARITH = {
     "power": (lambda xp, a, b: _power(xp, a, b, _is_int(a), a.dtype),
               lambda xp, g, a, b, y: g * b * xp.power(a, b - 1),
               lambda xp, g, a, b, y: g * y * xp.log(a), "inout"),
-    "maximum": (lambda xp, a, b: xp.maximum(a, b),
+    "maximum": (lambda xp, a, b, out=None: xp.maximum(a, b, out=out),
                 lambda xp, g, a, b, y: g * (a >= b), lambda xp, g, a, b, y: g * (a < b), "in"),
-    "minimum": (lambda xp, a, b: xp.minimum(a, b),
+    "minimum": (lambda xp, a, b, out=None: xp.minimum(a, b, out=out),
                 lambda xp, g, a, b, y: g * (a <= b), lambda xp, g, a, b, y: g * (a > b), "in"),
     "hypot": (lambda xp, a, b: _cast(xp.hypot(a, b), a.dtype),
               lambda xp, g, a, b, y: g * a / y, lambda xp, g, a, b, y: g * b / y, "inout"),
@@ -156,33 +157,41 @@ class _BinaryBase(Op):
         return [t, t], [t], []
 
 
+def _call(fn, with_out):
+    """fn(xp, a, b, out) for a kernel that may or may not take ``out``."""
+    if with_out:
+        return lambda xp, a, b, out: fn(xp, a, b, out=None if out is None else out[0])
+    return lambda xp, a, b, out: fn(xp, a, b)
+
+
 def _binary(name, aliases, fwd, grad_l, grad_r, uses, broadcast, zero_grad, doc):
+    run = _call(fwd, takes_out(fwd))
     if broadcast:
-        def forward(self, ctx, p, inputs, aux):
+        def forward(self, ctx, p, inputs, aux, out=None):
             a, b = inputs
             da, db = a.dtype, b.dtype
             if da is not db and da != db:
                 raise _dtype_error(name, da, db)
-            return [fwd(ctx.xp, a, b)]
+            return [run(ctx.xp, a, b, out)]
     else:
-        def forward(self, ctx, p, inputs, aux):
+        def forward(self, ctx, p, inputs, aux, out=None):
             a, b = inputs
             if a.shape != b.shape:
                 raise ShapeError(f"{name}: operands must have the same shape, got "
                                  f"{a.shape} and {b.shape}")
             if a.dtype != b.dtype:
                 raise _dtype_error(name, a.dtype, b.dtype)
-            return [fwd(ctx.xp, a, b)]
+            return [run(ctx.xp, a, b, out)]
 
     attrs = dict(name=name, aliases=tuple(aliases), broadcast=broadcast, forward=forward,
                  backward_uses=_USES[uses], zero_grad=zero_grad, __doc__=doc,
-                 inplace=((0, 0), (1, 0)))
+                 inplace=((0, 0), (1, 0)), writes_outputs=True)
     if grad_l is not None:
-        def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
             xp, g = ctx.xp, out_grads[0]
             a, b = inputs
             y = outputs[0]
-            need = ctx.need_grad or (True, True)
+            need = ctx.need_grad
             sa, sb = ctx.in_shapes
             with np.errstate(all="ignore"):
                 ga = reduce_to_shape(xp, grad_l(xp, g, a, b, y), sa) if need[0] else None
@@ -257,13 +266,13 @@ def _result_type(x, s):
 # name -> (forward(xp, x, s), gradient(xp, g, x, y, s) or None, uses, aliases)
 # In gradients s is the Python float parameter.
 _SCALAR_OPS = {
-    "_plus_scalar": (lambda xp, x, s: xp.add(x, s),
+    "_plus_scalar": (lambda xp, x, s, out=None: xp.add(x, s, out=out),
                      lambda xp, g, x, y, s: g, "none", ("_PlusScalar",)),
-    "_minus_scalar": (lambda xp, x, s: xp.subtract(x, s),
+    "_minus_scalar": (lambda xp, x, s, out=None: xp.subtract(x, s, out=out),
                       lambda xp, g, x, y, s: g, "none", ("_MinusScalar",)),
-    "_rminus_scalar": (lambda xp, x, s: xp.subtract(s, x),
+    "_rminus_scalar": (lambda xp, x, s, out=None: xp.subtract(s, x, out=out),
                        lambda xp, g, x, y, s: -g, "none", ("_RMinusScalar",)),
-    "_mul_scalar": (lambda xp, x, s: xp.multiply(x, s),
+    "_mul_scalar": (lambda xp, x, s, out=None: xp.multiply(x, s, out=out),
                     lambda xp, g, x, y, s: g * s, "none", ("_MulScalar",)),
     "_div_scalar": (lambda xp, x, s: _divide(xp, x, s, _int_math(x, s)),
                     lambda xp, g, x, y, s: g / s, "none", ("_DivScalar",)),
@@ -279,9 +288,9 @@ _SCALAR_OPS = {
                       ("_PowerScalar",)),
     "_rpower_scalar": (lambda xp, x, s: _power(xp, s, x, _int_math(x, s), x.dtype),
                        lambda xp, g, x, y, s: g * y * math.log(s), "out", ("_RPowerScalar",)),
-    "_maximum_scalar": (lambda xp, x, s: xp.maximum(x, s),
+    "_maximum_scalar": (lambda xp, x, s, out=None: xp.maximum(x, s, out=out),
                         lambda xp, g, x, y, s: g * (x >= s), "in", ("_MaximumScalar",)),
-    "_minimum_scalar": (lambda xp, x, s: xp.minimum(x, s),
+    "_minimum_scalar": (lambda xp, x, s, out=None: xp.minimum(x, s, out=out),
                         lambda xp, g, x, y, s: g * (x <= s), "in", ("_MinimumScalar",)),
     "_hypot_scalar": (lambda xp, x, s: _cast(xp.hypot(x, s), _result_type(x, s)),
                       lambda xp, g, x, y, s: g * x / y, "inout", ("_HypotScalar",)),
@@ -304,6 +313,7 @@ class _ScalarBase(Op):
     """Shared parts of the array-scalar operators; subclasses are made by _scalar_op()."""
     params = _SCALAR_PARAMS
     inplace = ((0, 0),)
+    writes_outputs = True
 
     def infer_type(self, p, in_types):
         t = in_types[0]
@@ -313,14 +323,16 @@ class _ScalarBase(Op):
 
 
 def _scalar_op(name, aliases, fwd, grad, uses, zero_grad, doc):
-    def forward(self, ctx, p, inputs, aux):
+    run = _call(fwd, takes_out(fwd))
+
+    def forward(self, ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        return [fwd(ctx.xp, x, _scalar(x, p))]
+        return [run(ctx.xp, x, _scalar(x, p), out)]
 
     attrs = dict(name=name, aliases=tuple(aliases), forward=forward, zero_grad=zero_grad,
                  backward_uses=_USES[uses], __doc__=doc)
     if grad is not None:
-        def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+        def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
             with np.errstate(all="ignore"):
                 return [grad(ctx.xp, out_grads[0], inputs[0], outputs[0], p["scalar"])]
         attrs["backward"] = backward
@@ -354,6 +366,7 @@ class AddN(Op):
     variadic = "num_args"
     backward_uses = ("out_grad",)
     inplace = ((0, 0),)
+    writes_outputs = True
 
     def infer_type(self, p, in_types):
         known = [np.dtype(t) for t in in_types if t is not None]
@@ -363,7 +376,7 @@ class AddN(Op):
         t = known[0] if known else None
         return [t] * len(in_types), [t], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         if len(inputs) != p.num_args:
             raise MXNetError(f"add_n: num_args is {p.num_args} but {len(inputs)} inputs "
                              "were given")
@@ -374,12 +387,19 @@ class AddN(Op):
                                  f"{[tuple(a.shape) for a in inputs]}")
             if x.dtype != first.dtype:
                 raise _dtype_error("add_n", first.dtype, x.dtype)
+        dst = None if out is None else out[0]
         if len(inputs) == 1:
-            return [first.copy()]
-        out = ctx.xp.add(first, inputs[1])
+            return [first.copy()] if dst is None else [_copy_into(dst, first)]
+        # out may be inputs[0]'s buffer (inplace): each step reads before it writes
+        y = ctx.xp.add(first, inputs[1], out=dst)
         for x in inputs[2:]:
-            out += x
-        return [out]
+            y += x
+        return [y]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [out_grads[0]] * len(ctx.in_shapes)
+
+
+def _copy_into(dst, src):
+    dst[...] = src
+    return dst

@@ -29,7 +29,9 @@ def _keep(y, x):
 
 def _math(fname):
     """Forward of a NumPy/CuPy function that keeps MXNet's dtype rule."""
-    def forward(xp, x, p):
+    def forward(xp, x, p, out=None):
+        if out is not None and x.dtype.kind == "f":     # same dtype: straight into out
+            return getattr(xp, fname)(x, out=out)
         y = getattr(xp, fname)(x)
         return y if y.dtype == x.dtype else y.astype(x.dtype)
     return forward
@@ -174,8 +176,9 @@ _TABLE = {
     "radians": dict(forward=_math("radians"), gradient=lambda xp, g, v, p: g * _RAD,
                     uses="none"),
     # --- activations -------------------------------------------------------------------
-    "relu": dict(forward=lambda xp, x, p: xp.maximum(x, 0),
-                 gradient=lambda xp, g, y, p: g * (y > 0), uses="out"),
+    "relu": dict(forward=lambda xp, x, p, out=None: xp.maximum(x, 0, out=out),
+                 gradient=lambda xp, g, y, p, out=None: xp.multiply(g, y > 0, out=out),
+                 uses="out"),
     "sigmoid": dict(forward=_sigmoid, gradient=lambda xp, g, y, p: g * y * (1 - y),
                     uses="out"),
     "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -x), x),
@@ -201,7 +204,8 @@ _TABLE = {
     "BlockGrad": dict(forward=lambda xp, x, p: x.copy(), aliases=("stop_gradient",), **_Z),
     # The loss head: its gradient is ones whatever the head gradient is.
     "make_loss": dict(forward=lambda xp, x, p: x.copy(),
-                      gradient=lambda xp, g, v, p: xp.ones_like(g), uses="none"),
+                      gradient=lambda xp, g, v, p: xp.ones_like(g), uses="none",
+                      is_loss=True),
 }
 
 _DOCS = {
@@ -268,12 +272,20 @@ unary("smooth_l1", forward=_smooth_l1, gradient=_smooth_l1_grad, uses="in", scal
           "|x| - 0.5/sigma^2 elsewhere.")
 
 
+# y = clip(alpha * x + beta, 0, 1); the gradient is alpha where 0 < alpha * x + beta < 1.
+unary("hard_sigmoid", params=Schema(alpha=Float(0.2), beta=Float(0.5)), uses="in",
+      forward=lambda xp, x, p, out=None: xp.clip(x * p.alpha + p.beta, 0, 1, out=out),
+      gradient=lambda xp, g, x, p: (g * p.alpha) * (xp.abs(x * p.alpha + p.beta - 0.5) < 0.5),
+      doc="Hard sigmoid: clip(alpha * x + beta, 0, 1).")
+
+
 @register
 class MakeLoss(Op):
     """Mark the input as a loss (legacy form of ``make_loss``): identity forward; the
     gradient is ``grad_scale`` divided by the batch size (``normalization='batch'``)
     or by the number of outputs above ``valid_thresh`` (``'valid'``)."""
     name = "MakeLoss"
+    is_loss = True
     params = Schema(grad_scale=Float(1.0), valid_thresh=Float(0.0),
                     normalization=Enum(("null", "batch", "valid"), "null"))
     backward_uses = ("out_grad", "out_data")

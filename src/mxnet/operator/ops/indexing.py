@@ -222,13 +222,14 @@ def _nd_shapes(opname, dshape, ishape):
     return m, tuple(ishape[1:])
 
 
-def _nd_key(xp, indices, dshape, opname):
+def _nd_key(xp, indices, dshape, opname, check=False):
     """A tuple of integer arrays for advanced indexing; negative indices count from the
-    end (as gather_nd does)."""
+    end (as gather_nd does). ``check``: raise for an index out of range (the CPU
+    kernels do; on a device the check would cost a synchronisation, so indices wrap)."""
     idx = as_index(xp, indices)
     m = idx.shape[0]
     dims = xp.asarray(np.array(dshape[:m], dtype=np.int64)).reshape((m,) + (1,) * (idx.ndim - 1))
-    if xp is np and bool(((idx < -dims) | (idx >= dims)).any()):
+    if check and bool(((idx < -dims) | (idx >= dims)).any()):
         raise MXNetError(f"{opname}: index out of range for data of shape {tuple(dshape)}")
     idx = idx % dims     # also keeps device work free of range checks
     return tuple(idx[i] for i in range(m))
@@ -239,6 +240,7 @@ class GatherND(Op):
     """``out[y..] = data[indices[0, y..], ..., indices[M-1, y..], ...]``; output shape
     indices.shape[1:] + data.shape[M:]."""
     name = "gather_nd"
+    check_range = False       # the CPU kernel checks indices (see _nd_key)
     params = Schema()
     backward_uses = _INDEX_GRAD
 
@@ -260,7 +262,7 @@ class GatherND(Op):
     def forward(self, ctx, p, inputs, aux):
         data, indices = inputs
         m, y = _nd_shapes(self.name, data.shape, indices.shape)
-        out = data[_nd_key(ctx.xp, indices, data.shape, self.name)]
+        out = data[_nd_key(ctx.xp, indices, data.shape, self.name, self.check_range)]
         return [out.reshape(legacy(out.shape))]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
@@ -278,6 +280,7 @@ class ScatterND(Op):
     """The inverse of gather_nd: an array of ``shape``, zero except at the positions
     indices addresses, which take data's values (the last one wins on repeats)."""
     name = "scatter_nd"
+    check_range = False       # the CPU kernel checks indices (see _nd_key)
     params = Schema(shape=Shape())
     backward_uses = _INDEX_GRAD
 
@@ -307,7 +310,7 @@ class ScatterND(Op):
         self._check(p, data.shape, indices.shape)
         m, y = _nd_shapes(self.name, p.shape, indices.shape)
         out = ctx.xp.zeros(p.shape, data.dtype)
-        out[_nd_key(ctx.xp, indices, p.shape, self.name)] = \
+        out[_nd_key(ctx.xp, indices, p.shape, self.name, self.check_range)] = \
             data.reshape(y + tuple(p.shape[m:]))
         return [out]
 

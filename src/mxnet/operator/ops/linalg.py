@@ -118,19 +118,25 @@ class Dot(_Product):
     and ignored (pymxnet arrays are dense).
     """
     name = "dot"
+    writes_outputs = True
 
     def _out_shape(self, p, ls, rs):
         _, lkeep, rkeep = _dot_plan(p, ls, rs)
         return tuple(lkeep + rkeep) or (1,)
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         a, b = inputs
         _check_types(self.name, inputs, _DOT_FLOATS)
         k, lkeep, rkeep = _dot_plan(p, a.shape, b.shape)
         A, B = _dot_mats(p, a, b, k)
+        dst = out[0] if out is not None else None
+        if dst is not None and dst.flags.c_contiguous:
+            # the GEMM writes the destination (seen as the product's matrix) directly
+            ctx.xp.matmul(A, B, out=dst.reshape(A.shape[0], B.shape[1]))
+            return [dst]
         return [ctx.xp.matmul(A, B).reshape(tuple(lkeep + rkeep) or (1,))]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, (a, b) = ctx.xp, inputs
         k, _, _ = _dot_plan(p, a.shape, b.shape)
         A, B = _dot_mats(p, a, b, k)

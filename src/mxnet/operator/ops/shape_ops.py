@@ -6,7 +6,8 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Int, IntOrNone, Schema, Shape, ShapeOrNone
 from ..registry import Op, ShapeError, register
-from .shape_utils import ShapeOnlyBackward, check_axes_nonneg, legacy, norm_axis, prod, zeros_if
+from .shape_utils import (ShapeOnlyBackward, check_axes_nonneg, legacy, norm_axis, prod,
+                          write_view, zeros_if)
 
 
 @register
@@ -16,6 +17,7 @@ class Flatten(ShapeOnlyBackward):
     aliases = ("flatten",)
     params = Schema()
     inplace = ((0, 0),)
+    writes_outputs = True
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -25,12 +27,14 @@ class Flatten(ShapeOnlyBackward):
             raise ShapeError("Flatten: the input must have at least one dimension")
         return in_shapes, [(s[0], prod(s[1:]))], []
 
-    def forward(self, ctx, p, inputs, aux):
+    def forward(self, ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        return [x.reshape(x.shape[0], -1) if x.ndim else x.reshape(1, 1)]
+        y = x.reshape(x.shape[0], -1) if x.ndim else x.reshape(1, 1)
+        return [write_view(ctx, y, None if out is None else out[0])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        return [out_grads[0].reshape(ctx.in_shapes[0])]
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        return [write_view(ctx, out_grads[0].reshape(ctx.in_shapes[0]),
+                           None if in_grad is None else in_grad[0])]
 
 
 def _transpose_axes(p, ndim):

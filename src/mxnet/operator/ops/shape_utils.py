@@ -8,7 +8,18 @@ from ...base import MXNetError
 from ..registry import Op, ShapeError
 
 __all__ = ["norm_axis", "prod", "merge_shapes", "legacy", "zeros_if", "ShapeOnlyBackward",
-           "check_axes_nonneg"]
+           "check_axes_nonneg", "write_view"]
+
+
+def write_view(ctx, view, dst):
+    """Result of a reshaping operator (``view``: its input seen in the new shape) for a
+    write-into-outputs call: ``view`` itself without a destination; nothing to move
+    when the destination is the input's own buffer ('inplace'); else a copy into it."""
+    if dst is None:
+        return view
+    if ctx.req is None or ctx.req[0] != "inplace":
+        dst[...] = view
+    return dst
 
 
 def norm_axis(opname, axis, ndim, name="axis", extra=0):

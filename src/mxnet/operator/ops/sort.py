@@ -61,15 +61,22 @@ def order(xp, x, axis, ascend, k=None):
     them when k is None)."""
     n = x.shape[axis]
     k = n if k is None else k
-    if xp is np:
-        keys = _packed_keys(np.moveaxis(x, axis, -1), ascend)
-        if keys is not None:
-            if k < n:
-                keys = np.partition(keys, k - 1, axis=-1)[..., :k]
-            idx = (np.sort(keys, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int64)
-            return np.ascontiguousarray(np.moveaxis(idx, -1, axis))
     idx = stable_argsort(xp, x, axis, ascend)
     return idx if k == n else idx[(slice(None),) * axis + (slice(0, k),)]
+
+
+def packed_order(xp, x, axis, ascend, k=None):
+    """``order`` on NumPy arrays by sorting packed keys (one plain sort, or a partition
+    for top-k), falling back to ``order`` for 64-bit types. The CPU kernel's primitive."""
+    n = x.shape[axis]
+    k = n if k is None else k
+    keys = _packed_keys(np.moveaxis(x, axis, -1), ascend)
+    if keys is None:
+        return order(xp, x, axis, ascend, k)
+    if k < n:
+        keys = np.partition(keys, k - 1, axis=-1)[..., :k]
+    idx = (np.sort(keys, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    return np.ascontiguousarray(np.moveaxis(idx, -1, axis))
 
 
 def _lanes(opname, p, shape):
@@ -93,6 +100,7 @@ def _scatter_back(xp, shape, p, idx, g, axis):
 
 class _Ordering(Op):
     backward_uses = ("out_grad", "out_data")
+    order = staticmethod(order)      # the sorting primitive (a CPU kernel swaps it)
 
     def infer_type(self, p, in_types):
         t = in_types[0]
@@ -127,7 +135,7 @@ class Sort(_Ordering):
     def forward(self, ctx, p, inputs, aux):
         xp, x = ctx.xp, _flat(inputs[0], p)
         axis = _lanes(self.name, p, inputs[0].shape)[0]
-        idx = order(xp, x, axis, p.is_ascend)
+        idx = self.order(xp, x, axis, p.is_ascend)
         return [xp.take_along_axis(x, idx, axis=axis), idx]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
@@ -156,7 +164,7 @@ class Argsort(_Ordering):
     def forward(self, ctx, p, inputs, aux):
         x = _flat(inputs[0], p)
         axis = _lanes(self.name, p, inputs[0].shape)[0]
-        return [order(ctx.xp, x, axis, p.is_ascend).astype(p.dtype)]
+        return [self.order(ctx.xp, x, axis, p.is_ascend).astype(p.dtype)]
 
 
 @register
@@ -212,7 +220,7 @@ class TopK(_Ordering):
     def forward(self, ctx, p, inputs, aux):
         xp, x = ctx.xp, _flat(inputs[0], p)
         axis, lanes, k, out = self._geometry(p, inputs[0].shape)
-        idx = order(xp, x, axis, p.is_ascend, k)
+        idx = self.order(xp, x, axis, p.is_ascend, k)
         if p.ret_typ == "indices":
             return [idx.astype(p.dtype)]
         if p.ret_typ == "mask":

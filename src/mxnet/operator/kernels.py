@@ -1,0 +1,54 @@
+"""The kernel table: faster device-specific implementations of registered operators.
+
+An operator's ``forward``/``backward`` is written once against ``ctx.xp`` and serves
+every device. A device may register a kernel that the runner calls instead:
+
+    register_kernel("Pooling", "gpu", fn)                  # forward
+    register_kernel("Pooling", "gpu", fn_bwd, backward=True)
+
+``fn`` has the signature of the operator's own method in the write-into-outputs form:
+``fn(ctx, p, inputs, aux, out=None)`` or ``fn(ctx, p, out_grads, inputs, outputs, aux,
+in_grad=None)``, and returns the list of results (the ``out``/``in_grad`` arrays it
+wrote, or fresh ones). A kernel that cannot handle a call (a parameter or dtype it
+does not support) returns ``NotImplemented`` and the operator's ``xp`` body runs.
+This is where oneDNN (CPU), cuDNN/cuBLAS (GPU) and sparse storage paths plug in.
+"""
+from ..base import MXNetError
+
+__all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES"]
+
+DEVICES = ("cpu", "gpu")
+_TABLE = {}     # (operator name, device, is_backward) -> fn
+
+
+def _canonical(op_name):
+    from .registry import all_ops
+    op = all_ops().get(op_name)
+    return op.name if op is not None else op_name
+
+
+def register_kernel(op_name, device, fn, backward=False):
+    """Use ``fn`` for ``op_name``'s forward (or backward) on ``device`` ('cpu'/'gpu').
+    An alias registers the kernel for the operator it names; a later registration
+    replaces an earlier one."""
+    if device not in DEVICES:
+        raise MXNetError(f"register_kernel: device must be one of {DEVICES}, got {device!r}")
+    if not callable(fn):
+        raise MXNetError(f"register_kernel: kernel for {op_name} is not callable")
+    _TABLE[(_canonical(op_name), device, bool(backward))] = fn
+    return fn
+
+
+def lookup_kernel(op, device, backward=False):
+    """The kernel registered for operator ``op`` (an Op or its name) on ``device``,
+    or None."""
+    if not _TABLE:
+        return None
+    name = op if isinstance(op, str) else op.name
+    return _TABLE.get((_canonical(name) if isinstance(op, str) else name, device,
+                       bool(backward)))
+
+
+def registered_kernels():
+    """{(operator name, device, is_backward): fn} for every registered kernel."""
+    return dict(_TABLE)

@@ -1,0 +1,160 @@
+"""The operator runner: the one place an operator's forward or backward is run, for
+imperative calls (``ndarray.dispatch``), autograd and the executor.
+
+It builds the OpContext, picks the device kernel from the kernel table (falling back
+to the operator's ``xp`` body), hands write-into-outputs operators the arrays to write
+into, applies each output's req (``apply_req``), fills missing output gradients with
+zeros, answers ``zero_grad`` operators without calling them, and turns a failure
+inside an operator body into one MXNetError format (operator, node, input shapes).
+
+Requests: ``out``/``in_grad`` is None (the caller takes fresh results) or a list with
+one destination array (or None) per result, and ``req`` a matching list of 'null',
+'write', 'inplace' or 'add' (None: all 'write'). A write-into-outputs operator
+(``Op.writes_outputs``) receives the destinations whose req is write/inplace; for
+'add' it gets None and the runner adds its result; 'null' results are dropped. When
+the operator returns the very array it was given, nothing is copied.
+"""
+import numpy as np
+
+from ..base import MXNetError
+from .kernels import _TABLE as _KERNELS
+from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
+
+__all__ = ["op_context", "forward", "backward", "op_error"]
+
+_WRITE_REQS = ("write", "inplace")
+_DEVICES = {}
+
+
+def op_context(xp, ctx, is_train=False, need_grad=None, in_shapes=None, req=None):
+    """An OpContext for a call on ``ctx`` (``xp``: its array module)."""
+    return OpContext(xp, ctx, is_train, need_grad, in_shapes, req)
+
+
+def _device(octx):
+    c = octx.ctx
+    return "gpu" if c is not None and c.device_typeid == 2 else "cpu"
+
+
+def _given(dst, req):
+    """What the operator may write into: destinations whose req is write/inplace."""
+    if req is None:
+        return list(dst)
+    return [d if r in _WRITE_REQS else None for d, r in zip(dst, req)]
+
+
+def _settle(results, dst, req, what):
+    """Apply each result to its destination as its req says (no copy when the
+    operator wrote into the destination itself). 'inplace' destinations, which share
+    an input's buffer, are written last: another result may still be a view of it."""
+    order = range(len(dst))
+    if req is not None and "inplace" in req:
+        order = sorted(order, key=lambda k: req[k] == "inplace")
+    for k in order:
+        d = dst[k]
+        if d is None:
+            continue
+        v = results[k] if k < len(results) else None
+        if v is d:
+            continue
+        r = "write" if req is None else req[k]
+        if r == REQ_NULL:
+            continue
+        if v is None:
+            if r != REQ_ADD:
+                d[...] = 0
+            continue
+        if v.shape != d.shape:
+            if v.size != d.size:
+                raise MXNetError(f"{what}: result {k} has shape {tuple(v.shape)}, its "
+                                 f"destination {tuple(d.shape)}")
+            v = v.reshape(d.shape)
+        apply_req(d, r, v)
+
+
+def forward(op, octx, p, inputs, aux, out=None, req=None, node=None):
+    """Run op's forward; returns its results (the ``out`` arrays where it wrote into
+    them). With ``out``, every result is also applied to its destination."""
+    try:
+        given = None if out is None else _given(out, req)
+        kern = _KERNELS and _KERNELS.get((op.name, _device(octx), False))
+        res = NotImplemented
+        if kern:
+            res = kern(octx, p, inputs, aux, out=given)
+        if res is NotImplemented:
+            if op.writes_outputs:
+                res = op.forward(octx, p, inputs, aux, out=given)
+            else:
+                res = op.forward(octx, p, inputs, aux)
+        if out is not None:
+            _settle(res, out, req, f"operator {op.name}")
+        return res
+    except MXNetError:
+        raise
+    except Exception as err:
+        raise op_error(op, p, [a.shape for a in inputs], err, node) from err
+
+
+def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=None,
+             out_meta=None, node=None):
+    """Run op's backward; returns one gradient (or None) per argument.
+
+    ``out_grads`` entries that are None become zeros of ``out_meta[i]`` ((shape,
+    dtype) per output) when the operator reads out_grad. ``octx.need_grad`` defaults to
+    every argument; ``octx.in_shapes`` must be set. ``in_grad``/``req``: destinations
+    as for ``forward`` (a 'write' gradient that the operator leaves None is zeroed).
+    """
+    need = octx.need_grad
+    if need is None:
+        need = octx.need_grad = [True] * len(octx.in_shapes)
+    xp = octx.xp
+    if out_grads is not None and out_meta is not None:
+        for i, g in enumerate(out_grads):
+            if g is None:
+                shape, dtype = out_meta[i]
+                out_grads[i] = xp.zeros(shape, dtype)
+    try:
+        if op.zero_grad:
+            # A defined, zero gradient: 'write' destinations receive zeros, as in MXNet.
+            dt = next((g.dtype for g in out_grads or () if g is not None), np.float32)
+            res = [xp.zeros(s, dt) if w else None for s, w in zip(octx.in_shapes, need)]
+        elif op.backward is None:
+            raise MXNetError(f"Operator {op.name} is non-differentiable because it didn't "
+                             "register FGradient attribute.")
+        else:
+            given = None if in_grad is None else _given(in_grad, req)
+            kern = _KERNELS and _KERNELS.get((op.name, _device(octx), True))
+            res = NotImplemented
+            if kern:
+                res = kern(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
+            if res is NotImplemented:
+                if op.writes_outputs:
+                    res = op.backward(octx, p, out_grads, inputs, outputs, aux,
+                                      in_grad=given)
+                else:
+                    res = op.backward(octx, p, out_grads, inputs, outputs, aux)
+        if in_grad is not None:
+            _settle(res, in_grad, req, f"operator {op.name} backward")
+        return res
+    except MXNetError:
+        raise
+    except Exception as err:
+        raise op_error(op, p, octx.in_shapes, err, node, "backward") from err
+
+
+def op_error(op, p, in_shapes, err, node=None, phase="forward"):
+    """The MXNetError for a failure inside an operator body: the operator's own shape
+    check when it rejects the shapes, else one line naming the operator, the node
+    (when there is one), the input shapes and the original error."""
+    shapes = [None if s is None else tuple(s) for s in in_shapes]
+    if phase == "forward" and op.params is not None:
+        try:
+            n = len(shapes) if op.variadic is not None else len(op.arguments(p))
+            op.infer_shape(p, shapes[:n])
+        except MXNetError as shape_err:
+            return shape_err
+        except Exception:
+            pass
+    where = f"operator {op.name}" + (f" (node {node})" if node else "")
+    return MXNetError(f"Error in {where} {phase}, inputs of shape {shapes}: "
+                      f"{type(err).__name__}: {err}")

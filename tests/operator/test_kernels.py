@@ -1,0 +1,104 @@
+"""The kernel table (mxnet.operator.kernels): registration, lookup, fallback, and
+every registered CPU kernel against the operator's own xp body."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.operator import kernels
+
+
+def test_register_lookup_and_listing(monkeypatch):
+    monkeypatch.setattr(kernels, "_TABLE", dict(kernels._TABLE))
+    calls = []
+
+    def fwd(ctx, p, inputs, aux, out=None):
+        calls.append(out)
+        return NotImplemented                   # falls back to the xp body
+    kernels.register_kernel("_plus", "gpu", fwd)         # an alias of elemwise_add
+    assert kernels.lookup_kernel(mx.operator.get_op("elemwise_add"), "gpu") is fwd
+    assert kernels.lookup_kernel("_plus", "gpu") is fwd
+    assert kernels.lookup_kernel("elemwise_add", "cpu") is None
+    assert kernels.registered_kernels()[("elemwise_add", "gpu", False)] is fwd
+    assert ("Convolution", "cpu", True) in kernels.registered_kernels()
+    with pytest.raises(MXNetError, match="device"):
+        kernels.register_kernel("elemwise_add", "tpu", fwd)
+
+
+def test_runner_uses_kernel_and_falls_back(monkeypatch):
+    from mxnet.operator import runner
+    table = dict(kernels._TABLE)
+    monkeypatch.setattr(kernels, "_TABLE", table)
+    monkeypatch.setattr(runner, "_KERNELS", table)
+    seen = []
+
+    def fwd(ctx, p, inputs, aux, out=None):
+        seen.append(p.scalar)
+        if p.scalar == 2.0:
+            return NotImplemented
+        return [inputs[0] * 0 + 42]
+    kernels.register_kernel("_plus_scalar", "cpu", fwd)
+    x = mx.nd.array([1.0, 2.0])
+    assert (mx.nd._internal._plus_scalar(x, scalar=1.0).asnumpy() == 42).all()
+    np.testing.assert_array_equal(mx.nd._internal._plus_scalar(x, scalar=2.0).asnumpy(), [3, 4])
+    assert seen == [1.0, 2.0]
+
+
+def _both(monkeypatch, fn):
+    """fn() with the CPU kernels, then with the table emptied (the xp bodies)."""
+    from mxnet.operator import runner
+    fast = fn()
+    monkeypatch.setattr(runner, "_KERNELS", {})
+    slow = fn()
+    monkeypatch.undo()
+    return fast, slow
+
+
+def _fwd_bwd(op, inputs, grad_of=0, **kw):
+    arrs = [mx.nd.array(a) for a in inputs]
+    arrs[grad_of].attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, op)(*arrs, **kw)
+        y0 = y[0] if isinstance(y, list) else y
+    y0.backward(mx.nd.ones(y0.shape))
+    return [y0.asnumpy(), arrs[grad_of].grad.asnumpy()]
+
+
+rs = np.random.RandomState(3)
+
+
+@pytest.mark.parametrize("case", [
+    ("Pooling", [rs.randn(4, 3, 9, 9)], dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
+    ("Pooling", [rs.randn(4, 3, 9, 9)], dict(kernel=(3, 3), pool_type="avg")),
+    ("Convolution", [rs.randn(4, 3, 8, 8), rs.randn(5, 3, 3, 3), rs.randn(5)],
+     dict(kernel=(3, 3), num_filter=5)),
+    ("sort", [rs.randn(6, 7).astype(np.float32)], dict(axis=1)),
+    ("topk", [rs.randn(6, 7).astype(np.float32)], dict(k=3, ret_typ="value")),
+])
+def test_cpu_kernel_matches_xp_body(monkeypatch, case):
+    from mxnet.operator import kernels_cpu
+    monkeypatch.setattr(kernels_cpu, "PARALLEL_MIN_WORK", 0)   # conv: the split path
+    op, inputs, kw = case
+    fast, slow = _both(monkeypatch, lambda: _fwd_bwd(op, inputs, **kw))
+    for f, s in zip(fast, slow):
+        np.testing.assert_allclose(f, s, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_scatter_add_paths_agree(monkeypatch):
+    idx = np.array([[1, 3, 1], [0, 3, 3]], dtype=np.float32)
+    w = rs.randn(5, 4)
+    fast, slow = _both(monkeypatch, lambda: _fwd_bwd("Embedding", [idx, w], grad_of=1,
+                                                     input_dim=5, output_dim=4))
+    for f, s in zip(fast, slow):
+        np.testing.assert_allclose(f, s, rtol=1e-6)
+    np.testing.assert_allclose(fast[1][3], 3.0 * np.ones(4))
+
+
+def test_gather_nd_range_check_is_the_cpu_kernels(monkeypatch):
+    data, bad = mx.nd.array(np.arange(6.0).reshape(2, 3)), mx.nd.array([[0, 2], [1, 5]])
+    with pytest.raises(MXNetError, match="out of range"):
+        mx.nd.gather_nd(data, bad).asnumpy()
+    from mxnet.operator import runner
+    monkeypatch.setattr(runner, "_KERNELS", {})
+    # the xp body wraps indices as a device would (no synchronising check)
+    np.testing.assert_array_equal(mx.nd.gather_nd(data, bad).asnumpy(), [1, 2])
