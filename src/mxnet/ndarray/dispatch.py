@@ -16,6 +16,7 @@ from ..base import MXNetError, env_int, numeric_types
 from ..operator.registry import OpContext, ShapeError, get_op
 from ..resource import rng_var
 from .chunk import Chunk
+from .failures import failed_outputs
 from .ndarray import NDArray
 
 __all__ = ["invoke", "invoke_by_name", "binary", "store"]
@@ -102,15 +103,14 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
             octx = _op_context(_xp(ctx), ctx, is_train)
         try:
             results = op.forward(octx, p, [a._data for a in args], [a._data for a in aux])
-        except MXNetError:
-            raise
-        except Exception as err:
-            raise _explain(op, p, inputs, err) from err
-        if outs_given is None and len(results) == 1:
-            d = _fresh(results[0], args)
-            outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
+        except Exception as err:        # raised at the sync point, as on the engine
+            outputs = failed_outputs(op, p, args, aux, ctx, outs_given, err)
         else:
-            outputs = _wrap_results(results, args, ctx, outs_given)
+            if outs_given is None and len(results) == 1:
+                d = _fresh(results[0], args)
+                outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
+            else:
+                outputs = _wrap_results(results, args, ctx, outs_given)
     else:
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 
@@ -173,21 +173,6 @@ def store(dst, value, sources=()):
                                      dst._dtype)
     target = dst._data
     target[...] = value.reshape(target.shape) if value.size == target.size else value
-
-
-def _explain(op, p, inputs, err):
-    """Turn a failure inside an operator body into an MXNetError that says what was
-    wrong, preferring the operator's own shape check."""
-    try:
-        n_args = len(op.arguments(p)) if op.variadic is None else len(inputs)
-        infer_output_meta(op, p, inputs[:n_args], inputs[n_args:])
-    except MXNetError as shape_err:
-        return shape_err
-    except Exception:
-        pass
-    shapes = [a.shape for a in inputs]
-    return MXNetError(f"Error in operator {op.name} (inputs of shape {shapes}): "
-                      f"{type(err).__name__}: {err}")
 
 
 def infer_output_meta(op, p, args, aux):
