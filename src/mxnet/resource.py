@@ -39,7 +39,6 @@ def rng_var(ctx):
         from .engine import new_variable
         with _lock:
             var = _rng_vars.setdefault(key, new_variable(f"rng{key}"))
-            var.refuses_errors = True     # a failed draw poisons its result, not later draws
     return var
 
 

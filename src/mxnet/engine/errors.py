@@ -57,10 +57,9 @@ class AsyncError:
         self._vars = []                # weak references to the poisoned variables
 
     def attach(self, var, owner=None):
-        """Poison var with this failure (a var that refuses failures, such as a random
-        generator's, is left alone: it is shared state, not a result)."""
-        if getattr(var, "refuses_errors", False):
-            return
+        """Poison var with this failure. As in MXNet, this includes every var the failed
+        work mutated, a random generator's too: later draws share the failure until it
+        is raised (test_exc_handling's test_exc_imperative relies on it)."""
         var.exception = self
         self._vars.append(weakref.ref(var))
         if owner is not None:

@@ -14,7 +14,7 @@ class Var:
     """
 
     __slots__ = ("num_pending", "exception", "_queue", "_active_reads", "_active_write",
-                 "_deleted", "name", "refuses_errors", "__weakref__")
+                 "_deleted", "name", "__weakref__")
 
     def __init__(self, name=None):
         self.num_pending = 0
@@ -24,9 +24,6 @@ class Var:
         self._active_write = False
         self._deleted = False
         self.name = name
-        # Shared state (a random generator's var) is ordered by the engine but is not a
-        # result: a failed operation that used it must not poison later users.
-        self.refuses_errors = False
 
     def __repr__(self):
         return f"<Var {self.name or hex(id(self))} pending={self.num_pending}>"

@@ -87,8 +87,9 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         d = c.data
         if d is not None:
             size += d.size
-    if idle and op.resources and "random" in op.resources and rng_var(ctx).num_pending:
-        idle = False          # earlier draws on this generator are still queued
+    if idle and op.resources and "random" in op.resources and (
+            rng_var(ctx).num_pending or rng_var(ctx).exception is not None):
+        idle = False          # earlier draws on this generator are queued (or failed)
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
         for o in outs_given:

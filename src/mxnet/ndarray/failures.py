@@ -10,7 +10,7 @@ from ..engine.errors import describe_failure
 from .chunk import Chunk
 from .ndarray import NDArray
 
-__all__ = ["failed_outputs"]
+__all__ = ["failed_outputs", "zero_fill"]
 
 
 def failed_outputs(op, p, args, aux, ctx, outs_given, err):
@@ -28,6 +28,26 @@ def failed_outputs(op, p, args, aux, ctx, outs_given, err):
     n_given = 0 if outs_given is None else len(outs_given)
     outputs = list(outs_given or ()) + [NDArray(Chunk(), s, t, ctx)
                                         for s, t in zip(shapes[n_given:], dtypes[n_given:])]
-    engine.get().record_failure(err, [o._chunk for o in outputs] + [a._chunk for a in aux],
-                                op.name, in_shapes)
+    mutated = [o._chunk for o in outputs] + [a._chunk for a in aux]
+    if op.resources and "random" in op.resources:
+        from ..resource import rng_var
+        mutated.append(rng_var(ctx))     # as on the engine path: the generator is written
+    engine.get().record_failure(err, mutated, op.name, in_shapes)
     return outputs
+
+
+def zero_fill(arr):
+    """Give arr's chunk a zero buffer when nothing ever wrote it (see NDArray._unwritten);
+    a view's chunk gets a flat buffer reaching the end of the view."""
+    from .dispatch import _xp
+    c = arr._chunk
+    if c.data is None:
+        if arr._view is None:
+            c.data = _xp(arr._ctx).zeros(arr._shape, arr._dtype)
+        else:
+            off, shape = arr._view
+            n = 1
+            for s in shape:
+                n *= s
+            c.data = _xp(arr._ctx).zeros((off + n,), arr._dtype)
+    return c.data

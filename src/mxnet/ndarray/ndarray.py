@@ -38,6 +38,8 @@ class NDArray(OpMethods):
     @property
     def _data(self):
         d = self._chunk.data
+        if d is None:
+            d = self._unwritten()
         if self._view is None:
             return d
         off, shape = self._view
@@ -45,6 +47,13 @@ class NDArray(OpMethods):
         for s in shape:
             n *= s
         return d.reshape(-1)[off:off + n].reshape(shape)
+
+    def _unwritten(self):
+        """A buffer for a chunk no operation ever wrote: its writer failed, and the
+        failure was raised at a sync point already. MXNet hands back uninitialised
+        memory then; this gives zeros of the array's size."""
+        from .failures import zero_fill
+        return zero_fill(self)
 
     def _read(self):
         """The device array, after pending writes complete (raises their failure)."""
