@@ -21,6 +21,7 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 
 from .. import initializer, name as _name, ndarray, symbol
+from ..atomic_file import write_text
 from ..base import MXNetError, mx_real_t
 from ..ndarray import NDArray
 from ..symbol import Symbol
@@ -349,8 +350,7 @@ class Block:
             return {"orig_name": block.name,
                     "hybridized": bool(getattr(block, "_active", False)),
                     "children": {key: describe(c) for key, c in block._children.items()}}
-        with open(f"{prefix}-model.json", "w") as f:
-            json.dump({self.name: describe(self)}, f)
+        write_text(f"{prefix}-model.json", json.dumps({self.name: describe(self)}))
         self.save_parameters(f"{prefix}-model.params")
 
     def load(self, prefix):

@@ -9,6 +9,7 @@ then also runs the optimizer (``update_on_kvstore``) and every context pulls the
 updated weight.
 """
 from .. import optimizer as opt
+from ..atomic_file import write_bytes
 from ..base import MXNetError
 from ..kvstore import KVStore, create as kv_create
 from .parameter import Parameter, ParameterDict, _clear_fresh_grad, _fresh_grad
@@ -294,8 +295,7 @@ class Trainer:
                                      "not yet initialized in kvstore.")
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updaters[0].get_states(dump_optimizer=True))
+            write_bytes(fname, self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname):
         """Load optimizer states written by ``save_states``."""

@@ -15,6 +15,7 @@ import warnings
 from .. import context as ctx
 from .. import ndarray as nd
 from .. import optimizer as opt
+from ..atomic_file import write_bytes
 from ..base import MXNetError
 from ..initializer import InitDesc, Uniform
 from .. import io as _io
@@ -433,8 +434,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updater.get_states())
+            write_bytes(fname, self._updater.get_states())
 
     def load_optimizer_states(self, fname):
         """Read optimizer states written by save_optimizer_states."""
