@@ -7,16 +7,19 @@ POSIX and Windows. A process killed at any moment leaves the path holding either
 old file whole or the new one whole, never a torn mix; an error while writing removes
 the temporary and leaves the old file alone.
 """
+import contextlib
 import os
 import tempfile
+import threading
 
 from .base import MXNetError
 
-__all__ = ["AtomicFile", "atomic_write", "write_bytes", "write_text"]
+__all__ = ["AtomicFile", "atomic_write", "write_bytes", "write_text", "together"]
 
 # The permissions a plain open() would give a new file (mkstemp uses 0o600).
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+_group = threading.local()     # .pending: [AtomicFile] inside together()
 
 
 class AtomicFile:
@@ -62,6 +65,10 @@ class AtomicFile:
             os.fsync(self.file.fileno())
             self.file.close()
             os.chmod(self.tmp, 0o666 & ~_UMASK)
+            pending = getattr(_group, "pending", None)
+            if pending is not None:          # renamed with the rest of the group
+                pending.append(self)
+                return
             os.replace(self.tmp, self.path)
         except BaseException as err:
             self._discard()
@@ -83,10 +90,7 @@ class AtomicFile:
             self.file.close()
         except Exception:  # already failing: the temporary is removed regardless
             pass
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(self.tmp)
 
     def __enter__(self):
         return self
@@ -97,6 +101,42 @@ class AtomicFile:
         else:
             self.abort()
         return False
+
+
+@contextlib.contextmanager
+def together():
+    """Files committed inside ``with together():`` (a checkpoint's symbol, parameters
+    and optimizer states) are all written and fsynced first and renamed into place one
+    right after the other at the end, so a kill can only fall in the microseconds
+    between two renames; on an error none of them replaces its path."""
+    if getattr(_group, "pending", None) is not None:     # nested: the outer one renames
+        yield
+        return
+    _group.pending = pending = []
+    try:
+        yield
+    except BaseException:
+        _group.pending = None
+        for f in pending:
+            _unlink(f.tmp)
+        raise
+    _group.pending = None
+    try:
+        for i, f in enumerate(pending):
+            os.replace(f.tmp, f.path)
+    except OSError as err:
+        for f in pending[i:]:
+            _unlink(f.tmp)
+        raise MXNetError(f"Failed to write {f.path!r}: {err.strerror or err}") from err
+    for d in dict.fromkeys(os.path.dirname(os.path.abspath(f.path)) for f in pending):
+        _fsync_dir(d)
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _fsync_dir(directory):

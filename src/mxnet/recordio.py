@@ -18,7 +18,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .atomic_file import AtomicFile
+from .atomic_file import AtomicFile, together
 from .base import MXNetError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack",
@@ -267,8 +267,9 @@ class MXIndexedRecordIO(MXRecordIO):
         if not self.is_open:
             return
         pid = self.pid
-        super().close()
-        _finish(self.fidx, pid)
+        with together():      # record file and index replace the old ones together
+            super().close()
+            _finish(self.fidx, pid)
         self.fidx = None
 
     def __getstate__(self):

@@ -15,7 +15,7 @@ import warnings
 from .. import context as ctx
 from .. import ndarray as nd
 from .. import optimizer as opt
-from ..atomic_file import write_bytes
+from ..atomic_file import together, write_bytes
 from ..base import MXNetError
 from ..initializer import InitDesc, Uniform
 from .. import io as _io
@@ -113,14 +113,15 @@ class Module(BaseModule):
                         remove_amp_cast=True):
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, optionally,
         ``prefix-%04d.states``."""
-        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
-        param_name = "%s-%04d.params" % (prefix, epoch)
-        self.save_params(param_name)
-        logging.info('Saved checkpoint to "%s"', param_name)
-        if save_optimizer_states:
-            state_name = "%s-%04d.states" % (prefix, epoch)
-            self.save_optimizer_states(state_name)
-            logging.info('Saved optimizer state to "%s"', state_name)
+        with together():      # the files replace the old ones together
+            self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+            param_name = "%s-%04d.params" % (prefix, epoch)
+            self.save_params(param_name)
+            logging.info('Saved checkpoint to "%s"', param_name)
+            if save_optimizer_states:
+                state_name = "%s-%04d.states" % (prefix, epoch)
+                self.save_optimizer_states(state_name)
+                logging.info('Saved optimizer state to "%s"', state_name)
 
     def _reset_bind(self):
         self.binded = False
