@@ -16,7 +16,7 @@ from .. import context as ctx
 from .. import ndarray as nd
 from .. import optimizer as opt
 from ..atomic_file import together, write_bytes
-from ..base import MXNetError
+from ..base import InvalidArgument, MXNetError
 from ..initializer import InitDesc, Uniform
 from .. import io as _io
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
@@ -369,6 +369,10 @@ class Module(BaseModule):
             new = tuple(new)
         else:
             new = tuple(tuple(d.shape) for d in data_batch.data)
+        if len(new) != len(self._data_names):
+            raise InvalidArgument(f"Module.forward: the batch holds {len(new)} data arrays "
+                                  f"but the module was bound with data_names "
+                                  f"{list(self._data_names)}")
         if curr != new:
             provide_data = getattr(data_batch, "provide_data", None)
             if provide_data:
