@@ -3,7 +3,8 @@ import os
 
 import numpy as np
 
-__all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "NotImplementedForSymbol", "string_types", "numeric_types",
+__all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex",
+           "NotImplementedForSymbol", "string_types", "numeric_types",
            "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
            "env_int", "env_str", "mx_real_t", "data_dir"]
 
@@ -19,6 +20,10 @@ class InvalidArgument(MXNetError, ValueError):
 class InvalidArgumentType(MXNetError, TypeError):
     """An argument of the wrong type: caught by ``except MXNetError`` and ``except
     TypeError``."""
+
+
+class InvalidIndex(MXNetError, IndexError):
+    """An index out of range: caught by ``except MXNetError`` and ``except IndexError``."""
 
 
 class NotImplementedForSymbol(MXNetError):

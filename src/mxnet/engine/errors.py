@@ -10,18 +10,30 @@ The failed operation's inputs, unrelated variables and other threads' work never
 import threading
 import weakref
 
-from ..base import MXNetError
+from ..base import InvalidArgument, InvalidArgumentType, InvalidIndex, MXNetError
 
 __all__ = ["AsyncError", "as_mxnet_error", "describe_failure", "live_error"]
 
 _lock = threading.Lock()
 
 
+def _kind(exc):
+    """The MXNetError class for exc: one that is also an IndexError, ValueError or
+    TypeError when exc is, so either ``except`` clause catches it."""
+    if isinstance(exc, MXNetError):
+        return type(exc)
+    for builtin, cls in ((IndexError, InvalidIndex), (TypeError, InvalidArgumentType),
+                         (ValueError, InvalidArgument)):
+        if isinstance(exc, builtin):
+            return cls
+    return MXNetError
+
+
 def as_mxnet_error(exc):
     """exc as an MXNetError (kept when it already is one, e.g. MXNet's ValueError)."""
     if isinstance(exc, MXNetError):
         return exc
-    err = MXNetError(f"{type(exc).__name__}: {exc}")
+    err = _kind(exc)(f"{type(exc).__name__}: {exc}")
     err.__cause__ = exc
     return err
 
@@ -36,7 +48,7 @@ def describe_failure(exc, op_name=None, in_shapes=None):
         where += f" (inputs of shape {[tuple(s) for s in in_shapes]})"
     detail = str(exc) if isinstance(exc, MXNetError) else f"{type(exc).__name__}: {exc}"
     # Keep the class (MXNet's ValueError/IndexError... subclasses) when we can.
-    cls = type(exc) if isinstance(exc, MXNetError) else MXNetError
+    cls = _kind(exc)
     try:
         err = cls(f"{where}: {detail}")
     except Exception:          # a subclass with another constructor signature

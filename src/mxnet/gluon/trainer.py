@@ -10,7 +10,7 @@ updated weight.
 """
 from .. import optimizer as opt
 from ..atomic_file import write_bytes
-from ..base import MXNetError
+from ..base import InvalidArgumentType, MXNetError
 from ..kvstore import KVStore, create as kv_create
 from ..kvstore.base import is_known_type
 from .parameter import Parameter, ParameterDict, _clear_fresh_grad, _fresh_grad
@@ -83,6 +83,10 @@ class Trainer:
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
+        if not (kvstore is None or isinstance(kvstore, (str, KVStore))
+                or hasattr(kvstore, "pushpull")):
+            raise InvalidArgumentType(f"Trainer: kvstore must be a KVStore, str or None, "
+                                      f"got {type(kvstore).__name__}")
         if isinstance(kvstore, str) and not is_known_type(kvstore):
             kv_create(kvstore)         # raises now, not at the first step (or never)
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}

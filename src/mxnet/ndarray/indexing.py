@@ -8,7 +8,7 @@ shape (1,).
 import numpy as np
 
 from .. import engine
-from ..base import InvalidArgument, MXNetError, integer_types, numeric_types
+from ..base import InvalidArgument, InvalidIndex, MXNetError, integer_types, numeric_types
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
 
@@ -169,8 +169,9 @@ def setitem(arr, key, value):
         try:
             data[k] = v
         except (ValueError, IndexError) as err:
-            raise MXNetError(f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
-                             f"{err}") from None
+            raise (InvalidIndex if isinstance(err, IndexError) else InvalidArgument)(
+                f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
+                f"{err}") from None
 
     busy = arr._chunk.num_pending or any(c.num_pending for c in src_chunks)
     if not busy and arr._chunk.exception is None:

@@ -359,7 +359,11 @@ def _check_ctx(ctx):
         return current_context()
     if isinstance(ctx, str):
         name, _, rest = ctx.partition("(")
-        ctx = Context(name, int(rest.rstrip(")") or 0))
+        try:
+            ctx = Context(name, int(rest.rstrip(")") or 0))
+        except ValueError:
+            raise MXNetError(f"invalid context string {ctx!r}; expected e.g. 'cpu(0)'") \
+                from None
     if not isinstance(ctx, Context):
         raise MXNetError(f"expected a Context, got {ctx!r}")
     if ctx.device_typeid == 2:
