@@ -3,13 +3,27 @@ import os
 
 import numpy as np
 
-__all__ = ["MXNetError", "NotImplementedForSymbol", "string_types", "numeric_types",
+__all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex",
+           "NotImplementedForSymbol", "string_types", "numeric_types",
            "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
            "env_int", "env_str", "mx_real_t", "data_dir"]
 
 
 class MXNetError(RuntimeError):
     """The error MXNet raises for bad input, failed operators and engine failures."""
+
+
+class InvalidArgument(MXNetError, ValueError):
+    """A bad argument value: caught by ``except MXNetError`` and ``except ValueError``."""
+
+
+class InvalidArgumentType(MXNetError, TypeError):
+    """An argument of the wrong type: caught by ``except MXNetError`` and ``except
+    TypeError``."""
+
+
+class InvalidIndex(MXNetError, IndexError):
+    """An index out of range: caught by ``except MXNetError`` and ``except IndexError``."""
 
 
 class NotImplementedForSymbol(MXNetError):
@@ -56,9 +70,13 @@ def dtype_np(dtype, default=np.float32):
         if dtype.isdigit():
             return FLAG_TO_DTYPE[int(dtype)]
     try:
-        return np.dtype(dtype)
+        dt = np.dtype(dtype)
     except TypeError as err:
         raise MXNetError(f"unknown dtype {dtype!r}") from err
+    if dt.kind in "OSUVMm":        # objects, strings, records, dates: not array data
+        raise MXNetError(f"dtype {dtype!r} is not supported: NDArrays hold numbers and "
+                         "booleans only")
+    return dt
 
 
 def dtype_name(dtype):

@@ -19,6 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .atomic_file import together
 from . import io
 from . import kvstore as kvs
 from . import metric
@@ -162,10 +163,11 @@ def _split_params(save_dict, fname, strict=False):
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
     """Write ``prefix-symbol.json`` (unless symbol is None) and
     ``prefix-%04d.params`` (``arg:``/``aux:`` keys, arrays copied to the CPU)."""
-    if symbol is not None:
-        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
-    param_name = "%s-%04d.params" % (prefix, epoch)
-    nd.save(param_name, _params_dict(arg_params, aux_params))
+    with together():          # the files replace the old ones together
+        if symbol is not None:
+            symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+        param_name = "%s-%04d.params" % (prefix, epoch)
+        nd.save(param_name, _params_dict(arg_params, aux_params))
     logging.info('Saved checkpoint to "%s"', param_name)
 
 

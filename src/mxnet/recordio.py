@@ -18,6 +18,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .atomic_file import AtomicFile, together
 from .base import MXNetError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack",
@@ -64,6 +65,16 @@ def encode_record(buf):
     return b"".join(out)
 
 
+def _finish(handle, owner_pid):
+    """Close a record or index file; a writer's content replaces the path now. A
+    forked child holding a copy of a writer leaves the parent's temporary alone."""
+    if isinstance(handle, AtomicFile):
+        if owner_pid == os.getpid():
+            handle.commit()
+    else:
+        handle.close()
+
+
 class MXRecordIO:
     """Reads or writes a sequence of records in a RecordIO file.
 
@@ -92,11 +103,12 @@ class MXRecordIO:
         else:
             raise RecordIOValueError(f"Invalid flag {self.flag}")
         try:
-            self.handle = open(self.uri, mode)
-        except OSError as err:
+            # A writer fills a temporary beside uri, renamed onto it at close().
+            self.handle = AtomicFile(self.uri, mode) if self.writable else open(self.uri, mode)
+        except (OSError, MXNetError) as err:
             raise MXNetError(f"RecordIO: cannot open {self.uri!r} for "
                              f"{'writing' if self.writable else 'reading'}: "
-                             f"{err.strerror}") from None
+                             f"{getattr(err, 'strerror', None) or err}") from None
         self.pid = os.getpid()
         self.is_open = True
 
@@ -132,7 +144,7 @@ class MXRecordIO:
         """Closes the file."""
         if not self.is_open:
             return
-        self.handle.close()
+        _finish(self.handle, self.pid)
         self.handle = None
         self.is_open = False
         self.pid = None
@@ -233,11 +245,12 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         try:
-            self.fidx = open(self.idx_path, self.flag)
-        except OSError as err:
+            self.fidx = AtomicFile(self.idx_path, "w") if self.writable else \
+                open(self.idx_path, self.flag)
+        except (OSError, MXNetError) as err:
             super().close()
             raise MXNetError(f"RecordIO: cannot open index {self.idx_path!r}: "
-                             f"{err.strerror}") from None
+                             f"{getattr(err, 'strerror', None) or err}") from None
         if not self.writable:
             for lineno, line in enumerate(self.fidx, 1):
                 fields = line.split()
@@ -253,8 +266,10 @@ class MXIndexedRecordIO(MXRecordIO):
     def close(self):
         if not self.is_open:
             return
-        super().close()
-        self.fidx.close()
+        pid = self.pid
+        with together():      # record file and index replace the old ones together
+            super().close()
+            _finish(self.fidx, pid)
         self.fidx = None
 
     def __getstate__(self):

@@ -114,13 +114,10 @@ def test_exception_surfaces_at_the_dependent_sync_point_and_engine_keeps_working
     # work that reads the failed var is skipped and inherits its failure
     eng.push_sync(lambda rctx: log.append("dependent"), mx.cpu(), [bad], [after])
     with pytest.raises(MXNetError, match="broken kernel"):
-        eng.wait_for_var(bad)
-    with pytest.raises(MXNetError, match="broken kernel"):
-        eng.wait_for_var(after)
+        eng.wait_for_var(after)                  # the dependent sync point raises it
     assert log == ["good"]
-    with pytest.raises(MXNetError, match="broken kernel"):
-        eng.wait_for_all()
-    eng.wait_for_all()                           # reported once, then cleared
+    eng.wait_for_var(bad)                        # raised once: consumed for bad too
+    eng.wait_for_all()                           # ... and for waitall
     fresh = eng.new_variable()
     eng.push_sync(lambda rctx: log.append("later"), mx.cpu(), [], [fresh])
     eng.wait_for_var(fresh)
@@ -210,3 +207,15 @@ def test_engine_type_from_environment(monkeypatch):
     with pytest.raises(MXNetError, match="BogusEngine"):
         engine.get()
     monkeypatch.setattr(engine, "_engine", None)
+
+
+def test_unraised_failure_surfaces_once_at_wait_for_all(eng):
+    bad = eng.new_variable()
+
+    def boom(rctx):
+        raise ValueError("broken kernel")
+    eng.push_sync(boom, mx.cpu(), [], [bad], name="boom_op")
+    with pytest.raises(MXNetError, match="Error in operator boom_op.*broken kernel"):
+        eng.wait_for_all()
+    eng.wait_for_all()
+    eng.wait_for_var(bad)                        # consumed by waitall

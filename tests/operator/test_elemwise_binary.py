@@ -257,26 +257,37 @@ def test_inplace_operators_including_views():
 def test_errors():
     with pytest.raises(MXNetError, match="shape"):
         nd.elemwise_add(nd.ones((2, 3)), nd.ones((3, 2)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="shape"):
         nd.elemwise_mul(nd.ones((2, 3)), nd.ones((1, 3)))      # no broadcasting here
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="broadcast"):
         nd.broadcast_add(nd.ones((2, 3)), nd.ones((3, 2)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="dtype"):
         nd.ones((2,), dtype="int32") + nd.ones((2,))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="dtype"):
         nd.elemwise_add(nd.ones((2,), dtype="float64"), nd.ones((2,)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="foo"):
         I._plus_scalar(nd.ones((2,)), scalar=1, foo=2)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="scalar"):
         I._plus_scalar(nd.ones((2,)), scalar="abc")
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.add_n()
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="shape"):
         nd.add_n(nd.ones((2,)), nd.ones((3,)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="dtype"):
         nd.add_n(nd.ones((2,)), nd.ones((2,), dtype="int32"))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.add_n(nd.ones((2,)), nd.ones((2,)), num_args=3)
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 def test_shape_and_type_inference():

@@ -325,3 +325,4 @@ A = nd.array(np.arange(12).reshape(3, 4))
 def test_errors(call):
     with pytest.raises(MXNetError):
         call()
+        mx.nd.waitall()      # a failure while computing surfaces at the sync point

@@ -74,12 +74,16 @@ def test_dot_float64_and_positional():
 def test_dot_errors():
     with pytest.raises(MXNetError, match="dot"):
         nd.dot(nd.ones((2, 3)), nd.ones((4,)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="vector"):
         nd.dot(nd.ones((3,)), nd.ones((3,)), transpose_a=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="dtype"):
         nd.dot(nd.ones((2, 3), dtype="float64"), nd.ones((3, 2)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="int32"):
         nd.dot(nd.ones((2, 3), dtype="int32"), nd.ones((3, 2), dtype="int32"))
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 def ref_batch_dot(a, b, ta=False, tb=False):
@@ -155,12 +159,16 @@ def test_gemm(kw):
 def test_gemm_errors():
     with pytest.raises(MXNetError, match="gemm2"):
         nd.linalg.gemm2(nd.ones((3, 4)), nd.ones((5, 2)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="gemm2"):
         nd.linalg.gemm2(nd.ones((2, 3, 4)), nd.ones((3, 4, 5)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="float32/float64"):
         nd.linalg.gemm2(nd.ones((3, 4), dtype="int32"), nd.ones((4, 5), dtype="int32"))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="C has shape"):
         nd.linalg.gemm(nd.ones((3, 4)), nd.ones((4, 5)), nd.ones((3, 4)))
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 def test_potrf_potri():
@@ -190,8 +198,10 @@ def test_potrf_potri():
 def test_potrf_errors():
     with pytest.raises(MXNetError, match="potrf"):
         nd.linalg.potrf(nd.array(-spd()))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="square"):
         nd.linalg.potrf(nd.ones((3, 4)))
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 @pytest.mark.parametrize("lower", [True, False])

@@ -8,6 +8,7 @@ import os
 
 from ..base import MXNetError
 from .base import Engine, FnProperty, Operator, RunContext
+from .errors import AsyncError
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 from .var import Var

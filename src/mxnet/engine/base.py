@@ -3,6 +3,7 @@ import contextlib
 import threading
 
 from ..base import MXNetError
+from .errors import AsyncError, as_mxnet_error, describe_failure, live_error
 from .var import Var
 
 __all__ = ["RunContext", "Operator", "Engine", "FnProperty"]
@@ -38,14 +39,6 @@ def dedup_vars(const_vars, mutate_vars):
     mset = set(map(id, mutate))
     const = [v for v in dict.fromkeys(const_vars) if id(v) not in mset]
     return const, mutate
-
-
-def as_mxnet_error(exc):
-    if isinstance(exc, MXNetError):
-        return exc
-    err = MXNetError(f"{type(exc).__name__}: {exc}")
-    err.__cause__ = exc
-    return err
 
 
 class Engine:
@@ -107,30 +100,66 @@ class Engine:
         workers could all end up waiting keep a spare worker running meanwhile."""
         return contextlib.nullcontext()
 
-    # --- shared helpers ---------------------------------------------------
-    def _record_failure(self, exc, mutate_vars):
+    # --- failures (see engine/errors.py for the rule) ------------------------
+    def record_failure(self, exc, mutate_vars, name=None, in_shapes=None, owner=None):
+        """Poison mutate_vars with exc, a failure of the work named name that read
+        arrays of in_shapes; it is raised once, at the first dependent sync point or
+        at a ``wait_for_all`` of the thread owner (default: the calling thread)."""
+        cell = AsyncError(describe_failure(exc, name, in_shapes),
+                          threading.get_ident() if owner is None else owner)
         for v in mutate_vars:
-            v.exception = exc
+            cell.attach(v)
         with self._exc_lock:
-            self._exceptions.append(exc)
+            if len(self._exceptions) >= 64:      # drop the ones already raised
+                self._exceptions = [c for c in self._exceptions if c.error is not None]
+            self._exceptions.append(cell)
+        return cell
+
+    def _record_failure(self, exc, mutate_vars, name=None, const_vars=(), owner=None):
+        shapes = [d.shape for d in (getattr(v, "data", None) for v in const_vars)
+                  if d is not None] if name is not None else None
+        self.record_failure(exc, mutate_vars, name, shapes, owner)
+
+    def _inherit_failure(self, const_vars, mutate_vars, owner):
+        """If an input (or an output) of work about to run carries a live failure, the
+        work is skipped and its outputs share that failure. Returns True then."""
+        for v in (*const_vars, *mutate_vars):
+            e = live_error(v) if v.exception is not None else None
+            if e is None:
+                continue
+            if not isinstance(e, AsyncError):        # a permanent marker: wrap it once
+                self.record_failure(e, mutate_vars, owner=owner)
+                return True
+            for m in mutate_vars:
+                if m is not v:
+                    e.attach(m, owner)
+            e.owners.add(owner)
+            return True
+        return False
 
     def _raise_pending(self):
+        """Raise the first unraised failure of this thread's work; consume them all."""
+        me = threading.get_ident()
         with self._exc_lock:
-            excs, self._exceptions = self._exceptions, []
-        if excs:
-            raise as_mxnet_error(excs[0])
+            mine = [c for c in self._exceptions if me in c.owners]
+            self._exceptions = [c for c in self._exceptions
+                                if me not in c.owners and c.error is not None]
+        first = None
+        for c in mine:
+            err = c.consume()
+            if first is None:
+                first = err
+        if first is not None:
+            raise first
 
     @staticmethod
     def _raise_var(var):
-        if var.exception is not None:
-            raise as_mxnet_error(var.exception)
-
-    @staticmethod
-    def _inherited_failure(const_vars, mutate_vars):
-        for v in const_vars:
-            if v.exception is not None:
-                return v.exception
-        for v in mutate_vars:
-            if v.exception is not None:
-                return v.exception
-        return None
+        e = live_error(var) if var.exception is not None else None
+        if e is None:
+            return
+        if isinstance(e, AsyncError):
+            err = e.consume()
+            if err is not None:
+                raise err
+            return
+        raise as_mxnet_error(e)

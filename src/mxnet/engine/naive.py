@@ -14,10 +14,8 @@ class NaiveEngine(Engine):
     """
 
     def _push_block(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
-        inherited = self._inherited_failure(const_vars, mutate_vars)
-        if inherited is not None:
-            for v in mutate_vars:
-                v.exception = inherited
+        owner = threading.get_ident()
+        if self._inherit_failure(const_vars, mutate_vars, owner):
             return
         rctx = RunContext(ctx)
         try:
@@ -36,7 +34,7 @@ class NaiveEngine(Engine):
             else:
                 fn(rctx)
         except BaseException as exc:  # recorded, raised at the sync point
-            self._record_failure(exc, mutate_vars)
+            self._record_failure(exc, mutate_vars, name, const_vars, owner)
 
     def wait_for_var(self, var):
         self._raise_var(var)

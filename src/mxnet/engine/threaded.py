@@ -20,7 +20,7 @@ _current = threading.local()      # .engine: set in that engine's worker threads
 
 class _Block:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutate_vars", "wait", "priority",
-                 "name", "always_run")
+                 "name", "always_run", "owner")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutate_vars, priority, name):
         self.fn, self.is_async, self.ctx = fn, is_async, ctx
@@ -28,6 +28,7 @@ class _Block:
         self.wait = len(const_vars) + len(mutate_vars) + 1   # +1: released after push
         self.priority, self.name = priority, name
         self.always_run = False         # sync markers run even after upstream failures
+        self.owner = threading.get_ident()   # the pushing thread owns its failures
 
 
 class ThreadedEngine(Engine):
@@ -133,11 +134,8 @@ class ThreadedEngine(Engine):
             self._run(blk)
 
     def _run(self, blk):
-        inherited = None if blk.always_run else \
-            self._inherited_failure(blk.const_vars, blk.mutate_vars)
-        if inherited is not None:
-            for v in blk.mutate_vars:
-                v.exception = inherited
+        if not blk.always_run and self._inherit_failure(blk.const_vars, blk.mutate_vars,
+                                                         blk.owner):
             self._complete(blk)
             return
         rctx = RunContext(blk.ctx)
@@ -145,7 +143,8 @@ class ThreadedEngine(Engine):
             try:
                 blk.fn(rctx)
             except BaseException as exc:  # recorded, raised at the sync point
-                self._record_failure(exc, blk.mutate_vars)
+                self._record_failure(exc, blk.mutate_vars, blk.name, blk.const_vars,
+                                     blk.owner)
             self._complete(blk)
             return
         called = []
@@ -155,7 +154,8 @@ class ThreadedEngine(Engine):
                 return
             called.append(True)
             if exc is not None:
-                self._record_failure(exc, blk.mutate_vars)
+                self._record_failure(exc, blk.mutate_vars, blk.name, blk.const_vars,
+                                     blk.owner)
             self._complete(blk)
         try:
             blk.fn(rctx, on_complete)

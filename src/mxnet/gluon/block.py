@@ -21,6 +21,7 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 
 from .. import initializer, name as _name, ndarray, symbol
+from ..atomic_file import together, write_text
 from ..base import MXNetError, mx_real_t
 from ..ndarray import NDArray
 from ..symbol import Symbol
@@ -349,9 +350,9 @@ class Block:
             return {"orig_name": block.name,
                     "hybridized": bool(getattr(block, "_active", False)),
                     "children": {key: describe(c) for key, c in block._children.items()}}
-        with open(f"{prefix}-model.json", "w") as f:
-            json.dump({self.name: describe(self)}, f)
-        self.save_parameters(f"{prefix}-model.params")
+        with together():      # the files replace the old ones together
+            write_text(f"{prefix}-model.json", json.dumps({self.name: describe(self)}))
+            self.save_parameters(f"{prefix}-model.params")
 
     def load(self, prefix):
         """Load what ``save(prefix)`` wrote: hybridize blocks that were hybridized, then
@@ -715,6 +716,10 @@ class HybridBlock(Block):
             raise RuntimeError("Please first call block.hybridize() and then run forward "
                                "with this block at least once before calling export.")
         sym = self._cached_graph[1]
+        with together():      # symbol and parameters replace the old ones together
+            self._export_files(sym, path, epoch, remove_amp_cast)
+
+    def _export_files(self, sym, path, epoch, remove_amp_cast):
         sym.save(f"{path}-symbol.json", remove_amp_cast=remove_amp_cast)
         arg_names = set(sym.list_arguments())
         aux_names = set(sym.list_auxiliary_states())
@@ -726,7 +731,7 @@ class HybridBlock(Block):
                 arg_dict[f"aux:{name}"] = param._reduce()
             else:
                 warnings.warn(f'Parameter "{name}" is not found in the graph. ',
-                              stacklevel=3)
+                              stacklevel=4)
         ndarray.save("%s-%04d.params" % (path, epoch), arg_dict)
 
     def forward(self, x, *args):

@@ -9,8 +9,10 @@ then also runs the optimizer (``update_on_kvstore``) and every context pulls the
 updated weight.
 """
 from .. import optimizer as opt
-from ..base import MXNetError
+from ..atomic_file import write_bytes
+from ..base import InvalidArgumentType, MXNetError
 from ..kvstore import KVStore, create as kv_create
+from ..kvstore.base import is_known_type
 from .parameter import Parameter, ParameterDict, _clear_fresh_grad, _fresh_grad
 
 __all__ = ["Trainer"]
@@ -81,6 +83,12 @@ class Trainer:
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
+        if not (kvstore is None or isinstance(kvstore, (str, KVStore))
+                or hasattr(kvstore, "pushpull")):
+            raise InvalidArgumentType(f"Trainer: kvstore must be a KVStore, str or None, "
+                                      f"got {type(kvstore).__name__}")
+        if isinstance(kvstore, str) and not is_known_type(kvstore):
+            kv_create(kvstore)         # raises now, not at the first step (or never)
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kv_initialized = False
         self._kvstore = None
@@ -294,8 +302,7 @@ class Trainer:
                                      "not yet initialized in kvstore.")
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updaters[0].get_states(dump_optimizer=True))
+            write_bytes(fname, self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname):
         """Load optimizer states written by ``save_states``."""

@@ -2,7 +2,7 @@
 ``create`` (MXNet 1.9.1's ``mx.kv.create``)."""
 import warnings
 
-from ..base import MXNetError
+from ..base import InvalidArgument, MXNetError
 
 __all__ = ["KVStoreBase", "TestStore", "create"]
 
@@ -129,5 +129,20 @@ def create(name="local"):
         return create_dist(name)
     if name == "byteps":
         raise MXNetError(f"KVStore type '{name}' is not available in pymxnet")
+    if not is_known_type(name):
+        raise InvalidArgument(f"mx.kv.create: unknown KVStore type {name!r}; expected one of "
+                              f"{sorted(_LOCAL_TYPES | set(KVStoreBase.kv_registry))} or a "
+                              "'dist_*' type")
     from .kvstore import KVStore
     return KVStore(name)
+
+
+def is_known_type(name):
+    """Whether mx.kv.create accepts the type name (a str)."""
+    name = name.lower()
+    return (name in _LOCAL_TYPES or name in KVStoreBase.kv_registry or "dist" in name
+            or name in ("horovod", "byteps"))
+
+
+_LOCAL_TYPES = {"local", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device",
+                "device", "nccl"}

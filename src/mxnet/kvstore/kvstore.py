@@ -15,6 +15,7 @@ zeroed); the updater receives str keys as str (MXNet passes bytes).
 import pickle
 
 from ..base import MXNetError
+from ..atomic_file import write_bytes
 from ..context import cpu
 from ..ndarray import NDArray, empty
 from ..optimizer import get_updater
@@ -271,8 +272,7 @@ class KVStore(KVStoreBase):
         """Write the updater's states (and the optimizer, if dump_optimizer) to fname."""
         if self._updater is None:
             raise AssertionError("Cannot save states for distributed training")
-        with open(fname, "wb") as fout:
-            fout.write(self._updater.get_states(dump_optimizer))
+        write_bytes(fname, self._updater.get_states(dump_optimizer))
 
     def load_optimizer_states(self, fname):
         """Read states written by save_optimizer_states."""

@@ -10,6 +10,7 @@ import logging
 
 import numpy as np
 
+from ..atomic_file import together
 from .. import context as ctx
 from .. import ndarray as nd
 from .. import symbol as sym
@@ -263,12 +264,13 @@ class BucketingModule(BaseModule):
         (``prefix.buckets``, int32)."""
         if not self._buckets:
             raise MXNetError("Empty BucketingModule cannot be saved")
-        self.save_params("%s-%04d.params" % (prefix, epoch))
-        for bucket_key in self._buckets:
-            symbol, _, _ = self._sym_gen(bucket_key)
-            symbol.save("%s-%s-symbol.json" % (prefix, bucket_key),
-                        remove_amp_cast=remove_amp_cast)
-        nd.save("%s.buckets" % prefix, nd.array(list(self._buckets.keys()), dtype=np.int32))
+        with together():      # the files replace the old ones together
+            self.save_params("%s-%04d.params" % (prefix, epoch))
+            for bucket_key in self._buckets:
+                symbol, _, _ = self._sym_gen(bucket_key)
+                symbol.save("%s-%s-symbol.json" % (prefix, bucket_key),
+                            remove_amp_cast=remove_amp_cast)
+            nd.save("%s.buckets" % prefix, nd.array(list(self._buckets.keys()), dtype=np.int32))
 
     @staticmethod
     def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):

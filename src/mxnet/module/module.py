@@ -15,7 +15,8 @@ import warnings
 from .. import context as ctx
 from .. import ndarray as nd
 from .. import optimizer as opt
-from ..base import MXNetError
+from ..atomic_file import together, write_bytes
+from ..base import InvalidArgument, MXNetError
 from ..initializer import InitDesc, Uniform
 from .. import io as _io
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
@@ -112,14 +113,15 @@ class Module(BaseModule):
                         remove_amp_cast=True):
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, optionally,
         ``prefix-%04d.states``."""
-        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
-        param_name = "%s-%04d.params" % (prefix, epoch)
-        self.save_params(param_name)
-        logging.info('Saved checkpoint to "%s"', param_name)
-        if save_optimizer_states:
-            state_name = "%s-%04d.states" % (prefix, epoch)
-            self.save_optimizer_states(state_name)
-            logging.info('Saved optimizer state to "%s"', state_name)
+        with together():      # the files replace the old ones together
+            self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+            param_name = "%s-%04d.params" % (prefix, epoch)
+            self.save_params(param_name)
+            logging.info('Saved checkpoint to "%s"', param_name)
+            if save_optimizer_states:
+                state_name = "%s-%04d.states" % (prefix, epoch)
+                self.save_optimizer_states(state_name)
+                logging.info('Saved optimizer state to "%s"', state_name)
 
     def _reset_bind(self):
         self.binded = False
@@ -367,6 +369,10 @@ class Module(BaseModule):
             new = tuple(new)
         else:
             new = tuple(tuple(d.shape) for d in data_batch.data)
+        if len(new) != len(self._data_names):
+            raise InvalidArgument(f"Module.forward: the batch holds {len(new)} data arrays "
+                                  f"but the module was bound with data_names "
+                                  f"{list(self._data_names)}")
         if curr != new:
             provide_data = getattr(data_batch, "provide_data", None)
             if provide_data:
@@ -433,8 +439,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updater.get_states())
+            write_bytes(fname, self._updater.get_states())
 
     def load_optimizer_states(self, fname):
         """Read optimizer states written by save_optimizer_states."""

@@ -1,4 +1,6 @@
 """Array creation: mx.nd.array, zeros, ones, full, empty, arange, eye, linspace."""
+import numbers
+
 import numpy as np
 
 from ..base import MXNetError, dtype_np, mx_real_t
@@ -9,12 +11,19 @@ __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace
 
 
 def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+    """shape as a tuple of non-negative ints; anything else is refused by name."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
-        return tuple(int(s) for s in shape)
+        dims = tuple(dims)
     except TypeError:
-        raise MXNetError(f"invalid shape {shape!r}") from None
+        raise MXNetError(f"invalid shape {shape!r}: expected an int or a tuple of ints") \
+            from None
+    if isinstance(shape, (str, bytes)) or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in dims):
+        raise MXNetError(f"invalid shape {shape!r}: expected an int or a tuple of ints")
+    if any(s < 0 for s in dims):
+        raise MXNetError(f"invalid shape {shape!r}: dimensions must be non-negative")
+    return tuple(int(s) for s in dims)
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -24,6 +33,9 @@ def array(source_array, ctx=None, dtype=None):
     (NumPy arrays of any type become float32 unless dtype is given, as in MXNet 1.x).
     """
     ctx = _check_ctx(ctx)
+    if source_array is None:
+        raise MXNetError("mx.nd.array: source_array is None; expected an array-like "
+                         "(NDArray, NumPy array, number or nested list)")
     if isinstance(source_array, NDArray):
         dt = dtype_np(dtype, source_array._dtype)
         data = source_array.asnumpy().astype(dt, copy=False)
@@ -44,11 +56,16 @@ def _filled(shape, ctx, dtype, fill):
     xp = array_module(ctx)
     shape = _shape(shape)
     dt = dtype_np(dtype)
-    if fill is None:
-        return from_data(xp.empty(shape, dt), ctx)
-    if fill == 0:
-        return from_data(xp.zeros(shape, dt), ctx)
-    return from_data(xp.full(shape, fill, dt), ctx)
+    try:
+        if fill is None:
+            return from_data(xp.empty(shape, dt), ctx)
+        if fill == 0:
+            return from_data(xp.zeros(shape, dt), ctx)
+        return from_data(xp.full(shape, fill, dt), ctx)
+    except MemoryError:
+        nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
+        raise MXNetError(f"cannot allocate an array of shape {shape} and dtype {dt}: "
+                         f"{nbytes / 2**30:.1f} GiB requested") from None
 
 
 def zeros(shape, ctx=None, dtype=None, **kwargs):
@@ -61,6 +78,10 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
 
 
 def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
+    """An array filled with the number val."""
+    if not isinstance(val, (numbers.Number, np.generic)) and not (
+            isinstance(val, np.ndarray) and val.ndim == 0):
+        raise MXNetError(f"mx.nd.full: val must be a number, got {type(val).__name__}")
     if out is not None:
         out[:] = val
         return out
@@ -76,6 +97,13 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
     if stop is None:
         start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step), ("repeat", repeat)):
+        if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
+            raise MXNetError(f"arange: {name} must be a number, got {v!r}")
+    if step == 0:
+        raise MXNetError("arange: step must not be 0")
+    if int(repeat) != repeat or repeat < 1:
+        raise MXNetError(f"arange: repeat must be a positive integer, got {repeat!r}")
     data = np.arange(start, stop, step, dtype=np.float64).astype(dtype_np(dtype))
     if repeat != 1:
         data = np.repeat(data, int(repeat))

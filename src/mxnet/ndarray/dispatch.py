@@ -17,6 +17,7 @@ from ..operator import runner
 from ..operator.registry import ShapeError, get_op
 from ..resource import rng_var
 from .chunk import Chunk
+from .failures import failed_outputs
 from .ndarray import NDArray
 
 __all__ = ["invoke", "invoke_by_name", "binary", "store"]
@@ -88,8 +89,9 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         d = c.data
         if d is not None:
             size += d.size
-    if idle and op.resources and "random" in op.resources and rng_var(ctx).num_pending:
-        idle = False          # earlier draws on this generator are still queued
+    if idle and op.resources and "random" in op.resources and (
+            rng_var(ctx).num_pending or rng_var(ctx).exception is not None):
+        idle = False          # earlier draws on this generator are queued (or failed)
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
         for o in outs_given:
@@ -108,13 +110,14 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         try:
             results = _forward(op, octx, p, [a._data for a in args], [a._data for a in aux],
                                dst)
-        except MXNetError:
-            raise                 # the one place an inline compute error is handled
-        if outs_given is None and len(results) == 1:
-            d = _fresh(results[0], args)
-            outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
+        except Exception as err:        # raised at the sync point, as on the engine
+            outputs = failed_outputs(op, p, args, aux, ctx, outs_given, err)
         else:
-            outputs = _wrap_results(results, args, ctx, outs_given, dst)
+            if outs_given is None and len(results) == 1:
+                d = _fresh(results[0], args)
+                outputs = [NDArray(Chunk(d), d.shape, d.dtype, ctx)]
+            else:
+                outputs = _wrap_results(results, args, ctx, outs_given, dst)
     else:
         outputs = _push(op, p, args, aux, ctx, is_train, outs_given)
 

@@ -8,7 +8,7 @@ shape (1,).
 import numpy as np
 
 from .. import engine
-from ..base import MXNetError, integer_types, numeric_types
+from ..base import InvalidArgument, InvalidIndex, MXNetError, integer_types, numeric_types
 from ..operator.ops.index_keys import IndexArg, resolve_key  # noqa: F401 (re-exported)
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
@@ -72,6 +72,27 @@ def _is_whole(arr, key):
     return isinstance(key, tuple) and all(k == slice(None) or k is Ellipsis for k in key)
 
 
+def _check_assignable(arr, key, template, vshape):
+    """Refuse, at the call, a value whose shape neither broadcasts to arr[key] nor
+    equals it up to size-1 axes (MXNet raises here too; writing it would scramble)."""
+    try:
+        target = np.broadcast_to(np.zeros((), np.int8), arr._shape)[
+            resolve_key(template, [])].shape
+    except Exception:        # the key itself is bad: the write reports it
+        return
+    if vshape == target:
+        return
+    try:
+        if np.broadcast_shapes(vshape, target) == target:
+            return
+    except ValueError:
+        pass
+    if tuple(s for s in vshape if s != 1) == tuple(s for s in target if s != 1):
+        return
+    raise InvalidArgument(f"cannot assign a value of shape {vshape} to NDArray[{key!r}] of "
+                          f"shape {target} (array shape {arr._shape})")
+
+
 def setitem(arr, key, value):
     """Write value (scalar, NDArray, NumPy array or list) into arr[key], in place."""
     if isinstance(value, NDArray):
@@ -94,6 +115,10 @@ def setitem(arr, key, value):
     template, idx_arrays = normalize_key(key)
     src_chunks += [a._chunk for a in idx_arrays]
     whole = _is_whole(arr, key)
+    vshape = value.shape if isinstance(value, NDArray) else \
+        getattr(const, "shape", None) if not src_chunks else None
+    if not idx_arrays and vshape is not None:
+        _check_assignable(arr, key, template, tuple(vshape))
 
     def run(rctx=None):
         v = get_value()
@@ -116,8 +141,9 @@ def setitem(arr, key, value):
         try:
             data[k] = v
         except (ValueError, IndexError) as err:
-            raise MXNetError(f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
-                             f"{err}") from None
+            raise (InvalidIndex if isinstance(err, IndexError) else InvalidArgument)(
+                f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
+                f"{err}") from None
 
     busy = arr._chunk.num_pending or any(c.num_pending for c in src_chunks)
     if not busy and arr._chunk.exception is None:

@@ -39,6 +39,8 @@ class NDArray(OpMethods):
     @property
     def _data(self):
         d = self._chunk.data
+        if d is None:
+            d = self._unwritten()
         if self._view is None:
             return d
         off, shape = self._view
@@ -46,6 +48,13 @@ class NDArray(OpMethods):
         for s in shape:
             n *= s
         return d.reshape(-1)[off:off + n].reshape(shape)
+
+    def _unwritten(self):
+        """A buffer for a chunk no operation ever wrote: its writer failed, and the
+        failure was raised at a sync point already. MXNet hands back uninitialised
+        memory then; this gives zeros of the array's size."""
+        from .failures import zero_fill
+        return zero_fill(self)
 
     def _read(self):
         """The device array, after pending writes complete (raises their failure)."""
@@ -348,7 +357,11 @@ def _check_ctx(ctx):
         return current_context()
     if isinstance(ctx, str):
         name, _, rest = ctx.partition("(")
-        ctx = Context(name, int(rest.rstrip(")") or 0))
+        try:
+            ctx = Context(name, int(rest.rstrip(")") or 0))
+        except ValueError:
+            raise MXNetError(f"invalid context string {ctx!r}; expected e.g. 'cpu(0)'") \
+                from None
     if not isinstance(ctx, Context):
         raise MXNetError(f"expected a Context, got {ctx!r}")
     if ctx.device_typeid == 2:

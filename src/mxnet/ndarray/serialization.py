@@ -25,6 +25,7 @@ import struct
 
 import numpy as np
 
+from ..atomic_file import AtomicFile
 from ..base import MXNetError
 
 __all__ = ["save", "load", "load_frombuffer", "dumps", "loads"]
@@ -347,11 +348,7 @@ def save(fname, data):
         raise _BadInput(f"fname must be a str or path, got {type(fname).__name__}")
     path = os.fspath(fname)
     _normalize(data)                  # check the argument before touching the file
-    try:
-        f = open(path, "wb")
-    except OSError as err:
-        raise MXNetError(f"Failed to open {path!r} for writing: {err.strerror}") from None
-    with f:
+    with AtomicFile(path, "wb") as f:   # the path holds the old file or the new one
         _write(f.write, data)
 
 

@@ -76,15 +76,30 @@ def load_json(json_str):
         doc = json.loads(json_str)
         raw_nodes = doc["nodes"]
         heads = doc["heads"]
+    except RecursionError:
+        raise MXNetError("invalid symbol JSON: nested too deeply") from None
     except (ValueError, KeyError, TypeError) as err:
         raise MXNetError(f"invalid symbol JSON: {err}") from None
+    if not isinstance(raw_nodes, list) or not isinstance(heads, list):
+        raise MXNetError("invalid symbol JSON: 'nodes' and 'heads' must be lists")
     built = []
     for i, raw in enumerate(raw_nodes):
-        built.append(_build_node(raw, built, i))
-    try:
-        outputs = [(built[h[0]], h[1]) for h in heads]
-    except (IndexError, TypeError):
-        raise MXNetError(f"invalid symbol JSON: bad heads {heads}") from None
+        if not isinstance(raw, dict):
+            raise MXNetError(f"invalid symbol JSON: node {i} is not an object")
+        try:
+            built.append(_build_node(raw, built, i))
+        except MXNetError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            raise MXNetError(f"invalid symbol JSON: node {i} "
+                             f"({raw.get('name', '?')!r}): {err}") from None
+    outputs = []
+    for h in heads:
+        if not (isinstance(h, list) and len(h) >= 2 and all(isinstance(v, int) for v in h)
+                and 0 <= h[0] < len(built) and 0 <= h[1]):
+            raise MXNetError(f"invalid symbol JSON: bad head {h!r} (there are "
+                             f"{len(built)} nodes)")
+        outputs.append((built[h[0]], h[1]))
     return Symbol(outputs)
 
 
@@ -97,7 +112,9 @@ def _build_node(raw, built, position):
     except IndexError:
         raise MXNetError(f"invalid symbol JSON: node {position} ({name}) refers to a later "
                          "node; nodes must be in topological order") from None
-    opname = raw.get("op", "null")
+    if "op" not in raw:
+        raise MXNetError(f"invalid symbol JSON: node {position} ({name!r}) has no 'op'")
+    opname = raw["op"]
     if opname == "null":
         return Node(None, name, attrs=attrs)
     op = get_op(opname)

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from ..base import MXNetError, NotImplementedForSymbol
+from ..atomic_file import write_text
 from ..op_methods import OpMethods
 from .graph import HIDDEN_KEYS, attr_key, copy_graph, is_dunder, topo_order
 
@@ -317,8 +318,7 @@ class Symbol(OpMethods):
         """Write the graph to fname as MXNet 1.x symbol JSON (``*-symbol.json``)."""
         if not isinstance(fname, str):
             raise TypeError("fname needs to be a string")
-        with open(fname, "w") as f:
-            f.write(self.tojson())
+        write_text(fname, self.tojson())
 
     def debug_str(self):
         """A readable listing of the graph (outputs, variables, operators)."""

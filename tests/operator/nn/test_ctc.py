@@ -145,17 +145,24 @@ def test_bad_input():
     data = nd.array(DATA)
     with pytest.raises(MXNetError, match="3-D"):
         nd.CTCLoss(data[0], nd.array([[1, 2], [1, 0], [1, 1]]))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="2-D"):
         nd.CTCLoss(data, nd.array([1, 2, 1]))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="batch"):
         nd.CTCLoss(data, nd.array([[1, 2], [1, 0]]))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="exceeds"):
         nd.CTCLoss(data, nd.ones((3, 5)))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="label values"):
         nd.CTCLoss(data, nd.array([[1, 4], [1, 0], [1, 1]]))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="data_lengths"):
         nd.CTCLoss(data, nd.array([[1, 2], [1, 0], [1, 1]]), nd.array([5, 1, 1]),
                    use_data_lengths=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="label_lengths"):
         nd.CTCLoss(data, nd.array([[1, 2], [1, 0], [1, 1]]), label_lengths=nd.array([3, 1, 1]),
                    use_label_lengths=True)
+        mx.nd.waitall()   # computing errors surface at the sync point

@@ -226,18 +226,25 @@ def test_bad_input():
     good = [nd.array(a) for a in (x, params, h0, c0)]
     with pytest.raises(MXNetError, match="parameters"):
         nd.RNN(good[0], nd.array(params[:-1]), good[2], good[3], **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="state"):
         nd.RNN(good[0], good[1], nd.zeros((2, 2, 2)), good[3], **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="3-D"):
         nd.RNN(nd.array(x[0]), good[1], good[2], good[3], **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="projection_size"):
         nd.RNN(*good, projection_size=1, **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="together"):
         nd.RNN(*good, lstm_state_clip_min=-1.0, **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="mode"):
         nd.RNN(*good, mode="bogus", state_size=2, num_layers=1)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="sequence_length"):
         nd.RNN(*good, sequence_length=nd.array([4, 1]), use_sequence_length=True, **kw)
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 @pytest.mark.parametrize("case", fixture_cases_for("RNN"))

@@ -105,17 +105,25 @@ def test_dtypes():
 def test_bad_input():
     with pytest.raises(MXNetError, match="rank 2"):
         nd.SequenceMask(nd.arange(3), nd.array([1]), use_sequence_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="rank 2"):
         nd.SequenceLast(nd.arange(3))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="axis"):
         nd.SequenceMask(nd.array(X), axis=2)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="axis"):
         nd.SequenceReverse(nd.array(X), axis=1)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="sequence_length"):
         nd.SequenceMask(nd.array(X), nd.array([1, 2]), use_sequence_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="sequence_length"):
         nd.SequenceLast(nd.array(X), nd.array([0, 1, 2]), use_sequence_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="sequence_length"):
         nd.SequenceReverse(nd.array(X), nd.array([5, 1, 2]), use_sequence_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.SequenceMask(nd.array(X), nd.array([1, 2, 3]))  # an input it does not take
+        mx.nd.waitall()   # computing errors surface at the sync point

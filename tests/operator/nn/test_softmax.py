@@ -114,14 +114,19 @@ def test_softmax_dtype_param():
 def test_softmax_errors():
     with pytest.raises(MXNetError):
         nd.softmax(nd.array([1, 2], dtype="int32"))
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.softmax(nd.ones((2, 3)), axis=2)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.log_softmax(nd.ones((2, 3)), nd.ones((2,)), use_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.softmax(nd.ones((2, 3)), dtype="int32")
+        mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
         nd.softmax(nd.ones((2, 3)), nd.ones((3,)), use_length=True)
+        mx.nd.waitall()   # computing errors surface at the sync point
 
 
 def test_softmax_activation():

@@ -144,7 +144,7 @@ class DataLoader:
             elif shuffle:
                 raise ValueError("shuffle must not be specified if sampler is specified")
             batch_sampler = BatchSampler(sampler, batch_size,
-                                         last_batch if last_batch else "keep")
+                                         "keep" if last_batch is None else last_batch)
         elif batch_size is not None or shuffle or sampler is not None or \
                 last_batch is not None:
             raise ValueError("batch_size, shuffle, sampler and last_batch must "

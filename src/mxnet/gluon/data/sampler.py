@@ -1,7 +1,11 @@
 """Samplers: iterables of dataset indices (or of index batches) that drive a
 DataLoader. Shuffling draws from NumPy's global generator, as MXNet does, so
 ``np.random.seed`` makes it reproducible."""
+import numbers
+
 import numpy as np
+
+from ...base import InvalidArgument
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler",
            "BatchSampler", "IntervalSampler"]
@@ -72,8 +76,11 @@ class BatchSampler(Sampler):
     """
 
     def __init__(self, sampler, batch_size, last_batch="keep"):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
+                or batch_size < 1:
+            raise InvalidArgument(f"batch_size must be a positive integer, got {batch_size!r}")
         if last_batch not in _LAST_BATCH:
-            raise ValueError("last_batch must be one of 'keep', 'discard', or 'rollover', "
+            raise InvalidArgument("last_batch must be one of 'keep', 'discard', or 'rollover', "
                              f"but got {last_batch}")
         self._sampler = sampler
         self._batch_size = batch_size
