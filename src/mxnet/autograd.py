@@ -253,8 +253,10 @@ def _backward_node(node, ograds, accumulate, train_mode):
         aux = [a._read() for a in node.aux] if node.aux else []
         octx = OpContext(xp, node.ctx, node.is_train if train_mode else False, need,
                          node.in_shapes)
+        from .engine.base import profile_hook as hook  # the profiler's, None when off
+        bwd = op.backward if hook is None else hook(op.backward, "_backward_" + op.name, node.ctx, "imperative")  # noqa: E501
         try:
-            in_grads = op.backward(octx, node.p, ograds, in_data, out_data, aux)
+            in_grads = bwd(octx, node.p, ograds, in_data, out_data, aux)
         except MXNetError:
             raise
         except Exception as err:

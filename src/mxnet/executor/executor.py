@@ -22,6 +22,7 @@ from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .memory import memory_pass
+from ..monitor import report_backward as monitor_backward
 
 __all__ = ["Executor"]
 
@@ -263,13 +264,15 @@ class Executor:
         vals = self._vals
         octx = OpContext(_xp(self._ctx), self._ctx, is_train)
         monitor = self._monitor
+        hook = engine.base.profile_hook     # the profiler's, None when it is off
         for s in self._fsteps:
             ins = [vals[e] for e in s.inputs]
             if monitor is not None and self._monitor_all:
                 for nm, x in zip(s.node.input_names(), ins):
                     monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
+            fwd = s.op.forward if hook is None else hook(s.op.forward, s.op.name, self._ctx, "symbolic")  # noqa: E501
             try:
-                res = s.op.forward(octx, s.p, ins[:s.n_args], ins[s.n_args:])
+                res = fwd(octx, s.p, ins[:s.n_args], ins[s.n_args:])
             except MXNetError:
                 raise
             except Exception as err:
@@ -371,6 +374,7 @@ class Executor:
                 continue
             self._write(seed, head_data[pos])
         xp = _xp(self._ctx)
+        hook, monitor = engine.base.profile_hook, self._monitor   # profiler, Monitor
         for step in plan.steps:
             node = g.nodes[step.nid]
             op = node.op
@@ -388,8 +392,9 @@ class Executor:
             aux = [vals[e] for e in step.aux]
             in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:n_args]]
             octx = OpContext(xp, self._ctx, is_train, step.need, in_shapes)
+            bwd = op.backward if hook is None else hook(op.backward, "_backward_" + op.name, self._ctx, "symbolic")  # noqa: E501
             try:
-                grads = op.backward(octx, node.params, ograds, ins, outd, aux)
+                grads = bwd(octx, node.params, ograds, ins, outd, aux)
             except MXNetError:
                 raise
             except Exception as err:
@@ -398,6 +403,8 @@ class Executor:
             for target, grad in zip(step.targets, grads):
                 if target is not None:
                     self._write(target, grad)
+            if monitor is not None:
+                monitor_backward(monitor, self._monitor_all, node.name, ograds + ins + outd, grads, self._ctx)  # noqa: E501
         for pos in plan.zero_fill:
             self.grad_arrays[pos]._data[...] = 0
 

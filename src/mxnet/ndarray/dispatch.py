@@ -100,8 +100,9 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         octx = _fwd_ctx.get((ctx, is_train))
         if octx is None:
             octx = _op_context(_xp(ctx), ctx, is_train)
+        fwd = op.forward if (hook := engine.base.profile_hook) is None else hook(op.forward, op.name, ctx, "imperative")  # noqa: E501  profiler
         try:
-            results = op.forward(octx, p, [a._data for a in args], [a._data for a in aux])
+            results = fwd(octx, p, [a._data for a in args], [a._data for a in aux])
         except MXNetError:
             raise
         except Exception as err:
