@@ -238,8 +238,11 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     for i, node in enumerate(nodes):
         name = node["name"]
         if node["op"] == "null":
-            if hide_weights and name.endswith(_PARAM_SUFFIXES):
-                hidden.add(i)
+            if name.endswith(_PARAM_SUFFIXES):
+                # parameters get no styled node: hidden, or (hide_weights=False) left
+                # to Graphviz to draw as a plain node at the end of their edge
+                if hide_weights:
+                    hidden.add(i)
                 continue
             style = dict(attrs, shape="oval")
             label, color = name, _COLORS[0]
