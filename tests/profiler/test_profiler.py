@@ -180,3 +180,42 @@ def test_bad_options():
         profiler.Marker(profiler.Domain("d"), "m").mark("galaxy")
     with pytest.raises(MXNetError):
         profiler.Task("not a domain", "t")
+
+
+class _Double(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+        mx.nd.zeros((2, 2))                  # an operator run inside the callback
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+
+@mx.operator.register("ProfDouble")
+class _DoubleProp(mx.operator.CustomOpProp):
+    def list_arguments(self):
+        return ["data"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0]], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Double()
+
+
+def test_custom_operator_callbacks_named(trace_file):
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    profiler.set_state("run")
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="ProfDouble")
+    y.backward()
+    mx.nd.waitall()
+    profiler.set_state("stop")
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0])
+    custom = json.loads(profiler.dumps(format="json"))["Time"]["Custom Operator"]
+    assert {"ProfDouble::pure_python", "_backward_ProfDouble::pure_python",
+            "ProfDouble::_zeros", "ProfDouble::_mul_scalar"} <= set(custom)

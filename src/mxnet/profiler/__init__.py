@@ -122,13 +122,15 @@ def scope(name="<unk>:", append_mode=False):
         core._tls.scope = prev
 
 
-_kvstore_handle = None
+# The kvstore whose server processes profile_process='server' would address (MXNet
+# keeps a handle here); pymxnet has no kvstore server processes.
+profiler_kvstore_handle = None
 
 
 def set_kvstore_handle(handle):
-    """Kept for API compatibility (used by distributed kvstores to profile servers)."""
-    global _kvstore_handle
-    _kvstore_handle = handle
+    """Kept for API compatibility (distributed kvstores register themselves here)."""
+    global profiler_kvstore_handle
+    profiler_kvstore_handle = handle
 
 
 def profiler_set_config(mode="symbolic", filename="profile.json"):
