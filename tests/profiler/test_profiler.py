@@ -2,6 +2,7 @@
 per thread, operators appear by name (imperative, inline or pushed, and per executor
 node), the aggregate table counts calls, and nothing is recorded when stopped."""
 import json
+import os
 from collections import defaultdict
 
 import numpy as np
@@ -219,3 +220,29 @@ def test_custom_operator_callbacks_named(trace_file):
     custom = json.loads(profiler.dumps(format="json"))["Time"]["Custom Operator"]
     assert {"ProfDouble::pure_python", "_backward_ProfDouble::pure_python",
             "ProfDouble::_zeros", "ProfDouble::_mul_scalar"} <= set(custom)
+
+
+def test_dumps_append_and_stay_valid_json(trace_file):
+    profiler.set_state("run")
+    ev = profiler.Event("first")
+    ev.start()
+    ev.stop()
+    profiler.dump(False)
+    size1 = os.path.getsize(trace_file)
+    assert [e["name"] for e in _load(trace_file)["traceEvents"] if e["ph"] == "X"] == \
+        ["first"]
+    ev = profiler.Event("second")
+    ev.start()
+    ev.stop()
+    profiler.dump(False)
+    assert os.path.getsize(trace_file) > size1
+    assert [e["name"] for e in _load(trace_file)["traceEvents"] if e["ph"] == "X"] == \
+        ["first", "second"]
+    profiler.dump(True)                     # finishes this trace
+    ev = profiler.Event("third")
+    ev.start()
+    ev.stop()
+    profiler.set_state("stop")
+    profiler.dump()
+    assert [e["name"] for e in _load(trace_file)["traceEvents"] if e["ph"] == "X"] == \
+        ["third"]

@@ -80,14 +80,13 @@ def resume(profile_process="worker"):
 
 
 def dump(finished=True, profile_process="worker"):
-    """Write the trace recorded so far to the configured filename. finished=True ends
-    this trace: later events go to a fresh one (written by the next dump)."""
+    """Write the events recorded since the last dump to the configured filename (a
+    complete Chrome trace JSON after every call; later dumps append to it).
+    finished=True ends this trace: the next dump starts the file afresh."""
     core.check_process(profile_process)
     from .. import engine
     engine.wait_for_all()
-    output.write_trace(core.config["filename"])
-    if finished:
-        core.clear_events()
+    output.write_trace(core.config["filename"], finished)
 
 
 def dumps(reset=False, format="table", sort_by="total", ascending=False):

@@ -1,53 +1,88 @@
 """What the profiler writes: the Chrome trace (``dump``) and the aggregate table
 (``dumps``), from the events and statistics ``core`` holds."""
 import json
+import os
 
 from . import core
 
-__all__ = ["trace", "write_trace", "aggregate"]
+__all__ = ["write_trace", "aggregate"]
 
 _SORT_KEYS = {"total": 1, "avg": None, "min": 2, "max": 3, "count": 0}
 
 
-def trace():
-    """The recorded events as a Chrome trace object (chrome://tracing, Perfetto).
-
+class _TraceWriter:
+    """Writes the trace file incrementally: each dump appends only the events
+    recorded since the previous one, yet leaves a complete JSON document behind (the
+    closing trailer is written after the events and overwritten by the next dump).
     Every device ('cpu/0') and every domain is a process; threads keep their own
-    track, and timed events are complete ('X') events, so they nest per thread."""
-    pids, out = {}, []
+    track; timed events are complete ('X') events, so they nest per thread."""
 
-    def pid_of(process):
-        pid = pids.get(process)
+    _TRAILER = '\n], "displayTimeUnit": "ms"}\n'
+
+    def __init__(self, filename):
+        self.filename = filename
+        self.pids = {}
+        self.threads = set()
+        self.empty = True
+        with open(filename, "w") as f:
+            f.write('{"traceEvents": [' + self._TRAILER)
+        self.end = len('{"traceEvents": [')
+
+    def _pid(self, process, out):
+        pid = self.pids.get(process)
         if pid is None:
-            pid = pids[process] = len(pids)
+            pid = self.pids[process] = len(self.pids)
             out.append({"ph": "M", "name": "process_name", "pid": pid,
                         "args": {"name": process}})
         return pid
 
-    threads = {}
-    body = []
-    for ph, name, cat, device, tid, ts, dur, extra in list(core.events):
-        pid = pid_of(device if cat in ("operator", "Custom Operator") else cat)
-        threads.setdefault((pid, tid), True)
-        ev = {"name": name, "cat": cat, "ph": ph, "ts": round(ts, 3), "pid": pid,
-              "tid": tid}
-        if ph == "X":
-            ev["dur"] = round(dur, 3)
-        elif ph == "i":
-            ev["s"] = extra
-        elif ph == "C":
-            ev["args"] = {name: extra}
-        body.append(ev)
-    names = {small: tname for small, tname in core.thread_names.values()}
-    for pid, tid in threads:
-        out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                    "args": {"name": names.get(tid, str(tid))}})
-    return {"traceEvents": out + body, "displayTimeUnit": "ms"}
+    def append(self, batch):
+        out = []
+        names = {small: tname for small, tname in list(core.thread_names.values())}
+        for ph, name, cat, device, tid, ts, dur, extra in batch:
+            pid = self._pid(device if cat in ("operator", "Custom Operator") else cat, out)
+            if (pid, tid) not in self.threads:
+                self.threads.add((pid, tid))
+                out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                            "args": {"name": names.get(tid, str(tid))}})
+            ev = {"name": name, "cat": cat, "ph": ph, "ts": round(ts, 3), "pid": pid,
+                  "tid": tid}
+            if ph == "X":
+                ev["dur"] = round(dur, 3)
+            elif ph == "i":
+                ev["s"] = extra
+            elif ph == "C":
+                ev["args"] = {name: extra}
+            out.append(ev)
+        if not out:
+            return
+        text = ",\n".join(json.dumps(e) for e in out)
+        if not self.empty:
+            text = ",\n" + text
+        self.empty = False
+        with open(self.filename, "r+") as f:
+            f.seek(self.end)
+            f.write(text)
+            self.end = f.tell()
+            f.write(self._TRAILER)
+            f.truncate()
 
 
-def write_trace(filename):
-    with open(filename, "w") as f:
-        json.dump(trace(), f)
+_writer = None
+
+
+def write_trace(filename, finished):
+    """Append the events recorded since the last dump to filename (a new file after
+    a finished dump or when the filename changed) and drop them from memory."""
+    global _writer
+    if _writer is None or _writer.filename != filename or not os.path.exists(filename):
+        _writer = _TraceWriter(filename)
+    n = len(core.events)
+    batch = core.events[:n]
+    del core.events[:n]
+    _writer.append(batch)
+    if finished:
+        _writer = None
 
 
 def _rows(domain, sort_by, ascending):
