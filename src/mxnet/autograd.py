@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from .base import MXNetError
+from .engine import base as _engine_base
 from .operator.registry import OpContext, REQ_ADD, REQ_NULL
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -253,8 +254,7 @@ def _backward_node(node, ograds, accumulate, train_mode):
         aux = [a._read() for a in node.aux] if node.aux else []
         octx = OpContext(xp, node.ctx, node.is_train if train_mode else False, need,
                          node.in_shapes)
-        from .engine.base import profile_hook as hook  # the profiler's, None when off
-        bwd = op.backward if hook is None else hook(op.backward, "_backward_" + op.name, node.ctx, "imperative")  # noqa: E501
+        bwd = op.backward if (hook := _engine_base.profile_hook) is None else hook(op.backward, "_backward_" + op.name, node.ctx, "imperative")  # noqa: E501
         try:
             in_grads = bwd(octx, node.p, ograds, in_data, out_data, aux)
         except MXNetError:
