@@ -206,3 +206,16 @@ def test_custom_batch_processor():
     assert calls == [8, 8, 8]
     with pytest.raises(ValueError):
         Estimator(net, loss=gluon.loss.L2Loss(), batch_processor=object())
+
+
+def test_progress_bar(capsys):
+    loader, _, _ = _data(n=24, batch=8)
+    net = _net()
+    est = _quiet(Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+                           trainer=gluon.Trainer(net.collect_params(), "sgd")))
+    est.fit(loader, epochs=1, event_handlers=[LoggingHandler(metrics=est.train_metrics,
+                                                             progress_bar=True)])
+    frames = capsys.readouterr().err.split("\r")
+    assert [f.split("]")[1].split()[0] for f in frames if f.startswith("[Epoch 0]")] == \
+        ["1/3", "2/3", "3/3"]
+    assert "samples/s training accuracy" in frames[-1]
