@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import autograd as _autograd
 from .. import engine
+from ..engine import base as _engine_base
 from ..base import MXNetError, env_int, numeric_types
 from ..operator.registry import OpContext, ShapeError, get_op
 from ..resource import rng_var
@@ -100,7 +101,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         octx = _fwd_ctx.get((ctx, is_train))
         if octx is None:
             octx = _op_context(_xp(ctx), ctx, is_train)
-        fwd = op.forward if (hook := engine.base.profile_hook) is None else hook(op.forward, op.name, ctx, "imperative")  # noqa: E501  profiler
+        fwd = op.forward if (hook := _engine_base.profile_hook) is None else hook(op.forward, op.name, ctx, "imperative")  # noqa: E501  profiler
         try:
             results = fwd(octx, p, [a._data for a in args], [a._data for a in aux])
         except MXNetError:
