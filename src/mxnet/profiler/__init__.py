@@ -20,7 +20,6 @@ import warnings
 
 from ..base import MXNetError
 from . import core, output
-from .core import custom_operator
 from .objects import Counter, Domain, Event, Frame, Marker, Task
 
 __all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps",
