@@ -38,4 +38,7 @@ from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
 from . import rtc  # noqa: F401
 from . import gluon  # noqa: F401
+from . import profiler  # noqa: F401
+from . import visualization  # noqa: F401
+from . import visualization as viz  # noqa: F401
 from . import test_utils  # noqa: F401

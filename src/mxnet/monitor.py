@@ -2,9 +2,10 @@
 debugging (MXNet 1.9.1's ``mx.monitor.Monitor`` / ``mx.mon.Monitor``).
 
 ``install(executor)`` registers a callback on the executor; between ``tic()`` and
-``toc()`` (every ``interval`` batches) each operator output whose name matches
-``pattern`` is reduced by ``stat_func`` (default: ``norm(x)/sqrt(x.size)``), and at
-``toc`` the arguments and auxiliary states are added. ``toc_print`` logs one line
+``toc()`` (every ``interval`` batches) each operator output — of forward nodes
+(``<node>_output``) and of backward nodes (``<node>_backward_output<i>``) — whose
+name matches ``pattern`` is reduced by ``stat_func`` (default:
+``norm(x)/sqrt(x.size)``), and at ``toc`` the arguments and auxiliary states are added. ``toc_print`` logs one line
 per entry: ``Batch: <step> <name> <value>``.
 """
 import logging
@@ -14,7 +15,23 @@ from math import sqrt
 from . import ndarray
 from .ndarray import NDArray
 
-__all__ = ["Monitor"]
+__all__ = ["Monitor", "report_backward"]
+
+
+def report_backward(callback, monitor_all, node_name, inputs, grads, ctx):
+    """Pass one backward node's results to an executor's monitor callback, named as
+    MXNet names them: ``<node>_backward_output`` (``..._output<i>`` when the node has
+    several inputs), and with monitor_all its inputs ``<node>_backward_input<i>``
+    (the output gradients, then the forward inputs/outputs it reads)."""
+    from .ndarray.ndarray import from_data
+    if monitor_all:
+        for i, x in enumerate(v for v in inputs if v is not None):
+            callback(f"{node_name}_backward_input{i}", from_data(x.copy(), ctx))
+    single = len(grads) == 1
+    for i, g in enumerate(grads):
+        if g is not None:
+            suffix = "" if single else str(i)
+            callback(f"{node_name}_backward_output{suffix}", from_data(g.copy(), ctx))
 
 
 def _asum_stat(x):

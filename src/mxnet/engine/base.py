@@ -8,6 +8,10 @@ from .var import Var
 
 __all__ = ["RunContext", "Operator", "Engine", "FnProperty"]
 
+# Profiler hook (mxnet.profiler sets it while recording, else None): pushed work passes
+# through profile_hook(fn, name, ctx, kind) -> fn, kind 'sync'/'async'.
+profile_hook = None
+
 
 class FnProperty:
     """Kinds of pushed functions, as in MXNet (kept for API compatibility)."""
@@ -64,17 +68,20 @@ class Engine:
     def push(self, opr, ctx, priority=0):
         if opr.deleted:
             raise MXNetError(f"operator {opr.name or opr!r} was deleted")
-        self._push_block(opr.fn, True, ctx, opr.const_vars, opr.mutate_vars, priority, opr.name)
+        fn = opr.fn if profile_hook is None else profile_hook(opr.fn, opr.name, ctx, "async")
+        self._push_block(fn, True, ctx, opr.const_vars, opr.mutate_vars, priority, opr.name)
 
     def push_async(self, fn, ctx, const_vars=(), mutate_vars=(), priority=0, name=None):
         """Push ``fn(run_ctx, on_complete)``; it is done when it calls ``on_complete()``
         (or ``on_complete(exc)`` to report a failure)."""
         const, mutate = dedup_vars(const_vars, mutate_vars)
+        fn = fn if profile_hook is None else profile_hook(fn, name, ctx, "async")
         self._push_block(fn, True, ctx, const, mutate, priority, name)
 
     def push_sync(self, fn, ctx, const_vars=(), mutate_vars=(), priority=0, name=None):
         """Push ``fn(run_ctx)``; returns at once (NaiveEngine: after running it)."""
         const, mutate = dedup_vars(const_vars, mutate_vars)
+        fn = fn if profile_hook is None else profile_hook(fn, name, ctx, "sync")
         self._push_block(fn, False, ctx, const, mutate, priority, name)
 
     def delete_variable(self, delete_fn, ctx, var):

@@ -23,6 +23,7 @@ from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .memory import memory_pass
+from ..monitor import report_backward as monitor_backward
 
 __all__ = ["Executor"]
 
@@ -371,14 +372,18 @@ class Executor:
                 continue
             apply_req(self._target(seed), seed[2], head_data[pos])
         bwd = runner.backward
+        monitor = self._monitor
         for b in self._bsteps:
             b.octx.is_train = is_train
             ograds = [None] * b.n_out if b.ograds is None else \
                 [None if ge is None else vals[ge] for ge in b.ograds]
             ins = [None] * b.n_args if b.in_data is None else [vals[e] for e in b.in_data]
             outd = [None] * b.n_out if b.out_data is None else [vals[e] for e in b.out_data]
-            bwd(b.op, b.octx, b.p, ograds, ins, outd, [vals[e] for e in b.aux],
-                [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
+            grads = bwd(b.op, b.octx, b.p, ograds, ins, outd, [vals[e] for e in b.aux],
+                        [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
+            if monitor is not None:       # Monitor sees backward outputs too
+                monitor_backward(monitor, self._monitor_all, b.name, ograds + ins + outd,
+                                 grads, self._ctx)
         for pos in plan.zero_fill:
             self.grad_arrays[pos]._data[...] = 0
 

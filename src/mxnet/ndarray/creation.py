@@ -5,6 +5,7 @@ import numpy as np
 
 from ..base import MXNetError, dtype_np, mx_real_t
 from ..backend import array_module
+from ..engine import base as _engine_base
 from .ndarray import NDArray, _check_ctx, from_data
 
 __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace"]
@@ -53,6 +54,14 @@ def array(source_array, ctx=None, dtype=None):
 
 def _filled(shape, ctx, dtype, fill):
     ctx = _check_ctx(ctx)
+    hook = _engine_base.profile_hook       # the profiler's: records _zeros/_ones/_full
+    if hook is not None and fill is not None:
+        name = "_zeros" if fill == 0 else "_ones" if fill == 1 else "_full"
+        return hook(_make_filled, name, ctx, "imperative")(shape, ctx, dtype, fill)
+    return _make_filled(shape, ctx, dtype, fill)
+
+
+def _make_filled(shape, ctx, dtype, fill):
     xp = array_module(ctx)
     shape = _shape(shape)
     dt = dtype_np(dtype)

@@ -214,10 +214,13 @@ def _split_result(res, n, label):
 
 
 @contextlib.contextmanager
-def _callback(is_train):
+def _callback(is_train, label=None):
     """Around a user callback: autograd paused (MXNet runs them outside the tape), and
-    the engine told that this worker may wait on work the callback pushes."""
-    with engine.get().blocking_section(), tape.pause(train_mode=is_train):
+    the engine told that this worker may wait on work the callback pushes; label
+    names it for the profiler (``<label>::pure_python``)."""
+    from ..profiler.core import custom_operator
+    with engine.get().blocking_section(), tape.pause(train_mode=is_train), \
+            custom_operator(label or "Custom"):
         yield
 
 
@@ -411,7 +414,7 @@ class _PropSpec(_Spec):
         aux_nd = [_wrap(a, ctx) for a in aux]
         out_nd = [_wrap(xp.zeros(s, t if t is not None else np.float32), ctx)
                   for s, t in zip(out_shapes, out_types)]
-        with _callback(octx.is_train):
+        with _callback(octx.is_train, self.label):
             try:
                 op.forward(is_train=bool(octx.is_train), req=["write"] * len(out_nd),
                            in_data=in_nd, out_data=out_nd, aux=aux_nd)
@@ -434,7 +437,7 @@ class _PropSpec(_Spec):
         need = octx.need_grad or [True] * len(self.args)
         in_grad = [_wrap(xp.zeros(s, t), ctx) for s, t in zip(in_shapes, types)]
         aux_nd = [_wrap(a, ctx) for a in aux]
-        with _callback(octx.is_train):
+        with _callback(octx.is_train, "_backward_" + self.label):
             try:
                 op.backward(req=["write" if n else "null" for n in need], out_grad=og,
                             in_data=ind, out_data=outd, in_grad=in_grad, aux=aux_nd)

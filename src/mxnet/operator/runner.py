@@ -17,6 +17,7 @@ the operator returns the very array it was given, nothing is copied.
 import numpy as np
 
 from ..base import MXNetError
+from ..engine import base as _engine_base
 from .kernels import _TABLE as _KERNELS
 from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
 
@@ -72,20 +73,44 @@ def _settle(results, dst, req, what):
         apply_req(d, r, v)
 
 
+def _compute_forward(op, octx, p, inputs, aux, given):
+    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), False))
+    res = NotImplemented
+    if kern:
+        res = kern(octx, p, inputs, aux, out=given)
+    if res is NotImplemented:
+        if op.writes_outputs:
+            res = op.forward(octx, p, inputs, aux, out=given)
+        else:
+            res = op.forward(octx, p, inputs, aux)
+    return res
+
+
+def _compute_backward(op, octx, p, out_grads, inputs, outputs, aux, given):
+    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), True))
+    res = NotImplemented
+    if kern:
+        res = kern(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
+    if res is NotImplemented:
+        if op.writes_outputs:
+            res = op.backward(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
+        else:
+            res = op.backward(octx, p, out_grads, inputs, outputs, aux)
+    return res
+
+
 def forward(op, octx, p, inputs, aux, out=None, req=None, node=None):
     """Run op's forward; returns its results (the ``out`` arrays where it wrote into
-    them). With ``out``, every result is also applied to its destination."""
+    them). With ``out``, every result is also applied to its destination. When the
+    profiler is on (``engine.base.profile_hook``), the call is recorded under the
+    operator's name ("symbolic" for executor nodes, "imperative" otherwise)."""
     try:
         given = None if out is None else _given(out, req)
-        kern = _KERNELS and _KERNELS.get((op.name, _device(octx), False))
-        res = NotImplemented
-        if kern:
-            res = kern(octx, p, inputs, aux, out=given)
-        if res is NotImplemented:
-            if op.writes_outputs:
-                res = op.forward(octx, p, inputs, aux, out=given)
-            else:
-                res = op.forward(octx, p, inputs, aux)
+        hook = _engine_base.profile_hook
+        compute = _compute_forward if hook is None else \
+            hook(_compute_forward, op.name, octx.ctx, "imperative" if node is None
+                 else "symbolic")
+        res = compute(op, octx, p, inputs, aux, given)
         if out is not None:
             _settle(res, out, req, f"operator {op.name}")
         return res
@@ -123,16 +148,11 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
                              "register FGradient attribute.")
         else:
             given = None if in_grad is None else _given(in_grad, req)
-            kern = _KERNELS and _KERNELS.get((op.name, _device(octx), True))
-            res = NotImplemented
-            if kern:
-                res = kern(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
-            if res is NotImplemented:
-                if op.writes_outputs:
-                    res = op.backward(octx, p, out_grads, inputs, outputs, aux,
-                                      in_grad=given)
-                else:
-                    res = op.backward(octx, p, out_grads, inputs, outputs, aux)
+            hook = _engine_base.profile_hook
+            compute = _compute_backward if hook is None else \
+                hook(_compute_backward, "_backward_" + op.name, octx.ctx,
+                     "imperative" if node is None else "symbolic")
+            res = compute(op, octx, p, out_grads, inputs, outputs, aux, given)
         if in_grad is not None:
             _settle(res, in_grad, req, f"operator {op.name} backward")
         return res

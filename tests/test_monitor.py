@@ -1,0 +1,56 @@
+"""mx.monitor.Monitor sees backward too: each backward node's outputs are reported
+under MXNet 1.9.1's names (<node>_backward_output<i>, taken from the real MXNet), with
+the values of the gradients the executor computes."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+
+
+def _bound():
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    act = mx.sym.Activation(fc, act_type="relu", name="act")
+    out = mx.sym.SoftmaxOutput(act, name="softmax")
+    ex = out.simple_bind(mx.cpu(), data=(4, 5))
+    rng = np.random.RandomState(0)
+    ex.arg_dict["data"][:] = rng.uniform(-1, 1, (4, 5))
+    ex.arg_dict["fc_weight"][:] = rng.uniform(-1, 1, (3, 5))
+    ex.arg_dict["fc_bias"][:] = rng.uniform(-1, 1, (3,))
+    ex.arg_dict["softmax_label"][:] = [0, 1, 2, 1]
+    return ex
+
+
+def test_callback_names_forward_and_backward():
+    ex = _bound()
+    names = []
+    ex.set_monitor_callback(lambda name, arr: names.append(name))
+    ex.forward(is_train=True)
+    ex.backward()
+    # the order and names real MXNet 1.9.1 reports for this graph
+    assert names == ["fc_output", "act_output", "softmax_output",
+                     "softmax_backward_output0", "softmax_backward_output1",
+                     "act_backward_output", "fc_backward_output0", "fc_backward_output1",
+                     "fc_backward_output2"]
+
+
+def test_monitor_stats_of_gradients():
+    ex = _bound()
+    mon = mx.monitor.Monitor(1, pattern="fc_backward.*")
+    mon.install(ex)
+    mon.tic()
+    ex.forward(is_train=True)
+    ex.backward()
+    res = {name: float(value.split()[0]) for _, name, value in mon.toc()}
+    assert set(res) == {"fc_backward_output0", "fc_backward_output1",
+                        "fc_backward_output2"}
+
+    def rms(a):
+        return float(np.sqrt((a ** 2).mean()))
+    # outputs 1 and 2 of fc's backward are the weight and bias gradients
+    assert res["fc_backward_output1"] == pytest.approx(
+        rms(ex.grad_dict["fc_weight"].asnumpy()), rel=1e-5)
+    assert res["fc_backward_output2"] == pytest.approx(
+        rms(ex.grad_dict["fc_bias"].asnumpy()), rel=1e-5)
+    assert res["fc_backward_output0"] == pytest.approx(
+        rms(ex.grad_dict["data"].asnumpy()), rel=1e-5)
