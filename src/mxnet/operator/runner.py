@@ -99,14 +99,15 @@ def _compute_backward(op, octx, p, out_grads, inputs, outputs, aux, given):
     return res
 
 
-def forward(op, octx, p, inputs, aux, out=None, req=None, node=None):
+def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True):
     """Run op's forward; returns its results (the ``out`` arrays where it wrote into
     them). With ``out``, every result is also applied to its destination. When the
     profiler is on (``engine.base.profile_hook``), the call is recorded under the
-    operator's name ("symbolic" for executor nodes, "imperative" otherwise)."""
+    operator's name ("symbolic" for executor nodes, "imperative" otherwise);
+    ``profile=False`` when the caller's engine push is recorded already."""
     try:
         given = None if out is None else _given(out, req)
-        hook = _engine_base.profile_hook
+        hook = _engine_base.profile_hook if profile else None
         compute = _compute_forward if hook is None else \
             hook(_compute_forward, op.name, octx.ctx, "imperative" if node is None
                  else "symbolic")
