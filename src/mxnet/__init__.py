@@ -39,3 +39,8 @@ from . import module as mod  # noqa: F401
 from . import rtc  # noqa: F401
 from . import gluon  # noqa: F401
 from . import test_utils  # noqa: F401
+from . import util  # noqa: F401,E402
+from . import numpy  # noqa: F401,E402
+from . import numpy as np  # noqa: F401,E402
+from . import numpy_extension  # noqa: F401,E402
+from . import numpy_extension as npx  # noqa: F401,E402
