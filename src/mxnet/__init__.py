@@ -42,3 +42,8 @@ from . import profiler  # noqa: F401
 from . import visualization  # noqa: F401
 from . import visualization as viz  # noqa: F401
 from . import test_utils  # noqa: F401
+from . import util  # noqa: F401,E402
+from . import numpy  # noqa: F401,E402
+from . import numpy as np  # noqa: F401,E402
+from . import numpy_extension  # noqa: F401,E402
+from . import numpy_extension as npx  # noqa: F401,E402

@@ -27,6 +27,7 @@ from ..ndarray import NDArray
 from ..symbol import Symbol
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _brief_print_list, _indent
+from ..util import is_np_array as _is_np_array
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -433,6 +434,8 @@ class Block:
         for hook in self._forward_pre_hooks.values():
             hook(self, args)
         out = self.forward(*args)
+        if _is_np_array():              # NumPy mode: blocks return mx.np arrays
+            out = _to_np(out)
         for hook in self._forward_hooks.values():
             hook(self, args, out)
         return out
@@ -931,3 +934,8 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
+
+
+def _to_np(value):
+    from ..numpy_extension import to_np
+    return to_np(value)

@@ -332,26 +332,27 @@ class Parameter:
                          "'row_sparse', which pymxnet does not support (dense only)")
 
     def data(self, ctx=None):
-        """The value on ``ctx`` (default: the only context, or the current one)."""
-        return self._check_and_get(self._data, ctx)
+        """The value on ``ctx`` (default: the only context, or the current one); an
+        ``mx.np`` array in NumPy mode."""
+        return _np_mode(self._check_and_get(self._data, ctx))
 
     def list_data(self):
         """The values on every context, in ``list_ctx()`` order."""
-        return self._check_and_get(self._data, list)
+        return _np_mode(self._check_and_get(self._data, list))
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
-        return self._check_and_get(self._grad, ctx)
+        return _np_mode(self._check_and_get(self._grad, ctx))
 
     def list_grad(self):
         """The gradient buffers on every context."""
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
-        return self._check_and_get(self._grad, list)
+        return _np_mode(self._check_and_get(self._grad, list))
 
     def list_ctx(self):
         """The contexts this parameter lives on (or will, once deferred init runs)."""
@@ -645,3 +646,12 @@ def _merge_shapes(wanted, existing):
 
 
 tensor_types = (Symbol, NDArray)
+
+
+def _np_mode(value):
+    """Arrays as mx.np views of the same data when NumPy mode is on."""
+    from ..util import is_np_array
+    if not is_np_array():
+        return value
+    from ..numpy_extension import to_np
+    return to_np(value)

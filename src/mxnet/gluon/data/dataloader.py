@@ -190,7 +190,9 @@ class DataLoader:
         if self._iter is None:
             self.refresh()
         it, self._iter = self._iter, None
-        yield from it
+        from ..parameter import _np_mode
+        for batch in it:
+            yield _np_mode(batch)        # NumPy mode: batches are mx.np arrays
         if self._iter is None and self.auto_reload:
             self.refresh()
 

@@ -1,0 +1,89 @@
+"""mx.np.linalg over the registered linear-algebra operators (``linalg_*``)."""
+import numpy as _onp
+
+from .. import ndarray as _nd
+from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
+from .multiarray import wrap
+
+__all__ = ["norm", "inv", "det", "slogdet", "cholesky", "solve", "svd", "qr", "eigh",
+           "eigvalsh", "pinv", "tensorinv", "lstsq", "matrix_rank"]
+
+
+def _arr(a):
+    if isinstance(a, NDArray):
+        return a
+    from .creation import array
+    return array(a)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector 2-norm / Frobenius norm (ord None/2/'fro' for vectors/matrices, 1 and
+    inf for vectors)."""
+    from . import math as m
+    x = _arr(x)
+    if ord in (None, 2, "fro") and (ord != 2 or axis is None or isinstance(axis, int)
+                                   or x.ndim == 1):
+        return m.sqrt(m.sum(m.multiply(x, x), axis=axis, keepdims=keepdims))
+    if ord == 1 and (x.ndim == 1 or isinstance(axis, int)):
+        return m.sum(m.absolute(x), axis=axis, keepdims=keepdims)
+    if ord in (_onp.inf, "inf") and (x.ndim == 1 or isinstance(axis, int)):
+        return m.max(m.absolute(x), axis=axis, keepdims=keepdims)
+    raise NotImplementedError(f"mx.np.linalg.norm: ord={ord!r} with axis={axis!r} is not "
+                              "implemented in pymxnet yet")
+
+
+def _op(name):
+    fn = getattr(_nd.linalg, name, None)
+    if fn is None:
+        from . import NotImplementedName
+        raise NotImplementedName(f"mx.np.linalg needs the linalg_{name} operator, which "
+                                 "pymxnet does not implement yet")
+    return fn
+
+
+def inv(a):
+    """Inverse of the square matrices in the last two axes."""
+    return wrap(_op("inverse")(_arr(a)))
+
+
+def det(a):
+    """Determinant of the square matrices in the last two axes."""
+    return wrap(_op("det")(_arr(a)))
+
+
+def slogdet(a):
+    """(sign, log|det|) of the square matrices in the last two axes."""
+    sign, logabs = _op("slogdet")(_arr(a))
+    return wrap(sign), wrap(logabs)
+
+
+def cholesky(a):
+    """Lower Cholesky factor of symmetric positive-definite matrices."""
+    return wrap(_op("potrf")(_arr(a)))
+
+
+def solve(a, b):
+    """x with a @ x = b (b a vector or matrix)."""
+    from . import math as m
+    a, b = _arr(a), _arr(b)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise MXNetError(f"solve: a must be square in its last two axes, got {a.shape}")
+    return m.matmul(inv(a), b)
+
+
+def _not_yet(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"mx.np.linalg.{name} is not implemented in pymxnet yet")
+    fn.__name__ = name
+    return fn
+
+
+svd = _not_yet("svd")
+qr = _not_yet("qr")
+eigh = _not_yet("eigh")
+eigvalsh = _not_yet("eigvalsh")
+pinv = _not_yet("pinv")
+tensorinv = _not_yet("tensorinv")
+lstsq = _not_yet("lstsq")
+matrix_rank = _not_yet("matrix_rank")

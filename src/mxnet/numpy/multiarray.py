@@ -1,0 +1,312 @@
+"""``mx.np.ndarray``: an NDArray with NumPy's semantics, as MXNet 1.9.1 defines them.
+
+It is the same asynchronous array (storage chunk, engine var, context, autograd
+entry) with NumPy behaviour on top: zero-dim results (``a.sum()`` and ``a[0]`` of a
+vector have shape ``()``), NumPy broadcasting for every arithmetic operator, bool
+results from comparisons, true division of integers giving float32, ``.T`` over any
+rank, ``dtype`` as a ``numpy.dtype``, NumPy's ``repr``. Every computation goes through
+the one operator registry (an ``mx.np`` function is a front end, not a second
+implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
+"""
+import numpy as _onp
+
+from ..base import MXNetError, numeric_types
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["ndarray", "as_np", "wrap"]
+
+_FLOAT32 = _onp.dtype(_onp.float32)
+
+
+def wrap(x):
+    """Label a freshly made NDArray (or a list of them) as mx.np.ndarray in place."""
+    if isinstance(x, NDArray):
+        if type(x) is not ndarray:
+            x.__class__ = ndarray
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(wrap(v) for v in x)
+    return x
+
+
+def as_np(x):
+    """An mx.np view of an NDArray that shares its data and autograd entry (the
+    NDArray itself keeps its class)."""
+    if type(x) is ndarray:
+        return x
+    out = ndarray(x._chunk, x._shape, x._dtype, x._ctx, x._view)
+    out._ag = x._ag
+    return out
+
+
+def _key_shape(shape, key):
+    """The shape NumPy gives ``a[key]`` for an array of this shape (computed on a
+    zero-strided stand-in, so nothing of that size is allocated)."""
+    stand_in = _onp.lib.stride_tricks.as_strided(_onp.zeros(1, _onp.int8), shape,
+                                                 (0,) * len(shape))
+    return stand_in[_host_key(key)].shape
+
+
+def _bool_masks_to_host(key):
+    """Boolean mx arrays in an index become NumPy masks (their nonzero positions decide
+    the result's shape, so the host must see them, as MXNet's boolean indexing does)."""
+    if isinstance(key, NDArray) and key._dtype == _onp.bool_:
+        return key.asnumpy()
+    if isinstance(key, tuple):
+        return tuple(_bool_masks_to_host(k) for k in key)
+    return key
+
+
+def _host_key(key):
+    if isinstance(key, NDArray):
+        k = key.asnumpy()
+        return k if k.dtype == _onp.bool_ else k.astype(_onp.int64)
+    if isinstance(key, tuple):
+        return tuple(_host_key(k) for k in key)
+    if isinstance(key, list):
+        return [_host_key(k) for k in key]
+    return key
+
+
+class ndarray(NDArray):
+    """An array with NumPy semantics on a device (``mx.np.ndarray``).
+
+    Create one with ``mx.np.array``, ``mx.np.zeros`` and friends. Operations return
+    at once and compute asynchronously; ``asnumpy()``, ``item()`` and
+    ``npx.waitall()`` wait.
+    """
+
+    __slots__ = ()
+
+    # --- NumPy-style properties and conversions --------------------------------
+    @property
+    def dtype(self):
+        """The element type as a ``numpy.dtype``."""
+        return self._dtype
+
+    @property
+    def T(self):
+        """The array with its axes reversed (any rank)."""
+        from . import manipulation
+        return manipulation.transpose(self)
+
+    @property
+    def device(self):
+        return self._ctx
+
+    @property
+    def grad(self):
+        g = NDArray.grad.fget(self)
+        return None if g is None else wrap(g)
+
+    def item(self, *args):
+        """The element as a Python scalar (``item()`` needs a one-element array)."""
+        a = self.asnumpy()
+        return a.item(*args)
+
+    def as_nd_ndarray(self):
+        """The same data as a classic ``mx.nd.NDArray``."""
+        out = NDArray(self._chunk, self._shape, self._dtype, self._ctx, self._view)
+        out._ag = self._ag
+        return out
+
+    def as_np_ndarray(self):
+        return self
+
+    def asnumpy(self):
+        return NDArray.asnumpy(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __repr__(self):
+        a = self.asnumpy()
+        body = _onp.array2string(a, separator=", ", prefix="array(")
+        extra = "" if self._dtype == _FLOAT32 else f", dtype={self._dtype.name}"
+        if self._ctx.device_type != "cpu":
+            extra += f", ctx={self._ctx}"
+        return f"array({body}{extra})"
+
+    def __str__(self):
+        return str(self.asnumpy())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of unsized object")
+        return self._shape[0]
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.asnumpy().reshape(-1)[0])
+        if self.size == 0:
+            return False
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")
+
+    def __reduce__(self):
+        from .creation import array
+        return (array, (self.asnumpy(), self._dtype, self._ctx))
+
+    __hash__ = None          # NumPy arrays are unhashable
+
+    # --- indexing -------------------------------------------------------------------
+    def __getitem__(self, key):
+        key = _bool_masks_to_host(key)
+        out = wrap(NDArray.__getitem__(self, key))
+        if isinstance(out, NDArray):
+            shape = _key_shape(self._shape, key)
+            if out._shape != shape:
+                out = wrap(NDArray.reshape(out, shape) if out.size == _onp.prod(shape,
+                                                                                   dtype=int)
+                           else out)
+        return out
+
+    def __setitem__(self, key, value):
+        key = _bool_masks_to_host(key)
+        if isinstance(value, NDArray):
+            value = value.as_nd_ndarray() if type(value) is ndarray else value
+        NDArray.__setitem__(self, key, value)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # --- views and copies -------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        """A view with a new shape (NumPy's rules: one -1 is inferred)."""
+        from . import manipulation
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        return manipulation.reshape(self, shape, order)
+
+    def _as_view(self, shape, offset_elems):
+        return wrap(NDArray._as_view(self, shape, offset_elems))
+
+    def copy(self, order="C"):
+        return wrap(NDArray.copy(self))
+
+    def copyto(self, other):
+        return wrap(NDArray.copyto(self, other))
+
+    def as_in_context(self, context):
+        return wrap(NDArray.as_in_context(self, context))
+
+    as_in_ctx = as_in_context
+    to_device = as_in_context
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """A copy cast to dtype (this array when copy=False and dtype matches)."""
+        return wrap(NDArray.astype(self, _onp.float32 if dtype is None else dtype, copy))
+
+    def detach(self):
+        return wrap(NDArray.detach(self))
+
+    def flatten(self, order="C"):
+        return self.reshape(-1)
+
+    def ravel(self, order="C"):
+        return self.reshape(-1)
+
+    def squeeze(self, axis=None):
+        from . import manipulation
+        return manipulation.squeeze(self, axis)
+
+    def transpose(self, *axes):
+        from . import manipulation
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = tuple(axes[0])
+        return manipulation.transpose(self, axes or None)
+
+    def swapaxes(self, axis1, axis2):
+        from . import manipulation
+        return manipulation.swapaxes(self, axis1, axis2)
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    # --- NumPy-style methods over the mx.np functions ------------------------------
+    def _fluent_fn(self, name):
+        from .. import numpy as mnp
+        fn = getattr(mnp, name, None)
+        if fn is None:
+            raise AttributeError(f"mx.np.ndarray has no method {name!r}")
+        return fn
+
+    def _binary_op(self, other, op, scalar_op, reflect=False):
+        from . import math as _math
+        return _math.binary_from_operator(self, other, op, reflect)
+
+    def _inplace(self, other, op, scalar_op):
+        from . import math as _math
+        result = _math.binary_from_operator(self, other, op, False)
+        if result._dtype != self._dtype:
+            result = result.astype(self._dtype)
+        self[...] = result
+        return self
+
+    def __matmul__(self, other):
+        from . import math as _math
+        return _math.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from . import math as _math
+        return _math.matmul(other, self)
+
+    def __floordiv__(self, other):
+        from . import math as _math
+        return _math.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        from . import math as _math
+        return _math.floor_divide(other, self)
+
+    def __neg__(self):
+        from . import math as _math
+        return _math.negative(self)
+
+    def __abs__(self):
+        from . import math as _math
+        return _math.absolute(self)
+
+    def __invert__(self):
+        from . import math as _math
+        return _math.invert(self)
+
+    def __and__(self, other):
+        from . import math as _math
+        return _math.bitwise_and(self, other)
+
+    def __or__(self, other):
+        from . import math as _math
+        return _math.bitwise_or(self, other)
+
+    def __xor__(self, other):
+        from . import math as _math
+        return _math.bitwise_xor(self, other)
+
+
+def _method(name, module):
+    def method(self, *args, **kwargs):
+        from .. import numpy as mnp
+        return getattr(getattr(mnp, module) if module else mnp, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"Same as ``mx.np.{name}(self, ...)``."
+    return method
+
+
+for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin",
+              "cumsum", "clip", "round", "any", "all", "dot", "repeat", "tile", "take",
+              "nonzero", "sort", "argsort", "exp", "log", "sqrt", "abs", "sign", "square",
+              "sin", "cos", "tanh", "expand_dims", "broadcast_to", "split", "flip",
+              "diagonal", "trace"):
+    setattr(ndarray, _name, _method(_name, None))
+
+
+def _scalar_or_array(value):
+    if isinstance(value, NDArray):
+        return value
+    if isinstance(value, numeric_types + (bool, _onp.bool_)):
+        return value
+    raise MXNetError(f"mx.np: expected an mx.np.ndarray or a scalar, got "
+                     f"{type(value).__name__}")

@@ -1,0 +1,158 @@
+"""mx.np.random: samplers with NumPy's signatures (``size`` is the output shape), drawn
+from the context's generator through the registered sampling operators, so
+``mx.np.random.seed`` / ``mx.random.seed`` make draws reproducible."""
+import numpy as _onp
+
+from .. import ndarray as _nd
+from .. import random as _mxrandom
+from ..base import MXNetError, dtype_np
+from ..ndarray.ndarray import NDArray
+from .multiarray import wrap
+
+__all__ = ["seed", "uniform", "normal", "randn", "rand", "randint", "choice", "shuffle",
+           "multinomial", "gamma", "beta", "exponential", "poisson", "permutation"]
+
+
+def _size(size):
+    if size is None:
+        return ()
+    if isinstance(size, (int, _onp.integer)):
+        return (int(size),)
+    return tuple(int(d) for d in size)
+
+
+def _scalar(x, name):
+    if isinstance(x, NDArray):
+        raise NotImplementedError(f"mx.np.random: array-valued {name} is not implemented "
+                                  "in pymxnet yet (pass a number)")
+    return float(x)
+
+
+def _draw(nd_fn, size, dtype, ctx, **kwargs):
+    shape = _size(size)
+    out = nd_fn(shape=shape if shape else (1,), dtype=dtype_np(dtype or "float32").name,
+                ctx=ctx, **kwargs)
+    return wrap(out if shape else out.reshape(()))
+
+
+def seed(seed=None, ctx="all"):
+    """Seed the generators (all contexts by default), like ``mx.random.seed``."""
+    if seed is None:
+        seed = int(_onp.random.randint(0, 2 ** 31 - 1))
+    _mxrandom.seed(int(seed), ctx)
+
+
+def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
+    """Samples from U[low, high)."""
+    return _draw(_nd.random.uniform, size, dtype, ctx, low=_scalar(low, "low"),
+                 high=_scalar(high, "high"))
+
+
+def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    """Samples from N(loc, scale^2)."""
+    if not isinstance(scale, NDArray) and scale < 0:
+        raise MXNetError(f"mx.np.random.normal: scale must be >= 0, got {scale}")
+    return _draw(_nd.random.normal, size, dtype, ctx, loc=_scalar(loc, "loc"),
+                 scale=_scalar(scale, "scale"))
+
+
+def randn(*size, **kwargs):
+    """Standard normal samples of the given shape."""
+    return normal(0.0, 1.0, size, **kwargs)
+
+
+def rand(*size, **kwargs):
+    """U[0, 1) samples of the given shape."""
+    return uniform(0.0, 1.0, size, **kwargs)
+
+
+def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
+    """Integers from [low, high) (int64 unless dtype is given)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise MXNetError(f"mx.np.random.randint: low >= high ({low} >= {high})")
+    shape = _size(size)
+    out = _nd.random.randint(int(low), int(high), shape=shape if shape else (1,),
+                             dtype="int32", ctx=ctx)
+    out = wrap(out if shape else out.reshape(()))
+    return out.astype(dtype_np(dtype or _onp.int64))
+
+
+def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    return _draw(_nd.random.exponential, size, dtype, ctx, lam=1.0 / _scalar(scale, "scale"))
+
+
+def gamma(shape, scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    return _draw(_nd.random.gamma, size, dtype, ctx, alpha=_scalar(shape, "shape"),
+                 beta=_scalar(scale, "scale"))
+
+
+def beta(a, b, size=None, dtype=None, ctx=None):
+    """Beta(a, b) samples, as X / (X + Y) of two gamma draws."""
+    x = gamma(a, 1.0, size, dtype, ctx)
+    y = gamma(b, 1.0, size, dtype, ctx)
+    from .math import add, true_divide
+    return true_divide(x, add(x, y))
+
+
+def poisson(lam=1.0, size=None, dtype=None, ctx=None):
+    return _draw(_nd.random.poisson, size, dtype, ctx, lam=_scalar(lam, "lam"))
+
+
+def multinomial(n, pvals, size=None):
+    """Counts of n draws over len(pvals) outcomes (int64)."""
+    from .creation import array
+    p = _onp.asarray(pvals.asnumpy() if isinstance(pvals, NDArray) else pvals, _onp.float64)
+    if p.ndim != 1 or _onp.any(p < 0) or p[:-1].sum() > 1 + 1e-6:
+        raise MXNetError("mx.np.random.multinomial: pvals must be a 1-d probability vector")
+    shape = _size(size)
+    k = len(p)
+    draws = choice(k, size=shape + (int(n),), p=p)
+    counts = _onp.stack([(draws.asnumpy() == j).sum(axis=-1) for j in range(k)], axis=-1)
+    return array(counts, dtype=_onp.int64)
+
+
+def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
+    """Random samples from arange(a) (or from the 1-d array a), optionally weighted."""
+    from .creation import array
+    pool = _onp.arange(a) if isinstance(a, (int, _onp.integer)) else \
+        _onp.asarray(a.asnumpy() if isinstance(a, NDArray) else a)
+    n = len(pool)
+    shape = _size(size)
+    count = int(_onp.prod(shape, dtype=_onp.int64)) if shape else 1
+    probs = None if p is None else _onp.asarray(p.asnumpy() if isinstance(p, NDArray) else p,
+                                                _onp.float64)
+    if replace:
+        if probs is None:
+            idx = randint(0, n, (count,), ctx=ctx).asnumpy()
+        else:
+            u = uniform(0, 1, (count,), ctx=ctx).asnumpy().astype(_onp.float64)
+            idx = _onp.minimum(_onp.searchsorted(_onp.cumsum(probs) / probs.sum(), u,
+                                                 side="right"), n - 1)
+    else:
+        if count > n:
+            raise MXNetError("Cannot take a larger sample than population when "
+                             "'replace=False'")
+        keys = uniform(0, 1, (n,), ctx=ctx).asnumpy().astype(_onp.float64)
+        if probs is not None:             # weighted sampling without replacement
+            keys = _onp.log(keys) / _onp.maximum(probs, 1e-300)
+        idx = _onp.argsort(-keys)[:count]
+    values = pool[idx].reshape(shape)
+    dtype = _onp.int64 if isinstance(a, (int, _onp.integer)) else pool.dtype
+    return array(values, dtype=dtype, ctx=ctx)
+
+
+def permutation(x):
+    from .creation import array
+    if isinstance(x, (int, _onp.integer)):
+        return choice(int(x), size=int(x), replace=False)
+    arr = x if isinstance(x, NDArray) else array(x)
+    order = choice(arr.shape[0], size=arr.shape[0], replace=False)
+    return arr[order]
+
+
+def shuffle(x):
+    """Shuffle x in place along its first axis."""
+    order = choice(x.shape[0], size=x.shape[0], replace=False)
+    x[...] = x[order].copy()

@@ -1,0 +1,136 @@
+"""``mx.npx``: MXNet's NumPy extensions — the mode switches and the neural-network
+operators of NumPy mode, as front ends over the one operator registry.
+
+``npx.set_np()`` turns on NumPy semantics (Gluon blocks then take and return
+``mx.np.ndarray``); ``npx.relu``, ``npx.convolution``, ``npx.batch_norm`` ... call the
+same registered operators as ``mx.nd.relu``, ``mx.nd.Convolution``, ``mx.nd.BatchNorm``
+with the same parameters, and return ``mx.np.ndarray``.
+"""
+import numpy as _onp
+
+from .. import ndarray as _nd
+from ..context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
+from ..ndarray.ndarray import NDArray
+from ..numpy.multiarray import as_np, wrap
+from ..util import (is_np_array, is_np_shape, reset_np, set_np,  # noqa: F401
+                    set_np_array, set_np_shape, use_np)
+
+
+def _front(nd_name, doc):
+    def fn(*args, **kwargs):
+        return wrap(getattr(_nd, nd_name)(*args, **kwargs))
+    fn.__doc__ = doc
+    return fn
+
+
+# npx name -> (mx.nd operator, what it computes)
+_OPERATORS = {
+    "relu": ("relu", "Rectified linear unit, max(x, 0)."),
+    "sigmoid": ("sigmoid", "Logistic sigmoid 1 / (1 + exp(-x))."),
+    "softmax": ("softmax", "Softmax along axis (MXNet's softmax operator)."),
+    "log_softmax": ("log_softmax", "Log of the softmax along axis."),
+    "masked_softmax": ("masked_softmax", "Softmax with masked-out positions at zero."),
+    "masked_log_softmax": ("masked_log_softmax", "Log-softmax with a mask."),
+    "activation": ("Activation", "Activation(act_type=relu/sigmoid/tanh/softrelu/softsign)."),
+    "leaky_relu": ("LeakyReLU", "LeakyReLU family (leaky, prelu, elu, selu, gelu)."),
+    "batch_norm": ("BatchNorm", "Batch normalisation (MXNet's BatchNorm)."),
+    "layer_norm": ("LayerNorm", "Layer normalisation."),
+    "instance_norm": ("InstanceNorm", "Instance normalisation."),
+    "group_norm": ("GroupNorm", "Group normalisation."),
+    "convolution": ("Convolution", "N-d convolution (MXNet's Convolution)."),
+    "deconvolution": ("Deconvolution", "Transposed convolution."),
+    "pooling": ("Pooling", "Max/avg/sum/lp pooling."),
+    "fully_connected": ("FullyConnected", "Dense layer: x W^T + b."),
+    "dropout": ("Dropout", "Dropout (active in training mode)."),
+    "embedding": ("Embedding", "Row lookup in an embedding matrix."),
+    "one_hot": ("one_hot", "One-hot encoding of indices."),
+    "pick": ("pick", "Elements picked along an axis by index."),
+    "topk": ("topk", "Top-k values or indices along an axis."),
+    "batch_dot": ("batch_dot", "Batched matrix product."),
+    "batch_flatten": ("Flatten", "Collapse all axes but the first."),
+    "sequence_mask": ("SequenceMask", "Mask sequence positions past their lengths."),
+    "rnn": ("RNN", "Fused RNN/LSTM/GRU layers (MXNet's RNN operator)."),
+    "gamma": ("gamma", "The gamma function."),
+    "gammaln": ("gammaln", "Log of the absolute gamma function."),
+    "erf": ("erf", "The error function."),
+    "erfinv": ("erfinv", "The inverse error function."),
+    "smooth_l1": ("smooth_l1", "Smooth L1 (Huber) function."),
+    "arange_like": ("contrib_arange_like", "arange with another array's shape."),
+    "roi_pooling": ("ROIPooling", "Region-of-interest max pooling."),
+    "ctc_loss": ("CTCLoss", "Connectionist temporal classification loss."),
+    "slice_channel": ("SliceChannel", "Split into equal parts along an axis."),
+    "shape_array": ("shape_array", "The shape as an int64 array."),
+    "stop_gradient": ("BlockGrad", "The same values, no gradient flowing back."),
+    "cast": ("Cast", "Cast to dtype."),
+}
+
+for _name, (_op, _doc) in _OPERATORS.items():
+    if hasattr(_nd, _op) or hasattr(_nd.contrib, _op.replace("contrib_", "")):
+        globals()[_name] = _front(_op, _doc)
+
+
+def reshape(a, newshape, reverse=False, order="C"):
+    """Reshape with MXNet's special codes (0 keeps an axis, -1 infers, -2 copies the
+    rest, -3 merges two axes, -4 splits one), as ``npx.reshape`` does."""
+    return wrap(_nd.reshape(a, shape=tuple(newshape), reverse=reverse))
+
+
+def waitall():
+    """Wait for all pending work (``mx.nd.waitall``)."""
+    _nd.waitall()
+
+
+def seed(seed, ctx="all"):
+    """Seed the random generators (``mx.random.seed``)."""
+    from .. import random
+    random.seed(seed, ctx)
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """An mx.np array holding a NumPy array's values."""
+    from ..numpy import array
+    return array(ndarray, dtype=ndarray.dtype)
+
+
+def savez(file, *args, **kwds):
+    """Save arrays positionally (``arr_0``, ...) or by name in MXNet's format."""
+    from ..ndarray import save
+    if args and kwds:
+        raise ValueError("npx.savez: give arrays either positionally or by name")
+    if args:
+        data = {f"arr_{i}": a for i, a in enumerate(args)}
+    else:
+        data = dict(kwds)
+    save(file, {k: (v.as_nd_ndarray() if hasattr(v, "as_nd_ndarray") else v)
+                for k, v in data.items()})
+
+
+def load(file):
+    """Arrays saved by ``npx.savez`` / ``mx.nd.save`` as mx.np arrays."""
+    from ..numpy import load as np_load
+    return np_load(file)
+
+
+def to_np(value):
+    """NDArrays (nested in lists, tuples and dicts) as mx.np views of the same data."""
+    if isinstance(value, NDArray):
+        return as_np(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_np(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_np(v) for k, v in value.items()}
+    return value
+
+
+def current_device():
+    return current_context()
+
+
+def __getattr__(name):
+    from ..numpy import NotImplementedName
+    if name.startswith("_"):
+        raise AttributeError(name)
+    raise NotImplementedName(f"mx.npx.{name} is not implemented in pymxnet yet")
+
+
+del _onp, Context
