@@ -8,7 +8,7 @@ from .ndarray import NDArray, waitall, from_data  # noqa: F401
 from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
 from .register import make_function as _make_function
 from ..operator.ops.concat_split import split_v2_params as _split_v2_params
-from . import _internal, op, contrib, linalg  # noqa: F401
+from . import _internal, op, contrib, linalg, image  # noqa: F401
 
 _this = _sys.modules[__name__]
 
@@ -24,6 +24,8 @@ def _expose(name, opdef):
         setattr(contrib, name[len("_contrib_"):], fn)
     elif name.startswith("_linalg_"):
         setattr(linalg, name[len("_linalg_"):], fn)
+    elif name.startswith("_image_"):
+        setattr(image, name[len("_image_"):], fn)
     if name.startswith("_"):
         setattr(_internal, name, fn)
     elif not hasattr(_this, name) or name in _GENERATED:
@@ -34,6 +36,7 @@ def _expose(name, opdef):
 _add_listener(_expose)
 
 from . import random, utils  # noqa: E402,F401
+from .functions import *  # noqa: E402,F401,F403  (add, maximum, concatenate, ...)
 from .utils import save, load, load_frombuffer  # noqa: E402,F401
 
 

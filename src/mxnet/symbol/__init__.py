@@ -14,7 +14,7 @@ from .create import Variable, var, Group, create_symbol, create_by_name as _by_n
 from .json_io import load, load_json
 from .register import make_function as _make_function
 from ..operator.ops.concat_split import split_v2_params as _split_v2_params
-from . import _internal, op, contrib, linalg  # noqa: F401
+from . import _internal, op, contrib, linalg, image  # noqa: F401
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_symbol",
            "zeros", "ones", "full", "arange", "pow", "power", "maximum", "minimum",
@@ -32,6 +32,8 @@ def _populate():
             setattr(contrib, name[len("_contrib_"):], fn)
         elif name.startswith("_linalg_"):
             setattr(linalg, name[len("_linalg_"):], fn)
+        elif name.startswith("_image_"):
+            setattr(image, name[len("_image_"):], fn)
         if name.startswith("_"):
             setattr(_internal, name, fn)
         elif not hasattr(_this, name):
@@ -113,3 +115,15 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     int, or at the given indices when given a tuple (numpy.split's convention)."""
     return _internal._split_v2(ary, axis=axis, squeeze_axis=squeeze_axis,
                                **_split_v2_params(indices_or_sections))
+
+
+def eye(N, M=0, k=0, dtype=None, **kwargs):
+    """A symbol of an N x M matrix (M=0: N x N) with ones on diagonal k."""
+    return _internal._eye(N=N, M=M, k=k, dtype="float32" if dtype is None else dtype,
+                          **kwargs)
+
+
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """A symbol of ``num`` evenly spaced values from start to stop."""
+    return _internal._linspace(start=start, stop=stop, num=num, endpoint=endpoint,
+                               name=name, dtype="float32" if dtype is None else dtype)
