@@ -73,7 +73,7 @@ class SLogDet(_LinalgOp):
     backward_uses = ("out_grad", "in_data")
 
     def outputs(self, p):
-        return ["sign", "logdet"]
+        return ["output0", "output1"]
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -296,7 +296,7 @@ class Gelqf(_LinalgOp):
     backward_uses = ("out_grad", "out_data")
 
     def outputs(self, p):
-        return ["Q", "L"]
+        return ["output0", "output1"]
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -336,7 +336,7 @@ class Syevd(_LinalgOp):
     backward_uses = ("out_grad", "out_data")
 
     def outputs(self, p):
-        return ["U", "L"]
+        return ["output0", "output1"]
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
