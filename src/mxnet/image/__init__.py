@@ -13,4 +13,11 @@ from .augmenters import (Augmenter, SequentialAug, RandomOrderAug, ResizeAug,  #
                          CreateAugmenter)
 from .image_iter import ImageIter  # noqa: F401
 from .border import (copyMakeBorder, imrotate, random_rotate, ImageDetIter,  # noqa: F401
-                     CreateDetAugmenter, CreateMultiRandCropAugmenter)
+                     CreateDetAugmenter, CreateMultiRandCropAugmenter, DetAugmenter,
+                     DetBorrowAug, DetHorizontalFlipAug, DetRandomCropAug, DetRandomPadAug,
+                     DetRandomSelectAug)
+
+
+def is_np_array():
+    """Whether NumPy-array semantics are on: pymxnet has no numpy mode, so never."""
+    return False
