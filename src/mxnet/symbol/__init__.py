@@ -127,3 +127,15 @@ def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
     """A symbol of ``num`` evenly spaced values from start to stop."""
     return _internal._linspace(start=start, stop=stop, num=num, endpoint=endpoint,
                                name=name, dtype="float32" if dtype is None else dtype)
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002  (MXNet's parameter name)
+    """Symbolic histogram of the flattened input: ``bins`` is a Symbol of bin edges,
+    or a count with ``range`` (low, high), which symbols require."""
+    if isinstance(bins, Symbol):
+        return _internal._histogram(a, bins, **kwargs)
+    if isinstance(bins, int):
+        if range is None:
+            raise ValueError("histogram: symbols need range=(low, high) with a bin count")
+        return _internal._histogram(a, bin_cnt=bins, range=range, **kwargs)
+    raise ValueError("histogram: bins must be an integer or a Symbol of bin edges")
