@@ -11,13 +11,20 @@ from ..registry import Op, register
 _AMP_TYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
 
+class _AmpDType(DType):
+    """A dtype name; 'bfloat16' (no NumPy type) is refused as not implemented."""
+
+    def convert(self, v):
+        if v == "bfloat16":
+            raise NotImplementedError("amp_cast: bfloat16 has no NumPy type in pymxnet")
+        return super().convert(v)
+
+
 def _is_float(t):
     return t is not None and np.dtype(t).kind == "f"
 
 
 def _target(p):
-    if p.dtype == "bfloat16":
-        raise NotImplementedError("amp_cast: bfloat16 has no NumPy type in pymxnet")
     return np.dtype(p.dtype)
 
 
@@ -25,7 +32,7 @@ def _target(p):
 class AmpCast(Op):
     """Cast a floating-point input to ``dtype``; other inputs pass unchanged."""
     name = "amp_cast"
-    params = Schema(dtype=DType(enum=_AMP_TYPES))
+    params = Schema(dtype=_AmpDType(enum=_AMP_TYPES))
     backward_uses = ("out_grad", "in_data")
 
     def infer_type(self, p, in_types):
