@@ -4,6 +4,7 @@ or numbers on either side), ``concatenate``, ``moveaxis``, ``onehot_encode``,
 ``histogram``, NumPy/DLPack interchange, ``CachedOp`` and the indexing helpers
 MXNet 1.9.1 exposes from ``mxnet.ndarray``.
 """
+import ctypes
 import numbers
 import warnings
 
@@ -218,10 +219,23 @@ def from_dlpack(dlpack):
             data = np.from_dlpack(obj)
         except RuntimeError as err:         # a capsule already consumed
             raise MXNetError(f"from_dlpack: {err}") from None
+        if not data.flags.writeable:
+            data = _writable_alias(data)
         ctx = cpu()
     if not data.flags.c_contiguous:
         raise MXNetError("from_dlpack: only C-contiguous tensors can be shared")
     return from_data(data, ctx)
+
+
+def _writable_alias(arr):
+    """A writable array over a read-only one's memory. NumPy marks arrays from legacy
+    (unversioned) DLPack capsules read-only; MXNet's NDArrays from DLPack are
+    writable (to_dlpack_for_write exists for that). The alias keeps ``arr`` alive."""
+    if arr.size == 0:
+        return arr.copy()
+    buf = (ctypes.c_char * arr.nbytes).from_address(arr.__array_interface__["data"][0])
+    buf._owner = arr
+    return np.frombuffer(buf, dtype=arr.dtype).reshape(arr.shape)
 
 
 class CachedOp:
