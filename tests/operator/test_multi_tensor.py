@@ -51,9 +51,11 @@ def _sgd_ref(w, g, lr, wd, rescale=1.0, clip=-1.0, mom=None, momentum=0.0):
     return w + mom, mom
 
 
-@pytest.mark.parametrize("preloaded", [False, True])
-@pytest.mark.parametrize("momentum", [False, True])
-def test_multi_sgd(preloaded, momentum):
+@pytest.mark.parametrize("name", ["multi_sgd_update", "multi_sgd_mom_update",
+                                  "preloaded_multi_sgd_update",
+                                  "preloaded_multi_sgd_mom_update"])
+def test_multi_sgd(name):
+    preloaded, momentum = name.startswith("preloaded"), "mom" in name
     shapes = [(3,), (2, 2)]
     ws = [rs.normal(size=s).astype(np.float32) for s in shapes]
     gs = [rs.normal(size=s).astype(np.float32) for s in shapes]
@@ -65,8 +67,6 @@ def test_multi_sgd(preloaded, momentum):
         if momentum:
             nd_ms.append(nd.array(m))
             args.append(nd_ms[-1])
-    name = ("preloaded_" if preloaded else "") + \
-        ("multi_sgd_mom_update" if momentum else "multi_sgd_update")
     kw = dict(rescale_grad=0.5, clip_gradient=0.3, num_weights=2)
     if momentum:
         kw["momentum"] = 0.9
@@ -100,11 +100,30 @@ def test_multi_mp_sgd(momentum):
         kw["momentum"] = 0.9
     name = "multi_mp_sgd_mom_update" if momentum else "multi_mp_sgd_update"
     getattr(nd, name)(*args, out=weight, **kw)
+    check_mp(w32, g, m, momentum, weight, master)
+
+
+def check_mp(w32, g, m, momentum, weight, master):
     want, _ = _sgd_ref(w32, g.astype(np.float32), 0.5, 0.1, mom=m if momentum else None,
                        momentum=0.9)
     np.testing.assert_allclose(master.asnumpy(), want, rtol=1e-5, atol=1e-6)
     assert weight.dtype == np.float16
     np.testing.assert_allclose(weight.asnumpy(), want.astype(np.float16), rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["preloaded_multi_mp_sgd_update",
+                                  "preloaded_multi_mp_sgd_mom_update"])
+def test_preloaded_multi_mp_sgd(name):
+    momentum = "mom" in name
+    w32 = rs.normal(size=4).astype(np.float32)
+    g = rs.normal(size=4).astype(np.float16)
+    m = rs.normal(size=4).astype(np.float32)
+    weight, master = nd.array(w32, dtype="float16"), nd.array(w32)
+    args = [weight, nd.array(g, dtype="float16")] + ([nd.array(m)] if momentum else []) + \
+        [master, nd.array([0.5]), nd.array([0.1])]
+    kw = {"momentum": 0.9} if momentum else {}
+    getattr(nd, name)(*args, out=weight, num_weights=1, **kw)
+    check_mp(w32, g, m, momentum, weight, master)
 
 
 def test_multi_sgd_checks_counts():
