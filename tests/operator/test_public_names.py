@@ -43,13 +43,10 @@ def _cases():
 
 def _not_implemented_here():
     """(module, name) of every listed name that raises NotImplementedError whatever
-    its arguments (the classes/functions of mxnet.gluon.contrib.rnn and mx.image's
-    detection tools)."""
-    rnn = [("mxnet.gluon.contrib.rnn", n) for n in NAMES["mxnet.gluon.contrib.rnn"]]
-    det = [("mxnet.image", n) for n in NAMES["mxnet.image"]
-           if n.startswith("Det") or n in ("ImageDetIter", "CreateDetAugmenter",
-                                           "CreateMultiRandCropAugmenter")]
-    return rnn + det
+    its arguments (mx.image's detection tools)."""
+    return [("mxnet.image", n) for n in NAMES["mxnet.image"]
+            if n.startswith("Det") or n in ("ImageDetIter", "CreateDetAugmenter",
+                                            "CreateMultiRandCropAugmenter")]
 
 
 ALWAYS_RAISING = _not_implemented_here()
