@@ -41,17 +41,6 @@ def _cases():
                 yield mod, name
 
 
-def _not_implemented_here():
-    """(module, name) of every listed name that raises NotImplementedError whatever
-    its arguments (mx.image's detection tools)."""
-    return [("mxnet.image", n) for n in NAMES["mxnet.image"]
-            if n.startswith("Det") or n in ("ImageDetIter", "CreateDetAugmenter",
-                                            "CreateMultiRandCropAugmenter")]
-
-
-ALWAYS_RAISING = _not_implemented_here()
-
-
 def test_fixture_has_every_module():
     assert set(COMPLETE) <= set(NAMES)
     assert sum(len(NAMES[m]) for m in COMPLETE) > 600
@@ -68,13 +57,6 @@ def test_listed_names_raise_not_implemented(mod, name):
     fn = getattr(importlib.import_module(mod), name)
     with pytest.raises(NotImplementedError, match=name.split(".")[-1]):
         NOT_IMPLEMENTED[(mod, name)](fn)
-
-
-@pytest.mark.parametrize("mod,name", ALWAYS_RAISING)
-def test_unimplemented_classes_raise(mod, name):
-    obj = getattr(importlib.import_module(mod), name)
-    with pytest.raises(NotImplementedError, match=name):
-        obj()
 
 
 # --- every operator of the new families is exercised by some test --------------------

@@ -4,10 +4,7 @@ import numpy as np
 from ..base import MXNetError
 from .image import as_nd, as_numpy
 
-__all__ = ["copyMakeBorder", "imrotate", "random_rotate", "ImageDetIter",
-           "CreateDetAugmenter", "CreateMultiRandCropAugmenter", "DetAugmenter",
-           "DetBorrowAug", "DetHorizontalFlipAug", "DetRandomCropAug", "DetRandomPadAug",
-           "DetRandomSelectAug"]
+__all__ = ["copyMakeBorder", "imrotate", "random_rotate"]
 
 # OpenCV border types -> numpy.pad modes.
 _MODES = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
@@ -50,13 +47,4 @@ def _missing(name):
 
 imrotate = _missing("imrotate")
 random_rotate = _missing("random_rotate")
-ImageDetIter = _missing("ImageDetIter")
-CreateDetAugmenter = _missing("CreateDetAugmenter")
-# The detection augmenters (boxes move with the image) are not implemented either.
-DetAugmenter = _missing("DetAugmenter")
-DetBorrowAug = _missing("DetBorrowAug")
-DetHorizontalFlipAug = _missing("DetHorizontalFlipAug")
-DetRandomCropAug = _missing("DetRandomCropAug")
-DetRandomPadAug = _missing("DetRandomPadAug")
-DetRandomSelectAug = _missing("DetRandomSelectAug")
-CreateMultiRandCropAugmenter = _missing("CreateMultiRandCropAugmenter")
+
