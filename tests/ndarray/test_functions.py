@@ -132,3 +132,11 @@ def test_indexing_helpers():
     assert key == (None, slice(1, 2), slice(None), slice(None))
     with pytest.raises(IndexError):
         nd.indexing_key_expand_implicit_axes((Ellipsis, Ellipsis), (2,))
+
+
+def test_dlpack_methods():
+    x = nd.array([1.0, 2.0])
+    y = nd.from_dlpack(x.to_dlpack_for_write())
+    y[1] = 5
+    assert x.asnumpy().tolist() == [1.0, 5.0]
+    assert nd.from_dlpack(x.to_dlpack_for_read()).asnumpy().tolist() == [1.0, 5.0]
