@@ -8,13 +8,14 @@ from mxnet.base import MXNetError
 from opcheck import check_op
 
 rs = np.random.RandomState(5)
+_ALL = (np.float16, np.float32, np.float64)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 def test_cumsum(axis):
     x = rs.uniform(-1, 1, (3, 4))
     ref = (lambda a: np.cumsum(a)) if axis is None else (lambda a: np.cumsum(a, axis=axis))
-    check_op("cumsum", [x], ref, {"axis": axis})
+    check_op("cumsum", [x], ref, {"axis": axis}, dtypes=_ALL)
 
 
 def test_cumsum_dtypes():
@@ -34,7 +35,7 @@ def test_moments(axes, keepdims):
         m = a.mean(axis=axes, keepdims=keepdims)
         v = a.var(axis=axes, keepdims=keepdims)
         return [m.reshape(m.shape or (1,)), v.reshape(v.shape or (1,))]
-    check_op("moments", [x], ref, {"axes": axes, "keepdims": keepdims})
+    check_op("moments", [x], ref, {"axes": axes, "keepdims": keepdims}, dtypes=_ALL)
 
 
 def test_moments_rejects_empty_axes():

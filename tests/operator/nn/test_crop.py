@@ -12,7 +12,8 @@ rs = np.random.RandomState(12)
 def test_crop_offset():
     x = rs.uniform(size=(2, 3, 5, 6))
     check_op("Crop", [x], lambda a: a[:, :, 1:3, 2:5],
-             {"num_args": 1, "h_w": (2, 3), "offset": (1, 2)})
+             {"num_args": 1, "h_w": (2, 3), "offset": (1, 2)},
+             dtypes=(np.float16, np.float32, np.float64))
 
 
 def test_crop_center():
