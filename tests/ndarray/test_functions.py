@@ -1,7 +1,6 @@
 """mx.nd's Python-level functions: the named elementwise family with arrays or numbers
 on either side, concatenate, moveaxis, NumPy/DLPack interchange, CachedOp, imdecode
 and the indexing helpers."""
-import operator
 
 import numpy as np
 import pytest

@@ -8,7 +8,6 @@ dy, dx in {-R..R} * stride2 with R = max_displacement // stride2. Channel (dy, d
 (row-major over the (2R+1)^2 grid) holds the mean over channels and the kernel window
 of the products (``is_multiply``) or of the absolute differences.
 """
-import numpy as np
 
 from ...base import MXNetError
 from ..params import Bool, Int, Schema

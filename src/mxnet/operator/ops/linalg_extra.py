@@ -12,7 +12,6 @@ Conventions kept from MXNet 1.9.1:
 """
 import numpy as np
 
-from ...base import MXNetError
 from ..params import Bool, Int, Schema
 from ..registry import Op, ShapeError, register
 from .linalg import _FLOATS, _check_types, _same_type
