@@ -97,3 +97,16 @@ def test_variational_dropout_one_mask_per_sequence():
     with mx.autograd.predict_mode():
         outs, _ = cell.unroll(4, x, merge_outputs=True)
     np.testing.assert_allclose(outs.asnumpy(), 3.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rnn.Conv1DLSTMCell((10, 50), 8, 3, 3, prefix="rnn_"),
+    lambda: rnn.Conv2DGRUCell((10, 20, 50), 8, 3, 3, prefix="rnn_"),
+    lambda: rnn.Conv1DRNNCell((10, 50), 8, 3, 3, prefix="rnn_"),
+    lambda: rnn.LSTMPCell(10, 4, prefix="rnn_"),
+])
+def test_symbolic_unroll_output_names(make):
+    cell = make()
+    inputs = [mx.sym.Variable(f"rnn_t{i}_data") for i in range(3)]
+    outputs, _ = cell.unroll(3, inputs)
+    assert mx.sym.Group(outputs).list_outputs() == [f"rnn_t{i}_out_output" for i in range(3)]

@@ -125,8 +125,10 @@ class _ConvLSTMCell(_BaseConvRNNCell):
         forget_gate = F.sigmoid(gates[1])
         in_transform = self._get_activation(F, gates[2], self._activation)
         out_gate = F.sigmoid(gates[3])
-        next_c = forget_gate * states[1] + in_gate * in_transform
-        next_h = out_gate * self._get_activation(F, next_c, self._activation)
+        next_c = F.elemwise_add(forget_gate * states[1], in_gate * in_transform,
+                                name=prefix + "state")
+        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, self._activation),
+                                name=prefix + "out")
         return next_h, [next_h, next_c]
 
 
@@ -145,7 +147,7 @@ class _ConvGRUCell(_BaseConvRNNCell):
         reset = F.sigmoid(i_r + h_r)
         update = F.sigmoid(i_z + h_z)
         new = self._get_activation(F, i_n + reset * h_n, self._activation)
-        next_h = (1 - update) * new + update * states[0]
+        next_h = F.elemwise_add((1 - update) * new, update * states[0], name=prefix + "out")
         return next_h, [next_h]
 
 
@@ -231,7 +233,7 @@ class LSTMPCell(HybridRecurrentCell):
         next_c = forget_gate * states[1] + in_gate * in_transform
         hidden = out_gate * F.tanh(next_c)
         next_r = F.FullyConnected(data=hidden, weight=h2r_weight, no_bias=True,
-                                  num_hidden=self._projection_size, name=prefix + "h2r")
+                                  num_hidden=self._projection_size, name=prefix + "out")
         return next_r, [next_r, next_c]
 
 
