@@ -25,7 +25,7 @@ def _as_list(x):
 
 def check_op(name, inputs, reference, kwargs=None, grad=True, grad_nodes=None,
              dtypes=(np.float32, np.float64), rtol=None, atol=None, grad_rtol=1e-2,
-             grad_atol=1e-4, eps=1e-4, sym=True, out_dtypes=None):
+             grad_atol=1e-4, eps=1e-4, sym=True, out_dtypes=None, grad_dtype=np.float64):
     """Check operator ``name`` on numpy ``inputs`` against ``reference(*inputs)``.
 
     ``reference`` gets the inputs cast to each dtype and returns the expected visible
@@ -52,7 +52,7 @@ def check_op(name, inputs, reference, kwargs=None, grad=True, grad_nodes=None,
     if grad:
         check_numeric_gradient(lambda *xs: nd_fn(*xs, **kwargs), inputs, numeric_eps=eps,
                                rtol=grad_rtol, atol=grad_atol, grad_nodes=grad_nodes,
-                               dtype=np.float64)
+                               dtype=grad_dtype)
         if sym:
             names = [f"in{i}" for i in range(len(inputs))]
             s = sym_fn(*[mx.sym.var(n) for n in names], **kwargs)
@@ -60,9 +60,9 @@ def check_op(name, inputs, reference, kwargs=None, grad=True, grad_nodes=None,
             if len(outs) > 1:
                 s = mx.sym.Group([s[i] for i in range(len(outs))])
             nodes = None if grad_nodes is None else [names[i] for i in grad_nodes]
-            check_numeric_gradient(s, [np.asarray(x, np.float64) for x in inputs],
+            check_numeric_gradient(s, [np.asarray(x, grad_dtype) for x in inputs],
                                    numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
-                                   grad_nodes=nodes, dtype=np.float64)
+                                   grad_nodes=nodes, dtype=grad_dtype)
 
 
 def _compare(name, path, dt, outs, refs, want_types, rtol, atol):

@@ -51,7 +51,17 @@ def test_khatri_rao():
         for m in ms[1:]:
             out = np.stack([np.kron(out[:, j], m[:, j]) for j in range(m.shape[1])], axis=1)
         return out
-    check_op("khatri_rao", [a, b, c], ref)
+    check_op("khatri_rao", [a, b, c], ref, grad=False)
+
+
+def test_khatri_rao_is_not_differentiable():
+    """MXNet 1.9.1 registers no gradient for khatri_rao."""
+    a = mx.nd.ones((2, 2))
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.khatri_rao(a, a)
+    with pytest.raises(MXNetError, match="khatri_rao"):
+        y.backward()
 
 
 def test_khatri_rao_column_mismatch():

@@ -16,7 +16,11 @@ def test_fill_element_0index():
         out = a.copy()
         out[np.arange(3), r.astype(int)] = m
         return out
-    check_op("fill_element_0index", [lhs, mhs, rhs], ref, grad_nodes=[0, 1])
+    check_op("fill_element_0index", [lhs, mhs, rhs], ref, grad=False, dtypes=(np.float32,))
+    with pytest.raises(MXNetError, match="fill_element_0index"):
+        mx.nd.fill_element_0index(mx.nd.array(lhs, dtype="float64"),
+                                  mx.nd.array(mhs, dtype="float64"),
+                                  mx.nd.array(rhs, dtype="float64"))
 
 
 def test_onehot_encode_writes_out():

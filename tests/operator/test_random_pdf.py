@@ -50,6 +50,20 @@ def test_pdf(dist, is_log):
              rtol=1e-4, atol=1e-5, eps=1e-6, grad_rtol=1e-3)
 
 
+@pytest.mark.parametrize("dist", ["poisson", "negative_binomial",
+                                  "generalized_negative_binomial"])
+def test_discrete_samples_get_zero_gradient(dist):
+    import mxnet as mx
+    inputs = [mx.nd.array(x, dtype="float64") for x in CASES[dist][0]]
+    for a in inputs:
+        a.attach_grad()
+    with mx.autograd.record():
+        out = getattr(mx.nd, f"random_pdf_{dist}")(*inputs)
+    out.backward()
+    assert not inputs[0].grad.asnumpy().any()
+    assert inputs[1].grad.asnumpy().any()
+
+
 def test_pdf_dirichlet():
     alpha = rs.uniform(0.5, 3, (B, 3))
     sample = rs.dirichlet([1, 1, 1], size=(B, N))

@@ -8,6 +8,9 @@ from mxnet.base import MXNetError
 from opcheck import check_op
 
 rs = np.random.RandomState(15)
+# MXNet's GridGenerator takes float32 only
+F32 = dict(dtypes=(np.float32,), grad_dtype=np.float32, eps=1e-2, grad_rtol=1e-2,
+           grad_atol=1e-3)
 
 
 def ref_affine_grid(theta, h, w):
@@ -34,7 +37,7 @@ def ref_sample(data, grid):
 def test_grid_generator_affine():
     theta = rs.uniform(-1, 1, (2, 6))
     check_op("GridGenerator", [theta], lambda t: ref_affine_grid(t, 3, 4),
-             {"transform_type": "affine", "target_shape": (3, 4)})
+             {"transform_type": "affine", "target_shape": (3, 4)}, **F32)
 
 
 def test_grid_generator_warp():
@@ -44,7 +47,20 @@ def test_grid_generator_warp():
         base = ref_affine_grid(np.array([1.0, 0, 0, 0, 1, 0]), 3, 4)
         scale = np.array([1.5, 1.0]).reshape(1, 2, 1, 1)
         return f / scale + base
-    check_op("GridGenerator", [flow], ref, {"transform_type": "warp"})
+    check_op("GridGenerator", [flow], ref, {"transform_type": "warp"}, **F32)
+
+
+@pytest.mark.parametrize("op,args,kw,bad", [
+    ("GridGenerator", [(1, 6)], {"transform_type": "affine", "target_shape": (2, 2)},
+     "float64"),
+    ("SpatialTransformer", [(1, 1, 3, 3), (1, 6)],
+     {"target_shape": (2, 2), "transform_type": "affine", "sampler_type": "bilinear"},
+     "float16"),
+    ("BilinearSampler", [(1, 1, 3, 3), (1, 2, 2, 2)], {}, "int32"),
+])
+def test_dtype_support(op, args, kw, bad):
+    with pytest.raises(MXNetError, match=op):
+        getattr(mx.nd, op)(*[mx.nd.ones(s, dtype=bad) for s in args], **kw)
 
 
 def test_grid_generator_needs_target_shape():

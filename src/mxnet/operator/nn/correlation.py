@@ -12,6 +12,7 @@ of the products (``is_multiply``) or of the absolute differences.
 from ...base import MXNetError
 from ..params import Bool, Int, Schema
 from ..registry import Op, ShapeError, register
+from ..dtypes import F16_32_64, restrict_dtypes
 
 
 def _geometry(p, h, w):
@@ -38,6 +39,7 @@ def _displacements(p, radius):
 
 
 @register
+@restrict_dtypes(F16_32_64, inputs=(0, 1))
 class Correlation(Op):
     """Patch correlation of data1 and data2 over a grid of displacements."""
     name = "Correlation"

@@ -3,9 +3,11 @@
 from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
 from ..registry import Op, ShapeError, register
+from ..dtypes import F32, restrict_dtypes
 
 
 @register
+@restrict_dtypes(F32)
 class Crop(Op):
     """Spatial crop of NCHW data; the gradient is zero outside the window and for the
     shape-giving second input."""

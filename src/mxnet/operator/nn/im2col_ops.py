@@ -7,6 +7,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Schema, Shape
 from ..registry import Op, ShapeError, register
+from ..dtypes import F16_32_64, restrict_dtypes
 
 
 def _geometry(opname, p, spatial):
@@ -87,6 +88,7 @@ _PARAMS = dict(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(())
 
 
 @register
+@restrict_dtypes(F16_32_64)
 class Im2col(Op):
     """Sliding windows of (N, C, *spatial) data as columns (N, C*prod(kernel), L)."""
     name = "im2col"
@@ -113,6 +115,7 @@ class Im2col(Op):
 
 
 @register
+@restrict_dtypes(F16_32_64)
 class Col2im(Op):
     """Sum columns (N, C*prod(kernel), L) back into (N, C, *output_size) images."""
     name = "col2im"

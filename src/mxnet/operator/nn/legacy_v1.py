@@ -6,6 +6,7 @@ from ..registry import register
 from .batch_norm import BatchNorm
 from .convolution import Convolution
 from .pooling import Pooling
+from ..dtypes import F16_32_64, F32_64, restrict_dtypes
 
 
 class _NarrowSchema(Schema):
@@ -43,6 +44,7 @@ class BatchNormV1(BatchNorm):
 
 
 @register
+@restrict_dtypes(F32_64)
 class ConvolutionV1(Convolution):
     """Convolution (the v1 operator takes the same parameters)."""
     name = "Convolution_v1"
@@ -50,6 +52,7 @@ class ConvolutionV1(Convolution):
 
 
 @register
+@restrict_dtypes(F16_32_64)
 class PoolingV1(Pooling):
     """Max, average or sum pooling (the v1 operator: no lp pooling, no 'same'
     convention, no layout)."""

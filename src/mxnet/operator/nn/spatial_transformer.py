@@ -10,6 +10,7 @@ import numpy as np
 
 from ..params import Enum, Field, Schema, Shape
 from ..registry import Op, ShapeError, register
+from ..dtypes import F16_32_64, F32, F32_64, restrict_dtypes
 
 
 class _OptBool(Field):
@@ -46,6 +47,7 @@ def _affine_grid_grad(xp, g, h, w):
 
 
 @register
+@restrict_dtypes(F32)
 class GridGenerator(Op):
     """Sampling grid from an affine matrix per sample ((N, 6) -> (N, 2, *target_shape))
     or from a flow field ((N, 2, H, W): pixel displacements added to each pixel's own
@@ -145,6 +147,7 @@ def _sample_grads(xp, data, grid, g, need_data=True, need_grid=True):
 
 
 @register
+@restrict_dtypes(F16_32_64, inputs=(0, 1))
 class BilinearSampler(Op):
     """Sample NCHW data bilinearly at the grid's points: (N, C, H, W) and
     (N, 2, Ho, Wo) -> (N, C, Ho, Wo); zeros outside the source."""
@@ -185,6 +188,7 @@ class BilinearSampler(Op):
 
 
 @register
+@restrict_dtypes(F32_64, inputs=(0, 1))
 class SpatialTransformer(Op):
     """Warp NCHW data by an affine matrix per sample (``loc``, (N, 6)) onto a
     ``target_shape`` grid, sampling bilinearly."""

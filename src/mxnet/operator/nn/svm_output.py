@@ -3,9 +3,11 @@ backward ignores the head gradient and gives the hinge loss's gradient (squared 
 L2-SVM, unless ``use_linear``), one-vs-all against the integer labels."""
 from ..params import Bool, Float, Schema
 from ..registry import Op, ShapeError, register
+from ..dtypes import F16_32_64, restrict_dtypes
 
 
 @register
+@restrict_dtypes(F16_32_64)
 class SVMOutput(Op):
     """Scores pass through; gradient of the (squared) hinge loss with ``margin``,
     scaled by ``regularization_coefficient``."""

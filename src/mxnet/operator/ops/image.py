@@ -12,6 +12,7 @@ from ...base import MXNetError
 from ...image.resize import resize as _resize_hwc
 from ..params import Field, Float, Int, Schema, Shape, Bool
 from ..registry import Op, ShapeError, register
+from ..dtypes import restrict_dtypes
 
 _GRAY = np.array([0.299, 0.587, 0.114])
 # AlexNet's PCA of ImageNet RGB pixels (the constants MXNet's lighting uses).
@@ -125,6 +126,7 @@ class Normalize(_ImageOp):
 
 
 @register
+@restrict_dtypes(("uint8", "float32", "float64"))
 class Resize(_ImageOp):
     """Resize images to ``size`` (w, h), or with one size: a square, or (keep_ratio)
     the shorter side, the other in proportion. ``interp`` is OpenCV's code."""

@@ -4,13 +4,15 @@ one element per row) and _onehot_encode (the back end of ``nd.onehot_encode``).
 import numpy as np
 
 from ..registry import Op, ShapeError, register
+from ..dtypes import F32, restrict_dtypes
 
 
 @register
+@restrict_dtypes(F32, inputs=(0, 1, 2))
 class FillElement0Index(Op):
     """A copy of the matrix ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` for every row i."""
     name = "fill_element_0index"
-    backward_uses = ("out_grad", "in_data")
+    # no gradient, as in MXNet 1.9.1 (an NDArray-only legacy function there)
 
     def arguments(self, p):
         return ["lhs", "mhs", "rhs"]
@@ -41,15 +43,6 @@ class FillElement0Index(Op):
         cols = xp.clip(rhs.astype(np.int64), 0, lhs.shape[1] - 1)
         res[xp.arange(lhs.shape[0]), cols] = mhs
         return [res]
-
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        xp, g = ctx.xp, out_grads[0]
-        lhs, _, rhs = inputs
-        rows = xp.arange(g.shape[0])
-        cols = xp.clip(rhs.astype(np.int64), 0, g.shape[1] - 1)
-        g_lhs = g.copy()
-        g_lhs[rows, cols] = 0
-        return [g_lhs, g[rows, cols], xp.zeros_like(rhs)]
 
 
 @register

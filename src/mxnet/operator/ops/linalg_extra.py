@@ -15,6 +15,7 @@ import numpy as np
 from ..params import Bool, Int, Schema
 from ..registry import Op, ShapeError, register
 from .linalg import _FLOATS, _check_types, _same_type
+from ..dtypes import F32_64, restrict_dtypes
 
 
 def _t(x):
@@ -133,6 +134,7 @@ def _diag_index(xp, m, n, k):
 
 
 @register
+@restrict_dtypes(F32_64)
 class ExtractDiag(_LinalgOp):
     """Diagonal ``offset`` of each matrix, as a vector."""
     name = "_linalg_extractdiag"
@@ -164,6 +166,7 @@ class ExtractDiag(_LinalgOp):
 
 
 @register
+@restrict_dtypes(F32_64)
 class MakeDiag(_LinalgOp):
     """Square matrices with the input vectors on diagonal ``offset``, zero elsewhere."""
     name = "_linalg_makediag"
@@ -209,6 +212,7 @@ def _trian_size(n, offset):
 
 
 @register
+@restrict_dtypes(F32_64)
 class ExtractTrian(_LinalgOp):
     """The triangle of each square matrix selected by ``offset``/``lower``, packed
     into a vector."""
@@ -243,6 +247,7 @@ class ExtractTrian(_LinalgOp):
 
 
 @register
+@restrict_dtypes(F32_64)
 class MakeTrian(_LinalgOp):
     """Square matrices whose triangle (selected as by extracttrian) holds the input
     vectors, zero elsewhere."""

@@ -16,9 +16,11 @@ from ...base import MXNetError
 from ..params import Bool, Field, Float, Int, Schema
 from ..registry import Op, ShapeError, register
 from .optimizer_ops import _sgd, _sgd_mom
+from ..dtypes import F16_32_64, restrict_dtypes
 
 
 @register
+@restrict_dtypes(F16_32_64, inputs="all")
 class AllFinite(Op):
     """1.0 (float32, shape (1,)) when every element is finite, else 0.0. With
     ``init_output=False`` a given output keeps its value unless a non-finite is found."""
@@ -47,6 +49,7 @@ def _finite_flag(xp, p, arrays, out):
 
 
 @register
+@restrict_dtypes(F16_32_64, inputs="all")
 class MultiAllFinite(Op):
     """all_finite over ``num_arrays`` arrays at once."""
     name = "multi_all_finite"
@@ -68,6 +71,7 @@ class MultiAllFinite(Op):
 
 
 @register
+@restrict_dtypes(F16_32_64, inputs="all")
 class MultiSumSq(Op):
     """The sum of squares of each of ``num_arrays`` arrays, as a float32 vector."""
     name = "multi_sum_sq"

@@ -9,12 +9,14 @@ has shape ``batch + (k,)``, ``sample`` ``batch + (n, k)`` and the output ``batch
 and p = 1/(1 + mu*alpha), uniform does not check the support.
 
 Every distribution is written as its log density and the log density's partial
-derivatives; pdf = exp(log pdf) and d pdf = pdf * d log pdf.
+derivatives; pdf = exp(log pdf) and d pdf = pdf * d log pdf. As in MXNet, the samples
+of the discrete distributions (counts) get a zero gradient.
 """
 import math
 
 import numpy as np
 
+from ..dtypes import F16_32_64, restrict_dtypes
 from ..params import Bool, Schema
 from ..registry import Op, ShapeError, register
 from ..special import digamma, gammaln
@@ -122,6 +124,10 @@ _DISTS = {
 }
 
 
+_DISCRETE = ("poisson", "negative_binomial", "generalized_negative_binomial")
+
+
+@restrict_dtypes(F16_32_64, inputs="all")
 class _PdfOp(Op):
     params = Schema(is_log=Bool(False))
     backward_uses = ("out_grad", "in_data", "out_data")
@@ -181,7 +187,10 @@ class _PdfOp(Op):
             g = g[..., None]
         with np.errstate(all="ignore"):
             parts = _DISTS[self.dist][2](xp, *f64)
-        grads = [(g * parts[0]).astype(sample.dtype)]
+        if self.dist in _DISCRETE:       # MXNet gives counts no gradient
+            grads = [ctx.xp.zeros_like(sample)]
+        else:
+            grads = [(g * parts[0]).astype(sample.dtype)]
         for a, d in zip(params, parts[1:]):
             axis = -2 if self.dist == "dirichlet" else -1
             grads.append((g * d).sum(axis=axis).reshape(a.shape).astype(a.dtype))
