@@ -13,6 +13,7 @@ from ...base import MXNetError
 from ..params import Bool, Int, Schema
 from ..registry import Op, ShapeError, register
 from ..dtypes import F16_32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 def _geometry(p, h, w):
@@ -144,3 +145,6 @@ def _shift(xp, x, dy, dx):
     xs, xd = (slice(dx, w), slice(0, w - dx)) if dx >= 0 else (slice(0, w + dx), slice(-dx, w))
     out[..., yd, xd] = x[..., ys, xs]
     return out
+
+
+adopt_out_contract(__name__)

@@ -8,6 +8,7 @@ from ...base import MXNetError
 from ..params import Schema, Shape
 from ..registry import Op, ShapeError, register
 from ..dtypes import F16_32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 def _geometry(opname, p, spatial):
@@ -141,3 +142,6 @@ class Col2im(Op):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [_unfold(ctx.xp, p, out_grads[0], self.name)]
+
+
+adopt_out_contract(__name__)

@@ -4,6 +4,7 @@ moving average over batches, auxiliary state ``moving_avg``) towards
 ``sparseness_target``."""
 from ..params import Float, Schema
 from ..registry import Op, register
+from ..out_contract import adopt_out_contract
 
 
 @register
@@ -41,3 +42,6 @@ class IdentityAttachKLSparseReg(Op):
         shape = [1] * g.ndim
         shape[1] = -1
         return [(g + reg.reshape(shape)).astype(g.dtype)]
+
+
+adopt_out_contract(__name__)

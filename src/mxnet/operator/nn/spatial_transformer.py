@@ -11,6 +11,7 @@ import numpy as np
 from ..params import Enum, Field, Schema, Shape
 from ..registry import Op, ShapeError, register
 from ..dtypes import F16_32_64, F32, F32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 class _OptBool(Field):
@@ -229,3 +230,6 @@ class SpatialTransformer(Op):
         need = ctx.need_grad or (True, True)
         gd, gg = _sample_grads(xp, data, grid, out_grads[0], need[0], need[1])
         return [gd, None if gg is None else _affine_grid_grad(xp, gg, h, w).astype(loc.dtype)]
+
+
+adopt_out_contract(__name__)

@@ -4,6 +4,7 @@ L2-SVM, unless ``use_linear``), one-vs-all against the integer labels."""
 from ..params import Bool, Float, Schema
 from ..registry import Op, ShapeError, register
 from ..dtypes import F16_32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 @register
@@ -48,3 +49,6 @@ class SVMOutput(Op):
         g = (g * c).astype(x.dtype)
         g = xp.moveaxis(g.reshape((n,) + x.shape[2:] + (k,)), -1, 1)
         return [xp.ascontiguousarray(g), xp.zeros(label.shape, label.dtype)]
+
+
+adopt_out_contract(__name__)

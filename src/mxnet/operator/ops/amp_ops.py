@@ -7,6 +7,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, DType, Int, Schema
 from ..registry import Op, register
+from ..out_contract import adopt_out_contract
 
 _AMP_TYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
@@ -85,3 +86,6 @@ class AmpMulticast(Op):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [g.astype(a.dtype, copy=False) for g, a in zip(out_grads, inputs)]
+
+
+adopt_out_contract(__name__)

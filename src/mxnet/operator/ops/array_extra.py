@@ -9,6 +9,7 @@ from ..registry import Op, ShapeError, register
 from .reduce import reduce_axes, reduced_shape
 from .shape_utils import norm_axis
 from ..dtypes import F32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 _CUMSUM_TYPES = (None, "float16", "float32", "float64", "int32", "int64", "int8")
 
@@ -179,3 +180,6 @@ class Histogram(Op):
             edges = inputs[1].astype(np.float64)
         counts, _ = xp.histogram(x.reshape(-1).astype(np.float64), bins=edges)
         return [counts.astype(np.int64), edges.astype(x.dtype)]
+
+
+adopt_out_contract(__name__)

@@ -13,6 +13,7 @@ from ...image.resize import resize as _resize_hwc
 from ..params import Field, Float, Int, Schema, Shape, Bool
 from ..registry import Op, ShapeError, register
 from ..dtypes import restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 _GRAY = np.array([0.299, 0.587, 0.114])
 # AlexNet's PCA of ImageNet RGB pixels (the constants MXNet's lighting uses).
@@ -327,3 +328,6 @@ class RandomColorJitter(_ImageOp):
         if p.hue > 0:
             y = _hue(ctx.xp, y, float(rng.uniform(-p.hue, p.hue)))
         return [_saturate(ctx.xp, y, x.dtype)]
+
+
+adopt_out_contract(__name__)

@@ -16,6 +16,7 @@ from ..params import Bool, Int, Schema
 from ..registry import Op, ShapeError, register
 from .linalg import _FLOATS, _check_types, _same_type
 from ..dtypes import F32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 def _t(x):
@@ -371,3 +372,6 @@ class Syevd(_LinalgOp):
         inner = inner + xp.eye(n, dtype=u.dtype) * dlam[..., None, :]
         g = xp.matmul(xp.matmul(_t(u), inner), u)
         return [((g + _t(g)) / 2).astype(u.dtype, copy=False)]
+
+
+adopt_out_contract(__name__)

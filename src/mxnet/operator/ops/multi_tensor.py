@@ -17,6 +17,7 @@ from ..params import Bool, Field, Float, Int, Schema
 from ..registry import Op, ShapeError, register
 from .optimizer_ops import _sgd, _sgd_mom
 from ..dtypes import F16_32_64, restrict_dtypes
+from ..out_contract import adopt_out_contract
 
 
 @register
@@ -252,3 +253,6 @@ for _pre in (False, True):
            "the outputs are their casts to the weights' type.")
     _multi(f"{_prefix}multi_mp_sgd_mom_update", True, True, _pre,
            "Multi-precision SGD with momentum (float32 momentum and master weights).")
+
+
+adopt_out_contract(__name__)

@@ -20,6 +20,7 @@ from ..dtypes import F16_32_64, restrict_dtypes
 from ..params import Bool, Schema
 from ..registry import Op, ShapeError, register
 from ..special import digamma, gammaln
+from ..out_contract import adopt_out_contract
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -203,3 +204,6 @@ for _dist in _DISTS:
         "dist": _dist,
         "__doc__": f"Density of samples under the {_dist} distribution "
                    f"({', '.join(_DISTS[_dist][0])}); log density with is_log."}))
+
+
+adopt_out_contract(__name__)

@@ -3,6 +3,7 @@
 NotImplementedError (when the call is parsed) until sparse storage exists."""
 from ..params import Enum, Schema
 from ..registry import Op, register
+from ..out_contract import adopt_out_contract
 
 
 class _SType(Enum):
@@ -26,3 +27,6 @@ class CastStorage(Op):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [out_grads[0]]
+
+
+adopt_out_contract(__name__)
