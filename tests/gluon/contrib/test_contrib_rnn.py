@@ -110,3 +110,27 @@ def test_symbolic_unroll_output_names(make):
     inputs = [mx.sym.Variable(f"rnn_t{i}_data") for i in range(3)]
     outputs, _ = cell.unroll(3, inputs)
     assert mx.sym.Group(outputs).list_outputs() == [f"rnn_t{i}_out_output" for i in range(3)]
+
+
+@pytest.mark.parametrize("layout", ["TNC", "NTC"])
+def test_dynamic_unroll_matches_unroll(layout):
+    from mxnet.gluon.contrib.rnn.rnn_cell import dynamic_unroll
+    cell = mx.gluon.rnn.GRUCell(5, prefix="rnn_")
+    cell.initialize()
+    x = mx.nd.random.normal(shape=(4, 2, 3) if layout == "TNC" else (2, 4, 3))
+    states = [mx.nd.random.normal(shape=(2, 5))]
+    valid = mx.nd.array([2, 4])
+    out, st = dynamic_unroll(cell, x, states, layout=layout, valid_length=valid)
+    ref, ref_st = cell.unroll(4, x, states, layout=layout, merge_outputs=True,
+                              valid_length=valid)
+    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(st[0].asnumpy(), ref_st[0].asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_dynamic_unroll_symbol_needs_foreach():
+    from mxnet.gluon.contrib.rnn.rnn_cell import dynamic_unroll
+    if hasattr(mx.sym.contrib, "foreach"):
+        pytest.skip("foreach present: the symbolic path is exercised by MXNet's own tests")
+    cell = mx.gluon.rnn.RNNCell(3)
+    with pytest.raises(NotImplementedError, match="foreach"):
+        dynamic_unroll(cell, mx.sym.var("x"), [mx.sym.var("s")])
