@@ -30,6 +30,7 @@ from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import io  # noqa: F401
 from . import image  # noqa: F401
+from . import image as img  # noqa: F401,E402  (MXNet 1.x alias)
 from . import recordio  # noqa: F401
 from . import model  # noqa: F401
 from . import monitor  # noqa: F401

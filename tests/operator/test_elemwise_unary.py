@@ -256,8 +256,8 @@ def test_clip_parameter_errors():
         nd.clip(x, a_min=0, a_max=1, foo=1)
     with pytest.raises(MXNetError, match="a_min"):
         nd.clip(x, a_min="zero", a_max=1)
-    with pytest.raises(MXNetError):
-        nd.exp(x, bogus=3)
+    # MXNet 1.9.1's parameterless operators have no parser: extra keywords are ignored
+    np.testing.assert_allclose(nd.exp(x, bogus=3).asnumpy(), np.exp(x.asnumpy()))
 
 
 def _smooth_l1_ref(x, sigma):

@@ -12,5 +12,13 @@ from .augmenters import (Augmenter, SequentialAug, RandomOrderAug, ResizeAug,  #
                          ColorJitterAug, LightingAug, RandomGrayAug, HueJitterAug,
                          CreateAugmenter)
 from .image_iter import ImageIter  # noqa: F401
-from .border import (copyMakeBorder, imrotate, random_rotate, ImageDetIter,  # noqa: F401
-                     CreateDetAugmenter, CreateMultiRandCropAugmenter)
+from .border import copyMakeBorder  # noqa: F401
+from .rotate import imrotate, random_rotate  # noqa: F401
+from .detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug,  # noqa: F401
+                        DetHorizontalFlipAug, DetRandomCropAug, DetRandomPadAug,
+                        CreateDetAugmenter, CreateMultiRandCropAugmenter, ImageDetIter)
+
+
+def is_np_array():
+    """Whether NumPy-array semantics are on: pymxnet has no numpy mode, so never."""
+    return False

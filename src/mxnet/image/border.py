@@ -1,11 +1,10 @@
-"""copyMakeBorder, and the mx.image names pymxnet does not implement (they raise)."""
+"""copyMakeBorder: pad an image with OpenCV's border types."""
 import numpy as np
 
 from ..base import MXNetError
 from .image import as_nd, as_numpy
 
-__all__ = ["copyMakeBorder", "imrotate", "random_rotate", "ImageDetIter",
-           "CreateDetAugmenter", "CreateMultiRandCropAugmenter"]
+__all__ = ["copyMakeBorder"]
 
 # OpenCV border types -> numpy.pad modes.
 _MODES = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
@@ -36,18 +35,3 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=None,
         out[:] = result
         return out
     return result
-
-
-def _missing(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"mx.image.{name} is not implemented in pymxnet")
-    fn.__name__ = name
-    fn.__doc__ = "Not implemented in pymxnet (raises NotImplementedError)."
-    return fn
-
-
-imrotate = _missing("imrotate")
-random_rotate = _missing("random_rotate")
-ImageDetIter = _missing("ImageDetIter")
-CreateDetAugmenter = _missing("CreateDetAugmenter")
-CreateMultiRandCropAugmenter = _missing("CreateMultiRandCropAugmenter")

@@ -8,12 +8,14 @@ from .ndarray import NDArray, waitall, from_data  # noqa: F401
 from .creation import array, zeros, ones, full, empty, arange, eye, linspace  # noqa: F401
 from .register import make_function as _make_function
 from ..operator.ops.concat_split import split_v2_params as _split_v2_params
-from . import _internal, op, contrib, linalg  # noqa: F401
+from . import _internal, op, contrib, linalg, image  # noqa: F401
 
 _this = _sys.modules[__name__]
-_expose(_make_function, _this, op, _internal, contrib, linalg)
+_expose(_make_function, _this, op, _internal,
+        {"_contrib_": contrib, "_linalg_": linalg, "_image_": image})
 
 from . import random, utils  # noqa: E402,F401
+from .functions import *  # noqa: E402,F401,F403  (add, maximum, concatenate, ...)
 from .utils import save, load, load_frombuffer  # noqa: E402,F401
 
 

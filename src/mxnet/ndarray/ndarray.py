@@ -320,6 +320,11 @@ class NDArray(OpMethods):
     def to_dlpack_for_read(self):
         return self._read().__dlpack__()
 
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array's memory, for a consumer that writes it."""
+        from .functions import to_dlpack_for_write
+        return to_dlpack_for_write(self)
+
 
 from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
 

@@ -25,20 +25,21 @@ def is_dunder(key):
     return len(key) > 4 and key.startswith("__") and key.endswith("__")
 
 
-def expose(make_function, top, op, internal, contrib, linalg):
+def expose(make_function, top, op, internal, prefixed):
     """Give a front end (mx.nd, mx.sym) a function per registered operator, now and for
     every later registration: ``make_function(opdef, name)`` goes on ``op`` (all names),
-    ``internal`` ('_' names), ``contrib``/``linalg`` ('_contrib_x'/'_linalg_x' as x) and,
-    for public names, the ``top`` module unless it defines the name itself."""
+    ``internal`` ('_' names), the sub-namespaces of ``prefixed`` ({'_contrib_': contrib,
+    '_linalg_': linalg, '_image_': image}: '_contrib_x' as contrib.x) and, for public
+    names, the ``top`` module unless it defines the name itself."""
     generated = set()
 
     def listener(name, opdef):
         fn = make_function(opdef, name)
         setattr(op, name, fn)
-        if name.startswith("_contrib_"):
-            setattr(contrib, name[len("_contrib_"):], fn)
-        elif name.startswith("_linalg_"):
-            setattr(linalg, name[len("_linalg_"):], fn)
+        for prefix, space in prefixed.items():
+            if name.startswith(prefix):
+                setattr(space, name[len(prefix):], fn)
+                break
         if name.startswith("_"):
             setattr(internal, name, fn)
         elif not hasattr(top, name) or name in generated:

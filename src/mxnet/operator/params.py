@@ -275,6 +275,11 @@ class Schema:
         for name, value in kwargs.items():
             f = self.fields.get(name)
             if f is None:
+                if not self.fields:
+                    # MXNet's operators without parameters have no parser: extra
+                    # keywords (zeros_like(x, dtype=...)) are kept as attributes and
+                    # have no effect.
+                    continue
                 raise MXNetError(f"Operator {opname} got an unknown parameter '{name}'. "
                                  f"Valid parameters: {', '.join(self.fields) or '(none)'}")
             p[name] = f.parse(value, opname)

@@ -14,14 +14,15 @@ from .create import Variable, var, Group, create_symbol, create_by_name as _by_n
 from .json_io import load, load_json
 from .register import make_function as _make_function
 from ..operator.ops.concat_split import split_v2_params as _split_v2_params
-from . import _internal, op, contrib, linalg  # noqa: F401
+from . import _internal, op, contrib, linalg, image  # noqa: F401
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_symbol",
            "zeros", "ones", "full", "arange", "pow", "power", "maximum", "minimum",
            "hypot", "split_v2"]
 
 _this = _sys.modules[__name__]
-_expose(_make_function, _this, op, _internal, contrib, linalg)
+_expose(_make_function, _this, op, _internal,
+        {"_contrib_": contrib, "_linalg_": linalg, "_image_": image})
 
 from . import random  # noqa: E402,F401
 
@@ -96,3 +97,27 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     int, or at the given indices when given a tuple (numpy.split's convention)."""
     return _internal._split_v2(ary, axis=axis, squeeze_axis=squeeze_axis,
                                **_split_v2_params(indices_or_sections))
+
+
+def eye(N, M=0, k=0, dtype=None, **kwargs):
+    """A symbol of an N x M matrix (M=0: N x N) with ones on diagonal k."""
+    return _internal._eye(N=N, M=M, k=k, dtype="float32" if dtype is None else dtype,
+                          **kwargs)
+
+
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """A symbol of ``num`` evenly spaced values from start to stop."""
+    return _internal._linspace(start=start, stop=stop, num=num, endpoint=endpoint,
+                               name=name, dtype="float32" if dtype is None else dtype)
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002  (MXNet's parameter name)
+    """Symbolic histogram of the flattened input: ``bins`` is a Symbol of bin edges,
+    or a count with ``range`` (low, high), which symbols require."""
+    if isinstance(bins, Symbol):
+        return _internal._histogram(a, bins, **kwargs)
+    if isinstance(bins, int):
+        if range is None:
+            raise ValueError("histogram: symbols need range=(low, high) with a bin count")
+        return _internal._histogram(a, bin_cnt=bins, range=range, **kwargs)
+    raise ValueError("histogram: bins must be an integer or a Symbol of bin edges")

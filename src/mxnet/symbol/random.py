@@ -59,3 +59,32 @@ def multinomial(data, shape=None, get_prob=False, dtype="int32", **kwargs):
 def shuffle(data, **kwargs):
     from . import _internal
     return _internal._shuffle(data, **kwargs)
+
+
+def _like(dist, names):
+    """sym.random.<dist>_like(data, *params): samples shaped like ``data``."""
+    def fn(data=None, *args, name=None, attr=None, out=None, **kwargs):
+        from . import _internal
+        if len(args) > len(names):
+            raise TypeError(f"{dist}_like takes at most {len(names)} distribution "
+                            f"parameters ({', '.join(names)}), got {len(args)}")
+        params = dict(zip(names, args))
+        params.update(kwargs)
+        inputs = [] if data is None else [data]
+        return getattr(_internal, f"_random_{dist}_like")(*inputs, name=name, attr=attr,
+                                                           out=out, **params)
+    fn.__name__ = fn.__qualname__ = f"{dist}_like"
+    fn.__doc__ = (f"Samples of the {dist} distribution ({', '.join(names)}) with the "
+                  "shape and dtype of ``data``.")
+    return fn
+
+
+uniform_like = _like("uniform", ("low", "high"))
+normal_like = _like("normal", ("loc", "scale"))
+gamma_like = _like("gamma", ("alpha", "beta"))
+exponential_like = _like("exponential", ("lam",))
+poisson_like = _like("poisson", ("lam",))
+negative_binomial_like = _like("negative_binomial", ("k", "p"))
+generalized_negative_binomial_like = _like("generalized_negative_binomial", ("mu", "alpha"))
+__all__ += [f"{d}_like" for d in ("uniform", "normal", "gamma", "exponential", "poisson",
+                                  "negative_binomial", "generalized_negative_binomial")]

@@ -172,6 +172,7 @@ def merge_ok(a, b):
 class Pick(Op):
     """``out[i..] = data[i.., index[i..], ..]``: one element per lane along ``axis``."""
     name = "pick"
+    aliases = ("choose_element_0index",)
     params = Schema(axis=IntOrNone(-1), keepdims=Bool(False),
                     mode=Enum(("clip", "wrap"), "clip"))
     backward_uses = _INDEX_GRAD

@@ -1,0 +1,91 @@
+"""Mixed-precision casts inserted by AMP: amp_cast (cast floating inputs to ``dtype``,
+leave others alone) and amp_multicast (cast several inputs to their widest, or with
+``cast_narrow`` their narrowest, floating type). Gradients are cast back to each
+input's own type."""
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, DType, Int, Schema
+from ..registry import Op, register
+from ..out_contract import adopt_out_contract
+
+_AMP_TYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
+
+
+class _AmpDType(DType):
+    """A dtype name; 'bfloat16' (no NumPy type) is refused as not implemented."""
+
+    def convert(self, v):
+        if v == "bfloat16":
+            raise NotImplementedError("amp_cast: bfloat16 has no NumPy type in pymxnet")
+        return super().convert(v)
+
+
+def _is_float(t):
+    return t is not None and np.dtype(t).kind == "f"
+
+
+def _target(p):
+    return np.dtype(p.dtype)
+
+
+@register
+class AmpCast(Op):
+    """Cast a floating-point input to ``dtype``; other inputs pass unchanged."""
+    name = "amp_cast"
+    params = Schema(dtype=_AmpDType(enum=_AMP_TYPES))
+    backward_uses = ("out_grad", "in_data")
+
+    def infer_type(self, p, in_types):
+        t = in_types[0]
+        return [t], [_target(p) if _is_float(t) else t], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        x = inputs[0]
+        if not _is_float(x.dtype):
+            return [x.copy()]
+        return [x.astype(_target(p))]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        return [out_grads[0].astype(inputs[0].dtype, copy=False)]
+
+
+@register
+class AmpMulticast(Op):
+    """Cast every floating input to the widest floating type among them (narrowest
+    with ``cast_narrow``)."""
+    name = "amp_multicast"
+    params = Schema(num_outputs=Int(low=1), cast_narrow=Bool(False))
+    variadic = "num_outputs"
+    backward_uses = ("out_grad", "in_data")
+
+    def outputs(self, p):
+        return [f"output{i}" for i in range(p.num_outputs)]
+
+    def _common(self, p, types):
+        floats = [np.dtype(t) for t in types if _is_float(t)]
+        if not floats:
+            return None
+        pick = min if p.cast_narrow else max
+        return pick(floats, key=lambda t: t.itemsize)
+
+    def infer_shape(self, p, in_shapes):
+        if len(in_shapes) != p.num_outputs:
+            raise MXNetError(f"amp_multicast: num_outputs={p.num_outputs} but "
+                             f"{len(in_shapes)} inputs were given")
+        return in_shapes, list(in_shapes), []
+
+    def infer_type(self, p, in_types):
+        c = self._common(p, in_types)
+        return in_types, [c if _is_float(t) else t for t in in_types], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        self.infer_shape(p, [a.shape for a in inputs])
+        c = self._common(p, [a.dtype for a in inputs])
+        return [a.astype(c) if _is_float(a.dtype) else a.copy() for a in inputs]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        return [g.astype(a.dtype, copy=False) for g, a in zip(out_grads, inputs)]
+
+
+adopt_out_contract(__name__)

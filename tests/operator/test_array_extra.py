@@ -1,0 +1,96 @@
+"""cumsum, moments, khatri_rao and _histogram against NumPy references and numeric
+gradients, nd and sym paths."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from opcheck import check_op
+
+rs = np.random.RandomState(5)
+_ALL = (np.float16, np.float32, np.float64)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumsum(axis):
+    x = rs.uniform(-1, 1, (3, 4))
+    ref = (lambda a: np.cumsum(a)) if axis is None else (lambda a: np.cumsum(a, axis=axis))
+    check_op("cumsum", [x], ref, {"axis": axis}, dtypes=_ALL)
+
+
+def test_cumsum_dtypes():
+    x = mx.nd.array([[1, 2], [3, 4]], dtype="int32")
+    assert mx.nd.cumsum(x).dtype == np.int32
+    out = mx.nd.cumsum(x, axis=0, dtype="float64")
+    assert out.dtype == np.float64 and out.asnumpy().tolist() == [[1, 2], [4, 6]]
+    with pytest.raises(MXNetError):
+        mx.nd.cumsum(x, axis=2)
+
+
+@pytest.mark.parametrize("axes,keepdims", [((1,), False), ((0, 2), True), ((0, 1, 2), False)])
+def test_moments(axes, keepdims):
+    x = rs.uniform(-1, 1, (3, 4, 2))
+
+    def ref(a):
+        m = a.mean(axis=axes, keepdims=keepdims)
+        v = a.var(axis=axes, keepdims=keepdims)
+        return [m.reshape(m.shape or (1,)), v.reshape(v.shape or (1,))]
+    check_op("moments", [x], ref, {"axes": axes, "keepdims": keepdims}, dtypes=_ALL)
+
+
+def test_moments_rejects_empty_axes():
+    with pytest.raises(MXNetError):
+        mx.nd.moments(mx.nd.ones((2, 2)), axes=())
+
+
+def test_khatri_rao():
+    a, b, c = rs.uniform(-1, 1, (2, 3)), rs.uniform(-1, 1, (4, 3)), rs.uniform(-1, 1, (2, 3))
+
+    def ref(*ms):
+        out = ms[0]
+        for m in ms[1:]:
+            out = np.stack([np.kron(out[:, j], m[:, j]) for j in range(m.shape[1])], axis=1)
+        return out
+    check_op("khatri_rao", [a, b, c], ref, grad=False)
+
+
+def test_khatri_rao_is_not_differentiable():
+    """MXNet 1.9.1 registers no gradient for khatri_rao."""
+    a = mx.nd.ones((2, 2))
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.khatri_rao(a, a)
+    with pytest.raises(MXNetError, match="khatri_rao"):
+        y.backward()
+
+
+def test_khatri_rao_column_mismatch():
+    with pytest.raises(MXNetError):
+        mx.nd.khatri_rao(mx.nd.ones((2, 3)), mx.nd.ones((2, 2)))
+
+
+def test_histogram_counts_and_edges():
+    data = rs.uniform(0, 4, 50)
+    counts, edges = mx.nd.histogram(mx.nd.array(data), bins=5, range=(0, 4))
+    ref_c, ref_e = np.histogram(data.astype(np.float32), bins=5, range=(0, 4))
+    assert counts.dtype == np.int64
+    assert counts.asnumpy().tolist() == ref_c.tolist()
+    np.testing.assert_allclose(edges.asnumpy(), ref_e, rtol=1e-6)
+    bins = np.array([0.0, 1.0, 2.5, 4.0])
+    counts, edges = mx.nd.histogram(mx.nd.array(data), bins=mx.nd.array(bins))
+    assert counts.asnumpy().tolist() == np.histogram(data.astype(np.float32), bins)[0].tolist()
+
+
+def test_histogram_without_range_uses_numpy_range():
+    data = np.array([1.0, 2, 3, 4])
+    with pytest.warns(UserWarning):
+        counts, edges = mx.nd.histogram(mx.nd.array(data), bins=3)
+    assert counts.asnumpy().tolist() == np.histogram(data, bins=3)[0].tolist()
+
+
+def test_histogram_symbol():
+    s = mx.sym.histogram(mx.sym.var("a"), bins=2, range=(0, 2))
+    counts, edges = s.eval(a=mx.nd.array([0.5, 1.5, 1.7, 3.0]))
+    assert counts.asnumpy().tolist() == [1, 2]
+    with pytest.raises(ValueError):
+        mx.sym.histogram(mx.sym.var("a"), bins=2)

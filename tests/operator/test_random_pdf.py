@@ -1,0 +1,75 @@
+"""random_pdf_* against SciPy's densities (is_log too) and numeric gradients with
+respect to the sample and every parameter, nd and sym paths."""
+import numpy as np
+import pytest
+
+stats = pytest.importorskip("scipy.stats")
+from opcheck import check_op  # noqa: E402
+
+rs = np.random.RandomState(8)
+B, N = 2, 3
+
+
+def _cols(v):
+    return v[:, None]
+
+
+CASES = {
+    "normal": ([rs.normal(size=(B, N)), rs.normal(size=B), rs.uniform(0.5, 2, B)],
+               lambda x, mu, s: stats.norm.logpdf(x, _cols(mu), _cols(s))),
+    "uniform": ([rs.uniform(0.2, 0.8, (B, N)), rs.uniform(-1, 0, B), rs.uniform(1, 2, B)],
+                lambda x, lo, hi: stats.uniform.logpdf(x, _cols(lo), _cols(hi - lo))),
+    "gamma": ([rs.uniform(0.5, 3, (B, N)), rs.uniform(1, 3, B), rs.uniform(0.5, 2, B)],
+              lambda x, a, b: stats.gamma.logpdf(x, _cols(a), scale=1 / _cols(b))),
+    "exponential": ([rs.uniform(0.1, 3, (B, N)), rs.uniform(0.5, 2, B)],
+                    lambda x, lam: stats.expon.logpdf(x, scale=1 / _cols(lam))),
+    "poisson": ([rs.randint(0, 6, (B, N)).astype(float), rs.uniform(1, 4, B)],
+                lambda x, lam: stats.poisson.logpmf(x, _cols(lam))),
+    "negative_binomial": ([rs.randint(0, 6, (B, N)).astype(float), rs.uniform(1, 4, B),
+                           rs.uniform(0.2, 0.8, B)],
+                          lambda x, k, p: stats.nbinom.logpmf(x, _cols(k), _cols(p))),
+    "generalized_negative_binomial": (
+        [rs.randint(0, 6, (B, N)).astype(float), rs.uniform(1, 4, B), rs.uniform(0.2, 1, B)],
+        lambda x, mu, al: stats.nbinom.logpmf(x, 1 / _cols(al), 1 / (1 + _cols(mu) * _cols(al)))),
+}
+
+
+@pytest.mark.parametrize("dist", sorted(CASES))
+@pytest.mark.parametrize("is_log", [False, True])
+def test_pdf(dist, is_log):
+    inputs, logpdf = CASES[dist]
+
+    def ref(*xs):
+        lp = logpdf(*[x.astype(np.float64) for x in xs])
+        return lp if is_log else np.exp(lp)
+    # the sample of a discrete distribution is not differentiable in SciPy's sense
+    nodes = None if dist not in ("poisson", "negative_binomial",
+                                 "generalized_negative_binomial") else \
+        list(range(1, len(inputs)))
+    check_op(f"random_pdf_{dist}", inputs, ref, {"is_log": is_log}, grad_nodes=nodes,
+             rtol=1e-4, atol=1e-5, eps=1e-6, grad_rtol=1e-3)
+
+
+@pytest.mark.parametrize("dist", ["poisson", "negative_binomial",
+                                  "generalized_negative_binomial"])
+def test_discrete_samples_get_zero_gradient(dist):
+    import mxnet as mx
+    inputs = [mx.nd.array(x, dtype="float64") for x in CASES[dist][0]]
+    for a in inputs:
+        a.attach_grad()
+    with mx.autograd.record():
+        out = getattr(mx.nd, f"random_pdf_{dist}")(*inputs)
+    out.backward()
+    assert not inputs[0].grad.asnumpy().any()
+    assert inputs[1].grad.asnumpy().any()
+
+
+def test_pdf_dirichlet():
+    alpha = rs.uniform(0.5, 3, (B, 3))
+    sample = rs.dirichlet([1, 1, 1], size=(B, N))
+
+    def ref(x, a):
+        return np.array([[stats.dirichlet.pdf(x[i, j], a[i]) for j in range(N)]
+                         for i in range(B)])
+    check_op("random_pdf_dirichlet", [sample, alpha], ref, rtol=1e-4, atol=1e-5, eps=1e-6,
+             grad_rtol=1e-3)
