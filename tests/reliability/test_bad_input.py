@@ -29,6 +29,16 @@ def _module_forward(n_arrays):
     m.forward(mx.io.DataBatch([nd.ones((2, 4))] * n_arrays))
 
 
+def _kv_twice(what):
+    kv = mx.kv.create("local")
+    kv.init(3, nd.ones((2,)))
+    if what == "init":
+        kv.init(3, nd.ones((2,)))
+    else:
+        kv.push(3, nd.ones((3,)))
+        kv.pull(3, out=nd.ones((2,)))
+
+
 def _nested_json(depth):
     return "[" * depth + "]" * depth
 
@@ -210,6 +220,33 @@ ROWS += [
     ("optimizer.create bogus", lambda: mx.optimizer.create("nope"), ValueError, "nope"),
     ("kv pull unknown key", lambda: mx.kv.create("local").pull("k", out=nd.ones((2,))),
      MXNetError, ""),
+    ("kv init twice", lambda: _kv_twice("init"), MXNetError, "duplicate init"),
+    ("kv push wrong shape", lambda: _kv_twice("push"), MXNetError, "shape"),
+    # --- more operator parameters and shapes --------------------------------------------
+    ("Dropout p > 1", lambda: nd.Dropout(X(), p=2), MXNetError, "'p'"),
+    ("split num_outputs 0", lambda: nd.split(nd.ones((4,)), num_outputs=0), MXNetError,
+     "num_outputs"),
+    ("one_hot float depth", lambda: nd.one_hot(nd.array([1]), depth=2.5), MXNetError,
+     "depth"),
+    ("Convolution negative kernel", lambda: nd.Convolution(
+        nd.ones((1, 1, 4, 4)), nd.ones((1, 1, 3, 3)), kernel=(-3, 3), num_filter=1,
+        no_bias=True), MXNetError, "kernel"),
+    ("Pooling kernel > input", lambda: nd.Pooling(nd.ones((1, 1, 2, 2)), kernel=(3, 3)),
+     MXNetError, "kernel"),
+    ("BatchNorm gamma shape", lambda: nd.BatchNorm(X(), *[nd.ones((4,))] * 4), MXNetError,
+     "gamma"),
+    ("random shape negative", lambda: nd.random.uniform(shape=(-1,)), MXNetError, "shape"),
+    ("random.seed str", lambda: mx.random.seed("abc"), MXNetError, "seed"),
+    ("copyto shape mismatch", lambda: nd.ones((2,)).copyto(nd.ones((3,))), MXNetError,
+     "shape"),
+    ("copyto int", lambda: nd.ones((2,)).copyto(3), MXNetError, "copyto"),
+    ("slice step 0", lambda: nd.ones((4,))[::0], ValueError, "step"),
+    ("load_frombuffer None", lambda: nd.load_frombuffer(None), TypeError, "bytes"),
+    ("NDArrayIter batch_size 0", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), batch_size=0),
+     MXNetError, "batch_size"),
+    ("NDArrayIter label count", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), nd.ones((3,)),
+                                                          batch_size=2), MXNetError,
+     "number of examples"),
     # --- Module -----------------------------------------------------------------------
     ("Module forward extra data", lambda: _module_forward(2), MXNetError, "data_names"),
     ("Module forward no data", lambda: _module_forward(0), MXNetError, ""),
