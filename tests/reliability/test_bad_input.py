@@ -2,6 +2,9 @@
 exception class it must raise and a fragment of the message naming what was wrong;
 after each, the engine must still compute correctly."""
 import json
+import pickle
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -37,6 +40,25 @@ def _kv_twice(what):
     else:
         kv.push(3, nd.ones((3,)))
         kv.pull(3, out=nd.ones((2,)))
+
+
+def _saved_bytes():
+    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), "ok.params")
+    nd.save(path, {"a": nd.arange(20)})
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _bad_file(name, content):
+    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), name)
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def _load_states(content):
+    t = _trainer(optimizer="sgd", kvstore=None)
+    t.load_states(_bad_file("t.states", content))
 
 
 def _nested_json(depth):
@@ -152,6 +174,26 @@ ROWS += [
      "/nonexistent/dir/x.params"),
     ("load_frombuffer garbage", lambda: nd.load_frombuffer(b"garbage!" * 4), MXNetError, ""),
     ("load_frombuffer str", lambda: nd.load_frombuffer("abc"), MXNetError, "bytes"),
+    ("load truncated params", lambda: nd.load(_bad_file("trunc.params", _saved_bytes()[:40])),
+     MXNetError, "trunc.params"),
+    ("load garbage params", lambda: nd.load(_bad_file("junk.params", b"\x00junk" * 20)),
+     MXNetError, "junk.params"),
+    ("load empty params", lambda: nd.load(_bad_file("empty.params", b"")), MXNetError,
+     "empty.params"),
+    ("load_parameters garbage", lambda: gluon.nn.Dense(2, in_units=2).load_parameters(
+        _bad_file("net.params", b"garbage")), MXNetError, "net.params"),
+    ("Trainer.load_states garbage", lambda: _load_states(b"garbage"), MXNetError,
+     "t.states"),
+    ("Trainer.load_states not states", lambda: _load_states(pickle.dumps(3)), MXNetError,
+     "t.states"),
+    ("Trainer.load_states missing", lambda: _trainer(optimizer="sgd").load_states(
+        "/nonexistent/t.states"), MXNetError, "/nonexistent/t.states"),
+    ("sym.load truncated", lambda: mx.sym.load(_bad_file("g-symbol.json", b'{"nodes": [')),
+     MXNetError, "g-symbol.json"),
+    ("sym.load missing", lambda: mx.sym.load("/nonexistent/g-symbol.json"), MXNetError,
+     "/nonexistent/g-symbol.json"),
+    ("sym.load binary", lambda: mx.sym.load(_bad_file("b-symbol.json", b"\xff\xfe\x00")),
+     MXNetError, "b-symbol.json"),
     # --- symbol JSON --------------------------------------------------------------------
     ("load_json node without op", lambda: mx.sym.load_json(json.dumps(
         {"nodes": [{"name": "x", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0, 0]]})),
