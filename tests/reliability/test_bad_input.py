@@ -2,6 +2,9 @@
 exception class it must raise and a fragment of the message naming what was wrong;
 after each, the engine must still compute correctly."""
 import json
+import pickle
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -27,6 +30,35 @@ def _module_forward(n_arrays):
     m.bind(data_shapes=[("x", (2, 4))])
     m.init_params()
     m.forward(mx.io.DataBatch([nd.ones((2, 4))] * n_arrays))
+
+
+def _kv_twice(what):
+    kv = mx.kv.create("local")
+    kv.init(3, nd.ones((2,)))
+    if what == "init":
+        kv.init(3, nd.ones((2,)))
+    else:
+        kv.push(3, nd.ones((3,)))
+        kv.pull(3, out=nd.ones((2,)))
+
+
+def _saved_bytes():
+    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), "ok.params")
+    nd.save(path, {"a": nd.arange(20)})
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _bad_file(name, content):
+    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), name)
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def _load_states(content):
+    t = _trainer(optimizer="sgd", kvstore=None)
+    t.load_states(_bad_file("t.states", content))
 
 
 def _nested_json(depth):
@@ -142,6 +174,26 @@ ROWS += [
      "/nonexistent/dir/x.params"),
     ("load_frombuffer garbage", lambda: nd.load_frombuffer(b"garbage!" * 4), MXNetError, ""),
     ("load_frombuffer str", lambda: nd.load_frombuffer("abc"), MXNetError, "bytes"),
+    ("load truncated params", lambda: nd.load(_bad_file("trunc.params", _saved_bytes()[:40])),
+     MXNetError, "trunc.params"),
+    ("load garbage params", lambda: nd.load(_bad_file("junk.params", b"\x00junk" * 20)),
+     MXNetError, "junk.params"),
+    ("load empty params", lambda: nd.load(_bad_file("empty.params", b"")), MXNetError,
+     "empty.params"),
+    ("load_parameters garbage", lambda: gluon.nn.Dense(2, in_units=2).load_parameters(
+        _bad_file("net.params", b"garbage")), MXNetError, "net.params"),
+    ("Trainer.load_states garbage", lambda: _load_states(b"garbage"), MXNetError,
+     "t.states"),
+    ("Trainer.load_states not states", lambda: _load_states(pickle.dumps(3)), MXNetError,
+     "t.states"),
+    ("Trainer.load_states missing", lambda: _trainer(optimizer="sgd").load_states(
+        "/nonexistent/t.states"), MXNetError, "/nonexistent/t.states"),
+    ("sym.load truncated", lambda: mx.sym.load(_bad_file("g-symbol.json", b'{"nodes": [')),
+     MXNetError, "g-symbol.json"),
+    ("sym.load missing", lambda: mx.sym.load("/nonexistent/g-symbol.json"), MXNetError,
+     "/nonexistent/g-symbol.json"),
+    ("sym.load binary", lambda: mx.sym.load(_bad_file("b-symbol.json", b"\xff\xfe\x00")),
+     MXNetError, "b-symbol.json"),
     # --- symbol JSON --------------------------------------------------------------------
     ("load_json node without op", lambda: mx.sym.load_json(json.dumps(
         {"nodes": [{"name": "x", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0, 0]]})),
@@ -210,6 +262,33 @@ ROWS += [
     ("optimizer.create bogus", lambda: mx.optimizer.create("nope"), ValueError, "nope"),
     ("kv pull unknown key", lambda: mx.kv.create("local").pull("k", out=nd.ones((2,))),
      MXNetError, ""),
+    ("kv init twice", lambda: _kv_twice("init"), MXNetError, "duplicate init"),
+    ("kv push wrong shape", lambda: _kv_twice("push"), MXNetError, "shape"),
+    # --- more operator parameters and shapes --------------------------------------------
+    ("Dropout p > 1", lambda: nd.Dropout(X(), p=2), MXNetError, "'p'"),
+    ("split num_outputs 0", lambda: nd.split(nd.ones((4,)), num_outputs=0), MXNetError,
+     "num_outputs"),
+    ("one_hot float depth", lambda: nd.one_hot(nd.array([1]), depth=2.5), MXNetError,
+     "depth"),
+    ("Convolution negative kernel", lambda: nd.Convolution(
+        nd.ones((1, 1, 4, 4)), nd.ones((1, 1, 3, 3)), kernel=(-3, 3), num_filter=1,
+        no_bias=True), MXNetError, "kernel"),
+    ("Pooling kernel > input", lambda: nd.Pooling(nd.ones((1, 1, 2, 2)), kernel=(3, 3)),
+     MXNetError, "kernel"),
+    ("BatchNorm gamma shape", lambda: nd.BatchNorm(X(), *[nd.ones((4,))] * 4), MXNetError,
+     "gamma"),
+    ("random shape negative", lambda: nd.random.uniform(shape=(-1,)), MXNetError, "shape"),
+    ("random.seed str", lambda: mx.random.seed("abc"), MXNetError, "seed"),
+    ("copyto shape mismatch", lambda: nd.ones((2,)).copyto(nd.ones((3,))), MXNetError,
+     "shape"),
+    ("copyto int", lambda: nd.ones((2,)).copyto(3), MXNetError, "copyto"),
+    ("slice step 0", lambda: nd.ones((4,))[::0], ValueError, "step"),
+    ("load_frombuffer None", lambda: nd.load_frombuffer(None), TypeError, "bytes"),
+    ("NDArrayIter batch_size 0", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), batch_size=0),
+     MXNetError, "batch_size"),
+    ("NDArrayIter label count", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), nd.ones((3,)),
+                                                          batch_size=2), MXNetError,
+     "number of examples"),
     # --- Module -----------------------------------------------------------------------
     ("Module forward extra data", lambda: _module_forward(2), MXNetError, "data_names"),
     ("Module forward no data", lambda: _module_forward(0), MXNetError, ""),

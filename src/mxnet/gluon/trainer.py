@@ -311,10 +311,8 @@ class Trainer:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, "rb") as f:
-                states = f.read()
             for updater in self._updaters:
-                updater.set_states(states)
+                updater.load_states_file(fname)
                 updater.optimizer = self._updaters[0].optimizer
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}

@@ -278,8 +278,7 @@ class KVStore(KVStoreBase):
         """Read states written by save_optimizer_states."""
         if self._updater is None:
             raise AssertionError("Cannot load states for distributed training")
-        with open(fname, "rb") as fin:
-            self._updater.set_states(fin.read())
+        self._updater.load_states_file(fname)
 
     # --- process group --------------------------------------------------------------------------
     @property

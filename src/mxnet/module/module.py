@@ -447,8 +447,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:
-            with open(fname, "rb") as fin:
-                self._updater.set_states(fin.read())
+            self._updater.load_states_file(fname)
 
     def install_monitor(self, mon):
         """Install a Monitor on every executor."""

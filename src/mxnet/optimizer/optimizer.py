@@ -12,6 +12,7 @@ import warnings
 
 import numpy
 
+from ..base import MXNetError
 from ..ndarray import NDArray, zeros
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
@@ -308,14 +309,31 @@ class Updater:
             return tuple(synced) if isinstance(state, tuple) else synced
         return state
 
-    def set_states(self, states):
+    def set_states(self, states, source="the states"):
         """Load states (and the optimizer, if it was dumped) from get_states' bytes."""
-        states = pickle.loads(states)
+        try:
+            states = pickle.loads(states)
+        except Exception as err:       # truncated or not a states file at all
+            raise MXNetError(f"invalid optimizer states in {source}: "
+                             f"{type(err).__name__}: {err}") from None
+        if not isinstance(states, (dict, tuple)):
+            raise MXNetError(f"invalid optimizer states in {source}: got a "
+                             f"{type(states).__name__}")
         if isinstance(states, tuple) and len(states) == 2:
             self.states, self.optimizer = states
         else:
             self.states = states
         self.states_synced = dict.fromkeys(self.states.keys(), False)
+
+    def load_states_file(self, fname):
+        """set_states from the file fname (as written by save_states)."""
+        try:
+            with open(fname, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise MXNetError(f"Failed to open {fname!r} for reading: {err.strerror}") \
+                from None
+        self.set_states(data, repr(fname))
 
     def get_states(self, dump_optimizer=False):
         """The states as bytes (pickled), with the optimizer when dump_optimizer."""

@@ -140,8 +140,16 @@ def load(fname):
     """Load a symbol saved with ``Symbol.save`` / MXNet's ``*-symbol.json``."""
     if not isinstance(fname, str):
         raise TypeError("fname required to be a string")
-    with open(fname) as f:
-        return load_json(f.read())
+    try:
+        with open(fname) as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise MXNetError(f"Failed to read symbol file {fname!r}: "
+                         f"{getattr(err, 'strerror', None) or err}") from None
+    try:
+        return load_json(text)
+    except MXNetError as err:
+        raise MXNetError(f"{fname!r}: {err}") from None
 
 
 def debug_str(symbol):
