@@ -62,8 +62,7 @@ def test_operator_layer_imports_no_front_end():
 # shrink: image/io/recordio (recordio.pack_img uses image's codec, io's ImageRecordIter
 # uses both), callback/model/module (do_checkpoint calls model.save_checkpoint),
 # test_utils/test_utils_symbolic (each re-exports the other's checks).
-KNOWN_CYCLES = [["mxnet.image", "mxnet.io", "mxnet.recordio"],
-                ["mxnet.callback", "mxnet.model", "mxnet.module"],
+KNOWN_CYCLES = [["mxnet.callback", "mxnet.model", "mxnet.module"],
                 ["mxnet.test_utils", "mxnet.test_utils_symbolic"]]
 
 

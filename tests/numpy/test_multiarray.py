@@ -188,3 +188,14 @@ def test_save_load_round_trip(tmp_path):
     assert isinstance(got["a"], np.ndarray)
     onp.testing.assert_array_equal(got["a"].asnumpy(), a.asnumpy())
     onp.testing.assert_array_equal(got["b"].asnumpy(), b.asnumpy())
+
+
+def test_np_reshape_operator_under_autograd():
+    """``_np_reshape`` (mx.np.reshape while recording) reaches shape () and back."""
+    x = np.array([[3.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = mx.nd._internal._np_reshape(x, newshape=()) * 2
+    y.backward()
+    assert y.shape == () and float(y) == 6.0
+    onp.testing.assert_array_equal(x.grad.asnumpy(), [[2.0]])

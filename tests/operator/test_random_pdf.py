@@ -3,6 +3,8 @@ respect to the sample and every parameter, nd and sym paths."""
 import numpy as np
 import pytest
 
+import mxnet as mx
+
 stats = pytest.importorskip("scipy.stats")
 from opcheck import check_op  # noqa: E402
 
@@ -73,3 +75,13 @@ def test_pdf_dirichlet():
                          for i in range(B)])
     check_op("random_pdf_dirichlet", [sample, alpha], ref, rtol=1e-4, atol=1e-5, eps=1e-6,
              grad_rtol=1e-3)
+
+
+def test_every_pdf_operator_is_checked():
+    """The operators test_pdf covers, by their registered names."""
+    names = {"random_pdf_uniform", "random_pdf_normal", "random_pdf_gamma",
+             "random_pdf_exponential", "random_pdf_poisson", "random_pdf_negative_binomial",
+             "random_pdf_generalized_negative_binomial"}
+    assert names <= {f"random_pdf_{d}" for d in CASES}
+    for name in names:
+        assert callable(getattr(mx.nd, name)) and callable(getattr(mx.sym, name))

@@ -14,6 +14,7 @@ from . import loss  # noqa: F401
 from . import utils  # noqa: F401
 from .trainer import Trainer  # noqa: F401
 from . import parameter, block, trainer  # noqa: F401
+from . import _cached_op  # noqa: F401,E402  (installs mx.nd.CachedOp)
 from . import data  # noqa: F401
 from . import rnn  # noqa: F401
 from . import model_zoo  # noqa: F401

@@ -18,6 +18,7 @@ import weakref
 
 from .. import autograd, engine, storage
 from ..autograd import VarNode
+from .. import ndarray as _nd
 from ..base import MXNetError
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
@@ -206,3 +207,31 @@ class CachedOp:
         else:
             entry.lease = None
         return outs
+
+
+class NDCachedOp:
+    """A symbol compiled once and called on NDArrays (MXNet's ``nd.CachedOp``):
+    ``CachedOp(sym)(*inputs)`` returns its output(s); inputs follow
+    ``sym.list_inputs()``. ``flags`` are accepted for compatibility."""
+
+    def __init__(self, sym, flags=()):
+        self._graph = CachedOp(sym)
+        self._flags = dict(flags)
+        self._num_outputs = len(sym.list_outputs())
+
+    def __call__(self, *args, out=None, default_ctx=None):
+        from ..context import current_context
+        ctx = args[0].context if args else (default_ctx or current_context())
+        outs = self._graph(list(args), ctx)
+        if out is not None:
+            targets = out if isinstance(out, (list, tuple)) else [out]
+            for t, o in zip(targets, outs):
+                o.copyto(t)
+            return out
+        return outs[0] if len(outs) == 1 else list(outs)
+
+
+# mx.nd.CachedOp is this class: installed from here, above the ndarray layer.
+_nd.CachedOp = NDCachedOp
+NDCachedOp.__name__ = NDCachedOp.__qualname__ = "CachedOp"
+NDCachedOp.__module__ = "mxnet.ndarray"

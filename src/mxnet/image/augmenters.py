@@ -8,7 +8,7 @@ from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from .image import (as_nd, as_numpy, center_crop, color_normalize, random_crop,
                     random_size_crop, resize_short)
-from .resize import resize as _np_resize
+from ..backend.image_resize import resize as _np_resize
 
 __all__ = ["Augmenter", "SequentialAug", "RandomOrderAug", "ResizeAug", "ForceResizeAug",
            "RandomCropAug", "RandomSizedCropAug", "CenterCropAug", "HorizontalFlipAug",

@@ -2,7 +2,7 @@
 
 Images are uint8 NDArrays in (height, width, channels) layout, RGB by default, as
 MXNet's OpenCV-backed functions give them. Decoding uses Pillow; resizing is NumPy
-with OpenCV's geometry (see ``mxnet.image.resize``). Randomness (random crops) comes
+with OpenCV's geometry (see ``mxnet.backend.image_resize``). Randomness (random crops) comes
 from Python's ``random`` module, as in MXNet.
 """
 import math
@@ -14,8 +14,8 @@ import numpy as np
 from ..base import MXNetError, numeric_types
 from ..context import cpu
 from ..ndarray.ndarray import NDArray, from_data
-from . import codec
-from .resize import get_interp_method, resize as _np_resize
+from ..backend import image_codec as codec
+from ..backend.image_resize import get_interp_method, resize as _np_resize
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "resize_short", "fixed_crop",
            "random_crop", "center_crop", "color_normalize", "random_size_crop",

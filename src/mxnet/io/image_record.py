@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..base import MXNetError
-from ..image import codec
-from ..image.resize import resize as _resize
+from ..backend import image_codec as codec
+from ..backend.image_resize import resize as _resize
 from ..operator.params import Bool, Float, FloatOrNone, Int, IntOrNone, Shape, Str
 from ..recordio import unpack
 from .batching import BatchCursor

@@ -1,7 +1,8 @@
 """mx.nd's Python-level functions that are not single operators: the named
 elementwise family (``add``, ``maximum``, ``equal``, ``logical_and`` ... taking arrays
 or numbers on either side), ``concatenate``, ``moveaxis``, ``onehot_encode``,
-``histogram``, NumPy/DLPack interchange, ``CachedOp`` and the indexing helpers
+``histogram``, NumPy/DLPack interchange and the indexing helpers (``CachedOp`` is
+installed by mxnet.gluon, which implements it)
 MXNet 1.9.1 exposes from ``mxnet.ndarray``.
 """
 import ctypes
@@ -18,8 +19,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "po
            "maximum", "minimum", "equal", "not_equal", "greater", "greater_equal",
            "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor",
            "concatenate", "moveaxis", "onehot_encode", "histogram", "from_numpy",
-           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "CachedOp",
-           "imdecode", "get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
+           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "imdecode", "get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
            "indexing_key_expand_implicit_axes"]
 
 
@@ -238,35 +238,12 @@ def _writable_alias(arr):
     return np.frombuffer(buf, dtype=arr.dtype).reshape(arr.shape)
 
 
-class CachedOp:
-    """A symbol compiled once and called on NDArrays (MXNet's ``nd.CachedOp``):
-    ``CachedOp(sym)(*inputs)`` returns its output(s); inputs follow
-    ``sym.list_inputs()``. ``flags`` are accepted for compatibility."""
-
-    def __init__(self, sym, flags=()):
-        from ..gluon._cached_op import CachedOp as _Graph
-        self._graph = _Graph(sym)
-        self._flags = dict(flags)
-        self._num_outputs = len(sym.list_outputs())
-
-    def __call__(self, *args, out=None, default_ctx=None):
-        from ..context import current_context
-        ctx = args[0].context if args else (default_ctx or current_context())
-        outs = self._graph(list(args), ctx)
-        if out is not None:
-            targets = out if isinstance(out, (list, tuple)) else [out]
-            for t, o in zip(targets, outs):
-                o.copyto(t)
-            return out
-        return outs[0] if len(outs) == 1 else list(outs)
-
-
 def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):
     """Decode an image (bytes) to a float32 (1, channels, height, width) array, minus
     ``mean`` when given, cropped to ``clip_rect`` (x0, y0, x1, y1) unless all zero
     (MXNet's deprecated ``nd.imdecode``; ``index`` is the batch slot it fills in
     ``out``)."""
-    from ..image.codec import decode
+    from ..backend.image_codec import decode
     if channels not in (1, 3):
         raise MXNetError(f"imdecode: channels must be 1 or 3, got {channels}")
     img = decode(bytes(str_img), flag=1 if channels == 3 else 0, to_rgb=True)

@@ -38,8 +38,8 @@ import time
 from .. import recordio
 from .._progress import progress_bar
 from ..base import MXNetError
-from ..image import codec
-from ..image.resize import resize as _resize
+from ..backend import image_codec as codec
+from ..backend.image_resize import resize as _resize
 
 __all__ = ["main", "parse_args", "list_image", "write_list", "make_list", "read_list",
            "image_encode", "pack_list"]

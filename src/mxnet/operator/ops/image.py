@@ -9,7 +9,7 @@ their factors from the context's generator, one draw per call (one per batch).
 import numpy as np
 
 from ...base import MXNetError
-from ...image.resize import resize as _resize_hwc
+from ...backend.image_resize import resize as _resize_hwc
 from ..params import Field, Float, Int, Schema, Shape, Bool
 from ..registry import Op, ShapeError, register
 from ..dtypes import restrict_dtypes

@@ -59,16 +59,23 @@ class MultiAllFinite(Op):
     backward_uses = ()
 
     def infer_shape(self, p, in_shapes):
+        _check_count(self.name, p, in_shapes)
         return in_shapes, [(1,)], []
 
     def infer_type(self, p, in_types):
         return in_types, [np.dtype(np.float32)], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        if len(inputs) != p.num_arrays:
-            raise MXNetError(f"multi_all_finite: num_arrays={p.num_arrays} but "
-                             f"{len(inputs)} arrays were given")
+        _check_count(self.name, p, inputs)
         return [_finite_flag(ctx.xp, p, inputs, out)]
+
+
+def _check_count(name, p, in_shapes):
+    """A wrong number of arrays is a shape error, raised at the call (checked in
+    forward too: the inline path infers shapes only when the body fails)."""
+    if len(in_shapes) != p.num_arrays:
+        raise ShapeError(f"{name}: num_arrays={p.num_arrays} but {len(in_shapes)} arrays "
+                         "were given")
 
 
 @register
@@ -81,15 +88,14 @@ class MultiSumSq(Op):
     backward_uses = ()
 
     def infer_shape(self, p, in_shapes):
+        _check_count(self.name, p, in_shapes)
         return in_shapes, [(p.num_arrays,)], []
 
     def infer_type(self, p, in_types):
         return in_types, [np.dtype(np.float32)], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        if len(inputs) != p.num_arrays:
-            raise MXNetError(f"multi_sum_sq: num_arrays={p.num_arrays} but {len(inputs)} "
-                             "arrays were given")
+        _check_count(self.name, p, inputs)
         xp = ctx.xp
         vals = [xp.square(a.astype(np.float32)).sum() for a in inputs]
         return [xp.asarray(xp.stack(vals), dtype=np.float32)]
@@ -107,15 +113,14 @@ class ResetArrays(Op):
         return []
 
     def infer_shape(self, p, in_shapes):
+        _check_count(self.name, p, in_shapes)
         return in_shapes, [], []
 
     def infer_type(self, p, in_types):
         return in_types, [], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        if len(inputs) != p.num_arrays:
-            raise MXNetError(f"reset_arrays: num_arrays={p.num_arrays} but {len(inputs)} "
-                             "arrays were given")
+        _check_count(self.name, p, inputs)
         for a in inputs:
             a[...] = 0
         return []

@@ -10,7 +10,7 @@ their dtype; the grey level is the luma 0.299 R + 0.587 G + 0.114 B.
 import numpy as np
 
 from ....base import MXNetError
-from ....image.resize import resize as _resize
+from ....backend.image_resize import resize as _resize
 
 __all__ = ["to_tensor", "normalize", "resize", "flip", "adjust_brightness",
            "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_lighting"]

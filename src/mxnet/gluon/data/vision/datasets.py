@@ -30,7 +30,7 @@ def _has_files(folder, names):
 
 
 def _imdecode(buf, flag):
-    from ....image import codec
+    from ....backend import image_codec as codec
     return nd.array(codec.decode(buf, flag=flag, to_rgb=True), dtype=np.uint8)
 
 
