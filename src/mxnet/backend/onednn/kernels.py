@@ -255,7 +255,7 @@ def _pool_geo(kernel, stride, pad_l, pad_r):
 
 def _pool_fwd_pd(prop, alg, x_shape, y_shape, geo):
     return create_pd("pooling_forward_primitive_desc_create", prop, _POOL_ALGS[alg],
-                     any_md(x_shape), any_md(y_shape), *_pool_geo(*geo))
+                     user_md(x_shape), user_md(y_shape), *_pool_geo(*geo))
 
 
 def pool_forward(x, y, alg, kernel, stride, pad_l, pad_r):
@@ -282,7 +282,7 @@ class _PoolBackward:
         hint = _pool_fwd_pd(L.FORWARD_TRAINING, alg, x.shape, dy.shape, geo)
         try:
             pd = create_pd("pooling_backward_primitive_desc_create", _POOL_ALGS[alg],
-                           any_md(dx.shape), any_md(dy.shape), *_pool_geo(*geo),
+                           user_md(dx.shape), user_md(dy.shape), *_pool_geo(*geo),
                            hint=hint, has_hint=True)
         except Exception:
             _destroy_pd(hint)

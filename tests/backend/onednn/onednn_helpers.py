@@ -28,7 +28,7 @@ def both_forward(name, p, inputs, aux=(), is_train=False, out=None):
 def both_backward(name, p, out_grads, inputs, outputs, aux=(), need=None, in_grad=None):
     op = get_op(name)
     need = need or [True] * len(inputs)
-    shapes = [a.shape for a in inputs]
+    shapes = [None if a is None else a.shape for a in inputs]
     ref = op.backward(ctx_for(True, need, shapes), p, out_grads, inputs, outputs, list(aux))
     got = OPS[name][1](ctx_for(True, need, shapes), p, out_grads, inputs, outputs,
                        list(aux), in_grad=in_grad)
