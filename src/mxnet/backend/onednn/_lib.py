@@ -82,6 +82,7 @@ _SIGNATURES = {
     "dnnl_stream_wait": (_i, [_p]),
     "dnnl_memory_desc_create_with_strides": (_i, [_pp, _i, Dims, _i, Dims]),
     "dnnl_memory_desc_create_with_tag": (_i, [_pp, _i, Dims, _i, _i]),
+    "dnnl_memory_desc_create_with_string_tag": (_i, [_pp, _i, Dims, _i, ctypes.c_char_p]),
     "dnnl_memory_desc_destroy": (_i, [_p]),
     "dnnl_memory_desc_clone": (_i, [_pp, _p]),
     "dnnl_memory_desc_equal": (_i, [_p, _p]),

@@ -17,7 +17,7 @@ import numpy as np
 from . import _lib as L
 from ._runtime import runtime
 
-__all__ = ["Arg", "Plan", "cached_plan", "user_md", "any_md", "clear_cache", "cache_info",
+__all__ = ["Arg", "Plan", "cached_plan", "user_md", "any_md", "tag_md", "clear_cache", "cache_info",
            "NotSupported"]
 
 
@@ -71,6 +71,21 @@ def any_md(shape, dtype=L.F32):
         L.check(rt.lib, "memory_desc_create_with_tag",
                 rt.lib.dnnl_memory_desc_create_with_tag(
                     ctypes.byref(h), len(shape), _dims(shape), dtype, L.FORMAT_ANY))
+        md = _MDS[key] = h.value
+    return md
+
+
+def tag_md(shape, tag, dtype=L.F32):
+    """A descriptor in a named layout, e.g. 'aBcd16b' (channels blocked by 16)."""
+    shape = tuple(int(s) for s in shape)
+    key = ("tag", shape, tag, dtype)
+    md = _MDS.get(key)
+    if md is None:
+        rt = runtime()
+        h = ctypes.c_void_p()
+        L.check(rt.lib, "memory_desc_create_with_string_tag",
+                rt.lib.dnnl_memory_desc_create_with_string_tag(
+                    ctypes.byref(h), len(shape), _dims(shape), dtype, tag.encode()))
         md = _MDS[key] = h.value
     return md
 

@@ -1,0 +1,109 @@
+"""oneDNN vs NumPy kernels for the hot NN operators, forward+backward, beside MXNet 1.9.1.
+
+Same cases as nn_ops.py. The two pymxnet columns call the operator contract directly
+(``forward`` then ``backward`` on preallocated NumPy arrays): 'pymxnet-numpy' runs the
+operators' NumPy bodies, 'pymxnet-onednn' the oneDNN adapters of
+``mxnet.backend.onednn.register`` (what the kernel table dispatches to once wired),
+so the columns compare kernels, without the imperative front end's overhead. MXNet
+1.9.1 (its MKLDNN build) runs the same cases through ``nd`` + autograd as in nn_ops.py.
+2 threads everywhere (OMP_NUM_THREADS=2). Milliseconds per forward+backward.
+
+    python benchmarks/onednn_ops.py
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from nn_ops import CASES, _time, worker_mxnet  # noqa: E402
+
+
+def _cases():
+    """(name, op name, params, inputs, aux, is_train) per case."""
+    import numpy as np
+    from mxnet.operator.registry import get_op
+    rng = np.random.RandomState(0)
+
+    def arr(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    def p(name, **kw):
+        return get_op(name).parse(kw)
+    return [
+        (CASES[0], "Convolution", p("Convolution", kernel=(3, 3), pad=(1, 1), num_filter=64),
+         [arr(64, 32, 14, 14), arr(64, 32, 3, 3), arr(64)], [], False),
+        (CASES[1], "FullyConnected", p("FullyConnected", num_hidden=128),
+         [arr(64, 3136), arr(128, 3136), arr(128)], [], False),
+        (CASES[2], "Pooling", p("Pooling", kernel=(2, 2), stride=(2, 2), pool_type="max"),
+         [arr(64, 64, 14, 14)], [], False),
+        (CASES[3], "BatchNorm", p("BatchNorm", fix_gamma=False),
+         [arr(64, 64, 14, 14), arr(64), arr(64)],
+         [np.zeros(64, np.float32), np.ones(64, np.float32)], True),
+    ]
+
+
+def worker_pymxnet(use_onednn):
+    import numpy as np
+    import mxnet as mx
+    from mxnet.operator.registry import OpContext, get_op
+    from mxnet.backend import onednn
+    if use_onednn and not onednn.available():
+        return {"error": "oneDNN unavailable: " + str(onednn.load_error())}
+    from mxnet.backend.onednn.register import OPS
+    res = {}
+    for case, name, prm, inputs, aux, train in _cases():
+        op = get_op(name)
+        n = len(inputs)
+        fctx = OpContext(np, mx.cpu(), is_train=train)
+        bctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True] * n,
+                         in_shapes=[a.shape for a in inputs])
+        if use_onednn:
+            fwd, bwd = OPS[name]
+        else:
+            def fwd(ctx, p, i, a, out=None, op=op):
+                return op.forward(ctx, p, i, a)
+
+            def bwd(ctx, p, og, i, o, a, in_grad=None, op=op):
+                return op.backward(ctx, p, og, i, o, a)
+        outs = fwd(fctx, prm, inputs, aux)
+        assert outs is not NotImplemented, case
+        dy = [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
+
+        def run(fwd=fwd, bwd=bwd, prm=prm, inputs=inputs, aux=aux, fctx=fctx, bctx=bctx,
+                dy=dy):
+            o = fwd(fctx, prm, inputs, aux)
+            g = bwd(bctx, prm, dy, inputs, o, aux)
+            assert g is not NotImplemented
+        res[case] = _time(run)
+    if use_onednn:
+        res["oneDNN"] = onednn.version()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "onednn_ops.md"))
+    args = ap.parse_args()
+    if args.worker:
+        if args.worker == "mxnet-1.9.1":
+            print(json.dumps(worker_mxnet()))
+        else:
+            print(json.dumps(worker_pymxnet(args.worker == "pymxnet-onednn")))
+        return
+    me = os.path.abspath(__file__)
+    note = harness.machine_note()
+    runs = {"pymxnet-onednn": harness.run_worker(me, "pymxnet-onednn"),
+            "pymxnet-numpy": harness.run_worker(me, "pymxnet-numpy"),
+            "mxnet-1.9.1": harness.run_worker(me, "mxnet-1.9.1")}
+    load_end = os.getloadavg()[0]
+    text = ["# oneDNN vs NumPy kernels, forward+backward (ms, lower is better)", "",
+            note + f"; load average {load_end:.2f} at the end", "",
+            harness.table(runs, CASES, unit="ms"), ""]
+    harness.write_report(args.out, text, runs)
+
+
+if __name__ == "__main__":
+    main()
