@@ -110,3 +110,18 @@ def test_deconvolution_forward_backward(case):
     assert ggot is not NotImplemented
     for a, b in zip(gref, ggot):
         close(a, b, atol=2e-3)
+
+
+def test_fused_relu_post_op_in_convolution_and_fully_connected():
+    from mxnet.backend.onednn import kernels as K
+    x, w, b = rand(2, 3, 6, 6), rand(4, 3, 3, 3), rand(4)
+    y = np.empty((2, 4, 4, 4), np.float32)
+    yr = np.empty_like(y)
+    K.conv_forward(x, w, b, y, (1, 1), (1, 1), (0, 0), (0, 0))
+    K.conv_forward(x, w, b, yr, (1, 1), (1, 1), (0, 0), (0, 0), relu=True)
+    assert (y < 0).any()
+    close(np.maximum(y, 0), yr, atol=1e-5)
+    a, fw, fb = rand(5, 7), rand(3, 7), rand(3)
+    z = np.empty((5, 3), np.float32)
+    K.fc_forward(a, fw, fb, z, relu=True)
+    close(np.maximum(a @ fw.T + fb, 0), z, atol=1e-5)

@@ -52,6 +52,16 @@ class Runtime:
             self._omp_set = None
         v = lib.dnnl_version().contents
         self.version = (v.major, v.minor, v.patch)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self):
+        """A forked child (DataLoader workers) has no OpenMP pool threads and may have
+        inherited the lock held: a fresh lock, and one thread (libgomp's teams do not
+        survive fork; a one-thread region never uses them)."""
+        self.lock = threading.RLock()
+        self._local = threading.local()
+        self.threads = 1
 
     def enter_thread(self):
         """OpenMP's thread count is per calling thread in libgomp: set it the first time
