@@ -40,9 +40,12 @@ def test_missing_library_warns_once_and_falls_back(monkeypatch):
         assert onednn.version() is None
     assert len([x for x in w if issubclass(x.category, RuntimeWarning)]) == 1
     assert "/nonexistent/libdnnl.so.3" in onednn.load_error()
-    from mxnet.backend.onednn.register import register_all
-    calls = []
-    assert register_all(lambda *a, **k: calls.append(a)) is False and not calls
+    from mxnet.backend.onednn.register import OPS
+    from mxnet.operator.registry import OpContext, get_op
+    import mxnet as mx
+    p = get_op("Activation").parse({"act_type": "relu"})
+    x = np.random.randn(3, 4).astype(np.float32)
+    assert OPS["Activation"][0](OpContext(np, mx.cpu()), p, [x], []) is NotImplemented
 
 
 def test_thread_count_follows_omp_and_mxnet_cap(monkeypatch):
@@ -127,7 +130,8 @@ def test_concurrent_calls_from_threads_are_correct():
 def test_register_all_registers_forward_and_backward_per_operator():
     from mxnet.backend.onednn.register import OPS, register_all
     calls = []
-    assert register_all(lambda name, dev, fn, backward=False:
-                        calls.append((name, dev, backward, fn)))
+    names = register_all(lambda name, dev, fn, backward=False:
+                         calls.append((name, dev, backward, fn)))
+    assert sorted(names) == sorted(OPS)
     assert {(n, b) for n, _, b, _ in calls} == {(n, b) for n in OPS for b in (False, True)}
     assert all(dev == "cpu" and callable(fn) for _, dev, _, fn in calls)
