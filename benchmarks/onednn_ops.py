@@ -86,6 +86,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker")
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "onednn_ops.md"))
+    ap.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of every run")
     args = ap.parse_args()
     if args.worker:
         if args.worker == "mxnet-1.9.1":
@@ -95,12 +96,12 @@ def main():
         return
     me = os.path.abspath(__file__)
     note = harness.machine_note()
-    runs = {"pymxnet-onednn": harness.run_worker(me, "pymxnet-onednn"),
-            "pymxnet-numpy": harness.run_worker(me, "pymxnet-numpy"),
-            "mxnet-1.9.1": harness.run_worker(me, "mxnet-1.9.1")}
+    runs = {fw: harness.run_worker(me, fw, threads=args.threads)
+            for fw in ("pymxnet-onednn", "pymxnet-numpy", "mxnet-1.9.1")}
     load_end = os.getloadavg()[0]
     text = ["# oneDNN vs NumPy kernels, forward+backward (ms, lower is better)", "",
-            note + f"; load average {load_end:.2f} at the end", "",
+            note + f"; load average {load_end:.2f} at the end; OMP_NUM_THREADS="
+            f"{args.threads}", "",
             harness.table(runs, CASES, unit="ms"), ""]
     harness.write_report(args.out, text, runs)
 

@@ -135,3 +135,18 @@ def test_register_all_registers_forward_and_backward_per_operator():
     assert sorted(names) == sorted(OPS)
     assert {(n, b) for n, _, b, _ in calls} == {(n, b) for n in OPS for b in (False, True)}
     assert all(dev == "cpu" and callable(fn) for _, dev, _, fn in calls)
+
+
+@needs_lib
+def test_wait_policy_is_set_for_libgomp_only_and_user_choice_wins():
+    code = ("import os; from mxnet.backend import onednn; assert onednn.available(); "
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY",
+                                                            "GOMP_SPINCOUNT")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(env, PYTHONPATH=os.path.abspath(SRC)), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "None"       # not left behind for child processes
+    r = _run(code, OMP_WAIT_POLICY="ACTIVE")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ACTIVE"

@@ -73,12 +73,19 @@ class Runtime:
 
 
 def _prepare_environment():
-    """Before libgomp starts: a thread count and a short spin (see the package docstring)
-    unless the user chose them."""
+    """Before libgomp starts (it reads its environment once, when libdnnl pulls it in):
+    the thread count, and idle threads that sleep rather than spin, unless the user chose
+    a wait policy (see the package docstring). Returns the names it set, which the
+    caller removes again once the library is loaded (child processes do not inherit
+    them)."""
+    added = []
     if "OMP_NUM_THREADS" not in os.environ and env_int("MXNET_OMP_MAX_THREADS", 0) > 0:
         os.environ["OMP_NUM_THREADS"] = str(num_threads())
+        added.append("OMP_NUM_THREADS")
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = os.environ.get("MXNET_ONEDNN_SPINCOUNT", "10000")
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        added.append("OMP_WAIT_POLICY")
+    return added
 
 
 def try_runtime():
@@ -92,8 +99,8 @@ def try_runtime():
                                                                           "off", "no"):
             _state["error"] = "disabled by MXNET_MKLDNN_ENABLED=0"
         else:
+            added = _prepare_environment()
             try:
-                _prepare_environment()
                 lib, path = L.load()
                 _state["rt"] = Runtime(lib, path)
             except Exception as e:   # missing library, wrong version, engine failure
@@ -101,6 +108,9 @@ def try_runtime():
                 warnings.warn(f"oneDNN is unavailable, CPU operators use their NumPy "
                               f"kernels: {e} (install pymxnet[onednn])", RuntimeWarning,
                               stacklevel=3)
+            finally:
+                for name in added:
+                    os.environ.pop(name, None)
         _state["tried"] = True
     return _state["rt"]
 
