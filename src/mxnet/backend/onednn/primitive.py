@@ -124,9 +124,11 @@ def _aligned(nbytes):
     return raw[off:off + nbytes]
 
 
-class _Scratch:
-    """One scratchpad buffer shared by every plan (execution is serialised by the
-    runtime lock), grown to the largest size asked for."""
+class _Arena:
+    """One buffer shared by every plan for its scratchpad and its blocked-layout copies
+    of arguments, grown to the largest size asked for. They live only during one
+    execution, and executions are serialised by the runtime lock, so a network's plans
+    need one such buffer, not one per plan (peak memory)."""
     buf = _aligned(0)
     ptr = buf.ctypes.data
 
@@ -136,6 +138,10 @@ class _Scratch:
             cls.buf = _aligned(nbytes)
             cls.ptr = cls.buf.ctypes.data
         return cls.ptr
+
+
+def _round64(n):
+    return (n + 63) // 64 * 64
 
 
 class Plan:
@@ -151,17 +157,19 @@ class Plan:
         self.prim = prim.value
         self.slots = []
         exec_args = []
+        arena = 0
         for a in args:
             s = _Slot()
-            s.arg, s.output = a.arg, a.output
+            s.arg, s.output, s.buffer = a.arg, a.output, None
             want = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, a.arg)
             s.user_mem = _memory(lib, a.md, eng)
             s.reorder = None
             if want and not lib.dnnl_memory_desc_equal(want, a.md):
-                # The primitive chose another layout: an internal buffer in that layout
-                # and a reorder from (inputs) or to (outputs) the caller's array.
-                s.buffer = _aligned(lib.dnnl_memory_desc_get_size(want))
-                inner = _memory(lib, want, eng, s.buffer.ctypes.data)
+                # The primitive chose another layout: a buffer in that layout (in the
+                # arena) and a reorder from (inputs) or to (outputs) the caller's array.
+                inner = _memory(lib, want, eng)
+                s.buffer = (inner, arena)
+                arena += _round64(lib.dnnl_memory_desc_get_size(want))
                 src, dst = (inner, s.user_mem) if a.output else (s.user_mem, inner)
                 src_md, dst_md = (want, a.md) if a.output else (a.md, want)
                 rpd = ctypes.c_void_p()
@@ -179,14 +187,15 @@ class Plan:
             else:
                 exec_args.append(L.ExecArg(a.arg, s.user_mem))
             self.slots.append(s)
-        self.scratch_size = 0
         self.scratch_mem = None
         smd = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_SCRATCHPAD_MD, 0)
-        if smd:
-            self.scratch_size = lib.dnnl_memory_desc_get_size(smd)
-            if self.scratch_size:
-                self.scratch_mem = _memory(lib, smd, eng)
-                exec_args.append(L.ExecArg(L.ARG_SCRATCHPAD, self.scratch_mem))
+        if smd and lib.dnnl_memory_desc_get_size(smd):
+            self.scratch_mem = _memory(lib, smd, eng)
+            self.scratch_offset = arena
+            arena += _round64(lib.dnnl_memory_desc_get_size(smd))
+            exec_args.append(L.ExecArg(L.ARG_SCRATCHPAD, self.scratch_mem))
+        self.arena_size = arena
+        self.inner = [s.buffer for s in self.slots if s.buffer is not None]
         self.nargs = len(exec_args)
         self.exec_args = (L.ExecArg * self.nargs)(*exec_args)
         self._order = {s.arg: i for i, s in enumerate(self.slots)}
@@ -202,13 +211,17 @@ class Plan:
             rt.enter_thread()
             for s, a in zip(self.slots, arrays):
                 lib.dnnl_memory_set_data_handle(s.user_mem, a.ctypes.data)
+            if self.arena_size:
+                base = _Arena.get(self.arena_size)
+                for mem, off in self.inner:
+                    lib.dnnl_memory_set_data_handle(mem, base + off)
+                if self.scratch_mem is not None:
+                    lib.dnnl_memory_set_data_handle(self.scratch_mem,
+                                                    base + self.scratch_offset)
             for s in self.slots:
                 if s.reorder is not None and not s.output:
                     L.check(lib, "reorder", lib.dnnl_primitive_execute(
                         s.reorder, stream, 2, s.reorder_args))
-            if self.scratch_mem is not None:
-                lib.dnnl_memory_set_data_handle(self.scratch_mem,
-                                                _Scratch.get(self.scratch_size))
             L.check(lib, "primitive_execute", lib.dnnl_primitive_execute(
                 self.prim, stream, self.nargs, self.exec_args))
             for s in self.slots:
@@ -222,6 +235,8 @@ class Plan:
         for s in self.slots:
             if s.reorder is not None:
                 lib.dnnl_primitive_destroy(s.reorder)
+            if s.buffer is not None:
+                lib.dnnl_memory_destroy(s.buffer[0])
             lib.dnnl_memory_destroy(s.user_mem)
         if self.scratch_mem is not None:
             lib.dnnl_memory_destroy(self.scratch_mem)
