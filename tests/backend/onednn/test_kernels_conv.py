@@ -91,6 +91,7 @@ DECONV_CASES = [
     ((2, 4, 5, 6), (3, 3), (2, 2), (1, 1), (1, 1), 6, 2, False),
     ((1, 2, 4, 4), (4, 4), (2, 2), (1, 1), (0, 0), 3, 1, False),
     ((2, 3, 7), (3,), (2,), (1,), (0,), 2, 1, True),
+    ((1, 2, 4, 4), (3, 3), (2, 2), (0, 0), (1, 1), 3, 1, False),   # adj > pad
 ]
 
 
@@ -125,3 +126,12 @@ def test_fused_relu_post_op_in_convolution_and_fully_connected():
     z = np.empty((5, 3), np.float32)
     K.fc_forward(a, fw, fb, z, relu=True)
     close(np.maximum(a @ fw.T + fb, 0), z, atol=1e-5)
+
+
+def test_deconvolution_with_target_shape():
+    p = params("Deconvolution", kernel=(3, 3), stride=(2, 2), num_filter=3,
+               target_shape=(8, 8))
+    x, w = rand(1, 2, 4, 4), rand(2, 3, 3, 3)
+    ref, got, _, _ = both_forward("Deconvolution", p, [x, w])
+    assert got is not NotImplemented
+    close(ref[0], got[0], atol=1e-3)

@@ -8,8 +8,8 @@ writing anything. Geometry arguments are per spatial dimension: ``stride``,
 import numpy as np
 
 from . import _lib as L
-from .primitive import Arg, NotSupported, Plan, any_md, cached_plan, create_pd, dims, \
-    tag_md, user_md
+from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
+    dims, tag_md, user_md
 
 __all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
@@ -156,11 +156,7 @@ def _deconv_weights(w, groups):
     return np.swapaxes(g, 1, 2) if groups > 1 else np.swapaxes(w, 0, 1)
 
 
-def _strided_md(a):
-    return user_md(a.shape, tuple(s // a.itemsize for s in a.strides))
-
-
-def _deconv_call(name, arrays, build_args, key, build_pd):
+def _deconv_call(arrays, build_args, key, build_pd):
     def build():
         return Plan(build_pd(), build_args())
     cached_plan(key, build)(*arrays)
@@ -180,11 +176,11 @@ def deconv_forward(x, w, b, y, stride, dilate, pad_l, pad_r, groups=1):
                          None if b is None else _md(b), any_md(y.shape), *_conv_geo(*geo))
 
     def build_args():
-        args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_WEIGHTS, _strided_md(wt))]
+        args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_WEIGHTS, array_md(wt))]
         if b is not None:
             args.append(Arg(L.ARG_BIAS, _md(b)))
         return args + [Arg(L.ARG_DST, _md(y), output=True)]
-    _deconv_call("fwd", (x, wt) + ((b,) if b is not None else ()) + (y,), build_args, key,
+    _deconv_call((x, wt) + ((b,) if b is not None else ()) + (y,), build_args, key,
                  build_pd)
     return y
 
@@ -211,9 +207,9 @@ def deconv_backward_data(dy, w, dx, stride, dilate, pad_l, pad_r, groups=1):
             _destroy_pd(hint)
 
     def build_args():
-        return [Arg(L.ARG_DIFF_DST, _md(dy)), Arg(L.ARG_WEIGHTS, _strided_md(wt)),
+        return [Arg(L.ARG_DIFF_DST, _md(dy)), Arg(L.ARG_WEIGHTS, array_md(wt)),
                 Arg(L.ARG_DIFF_SRC, _md(dx), output=True)]
-    _deconv_call("bwd_data", (dy, wt, dx), build_args, key, build_pd)
+    _deconv_call((dy, wt, dx), build_args, key, build_pd)
     return dx
 
 
@@ -235,11 +231,11 @@ def deconv_backward_weights(x, dy, dw, db, stride, dilate, pad_l, pad_r, groups=
 
     def build_args():
         args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
-                Arg(L.ARG_DIFF_WEIGHTS, _strided_md(wt), output=True)]
+                Arg(L.ARG_DIFF_WEIGHTS, array_md(wt), output=True)]
         if db is not None:
             args.append(Arg(L.ARG_DIFF_BIAS, _md(db), output=True))
         return args
-    _deconv_call("bwd_weights", (x, dy, wt) + ((db,) if db is not None else ()),
+    _deconv_call((x, dy, wt) + ((db,) if db is not None else ()),
                  build_args, key, build_pd)
     return dw, db
 

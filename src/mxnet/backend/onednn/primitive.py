@@ -91,7 +91,7 @@ def tag_md(shape, tag, dtype=L.F32):
 
 
 def array_md(a):
-    """The descriptor of a float32 NumPy array as it lies in memory."""
+    """The descriptor of a float32 NumPy array (or strided view) as it lies in memory."""
     item = a.itemsize
     return user_md(a.shape, tuple(s // item for s in a.strides))
 
@@ -198,10 +198,6 @@ class Plan:
         self.inner = [s.buffer for s in self.slots if s.buffer is not None]
         self.nargs = len(exec_args)
         self.exec_args = (L.ExecArg * self.nargs)(*exec_args)
-        self._order = {s.arg: i for i, s in enumerate(self.slots)}
-
-    def workspace_md(self):
-        return self._lib.dnnl_primitive_desc_query_md(self.pd, L.QUERY_WORKSPACE_MD, 0)
 
     def __call__(self, *arrays):
         """Run with one array per Arg (same order as given at creation)."""
