@@ -135,3 +135,21 @@ def test_deconvolution_with_target_shape():
     ref, got, _, _ = both_forward("Deconvolution", p, [x, w])
     assert got is not NotImplemented
     close(ref[0], got[0], atol=1e-3)
+
+
+def test_fused_conv_relu_and_fc_relu_adapters_match_the_operator_pair():
+    from mxnet.backend.onednn.register import conv_relu_forward, fc_relu_forward
+    from mxnet.operator.registry import get_op
+    from onednn_helpers import ctx_for
+    relu = params("Activation", act_type="relu")
+    act = get_op("Activation")
+    p = _conv_params((3, 3), (), (1, 1), (), 4, 1, False)
+    inputs = [rand(2, 3, 6, 6), rand(4, 3, 3, 3), rand(4)]
+    want = act.forward(ctx_for(), relu, get_op("Convolution").forward(ctx_for(), p, inputs,
+                                                                        []), [])
+    close(want[0], conv_relu_forward(ctx_for(), p, inputs, [])[0], atol=1e-3)
+    pf = params("FullyConnected", num_hidden=3)
+    inputs = [rand(5, 7), rand(3, 7), rand(3)]
+    want = act.forward(ctx_for(), relu, get_op("FullyConnected").forward(ctx_for(), pf,
+                                                                           inputs, []), [])
+    close(want[0], fc_relu_forward(ctx_for(), pf, inputs, [])[0], atol=1e-4)

@@ -25,7 +25,7 @@ from . import kernels as K
 from ._runtime import try_runtime
 from .primitive import NotSupported
 
-__all__ = ["register_all", "OPS"]
+__all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward"]
 
 
 def _op(name):
@@ -114,8 +114,8 @@ def _conv_geo(p, x_shape, out_spatial):
 
 
 @_guard
-def conv_forward(ctx, p, inputs, aux, out=None):
-    """Convolution forward on oneDNN."""
+def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
+    """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
     if not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
@@ -123,8 +123,15 @@ def conv_forward(ctx, p, inputs, aux, out=None):
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo = _conv_geo(p, x.shape, oshape[2:])
     o = _Out(out, 1, inputs)
-    K.conv_forward(x, w, b, o.get(0, oshape), *geo, groups=p.num_group)
+    K.conv_forward(x, w, b, o.get(0, oshape), *geo, groups=p.num_group, relu=relu)
     return o.done()
+
+
+def conv_relu_forward(ctx, p, inputs, aux, out=None):
+    """Convolution (params p) then Activation(relu) as one primitive, for a graph pass
+    that fuses the pair: the output is the ReLU's. Its backward is ``act_backward``
+    (relu, from this output) followed by ``conv_backward``."""
+    return conv_forward(ctx, p, inputs, aux, out, relu=True)
 
 
 @_guard
@@ -339,8 +346,8 @@ def _fc_rows(p, shape):
 
 
 @_guard
-def fc_forward(ctx, p, inputs, aux, out=None):
-    """FullyConnected forward on oneDNN (inner product)."""
+def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
+    """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
     if not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
@@ -349,8 +356,13 @@ def fc_forward(ctx, p, inputs, aux, out=None):
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     o = _Out(out, 1, inputs)
     y = o.get(0, oshape)
-    K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden))
+    K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden), relu=relu)
     return o.done()
+
+
+def fc_relu_forward(ctx, p, inputs, aux, out=None):
+    """FullyConnected then Activation(relu) as one primitive (see conv_relu_forward)."""
+    return fc_forward(ctx, p, inputs, aux, out, relu=True)
 
 
 @_guard
