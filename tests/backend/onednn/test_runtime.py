@@ -150,3 +150,21 @@ def test_wait_policy_is_set_for_libgomp_only_and_user_choice_wins():
     r = _run(code, OMP_WAIT_POLICY="ACTIVE")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ACTIVE"
+
+
+def test_register_all_chains_to_kernels_registered_before(monkeypatch):
+    from mxnet.backend.onednn.register import OPS, register_all
+    table = {("Pooling", "cpu", False): lambda *a, **k: ["numpy kernel"]}
+
+    def register(name, dev, fn, backward=False):
+        table[(name, dev, backward)] = fn
+    register_all(register, lambda name, dev, backward: table.get((name, dev, backward)))
+    fwd = table[("Pooling", "cpu", False)]
+    assert fwd.fallback is not None and table[("Convolution", "cpu", False)] is OPS[
+        "Convolution"][0]
+    # sum pooling is not oneDNN's: the earlier kernel answers
+    from mxnet.operator.registry import OpContext, get_op
+    import mxnet as mx
+    p = get_op("Pooling").parse({"kernel": (2, 2), "pool_type": "sum"})
+    x = np.random.randn(1, 1, 4, 4).astype(np.float32)
+    assert fwd(OpContext(np, mx.cpu()), p, [x], []) == ["numpy kernel"]

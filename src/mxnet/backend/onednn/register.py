@@ -498,13 +498,29 @@ OPS = {
 }
 
 
-def register_all(register_kernel, device="cpu"):
+def _chain(first, second):
+    """first, and second where first returns NotImplemented."""
+    def kernel(*args, **kwargs):
+        res = first(*args, **kwargs)
+        return second(*args, **kwargs) if res is NotImplemented else res
+    kernel.__name__ = first.__name__
+    kernel.__doc__ = first.__doc__
+    kernel.fallback = second
+    return kernel
+
+
+def register_all(register_kernel, lookup_kernel=None, device="cpu"):
     """Register every adapter with ``register_kernel(op_name, device, fn,
-    backward=False)``. Nothing is loaded here: libdnnl loads on the first adapter call
-    (about 0.1-0.3 s), and when it is off (MXNET_MKLDNN_ENABLED=0) or missing every
-    adapter returns NotImplemented, so the NumPy bodies run. Returns the names
-    registered."""
-    for name, (fwd, bwd) in OPS.items():
-        register_kernel(name, device, fwd)
-        register_kernel(name, device, bwd, backward=True)
+    backward=False)``. With ``lookup_kernel(op_name, device, backward)``, a kernel
+    already registered for the operator (e.g. a NumPy-specific CPU kernel) becomes the
+    adapter's fallback, before the operator's own body.
+
+    Nothing is loaded here: libdnnl loads on the first adapter call (about 0.1-0.3 s),
+    and when it is off (MXNET_MKLDNN_ENABLED=0) or missing every adapter returns
+    NotImplemented, so the fallbacks run. Returns the names registered."""
+    for name, pair in OPS.items():
+        for backward, fn in zip((False, True), pair):
+            prev = lookup_kernel(name, device, backward) if lookup_kernel else None
+            register_kernel(name, device, fn if prev is None else _chain(fn, prev),
+                            backward=backward)
     return list(OPS)
