@@ -140,13 +140,13 @@ def test_activation_forward_backward(act):
     p = params("Activation", act_type=act)
     x = rand(4, 5, 6) * 3
     ref, got, _, _ = both_forward("Activation", p, [x])
-    close(ref[0], got[0], atol=1e-5)
     dy = rand(*x.shape)
     gref, ggot = both_backward("Activation", p, [dy], [None], ref)
-    if act == "softrelu":           # no output-based backward in oneDNN
-        assert ggot is NotImplemented
+    if act == "softrelu":   # oneDNN's soft_relu is inaccurate for x < 0: NumPy keeps it
+        assert got is NotImplemented and ggot is NotImplemented
         return
-    close(gref[0], ggot[0], atol=1e-5)
+    close(ref[0], got[0], rtol=1e-6, atol=1e-7)
+    close(gref[0], ggot[0], rtol=1e-5, atol=1e-6)
 
 
 def test_activation_in_place():

@@ -425,7 +425,7 @@ def _softmax_pair(log):
 # --- Activation ---------------------------------------------------------------------------------
 @_guard
 def act_forward(ctx, p, inputs, aux, out=None):
-    """Activation relu/sigmoid/tanh/softrelu on oneDNN (in place when out is the input)."""
+    """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
     if p.act_type not in K.ELTWISE or not _f32(x):
         return NotImplemented
