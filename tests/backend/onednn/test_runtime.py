@@ -168,3 +168,29 @@ def test_register_all_chains_to_kernels_registered_before(monkeypatch):
     p = get_op("Pooling").parse({"kernel": (2, 2), "pool_type": "sum"})
     x = np.random.randn(1, 1, 4, 4).astype(np.float32)
     assert fwd(OpContext(np, mx.cpu()), p, [x], []) == ["numpy kernel"]
+
+
+def _child_conv(q):
+    from mxnet.backend.onednn import kernels as K
+    x, w = np.ones((2, 3, 5, 5), np.float32), np.ones((4, 3, 3, 3), np.float32)
+    y = np.empty((2, 4, 3, 3), np.float32)
+    K.conv_forward(x, w, None, y, (1, 1), (1, 1), (0, 0), (0, 0))
+    q.put(float(y.sum()))
+
+
+@needs_lib
+def test_forked_child_runs_primitives():
+    """DataLoader workers fork: libgomp's thread pool does not survive fork, so the
+    child runs on one thread with a fresh lock instead of hanging."""
+    import multiprocessing as mp
+    _child_conv(mp.get_context("fork").SimpleQueue())      # parent's OpenMP pool exists
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_child_conv, args=(q,))
+    proc.start()
+    proc.join(60)
+    alive = proc.is_alive()
+    if alive:
+        proc.kill()
+    assert not alive and proc.exitcode == 0
+    assert q.get(timeout=5) == 2 * 4 * 3 * 3 * 27.0

@@ -78,6 +78,7 @@ _SIGNATURES = {
     "dnnl_alg_kind2str": (ctypes.c_char_p, [_i]),
     "dnnl_prop_kind2str": (ctypes.c_char_p, [_i]),
     "dnnl_engine_create": (_i, [_pp, _i, _sz]),
+    "dnnl_set_primitive_cache_capacity": (_i, [_i]),
     "dnnl_stream_create": (_i, [_pp, _p, _u]),
     "dnnl_stream_wait": (_i, [_p]),
     "dnnl_memory_desc_create_with_strides": (_i, [_pp, _i, Dims, _i, Dims]),

@@ -62,10 +62,18 @@ class Runtime:
         self.lock = threading.RLock()
         self._local = threading.local()
         self.threads = 1
+        # Primitives created in the parent split their work for its thread count: drop
+        # them (without destroying: their state belongs to the parent's threads), ours
+        # and those in oneDNN's own cache (capacity 0 empties it).
+        from . import primitive
+        primitive.forget_cache()
+        self.lib.dnnl_set_primitive_cache_capacity(0)
+        self.lib.dnnl_set_primitive_cache_capacity(1024)
 
     def enter_thread(self):
         """OpenMP's thread count is per calling thread in libgomp: set it the first time
-        each thread (main, engine worker) runs a primitive."""
+        each thread (main, engine worker) creates or runs a primitive (a primitive
+        splits its work for the count at its creation)."""
         if not getattr(self._local, "ready", False):
             if self._omp_set is not None:
                 self._omp_set(self.threads)

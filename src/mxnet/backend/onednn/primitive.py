@@ -284,7 +284,9 @@ def dims(seq):
 def cached_plan(key, build):
     """The plan for key, built by build() on first use (None cached for unsupported
     cases, so they fall back without retrying)."""
-    with runtime().lock:
+    rt = runtime()
+    with rt.lock:
+        rt.enter_thread()
         return _cached_plan(key, build)
 
 
@@ -313,6 +315,11 @@ def _cached_plan(key, build):
 def cache_info():
     """{'size', 'hits', 'misses'} of the primitive cache."""
     return {"size": len(_CACHE), **_stats}
+
+
+def forget_cache():
+    """Drop every plan without destroying it (a forked child)."""
+    _CACHE.clear()
 
 
 def clear_cache():
