@@ -1,7 +1,9 @@
 """pymxnet's main job: seed 003's SimpleCNN trained with Gluon on Fashion-MNIST.
 
-Trains with a progress bar (loss, accuracy, samples/s), reports test accuracy, saves
-the parameters, and on a later run with ``--evaluate`` loads them and evaluates.
+Trains with a progress bar (loss, accuracy, samples/s; tqdm on a terminal, plain lines
+otherwise), reports train and test loss/accuracy per epoch, saves the parameters and
+draws ``training_curves.png`` beside them (with matplotlib: ``pip install
+pymxnet[plot]``); a later run with ``--evaluate`` loads the parameters and evaluates.
 
     python examples/train_fashion_mnist.py [--epochs 2] [--hybridize] [--evaluate]
 
@@ -17,6 +19,7 @@ import time
 
 import mxnet as mx
 from mxnet import autograd, gluon, nd
+from mxnet._progress import progress_bar
 from mxnet.gluon import nn
 
 DEBIAN_DIR = "/usr/share/datasets/fashion-mnist"
@@ -57,23 +60,30 @@ def ensure_dataset():
                  "four MNIST-format files there.")
 
 
-class Progress:
-    """A one-line progress bar redrawn in place on a terminal (plain lines otherwise)."""
-
-    def __init__(self, total, width=30):
-        self.total, self.width = total, width
-        self.tty = sys.stdout.isatty()
-        self.start = time.time()
-
-    def update(self, done, samples, loss, acc, final=False):
-        rate = samples / max(time.time() - self.start, 1e-9)
-        filled = int(self.width * done / self.total)
-        line = (f"[{'=' * filled}{'.' * (self.width - filled)}] {done}/{self.total} "
-                f"loss {loss:.4f} acc {acc:.4f} {rate:,.0f} samples/s")
-        if self.tty:
-            print("\r" + line, end="\n" if final else "", flush=True)
-        elif final or done % max(self.total // 10, 1) == 0:
-            print(line, flush=True)
+def plot_curves(history, path):
+    """Writes loss and accuracy per epoch (train and test) to ``path`` with matplotlib;
+    returns the path, or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")            # files only: no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    epochs = [h["epoch"] for h in history]
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, title in ((ax_loss, "loss", "Loss"), (ax_acc, "acc", "Accuracy")):
+        ax.plot(epochs, [h["train_" + key] for h in history], "o-", label="train")
+        ax.plot(epochs, [h["test_" + key] for h in history], "s--", label="test")
+        ax.set_xlabel("epoch")
+        ax.set_title(f"{title} per epoch")
+        ax.set_xticks(epochs)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle("SimpleCNN on Fashion-MNIST (pymxnet, Gluon)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def loaders(batch_size):
@@ -84,21 +94,32 @@ def loaders(batch_size):
             gluon.data.DataLoader(test, batch_size=500))
 
 
-def evaluate(net, data, ctx):
-    metric = mx.metric.Accuracy()
+def evaluate(net, data, ctx, loss_fn=None):
+    """Test accuracy, or (accuracy, mean loss) when ``loss_fn`` is given."""
+    metric, total_loss, seen = mx.metric.Accuracy(), 0.0, 0
     for x, y in data:
-        metric.update([y.as_in_context(ctx)], [net(x.as_in_context(ctx))])
-    return metric.get()[1]
+        y = y.as_in_context(ctx)
+        out = net(x.as_in_context(ctx))
+        metric.update([y], [out])
+        if loss_fn is not None:
+            total_loss += loss_fn(out, y).sum().asscalar()
+            seen += x.shape[0]
+    acc = metric.get()[1]
+    return acc if loss_fn is None else (acc, total_loss / max(seen, 1))
 
 
-def train(net, train_data, ctx, epochs, lr, momentum, batch_size):
+def train(net, train_data, test_data, ctx, epochs, lr, momentum, batch_size):
+    """Trains; returns one dict per epoch (train/test loss and accuracy)."""
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     trainer = gluon.Trainer(net.collect_params(), "sgd",
                             {"learning_rate": lr, "momentum": momentum})
+    history = []
     for epoch in range(epochs):
-        bar = Progress(len(train_data))
-        metric, total_loss, seen = mx.metric.Accuracy(), 0.0, 0
-        for i, (data, label) in enumerate(train_data, 1):
+        # a tqdm bar on a terminal, a plain line every tenth of the epoch otherwise
+        bar = progress_bar(total=len(train_data), desc=f"epoch {epoch + 1}/{epochs}",
+                           unit="batch", file=sys.stdout)
+        metric, total_loss, seen, start = mx.metric.Accuracy(), 0.0, 0, time.time()
+        for data, label in train_data:
             data, label = data.as_in_context(ctx), label.as_in_context(ctx)
             with autograd.record():
                 output = net(data)
@@ -108,9 +129,19 @@ def train(net, train_data, ctx, epochs, lr, momentum, batch_size):
             metric.update([label], [output])
             total_loss += loss.sum().asscalar()
             seen += data.shape[0]
-            bar.update(i, seen, total_loss / seen, metric.get()[1], final=i == len(train_data))
+            bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{metric.get()[1]:.4f}",
+                            samples_per_s=f"{seen / max(time.time() - start, 1e-9):,.0f}",
+                            refresh=False)
+            bar.update(1)
+        bar.close()
+        test_acc, test_loss = evaluate(net, test_data, ctx, loss_fn)
+        history.append({"epoch": epoch + 1, "train_loss": total_loss / seen,
+                        "train_acc": metric.get()[1], "test_loss": test_loss,
+                        "test_acc": test_acc})
         print(f"epoch {epoch + 1}/{epochs}: train loss {total_loss / seen:.4f}, "
-              f"train accuracy {metric.get()[1]:.4f}")
+              f"train accuracy {metric.get()[1]:.4f}, test loss {test_loss:.4f}, "
+              f"test accuracy {test_acc:.4f}", flush=True)
+    return history
 
 
 def main(argv=None):
@@ -123,6 +154,10 @@ def main(argv=None):
     ap.add_argument("--params", default="simplecnn-fashion-mnist.params")
     ap.add_argument("--evaluate", action="store_true",
                     help="load --params and report test accuracy, no training")
+    ap.add_argument("--plot", default=None,
+                    help="where to write the training curves (default: "
+                         "training_curves.png beside --params; needs matplotlib)")
+    ap.add_argument("--no-plot", action="store_true", help="do not draw training curves")
     args = ap.parse_args(argv)
     ensure_dataset()
     mx.random.seed(0)
@@ -137,9 +172,18 @@ def main(argv=None):
         net.load_parameters(args.params, ctx=ctx)
     else:
         net.initialize(mx.init.Xavier(), ctx=ctx)
-        train(net, train_data, ctx, args.epochs, args.lr, args.momentum, args.batch_size)
+        history = train(net, train_data, test_data, ctx, args.epochs, args.lr,
+                        args.momentum, args.batch_size)
         net.save_parameters(args.params)
         print(f"saved parameters to {args.params}")
+        if not args.no_plot:
+            plot = args.plot or os.path.join(os.path.dirname(os.path.abspath(args.params)),
+                                             "training_curves.png")
+            if plot_curves(history, plot):
+                print(f"wrote training curves to {os.path.abspath(plot)}")
+            else:
+                print("matplotlib is not installed: pip install 'pymxnet[plot]' to get "
+                      "training_curves.png")
     acc = evaluate(net, test_data, ctx)
     print(f"test accuracy: {acc:.4f}")
     return acc

@@ -114,3 +114,25 @@ def test_module_checkpoint():
     cb(0)
     cb(1)
     assert mod.saved == [("p", 1, True), ("p", 2, True)]
+
+
+def test_progress_bar_uses_tqdm_on_a_terminal(monkeypatch, caplog):
+    """With stderr on a terminal the bar is a tqdm bar per epoch (no log lines)."""
+    import io
+    import sys
+    pytest.importorskip("tqdm")
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    term = Tty()
+    monkeypatch.setattr(sys, "stderr", term)
+    bar = callback.ProgressBar(total=4, length=8)
+    with caplog.at_level(logging.INFO):
+        for nbatch in (1, 2, 4):
+            bar(BatchEndParam(0, nbatch, acc_metric(3, 4), None))
+        bar(BatchEndParam(1, 1, None, None))             # a new epoch starts a new bar
+    assert caplog.records == []
+    text = term.getvalue()
+    assert "Epoch[0]" in text and "4/4" in text and "accuracy=0.75" in text
+    assert "Epoch[1]" in text

@@ -6,6 +6,7 @@ Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
 """
 import logging
 import math
+import sys
 import time
 
 __all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
@@ -104,9 +105,11 @@ class Speedometer:
 
 
 class ProgressBar:
-    """Batch-end callback drawing a text progress bar of ``length`` characters,
-    ``[=====-----] 50%``, through logging (ending in a carriage return so a terminal
-    redraws it in place).
+    """Batch-end callback showing how far the epoch is.
+
+    On a terminal (stderr is a TTY) with tqdm installed it draws a tqdm bar per epoch,
+    with the metric's values; otherwise it logs MXNet's text bar of ``length``
+    characters, ``[=====-----] 50%``, through logging (ending in a carriage return).
 
     Parameters
     ----------
@@ -118,13 +121,42 @@ class ProgressBar:
     def __init__(self, total, length=80):
         self.bar_len = length
         self.total = total
+        self._bar = None
+        self._epoch = None
+        self._done = 0
+
+    def _tqdm_bar(self, param):
+        """The epoch's tqdm bar (a new one when the epoch changes), or None."""
+        if self._bar is not None and param.epoch == self._epoch and param.nbatch >= self._done:
+            return self._bar
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        from ._progress import is_tty, _tqdm
+        tqdm = _tqdm()
+        if tqdm is None or not is_tty(sys.stderr):
+            return None
+        self._bar = tqdm(total=self.total, desc=f"Epoch[{param.epoch}]", unit="batch",
+                         leave=True)
+        self._epoch, self._done = param.epoch, 0
+        return self._bar
 
     def __call__(self, param):
         count = param.nbatch
+        bar = self._tqdm_bar(param)
+        if bar is not None:
+            if param.eval_metric is not None:
+                bar.set_postfix(dict(param.eval_metric.get_name_value()), refresh=False)
+            bar.update(max(count - self._done, 0))
+            self._done = count
+            if count >= self.total:
+                bar.close()
+                self._bar = None
+            return
         filled = int(round(self.bar_len * count / float(self.total)))
         percents = math.ceil(100.0 * count / float(self.total))
-        bar = "=" * filled + "-" * (self.bar_len - filled)
-        logging.info("[%s] %s%s\r", bar, percents, "%")
+        text = "=" * filled + "-" * (self.bar_len - filled)
+        logging.info("[%s] %s%s\r", text, percents, "%")
 
 
 class LogValidationMetricsCallback:

@@ -9,7 +9,7 @@ import train_fashion_mnist as job  # noqa: E402
 
 
 @pytest.mark.parametrize("hybridize", [False, True], ids=["imperative", "hybridized"])
-def test_trains_saves_and_evaluates(tmp_path, monkeypatch, hybridize):
+def test_trains_saves_and_evaluates(tmp_path, monkeypatch, capsys, hybridize):
     """A short run on a slice of the data learns, saves its parameters, and a second
     run with --evaluate reloads them and reports the same test accuracy."""
     from mxnet import gluon
@@ -25,6 +25,18 @@ def test_trains_saves_and_evaluates(tmp_path, monkeypatch, hybridize):
     args = ["--epochs", "1", "--params", params] + (["--hybridize"] if hybridize else [])
     acc = job.main(args)
     assert acc > 0.5 and os.path.exists(params)     # chance is 0.1
+    out = capsys.readouterr().out
+    # not a terminal: plain progress lines, no carriage-return redraws
+    assert "\r" not in out and "epoch 1/1: 40/40 (100%)" in out
+    assert "test accuracy" in out
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "pip install 'pymxnet[plot]'" in out
+    else:
+        curves = tmp_path / "training_curves.png"
+        assert f"wrote training curves to {curves}" in out
+        assert curves.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert job.main(args + ["--evaluate"]) == pytest.approx(acc, abs=1e-6)
 
 

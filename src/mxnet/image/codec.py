@@ -46,6 +46,10 @@ def decode(buf, flag=1, to_rgb=True, squeeze_gray=False):
     Image = require_pillow()
     try:
         img = Image.open(io.BytesIO(bytes(buf)))
+        if flag == 0 and img.format == "JPEG":
+            # libjpeg decodes the luminance directly, as OpenCV's grayscale read does
+            # (converting decoded RGB to gray differs by a few levels)
+            img.draft("L", img.size)
         img.load()
     except Exception as err:  # Pillow raises many types for bad data
         raise MXNetError(f"imdecode: decoding failed, invalid image data "

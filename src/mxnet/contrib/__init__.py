@@ -1,0 +1,1 @@
+"""Contributed parts of MXNet's API (``mx.contrib``)."""
