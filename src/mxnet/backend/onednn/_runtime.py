@@ -1,0 +1,135 @@
+"""The process-wide oneDNN runtime: the library, one CPU engine and stream, the lock that
+serialises executions, and the OpenMP thread count (see the package docstring)."""
+import ctypes
+import os
+import threading
+import warnings
+
+from ...base import env_int
+from . import _lib as L
+
+__all__ = ["runtime", "try_runtime", "num_threads", "load_error"]
+
+_state = {"rt": None, "error": None, "tried": False}
+_init_lock = threading.Lock()
+
+
+def num_threads():
+    """OpenMP threads for oneDNN: OMP_NUM_THREADS, else the cores this process may run
+    on; capped by MXNET_OMP_MAX_THREADS (MXNet's variable) when set."""
+    n = env_int("OMP_NUM_THREADS", 0)
+    if n <= 0:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+    cap = env_int("MXNET_OMP_MAX_THREADS", 0)
+    if cap > 0:
+        n = min(n, cap)
+    return max(1, n)
+
+
+class Runtime:
+    def __init__(self, lib, path):
+        self.lib, self.path = lib, path
+        self.threads = num_threads()
+        eng = ctypes.c_void_p()
+        L.check(lib, "engine_create", lib.dnnl_engine_create(ctypes.byref(eng), L.CPU, 0))
+        self.engine = eng.value
+        st = ctypes.c_void_p()
+        L.check(lib, "stream_create",
+                lib.dnnl_stream_create(ctypes.byref(st), self.engine, L.STREAM_IN_ORDER))
+        self.stream = st.value
+        # One execution at a time: each uses every OpenMP thread, so two side by side
+        # (two engine workers) would oversubscribe the cores. Re-entrant because plan
+        # building and execution nest.
+        self.lock = threading.RLock()
+        self._local = threading.local()
+        try:
+            self._omp_set = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
+            self._omp_set.argtypes = [ctypes.c_int]
+        except (OSError, AttributeError):
+            self._omp_set = None
+        v = lib.dnnl_version().contents
+        self.version = (v.major, v.minor, v.patch)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self):
+        """A forked child (DataLoader workers) has no OpenMP pool threads and may have
+        inherited the lock held: a fresh lock, and one thread (libgomp's teams do not
+        survive fork; a one-thread region never uses them)."""
+        self.lock = threading.RLock()
+        self._local = threading.local()
+        self.threads = 1
+        # Primitives created in the parent split their work for its thread count: drop
+        # them (without destroying: their state belongs to the parent's threads), ours
+        # and those in oneDNN's own cache (capacity 0 empties it).
+        from . import primitive
+        primitive.forget_cache()
+        self.lib.dnnl_set_primitive_cache_capacity(0)
+        self.lib.dnnl_set_primitive_cache_capacity(1024)
+
+    def enter_thread(self):
+        """OpenMP's thread count is per calling thread in libgomp: set it the first time
+        each thread (main, engine worker) creates or runs a primitive (a primitive
+        splits its work for the count at its creation)."""
+        if not getattr(self._local, "ready", False):
+            if self._omp_set is not None:
+                self._omp_set(self.threads)
+            self._local.ready = True
+
+
+def _prepare_environment():
+    """Before libgomp starts (it reads its environment once, when libdnnl pulls it in):
+    the thread count, and idle threads that sleep rather than spin, unless the user chose
+    a wait policy (see the package docstring). Returns the names it set, which the
+    caller removes again once the library is loaded (child processes do not inherit
+    them)."""
+    added = []
+    if "OMP_NUM_THREADS" not in os.environ and env_int("MXNET_OMP_MAX_THREADS", 0) > 0:
+        os.environ["OMP_NUM_THREADS"] = str(num_threads())
+        added.append("OMP_NUM_THREADS")
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        added.append("OMP_WAIT_POLICY")
+    return added
+
+
+def try_runtime():
+    """The runtime, or None when oneDNN is off or missing (warned about once)."""
+    if _state["tried"]:
+        return _state["rt"]
+    with _init_lock:
+        if _state["tried"]:
+            return _state["rt"]
+        if os.environ.get("MXNET_MKLDNN_ENABLED", "1").strip().lower() in ("0", "false",
+                                                                          "off", "no"):
+            _state["error"] = "disabled by MXNET_MKLDNN_ENABLED=0"
+        else:
+            added = _prepare_environment()
+            try:
+                lib, path = L.load()
+                _state["rt"] = Runtime(lib, path)
+            except Exception as e:   # missing library, wrong version, engine failure
+                _state["error"] = str(e)
+                warnings.warn(f"oneDNN is unavailable, CPU operators use their NumPy "
+                              f"kernels: {e} (install pymxnet[onednn])", RuntimeWarning,
+                              stacklevel=3)
+            finally:
+                for name in added:
+                    os.environ.pop(name, None)
+        _state["tried"] = True
+    return _state["rt"]
+
+
+def runtime():
+    rt = try_runtime()
+    if rt is None:
+        raise RuntimeError(f"oneDNN is not available: {_state['error']}")
+    return rt
+
+
+def load_error():
+    """Why oneDNN did not load (None when it did or was not tried yet)."""
+    return _state["error"]

@@ -1,0 +1,526 @@
+"""Adapters from MXNet operators to the oneDNN kernels, for the operator kernel table.
+
+``register_all(register_kernel)`` registers, for device 'cpu', a forward and a backward
+function per operator with the operator contract's signatures::
+
+    forward(ctx, p, inputs, aux, out=None) -> outputs
+    backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None) -> gradients
+
+They write into the ``out`` / ``in_grad`` arrays when given, and return ``NotImplemented``
+for anything they do not cover (other dtypes than float32, layouts other than NC*,
+temperature/length softmax, sum/lp pooling, ...), so the NumPy body runs instead. Input
+validation stays with the operator: every adapter first calls its ``infer_shape``,
+which raises MXNet's errors for bad shapes or parameters.
+
+Max pooling's workspace (where each window's maximum was) is recomputed in backward by
+a training-mode forward into the plan's own buffers, instead of being kept from the
+forward call: backward receives the forward's input, and a cache keyed by output
+buffers cannot tell when an executor's memory plan, an in-place operator or the user has
+since rewritten that buffer. The recomputation costs one pooling forward (memory-bound,
+a fraction of the backward pass) and keeps the adapters stateless and thread-safe.
+"""
+import numpy as np
+
+from . import kernels as K
+from ._runtime import try_runtime
+from .primitive import NotSupported
+
+__all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward"]
+
+
+def _op(name):
+    from ...operator.registry import get_op
+    return get_op(name)
+
+
+def _f32(*arrays):
+    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float32)
+               for a in arrays)
+
+
+def _c(a):
+    return None if a is None else np.ascontiguousarray(a)
+
+
+class _Out:
+    """Destination arrays: the given ones when the kernels can write them directly,
+    else fresh arrays copied into the given ones at the end."""
+
+    def __init__(self, given, n, inputs):
+        self.given = list(given) if given is not None else [None] * n
+        self.inputs = [a for a in inputs if a is not None]
+        self.arrays = [None] * n
+
+    def get(self, i, shape, allow_alias=None):
+        g = self.given[i]
+        if (g is not None and isinstance(g, np.ndarray) and g.dtype == np.float32
+                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
+                and not any(np.may_share_memory(g, a) and a is not allow_alias
+                            for a in self.inputs)):
+            a = g
+        else:
+            a = np.empty(shape, np.float32)
+        self.arrays[i] = a
+        return a
+
+    def done(self):
+        res = []
+        for g, a in zip(self.given, self.arrays):
+            if g is not None and a is not None and a is not g:
+                g[...] = a
+                a = g
+            res.append(a)
+        return res
+
+
+def _need(ctx, n):
+    need = getattr(ctx, "need_grad", None)
+    return list(need) if need is not None else [True] * n
+
+
+def _layout_ok(p):
+    return getattr(p, "layout", None) in (None, "NCW", "NCHW", "NCDHW")
+
+
+def _spatial(v, nd, default):
+    v = tuple(v) if v else ()
+    return v if len(v) == nd else (default,) * nd
+
+
+def _guard(fn):
+    """A kernel that meets an unsupported case falls back to the NumPy body, and so does
+    every call when oneDNN is off or missing (the library loads on the first call)."""
+    def wrapped(*args, **kwargs):
+        if try_runtime() is None:
+            return NotImplemented
+        try:
+            return fn(*args, **kwargs)
+        except NotSupported:
+            return NotImplemented
+    wrapped.__name__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+# --- Convolution ---------------------------------------------------------------------------
+def _conv_geo(p, x_shape, out_spatial):
+    nd = len(p.kernel)
+    stride = _spatial(p.stride, nd, 1)
+    dilate = _spatial(p.dilate, nd, 1)
+    pad = _spatial(p.pad, nd, 0)
+    pad_r = tuple((o - 1) * s + (k - 1) * d + 1 - n - pl for o, s, k, d, n, pl in
+                  zip(out_spatial, stride, p.kernel, dilate, x_shape[2:], pad))
+    return stride, dilate, pad, pad_r
+
+
+@_guard
+def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
+    """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
+    if not _layout_ok(p) or not _f32(*inputs):
+        return NotImplemented
+    _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
+    x, w = _c(inputs[0]), _c(inputs[1])
+    b = None if p.no_bias else _c(inputs[2]).reshape(-1)
+    geo = _conv_geo(p, x.shape, oshape[2:])
+    o = _Out(out, 1, inputs)
+    K.conv_forward(x, w, b, o.get(0, oshape), *geo, groups=p.num_group, relu=relu)
+    return o.done()
+
+
+def conv_relu_forward(ctx, p, inputs, aux, out=None):
+    """Convolution (params p) then Activation(relu) as one primitive, for a graph pass
+    that fuses the pair: the output is the ReLU's. Its backward is ``act_backward``
+    (relu, from this output) followed by ``conv_backward``."""
+    return conv_forward(ctx, p, inputs, aux, out, relu=True)
+
+
+@_guard
+def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Convolution's data, weight and bias gradients on oneDNN."""
+    n = 2 if p.no_bias else 3
+    dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if not _layout_ok(p) or not _f32(dy, x, w):
+        return NotImplemented
+    need = _need(ctx, n)
+    dy, x, w = _c(dy), _c(x), _c(w)
+    geo = _conv_geo(p, x.shape, dy.shape[2:])
+    g = _Out(in_grad, n, [dy, x, w])
+    if need[0]:
+        K.conv_backward_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
+    need_b = n == 3 and need[2]
+    if need[1] or need_b:
+        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
+        db = g.get(2, (p.num_filter,)) if need_b else None
+        K.conv_backward_weights(x, dy, dw, db, *geo, groups=p.num_group)
+    res = g.done()
+    if n == 3 and res[2] is not None and inputs[2] is not None:
+        res[2] = res[2].reshape(inputs[2].shape)
+    return res
+
+
+# --- Deconvolution -------------------------------------------------------------------------
+def _deconv_geo(p, x_shape):
+    from ...operator.nn.deconvolution import deconv_geometry
+    kernel, stride, dilate, pad, out = deconv_geometry(p, tuple(x_shape))
+    pad_r = tuple(s * (n - 1) + (k - 1) * d + 1 - pl - o for s, n, k, d, pl, o in
+                  zip(stride, x_shape[2:], kernel, dilate, pad, out))
+    return (stride, dilate, pad, pad_r), out
+
+
+@_guard
+def deconv_forward(ctx, p, inputs, aux, out=None):
+    """Deconvolution forward on oneDNN."""
+    if not _layout_ok(p) or not _f32(*inputs):
+        return NotImplemented
+    _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
+    x, w = _c(inputs[0]), _c(inputs[1])
+    b = None if p.no_bias else _c(inputs[2]).reshape(-1)
+    geo, _ = _deconv_geo(p, x.shape)
+    o = _Out(out, 1, inputs)
+    K.deconv_forward(x, w, b, o.get(0, oshape), *geo, groups=p.num_group)
+    return o.done()
+
+
+@_guard
+def deconv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Deconvolution's gradients on oneDNN."""
+    n = 2 if p.no_bias else 3
+    dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if not _layout_ok(p) or not _f32(dy, x, w):
+        return NotImplemented
+    need = _need(ctx, n)
+    dy, x, w = _c(dy), _c(x), _c(w)
+    geo, _ = _deconv_geo(p, x.shape)
+    g = _Out(in_grad, n, [dy, x, w])
+    if need[0]:
+        K.deconv_backward_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
+    need_b = n == 3 and need[2]
+    if need[1] or need_b:
+        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
+        db = g.get(2, (p.num_filter,)) if need_b else None
+        K.deconv_backward_weights(x, dy, dw, db, *geo, groups=p.num_group)
+    res = g.done()
+    if n == 3 and res[2] is not None and inputs[2] is not None:
+        res[2] = res[2].reshape(inputs[2].shape)
+    return res
+
+
+# --- Pooling -------------------------------------------------------------------------------
+def _pool_plan(p, x_shape, y_shape):
+    """(alg, kernel, stride, pad_l, pad_r) for oneDNN, or None when MXNet's semantics
+    differ from what oneDNN computes for this case."""
+    if not _layout_ok(p) or p.pool_type not in ("max", "avg") or len(x_shape) not in (3, 4,
+                                                                                      5):
+        return None
+    nd = len(x_shape) - 2
+    spatial = tuple(x_shape[2:])
+    out = tuple(y_shape[2:])
+    if p.global_pool:
+        kernel, stride, pad = spatial, (1,) * nd, (0,) * nd
+    else:
+        kernel = tuple(p.kernel)
+        stride, pad = _spatial(p.stride, nd, 1), _spatial(p.pad, nd, 0)
+    pad_r = []
+    for k, s, pl, n, o in zip(kernel, stride, pad, spatial, out):
+        # Every window must hold an input element (MXNet gives the lowest value or 0 for
+        # an empty window; oneDNN would not match).
+        if any(j * s - pl >= n or j * s - pl + k <= 0 for j in range(o)):
+            return None
+        pr = (o - 1) * s + k - n - pl
+        # avg with padding counted: MXNet clips windows at the end of the padded input,
+        # oneDNN counts the whole kernel, so windows must not reach past it.
+        if p.pool_type == "avg" and p.count_include_pad is not False and pr > pl:
+            return None
+        pad_r.append(pr)
+    if p.pool_type == "max":
+        alg = "max"
+    else:
+        alg = "avg_exclude" if p.count_include_pad is False else "avg_include"
+    return alg, kernel, stride, pad, tuple(pad_r)
+
+
+@_guard
+def pool_forward(ctx, p, inputs, aux, out=None):
+    """Pooling forward (max, avg) on oneDNN."""
+    x = inputs[0]
+    if not _f32(x):
+        return NotImplemented
+    _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
+    plan = _pool_plan(p, x.shape, oshape)
+    if plan is None:
+        return NotImplemented
+    x = _c(x)
+    o = _Out(out, 1, inputs)
+    K.pool_forward(x, o.get(0, oshape), *plan)
+    return o.done()
+
+
+@_guard
+def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Pooling backward on oneDNN (max: with a recomputed workspace)."""
+    dy, x = out_grads[0], inputs[0]
+    if not _f32(dy, x):
+        return NotImplemented
+    plan = _pool_plan(p, x.shape, dy.shape)
+    if plan is None:
+        return NotImplemented
+    dy, x = _c(dy), _c(x)
+    g = _Out(in_grad, 1, [dy, x])
+    K.pool_backward(x, dy, g.get(0, x.shape), *plan)
+    return g.done()
+
+
+# --- BatchNorm -------------------------------------------------------------------------------
+def _bn_view(p, x):
+    """x as (before, C, after): oneDNN normalises axis 1 of a 3-D tensor."""
+    axis = p.axis % x.ndim
+    before = int(np.prod(x.shape[:axis], dtype=np.int64))
+    after = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    return (before, x.shape[axis], after)
+
+
+@_guard
+def bn_forward(ctx, p, inputs, aux, out=None):
+    """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
+    x, gamma, beta = inputs
+    mm, mv = aux
+    if not _f32(x, gamma, beta, mm, mv):
+        return NotImplemented
+    op = _op("BatchNorm")
+    op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
+    c = gamma.shape[0]
+    v3 = _bn_view(p, x)
+    xc = _c(x).reshape(v3)
+    scale = np.ones(c, np.float32) if p.fix_gamma else _c(gamma)
+    shift = _c(beta)
+    o = _Out(out, 3, inputs + list(aux))
+    y = o.get(0, x.shape)
+    mean, invstd = o.get(1, (c,)), o.get(2, (c,))
+    training = bool(ctx.is_train and not p.use_global_stats)
+    if training:
+        var = np.empty(c, np.float32)
+        K.bn_forward(xc, scale, shift, y.reshape(v3), mean, var, p.eps, True)
+        m = np.float32(p.momentum)
+        mm *= m
+        mm += (1 - m) * mean
+        mv *= m
+        mv += (1 - m) * var
+    else:
+        mean[...] = mm
+        var = _c(mv)
+        K.bn_forward(xc, scale, shift, y.reshape(v3), mean, var, p.eps, False)
+    np.divide(1.0, np.sqrt(var + np.float32(p.eps)), out=invstd)
+    return o.done()
+
+
+@_guard
+def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """BatchNorm backward on oneDNN from the statistics the forward used."""
+    dy, x, gamma = out_grads[0], inputs[0], inputs[1]
+    mean, invstd = outputs[1], outputs[2]
+    if not _f32(dy, x, gamma, mean, invstd):
+        return NotImplemented
+    need = _need(ctx, 3)
+    c = mean.shape[0]
+    v3 = _bn_view(p, x)
+    # The forward kept 1/sqrt(var + eps); oneDNN wants var (it adds eps back).
+    var = (1.0 / np.square(invstd.astype(np.float64)) - p.eps).astype(np.float32)
+    scale = np.ones(c, np.float32) if p.fix_gamma else _c(gamma)
+    g = _Out(in_grad, 3, [dy, x, gamma])
+    dx = g.get(0, x.shape) if need[0] else np.empty(x.shape, np.float32)
+    dgamma = g.get(1, (c,)) if need[1] else np.empty(c, np.float32)
+    dbeta = g.get(2, (c,)) if need[2] else np.empty(c, np.float32)
+    K.bn_backward(_c(x).reshape(v3), _c(dy).reshape(v3), _c(mean), var, scale,
+                  dx.reshape(v3), dgamma, dbeta, p.eps, bool(p.use_global_stats))
+    if p.fix_gamma:
+        dgamma[...] = 0
+    res = g.done()
+    return [r if nd else None for r, nd in zip(res, need)]
+
+
+# --- FullyConnected ----------------------------------------------------------------------------
+def _fc_rows(p, shape):
+    if p.flatten:
+        return shape[0], int(np.prod(shape[1:], dtype=np.int64))
+    return int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]
+
+
+@_guard
+def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
+    """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
+    if not _f32(*inputs):
+        return NotImplemented
+    _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
+    x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
+    w = _c(inputs[1])
+    b = None if p.no_bias else _c(inputs[2]).reshape(-1)
+    o = _Out(out, 1, inputs)
+    y = o.get(0, oshape)
+    K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden), relu=relu)
+    return o.done()
+
+
+def fc_relu_forward(ctx, p, inputs, aux, out=None):
+    """FullyConnected then Activation(relu) as one primitive (see conv_relu_forward)."""
+    return fc_forward(ctx, p, inputs, aux, out, relu=True)
+
+
+@_guard
+def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """FullyConnected gradients on oneDNN."""
+    n = 2 if p.no_bias else 3
+    dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if not _f32(dy, x, w):
+        return NotImplemented
+    need = _need(ctx, n)
+    rows = _fc_rows(p, x.shape)
+    x2, w = _c(x).reshape(rows), _c(w)
+    dy2 = _c(dy).reshape(rows[0], -1)
+    g = _Out(in_grad, n, [dy, x, w])
+    if need[0]:
+        K.fc_backward_data(dy2, w, g.get(0, x.shape).reshape(rows))
+    need_b = n == 3 and need[2]
+    if need[1] or need_b:
+        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
+        bshape = inputs[2].shape if n == 3 and inputs[2] is not None else (p.num_hidden,)
+        db = g.get(2, bshape) if need_b else None
+        K.fc_backward_weights(x2, dy2, dw, None if db is None else db.reshape(-1))
+    return g.done()
+
+
+# --- softmax / log_softmax -------------------------------------------------------------------
+def _softmax_ok(p, x):
+    return (_f32(x) and not p.use_length and p.temperature in (None, 1.0)
+            and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1)
+
+
+def _softmax_pair(log):
+    @_guard
+    def forward(ctx, p, inputs, aux, out=None):
+        x = inputs[0]
+        if not _softmax_ok(p, x):
+            return NotImplemented
+        from ...operator.nn.softmax import check_axis
+        axis = check_axis("log_softmax" if log else "softmax", p.axis, x.ndim)
+        x = _c(x)
+        o = _Out(out, 1, [x])
+        K.softmax_forward(x, o.get(0, x.shape), axis, log)
+        return o.done()
+
+    @_guard
+    def backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        dy, y = out_grads[0], outputs[0]
+        if not _softmax_ok(p, y) or not _f32(dy):
+            return NotImplemented
+        axis = p.axis % y.ndim
+        dy, y = _c(dy), _c(y)
+        g = _Out(in_grad, 1, [dy, y])
+        K.softmax_backward(dy, y, g.get(0, y.shape), axis, log)
+        return g.done()
+    forward.__name__ = "log_softmax_forward" if log else "softmax_forward"
+    backward.__name__ = "log_softmax_backward" if log else "softmax_backward"
+    return forward, backward
+
+
+# --- Activation ---------------------------------------------------------------------------------
+@_guard
+def act_forward(ctx, p, inputs, aux, out=None):
+    """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
+    x = inputs[0]
+    if p.act_type not in K.ELTWISE or not _f32(x):
+        return NotImplemented
+    x = _c(x)
+    o = _Out(out, 1, [x])
+    K.eltwise_forward(x, o.get(0, x.shape, allow_alias=x), p.act_type)
+    return o.done()
+
+
+@_guard
+def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Activation gradients from the output (relu, sigmoid, tanh)."""
+    dy, y = out_grads[0], outputs[0]
+    if p.act_type not in ("relu", "sigmoid", "tanh") or not _f32(dy, y):
+        return NotImplemented
+    dy, y = _c(dy), _c(y)
+    g = _Out(in_grad, 1, [dy, y])
+    K.eltwise_backward(dy, y, g.get(0, y.shape), p.act_type)
+    return g.done()
+
+
+# --- LRN ------------------------------------------------------------------------------------------
+@_guard
+def lrn_forward(ctx, p, inputs, aux, out=None):
+    """LRN on oneDNN (odd nsize); the hidden output tmp_norm = knorm + alpha/nsize * the
+    window sum of x^2, computed as an average pooling of x^2 across channels."""
+    x = inputs[0]
+    if not _f32(x) or p.nsize % 2 == 0:
+        return NotImplemented
+    _op("LRN").infer_shape(p, [x.shape])
+    x = _c(x)
+    o = _Out(out, 2, [x])
+    y, norm = o.get(0, x.shape), o.get(1, x.shape)
+    K.lrn_forward(x, y, p.nsize, p.alpha, p.beta, p.knorm)
+    n, c = x.shape[:2]
+    half = (p.nsize - 1) // 2
+    sq = np.square(x).reshape(n, 1, c, -1)
+    K.pool_forward(sq, norm.reshape(sq.shape), "avg_include", (p.nsize, 1), (1, 1),
+                   (half, 0), (half, 0))
+    norm *= np.float32(p.alpha)
+    norm += np.float32(p.knorm)
+    return o.done()
+
+
+@_guard
+def lrn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """LRN gradient on oneDNN."""
+    dy, x = out_grads[0], inputs[0]
+    if not _f32(dy, x) or p.nsize % 2 == 0:
+        return NotImplemented
+    dy, x = _c(dy), _c(x)
+    g = _Out(in_grad, 1, [dy, x])
+    K.lrn_backward(x, dy, g.get(0, x.shape), p.nsize, p.alpha, p.beta, p.knorm)
+    return g.done()
+
+
+_SOFTMAX = _softmax_pair(False)
+_LOG_SOFTMAX = _softmax_pair(True)
+
+OPS = {
+    "Convolution": (conv_forward, conv_backward),
+    "Deconvolution": (deconv_forward, deconv_backward),
+    "Pooling": (pool_forward, pool_backward),
+    "BatchNorm": (bn_forward, bn_backward),
+    "FullyConnected": (fc_forward, fc_backward),
+    "softmax": _SOFTMAX,
+    "log_softmax": _LOG_SOFTMAX,
+    "Activation": (act_forward, act_backward),
+    "LRN": (lrn_forward, lrn_backward),
+}
+
+
+def _chain(first, second):
+    """first, and second where first returns NotImplemented."""
+    def kernel(*args, **kwargs):
+        res = first(*args, **kwargs)
+        return second(*args, **kwargs) if res is NotImplemented else res
+    kernel.__name__ = first.__name__
+    kernel.__doc__ = first.__doc__
+    kernel.fallback = second
+    return kernel
+
+
+def register_all(register_kernel, lookup_kernel=None, device="cpu"):
+    """Register every adapter with ``register_kernel(op_name, device, fn,
+    backward=False)``. With ``lookup_kernel(op_name, device, backward)``, a kernel
+    already registered for the operator (e.g. a NumPy-specific CPU kernel) becomes the
+    adapter's fallback, before the operator's own body.
+
+    Nothing is loaded here: libdnnl loads on the first adapter call (about 0.1-0.3 s),
+    and when it is off (MXNET_MKLDNN_ENABLED=0) or missing every adapter returns
+    NotImplemented, so the fallbacks run. Returns the names registered."""
+    for name, pair in OPS.items():
+        for backward, fn in zip((False, True), pair):
+            prev = lookup_kernel(name, device, backward) if lookup_kernel else None
+            register_kernel(name, device, fn if prev is None else _chain(fn, prev),
+                            backward=backward)
+    return list(OPS)

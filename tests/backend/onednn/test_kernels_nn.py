@@ -1,0 +1,175 @@
+"""oneDNN Pooling, BatchNorm, FullyConnected, softmax, Activation and LRN adapters
+against the NumPy operator bodies."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mxnet.backend import onednn  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
+
+from mxnet.backend.onednn.register import OPS  # noqa: E402
+from onednn_helpers import both_backward, both_forward, close, ctx_for, params, rand  # noqa
+
+POOL_CASES = [
+    # shape, pool kwargs, expect oneDNN (False: the adapter must decline)
+    ((2, 3, 8, 8), dict(kernel=(2, 2), stride=(2, 2)), True),
+    ((2, 3, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), True),
+    ((2, 3, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), True),
+    ((2, 3, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                        count_include_pad=False), True),
+    ((2, 3, 10, 10), dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full"), True),
+    ((2, 3, 10, 10), dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full",
+                          pool_type="avg", count_include_pad=False), True),
+    ((2, 3, 10, 10), dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full",
+                          pool_type="avg"), False),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), stride=(2, 2)), True),          # last row left out
+    ((2, 3, 6, 5), dict(global_pool=True, kernel=(1, 1)), True),
+    ((2, 3, 6, 5), dict(global_pool=True, pool_type="avg"), True),
+    ((2, 3, 11), dict(kernel=(3,), stride=(2,), pad=(1,)), True),         # 1-D
+    ((1, 2, 6, 6, 6), dict(kernel=(2, 2, 2), stride=(2, 2, 2), pool_type="avg"), True),
+    ((2, 3, 8, 8), dict(kernel=(2, 2), stride=(2, 2), pool_type="sum"), False),
+    ((64, 32, 28, 28), dict(kernel=(2, 2), stride=(2, 2)), True),
+]
+
+
+@pytest.mark.parametrize("shape,kw,supported", POOL_CASES)
+def test_pooling_forward_backward(shape, kw, supported):
+    p = params("Pooling", **kw)
+    x = rand(*shape)
+    ref, got, _, _ = both_forward("Pooling", p, [x])
+    if not supported:
+        assert got is NotImplemented
+        return
+    assert got is not NotImplemented
+    close(ref[0], got[0], atol=1e-5)
+    dy = rand(*ref[0].shape)
+    gref, ggot = both_backward("Pooling", p, [dy], [x], ref)
+    close(gref[0], ggot[0], atol=1e-5)
+
+
+def test_max_pooling_ties_go_to_the_first_maximum():
+    """Integer-valued data has ties inside windows: the gradient goes to one element
+    per window, the first maximum, as in the NumPy operator."""
+    p = params("Pooling", kernel=(3, 3), stride=(1, 1), pad=(1, 1))
+    x = np.random.randint(0, 3, size=(2, 3, 7, 7)).astype(np.float32)
+    ref, got, _, _ = both_forward("Pooling", p, [x])
+    close(ref[0], got[0])
+    dy = rand(*ref[0].shape)
+    gref, ggot = both_backward("Pooling", p, [dy], [x], ref)
+    close(gref[0], ggot[0], atol=1e-5)
+
+
+BN_CASES = [
+    ((4, 3, 5, 5), dict()),
+    ((4, 3, 5, 5), dict(fix_gamma=False)),
+    ((4, 3, 5, 5), dict(fix_gamma=False, use_global_stats=True)),
+    ((6, 5), dict(fix_gamma=False, eps=1e-5)),
+    ((2, 4, 3, 6), dict(fix_gamma=False, axis=-1)),
+    ((2, 3, 4, 5, 2), dict(fix_gamma=False, momentum=0.5)),
+]
+
+
+@pytest.mark.parametrize("shape,kw", BN_CASES)
+@pytest.mark.parametrize("is_train", [True, False])
+def test_batchnorm_forward_backward(shape, kw, is_train):
+    p = params("BatchNorm", **kw)
+    c = shape[p.axis % len(shape)]
+    x = rand(*shape) * 2 + 1
+    gamma, beta = rand(c), rand(c)
+    mm, mv = rand(c), np.abs(rand(c)) + 0.5
+    ref, got, aux_np, aux_dn = both_forward("BatchNorm", p, [x, gamma, beta], [mm, mv],
+                                            is_train=is_train)
+    assert got is not NotImplemented
+    for a, b in zip(ref, got):
+        close(a, b, atol=1e-4)
+    for a, b in zip(aux_np, aux_dn):
+        close(a, b, atol=1e-5)
+    dy = rand(*shape)
+    gref, ggot = both_backward("BatchNorm", p, [dy, None, None], [x, gamma, beta], ref,
+                               [mm, mv])
+    for a, b in zip(gref, ggot):
+        close(a, b, rtol=1e-3, atol=1e-3)
+
+
+FC_CASES = [
+    ((5, 7), dict(num_hidden=4)),
+    ((5, 3, 2, 2), dict(num_hidden=6, no_bias=True)),
+    ((2, 3, 7), dict(num_hidden=5, flatten=False)),
+    ((64, 3136), dict(num_hidden=128)),
+]
+
+
+@pytest.mark.parametrize("shape,kw", FC_CASES)
+def test_fully_connected_forward_backward(shape, kw):
+    p = params("FullyConnected", **kw)
+    feat = shape[-1] if not p.flatten else int(np.prod(shape[1:]))
+    inputs = [rand(*shape), rand(p.num_hidden, feat)]
+    if not p.no_bias:
+        inputs.append(rand(p.num_hidden))
+    ref, got, _, _ = both_forward("FullyConnected", p, inputs)
+    close(ref[0], got[0], rtol=1e-4, atol=1e-3)
+    dy = rand(*ref[0].shape)
+    gref, ggot = both_backward("FullyConnected", p, [dy], inputs, ref)
+    for a, b in zip(gref, ggot):
+        close(a, b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,axis", [((4, 10), -1), ((3, 5, 4), 1), ((2, 3, 4, 5), 0)])
+def test_softmax_forward_backward(name, shape, axis):
+    p = params(name, axis=axis)
+    x = rand(*shape) * 3
+    ref, got, _, _ = both_forward(name, p, [x])
+    close(ref[0], got[0], atol=1e-5)
+    dy = rand(*shape)
+    gref, ggot = both_backward(name, p, [dy], [None], ref)
+    close(gref[0], ggot[0], atol=1e-5)
+
+
+def test_softmax_with_temperature_falls_back():
+    p = params("softmax", temperature=2.0)
+    assert OPS["softmax"][0](ctx_for(), p, [rand(3, 4)], []) is NotImplemented
+
+
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "softrelu"])
+def test_activation_forward_backward(act):
+    p = params("Activation", act_type=act)
+    x = rand(4, 5, 6) * 3
+    ref, got, _, _ = both_forward("Activation", p, [x])
+    dy = rand(*x.shape)
+    gref, ggot = both_backward("Activation", p, [dy], [None], ref)
+    if act == "softrelu":   # oneDNN's soft_relu is inaccurate for x < 0: NumPy keeps it
+        assert got is NotImplemented and ggot is NotImplemented
+        return
+    close(ref[0], got[0], rtol=1e-6, atol=1e-7)
+    close(gref[0], ggot[0], rtol=1e-5, atol=1e-6)
+
+
+def test_activation_in_place():
+    p = params("Activation", act_type="relu")
+    x = rand(3, 4)
+    want = np.maximum(x, 0)
+    got = OPS["Activation"][0](ctx_for(), p, [x], [], out=[x])
+    assert got[0] is x
+    close(want, x)
+
+
+@pytest.mark.parametrize("nsize", [3, 5])
+def test_lrn_forward_backward(nsize):
+    p = params("LRN", nsize=nsize, alpha=1e-2, beta=0.75, knorm=2.0)
+    x = rand(2, 7, 5, 5)
+    ref, got, _, _ = both_forward("LRN", p, [x])
+    for a, b in zip(ref, got):
+        close(a, b, atol=1e-5)
+    dy = rand(*x.shape)
+    gref, ggot = both_backward("LRN", p, [dy, None], [x], ref)
+    close(gref[0], ggot[0], atol=1e-5)
+
+
+def test_lrn_even_size_falls_back():
+    p = params("LRN", nsize=4)
+    assert OPS["LRN"][0](ctx_for(), p, [rand(1, 5, 3, 3)], []) is NotImplemented
