@@ -7,7 +7,7 @@ from . import nn as _nn  # noqa: F401
 from . import kernels_cpu as _kernels_cpu  # noqa: F401  (CPU kernels in the kernel table)
 # oneDNN kernels first on CPU (the library loads on first use; MXNET_MKLDNN_ENABLED=0 or
 # a missing library falls back to the kernels above and the NumPy bodies)
-from ..backend.onednn.register import register_all as _onednn_register_all  # noqa: E402
+from .kernels_onednn import register_all as _onednn_register_all  # noqa: E402
 from .kernels import lookup_kernel as _lookup_kernel, register_kernel as _register_kernel  # noqa: E402
 _onednn_register_all(_register_kernel, _lookup_kernel)
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 import mxnet as mx
-from mxnet.backend.onednn.register import OPS
+from mxnet.operator.kernels_onednn import OPS
 from mxnet.operator.registry import OpContext, get_op
 
 

@@ -71,7 +71,7 @@ def test_convolution_writes_into_out_and_skips_unneeded_grads():
 def test_convolution_other_dtype_falls_back():
     p = _conv_params((3, 3), (), (), (), 2, 1, True)
     from onednn_helpers import ctx_for
-    from mxnet.backend.onednn.register import OPS
+    from mxnet.operator.kernels_onednn import OPS
     x, w = np.ones((1, 1, 4, 4)), np.ones((2, 1, 3, 3))
     assert OPS["Convolution"][0](ctx_for(), p, [x, w], []) is NotImplemented
 
@@ -79,7 +79,7 @@ def test_convolution_other_dtype_falls_back():
 def test_convolution_bad_shape_raises_like_the_operator():
     from mxnet.base import MXNetError
     from onednn_helpers import ctx_for
-    from mxnet.backend.onednn.register import OPS
+    from mxnet.operator.kernels_onednn import OPS
     p = _conv_params((3, 3), (), (), (), 2, 1, True)
     with pytest.raises(MXNetError):
         OPS["Convolution"][0](ctx_for(), p, [rand(1, 1, 4, 4), rand(2, 3, 3, 3)], [])
@@ -138,7 +138,7 @@ def test_deconvolution_with_target_shape():
 
 
 def test_fused_conv_relu_and_fc_relu_adapters_match_the_operator_pair():
-    from mxnet.backend.onednn.register import conv_relu_forward, fc_relu_forward
+    from mxnet.operator.kernels_onednn import conv_relu_forward, fc_relu_forward
     from mxnet.operator.registry import get_op
     from onednn_helpers import ctx_for
     relu = params("Activation", act_type="relu")

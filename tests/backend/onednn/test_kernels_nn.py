@@ -11,7 +11,7 @@ from mxnet.backend import onednn  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
 
-from mxnet.backend.onednn.register import OPS  # noqa: E402
+from mxnet.operator.kernels_onednn import OPS  # noqa: E402
 from onednn_helpers import both_backward, both_forward, close, ctx_for, params, rand  # noqa
 
 POOL_CASES = [

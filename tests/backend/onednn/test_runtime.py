@@ -40,7 +40,7 @@ def test_missing_library_warns_once_and_falls_back(monkeypatch):
         assert onednn.version() is None
     assert len([x for x in w if issubclass(x.category, RuntimeWarning)]) == 1
     assert "/nonexistent/libdnnl.so.3" in onednn.load_error()
-    from mxnet.backend.onednn.register import OPS
+    from mxnet.operator.kernels_onednn import OPS
     from mxnet.operator.registry import OpContext, get_op
     import mxnet as mx
     p = get_op("Activation").parse({"act_type": "relu"})
@@ -128,7 +128,7 @@ def test_concurrent_calls_from_threads_are_correct():
 
 @needs_lib
 def test_register_all_registers_forward_and_backward_per_operator():
-    from mxnet.backend.onednn.register import OPS, register_all
+    from mxnet.operator.kernels_onednn import OPS, register_all
     calls = []
     names = register_all(lambda name, dev, fn, backward=False:
                          calls.append((name, dev, backward, fn)))
@@ -153,7 +153,7 @@ def test_wait_policy_is_set_for_libgomp_only_and_user_choice_wins():
 
 
 def test_register_all_chains_to_kernels_registered_before(monkeypatch):
-    from mxnet.backend.onednn.register import OPS, register_all
+    from mxnet.operator.kernels_onednn import OPS, register_all
     table = {("Pooling", "cpu", False): lambda *a, **k: ["numpy kernel"]}
 
     def register(name, dev, fn, backward=False):

@@ -15,7 +15,8 @@ def test_convolution_v1_matches_convolution():
     args = [nd.array(a) for a in (x, w, b)]
     kw = dict(kernel=(3, 3), num_filter=4, pad=(1, 1), stride=(2, 1))
     np.testing.assert_allclose(nd.Convolution_v1(*args, **kw).asnumpy(),
-                               nd.Convolution(*args, **kw).asnumpy(), rtol=1e-6)
+                               nd.Convolution(*args, **kw).asnumpy(), rtol=1e-5,
+                               atol=1e-5)   # float32 sums in another order (oneDNN)
 
 
 @pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])

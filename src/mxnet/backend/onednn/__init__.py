@@ -4,7 +4,7 @@ libdnnl comes from the ``onednn-cpu-gomp`` wheel (``pip install pymxnet[onednn]`
 called through ctypes (``_lib.py``); ``primitive.py`` turns NumPy arrays into oneDNN
 memory and caches created primitives by (kind, shapes, strides, parameters, dtype);
 ``kernels.py`` holds plain functions over NumPy arrays that write into given outputs;
-``register.py`` adapts them to the operator kernel table (``register_all``). Importing
+``mxnet.operator.kernels_onednn`` adapts them to the operator kernel table (``register_all``). Importing
 this package loads nothing; libdnnl loads on the first kernel call or ``available()``.
 
 Switches: ``MXNET_MKLDNN_ENABLED=0`` (MXNet's name) turns oneDNN off; a missing or

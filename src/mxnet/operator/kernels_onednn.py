@@ -21,15 +21,15 @@ a fraction of the backward pass) and keeps the adapters stateless and thread-saf
 """
 import numpy as np
 
-from . import kernels as K
-from ._runtime import try_runtime
-from .primitive import NotSupported
+from ..backend.onednn import kernels as K
+from ..backend.onednn._runtime import try_runtime
+from ..backend.onednn.primitive import NotSupported
 
 __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward"]
 
 
 def _op(name):
-    from ...operator.registry import get_op
+    from .registry import get_op
     return get_op(name)
 
 
@@ -160,7 +160,7 @@ def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 # --- Deconvolution -------------------------------------------------------------------------
 def _deconv_geo(p, x_shape):
-    from ...operator.nn.deconvolution import deconv_geometry
+    from .nn.deconvolution import deconv_geometry
     kernel, stride, dilate, pad, out = deconv_geometry(p, tuple(x_shape))
     pad_r = tuple(s * (n - 1) + (k - 1) * d + 1 - pl - o for s, n, k, d, pl, o in
                   zip(stride, x_shape[2:], kernel, dilate, pad, out))
@@ -400,7 +400,7 @@ def _softmax_pair(log):
         x = inputs[0]
         if not _softmax_ok(p, x):
             return NotImplemented
-        from ...operator.nn.softmax import check_axis
+        from .nn.softmax import check_axis
         axis = check_axis("log_softmax" if log else "softmax", p.axis, x.ndim)
         x = _c(x)
         o = _Out(out, 1, [x])
