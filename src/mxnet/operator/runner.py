@@ -72,20 +72,25 @@ def _settle(results, dst, req, what):
         apply_req(d, r, v)
 
 
+def _compute(op, body, octx, is_backward, args, given):
+    """The device kernel from the table (unless it declines with NotImplemented), else
+    the operator's own body; ``given``: the destinations (out= / in_grad=)."""
+    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), is_backward))
+    if kern:
+        res = kern(octx, *args, given)
+        if res is not NotImplemented:
+            return res
+    if op.writes_outputs:
+        return body(octx, *args, given)
+    return body(octx, *args)
+
+
 def forward(op, octx, p, inputs, aux, out=None, req=None, node=None):
     """Run op's forward; returns its results (the ``out`` arrays where it wrote into
     them). With ``out``, every result is also applied to its destination."""
     try:
         given = None if out is None else _given(out, req)
-        kern = _KERNELS and _KERNELS.get((op.name, _device(octx), False))
-        res = NotImplemented
-        if kern:
-            res = kern(octx, p, inputs, aux, out=given)
-        if res is NotImplemented:
-            if op.writes_outputs:
-                res = op.forward(octx, p, inputs, aux, out=given)
-            else:
-                res = op.forward(octx, p, inputs, aux)
+        res = _compute(op, op.forward, octx, False, (p, inputs, aux), given)
         if out is not None:
             _settle(res, out, req, f"operator {op.name}")
         return res
@@ -123,16 +128,8 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
                              "register FGradient attribute.")
         else:
             given = None if in_grad is None else _given(in_grad, req)
-            kern = _KERNELS and _KERNELS.get((op.name, _device(octx), True))
-            res = NotImplemented
-            if kern:
-                res = kern(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
-            if res is NotImplemented:
-                if op.writes_outputs:
-                    res = op.backward(octx, p, out_grads, inputs, outputs, aux,
-                                      in_grad=given)
-                else:
-                    res = op.backward(octx, p, out_grads, inputs, outputs, aux)
+            res = _compute(op, op.backward, octx, True, (p, out_grads, inputs, outputs, aux),
+                           given)
         if in_grad is not None:
             _settle(res, in_grad, req, f"operator {op.name} backward")
         return res
