@@ -51,9 +51,10 @@ def _under(mod, prefix):
 
 def test_operator_layer_imports_no_front_end():
     bad = []
-    for name, path in _modules().items():
+    mods = _modules()
+    for name, path in mods.items():
         if _under(name, "mxnet.operator"):
-            bad += [f"{name} -> {m}" for m in _imports(name, path, _modules())
+            bad += [f"{name} -> {m}" for m in _imports(name, path, mods)
                     if any(_under(m, fe) for fe in FRONT_ENDS)]
     assert not bad, "the operator layer imports front ends:\n" + "\n".join(sorted(bad))
 

@@ -649,3 +649,46 @@ def test_custom_ops_on_engine_workers_cannot_starve_the_pool():
         if not t.is_alive():
             eng.wait_for_all()
         engine._engine = prev
+
+
+def test_backward_sees_grad_req_add():
+    """A CustomOp bound with grad_req='add' (executor or autograd) sees req 'add' in its
+    backward, and the gradient accumulates onto the buffer exactly once."""
+    seen = []
+
+    class Sq(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            seen.append(list(req))
+            self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+    @mx.operator.register("house_sq_add")
+    class SqProp(mx.operator.CustomOpProp):
+        def list_arguments(self):
+            return ["data"]
+
+        def infer_shape(self, in_shape):
+            return in_shape, [in_shape[0]], []
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sq()
+
+    x = np.array([1.0, 2.0, 3.0])
+    ex = mx.sym.Custom(mx.sym.var("x"), op_type="house_sq_add").simple_bind(
+        mx.cpu(), grad_req="add", x=(3,))
+    ex.arg_dict["x"][:] = x
+    ex.grad_dict["x"][:] = 10
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((3,))])
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), 10 + 2 * x)
+    assert seen[-1] == ["add"]
+    a = mx.nd.array(x)
+    a.attach_grad(grad_req="add")
+    a.grad[:] = 5
+    with mx.autograd.record():
+        b = mx.nd.Custom(a, op_type="house_sq_add")
+    b.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), 5 + 2 * x)
+    assert seen[-1] == ["add"]

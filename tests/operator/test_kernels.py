@@ -72,6 +72,10 @@ rs = np.random.RandomState(3)
     ("Pooling", [rs.randn(4, 3, 9, 9)], dict(kernel=(3, 3), pool_type="avg")),
     ("Convolution", [rs.randn(4, 3, 8, 8), rs.randn(5, 3, 3, 3), rs.randn(5)],
      dict(kernel=(3, 3), num_filter=5)),
+    ("Convolution", [rs.randn(4, 4, 8, 8), rs.randn(6, 2, 3, 3)],
+     dict(kernel=(3, 3), num_filter=6, num_group=2, no_bias=True, stride=(2, 2))),
+    ("Deconvolution", [rs.randn(4, 3, 5, 5), rs.randn(3, 2, 3, 3), rs.randn(2)],
+     dict(kernel=(3, 3), num_filter=2, stride=(2, 2), no_bias=False)),
     ("sort", [rs.randn(6, 7).astype(np.float32)], dict(axis=1)),
     ("topk", [rs.randn(6, 7).astype(np.float32)], dict(k=3, ret_typ="value")),
 ])

@@ -165,12 +165,11 @@ def _destinations(op, p, args, aux, outs_given):
             dst.append(None)
             continue
         d = o._data
-        shared = False
-        if isinstance(d, _ndarray):
-            for a in args:
-                if _np.may_share_memory(d, a._chunk.data):
-                    shared = True
-                    break
+        # an out= that overlaps an input gets the result copied (operators may read an
+        # input after writing part of their output); unknown overlap counts as overlap
+        overlaps = getattr(_xp(o._ctx), "may_share_memory", None)
+        shared = overlaps is None or any(overlaps(d, a._chunk.data) for a in args
+                                         if a._chunk.data is not None)
         dst.append(None if shared else d)
     return dst
 

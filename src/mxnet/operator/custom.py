@@ -224,6 +224,15 @@ def _callback(is_train, label=None):
         yield
 
 
+def _grad_reqs(req, need):
+    """The req per input gradient a CustomOp's backward sees: the caller's ('add' for a
+    grad_req='add' argument), 'null' where no gradient is wanted. The op writes into
+    fresh zeroed arrays, and the runner applies the caller's req to what it wrote."""
+    if req is None:
+        return ["write" if n else "null" for n in need]
+    return [("write" if r == "inplace" else r) if n else "null" for r, n in zip(req, need)]
+
+
 def _failure(label):
     return MXNetError(f"Error in {label}: {traceback.format_exc()}")
 
@@ -439,7 +448,7 @@ class _PropSpec(_Spec):
         aux_nd = [_wrap(a, ctx) for a in aux]
         with _callback(octx.is_train, "_backward_" + self.label):
             try:
-                op.backward(req=["write" if n else "null" for n in need], out_grad=og,
+                op.backward(req=_grad_reqs(octx.req, need), out_grad=og,
                             in_data=ind, out_data=outd, in_grad=in_grad, aux=aux_nd)
             except Exception:
                 raise _failure("CustomOp.backward") from None

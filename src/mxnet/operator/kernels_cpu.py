@@ -1,11 +1,11 @@
 """CPU kernels for the kernel table (``operator.kernels``): NumPy-specific paths that
 beat the operators' single ``xp`` bodies on the host.
 
-Convolution: BLAS runs on one thread (backend/cpu_threads.py), so a large convolution
-uses the machine's cores by splitting its batch; each part runs the operator's own
-im2col kernel on the backend's thread pool and the parts' results are joined (data)
-or summed (weight, bias). Small convolutions return NotImplemented: the ``xp`` body
-runs, one thread being faster below ``PARALLEL_MIN_WORK``.
+Convolution, Deconvolution: BLAS runs on one thread (backend/cpu_threads.py), so a
+large convolution uses the machine's cores by splitting its batch; each part runs the
+operator's own body on the backend's thread pool and the parts' results are joined
+(data) or summed (weight, bias). Small ones return NotImplemented: the ``xp`` body runs,
+one thread being faster below ``PARALLEL_MIN_WORK``.
 
 Pooling, Embedding, sort/argsort/topk, gather_nd/scatter_nd: the operator's own body
 with a NumPy-specific primitive swapped in (cache-blocked passes, a sort-and-reduceat
@@ -13,17 +13,16 @@ scatter-add, packed-key sorting, index range checks that would cost a device
 synchronisation elsewhere).
 """
 import copy
+import math
 
 import numpy as np
 
 from ..backend import parallel
 from .kernels import register_kernel
-from .nn import im2col
-from .nn.convolution import conv_windows
 from .nn.embedding import sorted_scatter_add
 from .nn.pooling import cache_blocked
 from .ops.sort import packed_order
-from .registry import get_op
+from .registry import OpContext, get_op
 
 PARALLEL_MIN_WORK = 1 << 24        # multiply-adds below which one thread is faster
 
@@ -34,52 +33,77 @@ def _parts(n, work):
     return parallel.split(n)
 
 
-def conv_forward(ctx, p, inputs, aux, out=None):
+def _work(inputs, out_shape):
+    """Multiply-adds of a convolution-like call: weight size x the larger spatial size
+    x batch."""
     x, w = inputs[0], inputs[1]
-    n = x.shape[0]
-    win = conv_windows(p, x.shape)
-    parts = _parts(n, w.size * win.L * n)
-    if parts is None:
-        return NotImplemented
-    bias = None if p.no_bias else inputs[2]
-    y = out[0] if out is not None and out[0] is not None else \
-        np.empty((n, w.shape[0]) + win.out_size, dtype=x.dtype)
-
-    def run(a, b):
-        im2col.conv_forward(ctx, win, x[a:b], w, p.num_group, bias, p.workspace,
-                            out=y[a:b])
-    parallel.run_parts(run, parts)
-    return [y]
+    spatial = max(math.prod(x.shape[2:]), math.prod(out_shape[2:]))
+    return w.size * spatial * x.shape[0]
 
 
-def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-    x, w = inputs[0], inputs[1]
-    dy = out_grads[0]
-    n = dy.shape[0]
-    win = conv_windows(p, x.shape)
-    parts = _parts(n, w.size * win.L * n)
-    if parts is None:
-        return NotImplemented
-    need = ctx.need_grad
-    need_bias = not p.no_bias and need[2]
-    dx = None
-    if need[0]:
-        dx = in_grad[0] if in_grad is not None and in_grad[0] is not None else \
-            np.empty(x.shape, dtype=dy.dtype)
-
-    def run(a, b):
-        _, gw, gb = im2col.conv_backward(ctx, win, dy[a:b], x[a:b], w, p.num_group,
-                                         need[0], need[1], need_bias, None, p.workspace,
-                                         None if dx is None else dx[a:b])
-        return gw, gb
-    results = parallel.run_parts(run, parts)
-    dw = sum(r[0] for r in results) if need[1] else None
-    db = sum(r[1] for r in results) if need_bias else None
-    return [dx, dw] if p.no_bias else [dx, dw, db]
+def _body(op, name):
+    """op's own forward/backward as fn(ctx, *args, given)."""
+    fn = getattr(op, name)
+    if op.writes_outputs:
+        return fn
+    return lambda ctx, *args: fn(ctx, *args[:-1])
 
 
-register_kernel("Convolution", "cpu", conv_forward)
-register_kernel("Convolution", "cpu", conv_backward, backward=True)
+def register_batch_split(op_name):
+    """CPU kernels for a convolution-like operator (argument 0 the batch, weights
+    after it): its own body run on batch slices on the thread pool, data results
+    joined, weight and bias gradients summed."""
+    op = get_op(op_name)
+    fwd, bwd = _body(op, "forward"), _body(op, "backward")
+
+    def forward(ctx, p, inputs, aux, out=None):
+        x = inputs[0]
+        out_shape = tuple(op.infer_shape(p, [a.shape for a in inputs])[1][0])
+        parts = _parts(x.shape[0], _work(inputs, out_shape))
+        if parts is None:
+            return NotImplemented
+        y = out[0] if out is not None and out[0] is not None else \
+            np.empty(out_shape, dtype=x.dtype)
+
+        def run(a, b):
+            r = fwd(ctx, p, [x[a:b]] + list(inputs[1:]), aux, [y[a:b]])
+            if r[0] is not y[a:b]:
+                y[a:b] = r[0]
+        parallel.run_parts(run, parts)
+        return [y]
+
+    def backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        x, dy = inputs[0], out_grads[0]
+        parts = _parts(x.shape[0], _work(inputs, dy.shape))
+        if parts is None:
+            return NotImplemented
+        need = ctx.need_grad
+        dx = None
+        if need[0]:
+            dx = in_grad[0] if in_grad is not None and in_grad[0] is not None else \
+                np.empty(x.shape, dtype=dy.dtype)
+        n_args = len(inputs)
+
+        def run(a, b):
+            part_ctx = OpContext(ctx.xp, ctx.ctx, ctx.is_train, need,
+                                 [(b - a,) + tuple(ctx.in_shapes[0][1:])] +
+                                 list(ctx.in_shapes[1:]))
+            given = [None if dx is None else dx[a:b]] + [None] * (n_args - 1)
+            r = bwd(part_ctx, p, [dy[a:b]], [x[a:b]] + list(inputs[1:]),
+                    [None] * len(outputs), aux, given)
+            if dx is not None and r[0] is not given[0]:
+                dx[a:b] = r[0]
+            return r[1:]
+        results = parallel.run_parts(run, parts)
+        rest = [sum(r[i] for r in results) if need[i + 1] else None
+                for i in range(n_args - 1)]
+        return [dx] + rest
+    register_kernel(op_name, "cpu", forward)
+    register_kernel(op_name, "cpu", backward, backward=True)
+
+
+register_batch_split("Convolution")
+register_batch_split("Deconvolution")
 
 
 def register_variant(op_name, backward=True, **primitives):

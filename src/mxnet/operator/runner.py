@@ -73,30 +73,25 @@ def _settle(results, dst, req, what):
         apply_req(d, r, v)
 
 
-def _compute_forward(op, octx, p, inputs, aux, given):
-    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), False))
-    res = NotImplemented
+def _compute(op, body, octx, is_backward, args, given):
+    """The device kernel from the table (unless it declines with NotImplemented), else
+    the operator's own body; ``given``: the destinations (out= / in_grad=)."""
+    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), is_backward))
     if kern:
-        res = kern(octx, p, inputs, aux, out=given)
-    if res is NotImplemented:
-        if op.writes_outputs:
-            res = op.forward(octx, p, inputs, aux, out=given)
-        else:
-            res = op.forward(octx, p, inputs, aux)
-    return res
+        res = kern(octx, *args, given)
+        if res is not NotImplemented:
+            return res
+    if op.writes_outputs:
+        return body(octx, *args, given)
+    return body(octx, *args)
 
 
-def _compute_backward(op, octx, p, out_grads, inputs, outputs, aux, given):
-    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), True))
-    res = NotImplemented
-    if kern:
-        res = kern(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
-    if res is NotImplemented:
-        if op.writes_outputs:
-            res = op.backward(octx, p, out_grads, inputs, outputs, aux, in_grad=given)
-        else:
-            res = op.backward(octx, p, out_grads, inputs, outputs, aux)
-    return res
+def _profiled(name, octx, node):
+    """_compute, wrapped by the profiler's hook when the profiler is on."""
+    hook = _engine_base.profile_hook
+    if hook is None:
+        return _compute
+    return hook(_compute, name, octx.ctx, "imperative" if node is None else "symbolic")
 
 
 def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True):
@@ -107,11 +102,8 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
     ``profile=False`` when the caller's engine push is recorded already."""
     try:
         given = None if out is None else _given(out, req)
-        hook = _engine_base.profile_hook if profile else None
-        compute = _compute_forward if hook is None else \
-            hook(_compute_forward, op.name, octx.ctx, "imperative" if node is None
-                 else "symbolic")
-        res = compute(op, octx, p, inputs, aux, given)
+        compute = _profiled(op.name, octx, node) if profile else _compute
+        res = compute(op, op.forward, octx, False, (p, inputs, aux), given)
         if out is not None:
             _settle(res, out, req, f"operator {op.name}")
         return res
@@ -149,11 +141,9 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
                              "register FGradient attribute.")
         else:
             given = None if in_grad is None else _given(in_grad, req)
-            hook = _engine_base.profile_hook
-            compute = _compute_backward if hook is None else \
-                hook(_compute_backward, "_backward_" + op.name, octx.ctx,
-                     "imperative" if node is None else "symbolic")
-            res = compute(op, octx, p, out_grads, inputs, outputs, aux, given)
+            compute = _profiled("_backward_" + op.name, octx, node)
+            res = compute(op, op.backward, octx, True, (p, out_grads, inputs, outputs, aux),
+                          given)
         if in_grad is not None:
             _settle(res, in_grad, req, f"operator {op.name} backward")
         return res
