@@ -28,8 +28,8 @@ def _populate():
     for name, opdef in _all_ops().items():
         fn = _make_function(opdef, name)
         setattr(op, name, fn)
-        if name.startswith("_contrib_"):
-            setattr(contrib, name[len("_contrib_"):], fn)
+        if name.startswith("_contrib_"):   # named like MXNet's: box_nms0, not _contrib_...
+            setattr(contrib, name[len("_contrib_"):], _make_function(opdef, name[9:]))
         elif name.startswith("_linalg_"):
             setattr(linalg, name[len("_linalg_"):], fn)
         if name.startswith("_"):

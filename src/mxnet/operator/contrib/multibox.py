@@ -1,0 +1,165 @@
+"""SSD's anchor operators (contrib): ``MultiBoxPrior``, ``MultiBoxDetection`` and
+``MultiBoxTarget``, as in MXNet 1.9.1. Anchors are corner boxes in [0, 1] image units.
+"""
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, Float, Int, Schema
+from ..registry import Op, ShapeError, register
+from ._boxes import greedy_nms, pairwise_iou
+from ._common import FloatTuple, store, store_all
+
+__all__ = ["MultiBoxPrior", "MultiBoxDetection"]
+
+_VARIANCES = (0.1, 0.1, 0.2, 0.2)
+
+
+@register
+class MultiBoxPrior(Op):
+    """Anchor boxes for every cell of a feature map (batch, channel, height, width):
+    (1, height*width*k, 4) with k = len(sizes) + len(ratios) - 1 per cell: each size
+    with the first ratio, then the first size with each other ratio. A box of size s
+    and ratio r is s*H/W*sqrt(r) wide and s/sqrt(r) high, centred on
+    ((col + offsets[1]) * steps[1], (row + offsets[0]) * steps[0]) (steps default
+    1/W, 1/H); ``clip`` clamps coordinates to [0, 1]."""
+    name = "_contrib_MultiBoxPrior"
+    writes_outputs = True
+    params = Schema(sizes=FloatTuple((1.0,)), ratios=FloatTuple((1.0,)), clip=Bool(False),
+                    steps=FloatTuple((-1.0, -1.0)), offsets=FloatTuple((0.5, 0.5)))
+    zero_grad = True
+
+    def _check(self, p):
+        if len(p.steps) != 2 or len(p.offsets) != 2:
+            raise MXNetError("MultiBoxPrior: steps and offsets must have 2 values (y, x)")
+        if not p.sizes or not p.ratios:
+            raise MXNetError("MultiBoxPrior: sizes and ratios must not be empty")
+        if any(s <= 0 for s in p.sizes) or any(r <= 0 for r in p.ratios):
+            raise MXNetError(f"MultiBoxPrior: sizes {p.sizes} and ratios {p.ratios} must be "
+                             "positive")
+
+    def infer_shape(self, p, in_shapes):
+        self._check(p)
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None], []
+        if len(d) != 4:
+            raise ShapeError(f"MultiBoxPrior: data must be 4-D (batch, channel, height, "
+                             f"width), got shape {tuple(d)}")
+        k = len(p.sizes) + len(p.ratios) - 1
+        return [tuple(d)], [(1, d[2] * d[3] * k, 4)], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        d = inputs[0]
+        _, (oshape,), _ = self.infer_shape(p, [d.shape])
+        H, W = d.shape[2], d.shape[3]
+        dt = d.dtype
+        step_y = p.steps[0] if p.steps[0] > 0 else 1.0 / H
+        step_x = p.steps[1] if p.steps[1] > 0 else 1.0 / W
+        # MXNet computes in float32: half widths/heights per anchor kind.
+        sz = [(s, p.ratios[0]) for s in p.sizes] + [(p.sizes[0], r) for r in p.ratios[1:]]
+        f = np.float32
+        hw = np.array([f(s) * f(H) / f(W) * f(np.sqrt(f(r))) / f(2) for s, r in sz], f)
+        hh = np.array([f(s) / f(np.sqrt(f(r))) / f(2) for s, r in sz], f)
+        cy = (np.arange(H, dtype=f) + f(p.offsets[0])) * f(step_y)
+        cx = (np.arange(W, dtype=f) + f(p.offsets[1])) * f(step_x)
+        cy = np.broadcast_to(cy[:, None, None], (H, W, len(sz)))
+        cx = np.broadcast_to(cx[None, :, None], (H, W, len(sz)))
+        boxes = np.stack([cx - hw, cy - hh, cx + hw, cy + hh], axis=-1)
+        if p.clip:
+            boxes = np.clip(boxes, 0, 1)
+        res = xp.asarray(boxes.reshape(oshape)).astype(dt)
+        return [store(out, 0, res)]
+
+
+def _decode(xp, loc, anchors, var, clip):
+    """SSD box decoding: loc (B, N, 4) offsets against corner anchors (N, 4)."""
+    aw = anchors[:, 2] - anchors[:, 0]
+    ah = anchors[:, 3] - anchors[:, 1]
+    ax = (anchors[:, 0] + anchors[:, 2]) / 2
+    ay = (anchors[:, 1] + anchors[:, 3]) / 2
+    ox = loc[..., 0] * var[0] * aw + ax
+    oy = loc[..., 1] * var[1] * ah + ay
+    ow = xp.exp(loc[..., 2] * var[2]) * aw / 2
+    oh = xp.exp(loc[..., 3] * var[3]) * ah / 2
+    box = xp.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1)
+    return xp.clip(box, 0, 1) if clip else box
+
+
+@register
+class MultiBoxDetection(Op):
+    """SSD detections from class probabilities (B, classes, N), location offsets
+    (B, N*4) and anchors (1, N, 4): (B, N, 6) rows [class, score, x1, y1, x2, y2].
+
+    Each anchor takes its best non-background class (its id minus one is reported);
+    anchors scoring below ``threshold`` are dropped. The valid rows, by decreasing score
+    (the first ``nms_topk`` when > 0; later valid rows keep their anchor-order place,
+    as MXNet 1.9.1 leaves them), go through greedy NMS at IoU >= ``nms_threshold``
+    within a class (any class with ``force_suppress``); suppressed rows get class -1
+    and keep their score and box. Rows past the valid ones are all -1."""
+    name = "_contrib_MultiBoxDetection"
+    writes_outputs = True
+    params = Schema(clip=Bool(True), threshold=Float(0.01), background_id=Int(0),
+                    nms_threshold=Float(0.5), force_suppress=Bool(False),
+                    variances=FloatTuple(_VARIANCES), nms_topk=Int(-1))
+    zero_grad = True
+
+    def arguments(self, p):
+        return ["cls_prob", "loc_pred", "anchor"]
+
+    def infer_shape(self, p, in_shapes):
+        if len(p.variances) != 4:
+            raise MXNetError(f"MultiBoxDetection: variances must have 4 values, got "
+                             f"{p.variances}")
+        c, l, a = in_shapes
+        if c is not None and len(c) != 3:
+            raise ShapeError(f"MultiBoxDetection: cls_prob must be (batch, classes, "
+                             f"anchors), got {tuple(c)}")
+        if a is not None and (len(a) != 3 or a[0] != 1 or a[2] != 4):
+            raise ShapeError(f"MultiBoxDetection: anchor must be (1, anchors, 4), got "
+                             f"{tuple(a)}")
+        if c is None:
+            return list(in_shapes), [None], []
+        B, _, N = c
+        if a is not None and a[1] != N:
+            raise ShapeError(f"MultiBoxDetection: {a[1]} anchors but cls_prob has {N}")
+        if l is not None and tuple(l) != (B, N * 4):
+            raise ShapeError(f"MultiBoxDetection: loc_pred must be {(B, N * 4)}, got "
+                             f"{tuple(l)}")
+        return [tuple(c), (B, N * 4), (1, N, 4)], [(B, N, 6)], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        cls, loc, anchor = inputs
+        self.infer_shape(p, [x.shape for x in inputs])
+        B, C, N = cls.shape
+        dt = cls.dtype
+        ct = np.float32 if dt == np.float16 else dt.type
+        prob = cls.astype(ct)
+        if 0 <= p.background_id < C:
+            prob = prob.copy()
+            prob[:, p.background_id] = -xp.inf
+        best = prob.argmax(axis=1)                                  # (B, N), first max
+        score = xp.take_along_axis(prob, best[:, None], axis=1)[:, 0]
+        valid = (best > 0) & (score >= ct(p.threshold))
+        boxes = _decode(xp, loc.astype(ct).reshape(B, N, 4), anchor[0].astype(ct),
+                        [ct(v) for v in p.variances], p.clip)
+        rows = xp.concatenate([(best - 1).astype(ct)[..., None], score[..., None], boxes],
+                              axis=-1)                              # (B, N, 6)
+        res = xp.full((B, N, 6), -1, ct)
+        for b in range(B):
+            vidx = xp.nonzero(valid[b])[0]                          # anchor order
+            n = int(vidx.size)
+            if n == 0:
+                continue
+            compact = rows[b, vidx]
+            order = xp.argsort(-compact[:, 1], kind="stable")
+            keep_n = min(n, p.nms_topk) if p.nms_topk > 0 else n
+            table = compact.copy()
+            table[:keep_n] = compact[order[:keep_n]]
+            ids = None if p.force_suppress else table[:, 0]
+            kept = greedy_nms(xp, table[:, 2:6], xp.ones(n, dtype=bool), ids,
+                              p.nms_threshold, inclusive=True)
+            table[:, 0] = xp.where(kept, table[:, 0], -1)
+            res[b, :n] = table
+        return [store(out, 0, res.astype(dt))]

@@ -1,0 +1,166 @@
+"""``ROIAlign`` (Mask R-CNN region pooling by bilinear sampling), as in MXNet 1.9.1.
+
+Each roi [batch_index, x1, y1, x2, y2] is scaled by ``spatial_scale`` (and shifted by
+-0.5 with ``aligned``), split into ``pooled_size`` bins, and each bin averages a grid of
+bilinear samples (``sample_ratio`` per side, or ceil(bin size) when <= 0). Samples more
+than one pixel outside the map count as 0. ``position_sensitive``: output channel c of
+bin (i, j) reads input channel (c * ph + i) * pw + j (R-FCN style).
+
+The sampling is expressed as (sample point, 4 corners) -> (flat pixel index, weight)
+pairs computed for all rois at once; the data is read channels-last so each pair
+gathers one contiguous channel vector, and backward scatters the same pairs.
+"""
+import numpy as np
+
+from ...base import MXNetError
+from ..params import Bool, Float, Int, Schema, Shape
+from ..registry import Op, ShapeError, register
+from ._common import store
+
+__all__ = ["ROIAlign"]
+
+# Gather at most this many (sample, corner) channel vectors at once.
+_CHUNK_PAIRS = 1 << 17
+
+
+def _axis_samples(xp, start, size, n_bins, grid, limit, dt):
+    """Per roi, bin and grid step along one axis: the two neighbouring pixel indices
+    (R, n_bins, G, 2), their weights (same shape, 0 for samples off the map or steps
+    beyond the roi's own grid size) and the grid size per roi (R,)."""
+    gmax = int(grid.max()) if grid.size else 1
+    bin_size = size / n_bins
+    k = xp.arange(n_bins, dtype=dt)[None, :, None]
+    s = xp.arange(gmax, dtype=dt)[None, None, :]
+    g = grid.astype(dt)[:, None, None]
+    pos = start[:, None, None] + k * bin_size[:, None, None] + \
+        (s + 0.5) * bin_size[:, None, None] / g
+    used = s < g
+    outside = (pos < -1.0) | (pos > limit)
+    pos = xp.maximum(pos, 0)
+    lo = xp.floor(pos).astype(np.int64)
+    at_end = lo >= limit - 1
+    lo = xp.where(at_end, limit - 1, lo)
+    hi = xp.where(at_end, limit - 1, lo + 1)
+    pos = xp.where(at_end, lo.astype(dt), pos)
+    frac = pos - lo
+    w = xp.stack([1 - frac, frac], axis=-1)
+    w = xp.where((used & ~outside)[..., None], w, 0)
+    return xp.stack([lo, hi], axis=-1), w
+
+
+@register
+class ROIAlign(Op):
+    """Bilinear region pooling of ``data`` (batch, channel, height, width) over
+    ``rois`` (num_rois, 5) into (num_rois, channel, ph, pw) (channel / (ph*pw) with
+    ``position_sensitive``). Rois with a negative batch index give 0."""
+    name = "_contrib_ROIAlign"
+    writes_outputs = True
+    params = Schema(pooled_size=Shape(), spatial_scale=Float(), sample_ratio=Int(-1),
+                    position_sensitive=Bool(False), aligned=Bool(False))
+    backward_uses = ("out_grad", "in_data")
+
+    def arguments(self, p):
+        return ["data", "rois"]
+
+    def infer_shape(self, p, in_shapes):
+        if len(p.pooled_size) != 2:
+            raise MXNetError(f"ROIAlign: pooled_size must have 2 values (h, w), got "
+                             f"{p.pooled_size}")
+        d, r = in_shapes
+        if d is not None and len(d) != 4:
+            raise ShapeError(f"ROIAlign: data must be 4-D (batch, channel, height, width), "
+                             f"got shape {tuple(d)}")
+        if r is not None and (len(r) != 2 or r[1] != 5):
+            raise ShapeError(f"ROIAlign: rois must have shape (num_rois, 5), got {tuple(r)}")
+        if d is None or r is None:
+            return list(in_shapes), [None], []
+        ph, pw = p.pooled_size
+        c = d[1]
+        if p.position_sensitive:
+            if c % (ph * pw):
+                raise ShapeError(f"ROIAlign: with position_sensitive the channels ({c}) "
+                                 f"must be a multiple of ph*pw ({ph * pw})")
+            c //= ph * pw
+        return [tuple(d), tuple(r)], [(r[0], c, ph, pw)], []
+
+    def _pairs(self, xp, p, shape, rois):
+        """Flat pixel index (R, PH, PW, S) into a (B*H*W) map, weights (same shape) and
+        the batch validity (R,)."""
+        B, C, H, W = shape
+        PH, PW = p.pooled_size
+        dt = np.dtype(np.float64)
+        rois = rois.astype(dt)
+        bidx = rois[:, 0].astype(np.int64)
+        off = 0.5 if p.aligned else 0.0
+        x1, y1, x2, y2 = (rois[:, i] * p.spatial_scale - off for i in range(1, 5))
+        rw, rh = x2 - x1, y2 - y1
+        if not p.aligned:
+            rw, rh = xp.maximum(rw, 1.0), xp.maximum(rh, 1.0)
+        if p.sample_ratio > 0:
+            gh = xp.full(rois.shape[0], p.sample_ratio, np.int64)
+            gw = gh
+        else:
+            gh = xp.maximum(xp.ceil(rh / PH), 1).astype(np.int64)
+            gw = xp.maximum(xp.ceil(rw / PW), 1).astype(np.int64)
+        yi, yw = _axis_samples(xp, y1, rh, PH, gh, H, dt)     # (R, PH, GH, 2)
+        xi, xw = _axis_samples(xp, x1, rw, PW, gw, W, dt)     # (R, PW, GW, 2)
+        count = (gh * gw).astype(dt)
+        good = (bidx >= 0) & (bidx < B)
+        base = xp.where(good, bidx, 0) * (H * W)
+        R = rois.shape[0]
+        idx = base[:, None, None, None, None, None, None] + \
+            yi[:, :, None, :, None, :, None] * W + xi[:, None, :, None, :, None, :]
+        wt = yw[:, :, None, :, None, :, None] * xw[:, None, :, None, :, None, :]
+        wt = wt / count[:, None, None, None, None, None, None]
+        wt = wt * good[:, None, None, None, None, None, None]
+        return idx.reshape(R, PH, PW, -1), wt.reshape(R, PH, PW, -1)
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        data, rois = inputs
+        _, (oshape,), _ = self.infer_shape(p, [data.shape, rois.shape])
+        B, C, H, W = data.shape
+        R, OC, PH, PW = oshape
+        idx, wt = self._pairs(xp, p, data.shape, rois)
+        ct = np.float32 if data.dtype == np.float16 else data.dtype
+        hwc = data.astype(ct, copy=False).transpose(0, 2, 3, 1).reshape(B * H * W, C)
+        res = xp.empty((R, PH, PW, C), ct)
+        S = idx.shape[-1]
+        step = max(1, _CHUNK_PAIRS // max(PH * PW * S, 1))
+        for s in range(0, R, step):
+            sl = slice(s, s + step)
+            g = hwc[idx[sl]]                                   # (r, PH, PW, S, C)
+            res[sl] = xp.matmul(wt[sl].astype(ct)[..., None, :], g)[..., 0, :]
+        y = res.transpose(0, 3, 1, 2)                          # (R, C, PH, PW)
+        if p.position_sensitive:
+            c = xp.arange(OC)[:, None, None] * (PH * PW) + \
+                xp.arange(PH)[None, :, None] * PW + xp.arange(PW)[None, None, :]
+            y = xp.take_along_axis(y, xp.broadcast_to(c[None], (R, OC, PH, PW)), axis=1)
+        return [store(out, 0, xp.ascontiguousarray(y).astype(data.dtype, copy=False))]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        xp = ctx.xp
+        data, rois = inputs
+        B, C, H, W = data.shape
+        g = out_grads[0]
+        R, OC, PH, PW = g.shape
+        idx, wt = self._pairs(xp, p, data.shape, rois)
+        ct = np.float32 if g.dtype == np.float16 else g.dtype
+        if p.position_sensitive:
+            full = xp.zeros((R, C, PH, PW), ct)
+            c = xp.arange(OC)[:, None, None] * (PH * PW) + \
+                xp.arange(PH)[None, :, None] * PW + xp.arange(PW)[None, None, :]
+            xp.put_along_axis(full, xp.broadcast_to(c[None], g.shape), g.astype(ct), axis=1)
+            g = full
+        gl = g.astype(ct, copy=False).transpose(0, 2, 3, 1)     # (R, PH, PW, C)
+        dx = xp.zeros((B * H * W, C), ct)
+        S = idx.shape[-1]
+        step = max(1, _CHUNK_PAIRS // max(PH * PW * S, 1))
+        for s in range(0, R, step):
+            sl = slice(s, s + step)
+            contrib = wt[sl].astype(ct)[..., None] * gl[sl][..., None, :]   # (r,PH,PW,S,C)
+            xp.add.at(dx, idx[sl].reshape(-1), contrib.reshape(-1, C))
+        dx = dx.reshape(B, H, W, C).transpose(0, 3, 1, 2).astype(data.dtype)
+        need = ctx.need_grad or (True, True)
+        return [store(in_grad, 0, xp.ascontiguousarray(dx)),
+                store(in_grad, 1, xp.zeros(rois.shape, rois.dtype)) if need[1] else None]
