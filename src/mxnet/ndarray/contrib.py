@@ -1,1 +1,72 @@
-"""mx.nd.contrib: operator functions generated from the registry."""
+"""mx.nd.contrib: the ``_contrib_*`` operators (attached by ndarray/__init__.py from the
+registry) plus MXNet 1.9.1's Python-level helpers: isfinite/isnan/isinf and the
+log-uniform candidate sampler rand_zipfian."""
+import math
+
+import numpy as _np
+
+__all__ = ["isfinite", "isnan", "isinf", "rand_zipfian"]
+
+# Graph operators of MXNet's DGL integration work on CSR (sparse) storage, which this
+# namespace does not provide yet: calling them says so.
+_NEEDS_SPARSE = ("dgl_adjacency", "dgl_csr_neighbor_non_uniform_sample",
+                 "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph",
+                 "edge_id", "getnnz")
+
+
+def _needs_sparse(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"mx.contrib.{name} needs CSR sparse storage, which "
+                                  "pymxnet does not implement yet")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}: not implemented (needs CSR sparse storage)."
+    return fn
+
+
+for _name in _NEEDS_SPARSE:
+    globals()[_name] = _needs_sparse(_name)
+
+
+def isnan(data):
+    """1 where ``data`` is NaN, else 0 (in data's dtype)."""
+    return data != data
+
+
+def isinf(data):
+    """1 where ``data`` is +/-infinity, else 0 (in data's dtype)."""
+    return data.abs() == _np.inf
+
+
+def isfinite(data):
+    """1 where ``data`` is neither infinite nor NaN, else 0 (in data's dtype)."""
+    # Both masks are 0/1 in data's dtype, so their product is their logical and.
+    return (data.abs() != _np.inf) * (data == data)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Draw ``num_sampled`` classes from the log-uniform (Zipfian) distribution over
+    [0, range_max), P(c) = log((c + 2) / (c + 1)) / log(range_max + 1).
+
+    Returns (sampled classes (int64), expected count of each true class, expected count
+    of each sampled class), the counts being probability * num_sampled (float64)."""
+    from .. import context
+    from .random import uniform
+    if ctx is None:
+        ctx = context.current_context()
+    log_range = math.log(range_max + 1)
+    u = uniform(0, log_range, shape=(num_sampled,), dtype="float64", ctx=ctx)
+    sampled = (u.exp() - 1).astype("int64") % range_max
+    true = true_classes.as_in_context(ctx).astype("float64")
+    count_true = ((true + 2.0) / (true + 1.0)).log() / log_range * num_sampled
+    s = sampled.astype("float64")
+    count_sampled = ((s + 2.0) / (s + 1.0)).log() / log_range * num_sampled
+    return sampled, count_true, count_sampled
+
+
+def __getattr__(name):
+    # mx.nd.contrib.uniform is mx.nd.random.uniform (imported late: random needs the
+    # generated operator functions).
+    if name == "uniform":
+        from .random import uniform
+        return uniform
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,1 +1,31 @@
-"""mx.sym.contrib: symbolic operator functions generated from the registry."""
+"""mx.sym.contrib: the ``_contrib_*`` operators (attached by symbol/__init__.py from the
+registry) plus MXNet 1.9.1's Python-level helpers (rand_zipfian, AttrScope, uniform)."""
+import math
+
+from ..attribute import AttrScope  # noqa: F401  (MXNet exposes it here too)
+from ..ndarray.contrib import _NEEDS_SPARSE, _needs_sparse
+
+__all__ = ["rand_zipfian"]
+
+for _name in _NEEDS_SPARSE:
+    globals()[_name] = _needs_sparse(_name)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max):
+    """Symbolic log-uniform candidate sampler; see ``mx.nd.contrib.rand_zipfian``."""
+    from .random import uniform
+    log_range = math.log(range_max + 1)
+    u = uniform(0, log_range, shape=(num_sampled,), dtype="float64")
+    sampled = (u.exp() - 1).astype("int64") % range_max
+    true = true_classes.astype("float64")
+    count_true = ((true + 2.0) / (true + 1.0)).log() / log_range * num_sampled
+    s = sampled.astype("float64")
+    count_sampled = ((s + 2.0) / (s + 1.0)).log() / log_range * num_sampled
+    return sampled, count_true, count_sampled
+
+
+def __getattr__(name):
+    if name == "uniform":
+        from .random import uniform
+        return uniform
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
