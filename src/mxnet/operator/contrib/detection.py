@@ -284,8 +284,9 @@ class BoxDecode(Op):
 class BipartiteMatching(Op):
     """Greedy bipartite matching of a score matrix ``data`` (..., N, M): repeatedly
     the best remaining pair (highest score, lowest with ``is_ascend``) whose row and
-    column are both unmatched is matched, while its score passes ``threshold`` and
-    fewer than ``topk`` pairs (all when -1) are matched. Outputs the column matched
+    column are both unmatched is matched, while its score is strictly beyond
+    ``threshold``; with ``topk`` > 0 matching stops after topk + 1 pairs (MXNet
+    1.9.1's count). Outputs the column matched
     to each row and the row matched to each column (-1: none), as floats."""
     name = "_contrib_bipartite_matching"
     writes_outputs = True
@@ -319,13 +320,14 @@ class BipartiteMatching(Op):
         col = xp.full((B, M), -1, np.int64)
         active = xp.ones(B, bool)
         bi = xp.arange(B)
-        rounds = min(N, M) if p.topk <= 0 else min(N, M, p.topk)
+        # MXNet 1.9.1 stops only once the count of matches exceeds topk: topk + 1 pairs.
+        rounds = min(N, M) if p.topk <= 0 else min(N, M, p.topk + 1)
         for _ in range(rounds):
             free = (row < 0)[:, :, None] & (col < 0)[:, None, :]
             masked = xp.where(free, s, -xp.inf).reshape(B, -1)
             best = masked.argmax(axis=1)
             val = masked[bi, best]
-            active &= (val >= thr) & (val > -xp.inf)
+            active &= val > thr                 # a score equal to threshold fails
             if not bool(active.any()):
                 break
             r, c = best // M, best % M

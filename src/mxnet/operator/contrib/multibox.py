@@ -91,8 +91,9 @@ class MultiBoxDetection(Op):
     """SSD detections from class probabilities (B, classes, N), location offsets
     (B, N*4) and anchors (1, N, 4): (B, N, 6) rows [class, score, x1, y1, x2, y2].
 
-    Each anchor takes its best non-background class (its id minus one is reported);
-    anchors scoring below ``threshold`` are dropped. The valid rows, by decreasing score
+    Each anchor takes its best class other than class 0 (the background; MXNet 1.9.1
+    accepts ``background_id`` but always uses class 0), reported as id - 1; anchors
+    scoring below ``threshold`` are dropped. The valid rows, by decreasing score
     (the first ``nms_topk`` when > 0; later valid rows keep their anchor-order place,
     as MXNet 1.9.1 leaves them), go through greedy NMS at IoU >= ``nms_threshold``
     within a class (any class with ``force_suppress``); suppressed rows get class -1
@@ -135,13 +136,12 @@ class MultiBoxDetection(Op):
         B, C, N = cls.shape
         dt = cls.dtype
         ct = np.float32 if dt == np.float16 else dt.type
-        prob = cls.astype(ct)
-        if 0 <= p.background_id < C:
-            prob = prob.copy()
-            prob[:, p.background_id] = -xp.inf
+        # MXNet 1.9.1 treats class 0 as the background whatever background_id says.
+        prob = cls.astype(ct)[:, 1:]
         best = prob.argmax(axis=1)                                  # (B, N), first max
         score = xp.take_along_axis(prob, best[:, None], axis=1)[:, 0]
-        valid = (best > 0) & (score >= ct(p.threshold))
+        valid = score >= ct(p.threshold)
+        best = best + 1
         boxes = _decode(xp, loc.astype(ct).reshape(B, N, 4), anchor[0].astype(ct),
                         [ct(v) for v in p.variances], p.clip)
         rows = xp.concatenate([(best - 1).astype(ct)[..., None], score[..., None], boxes],
@@ -157,9 +157,11 @@ class MultiBoxDetection(Op):
             keep_n = min(n, p.nms_topk) if p.nms_topk > 0 else n
             table = compact.copy()
             table[:keep_n] = compact[order[:keep_n]]
-            ids = None if p.force_suppress else table[:, 0]
-            kept = greedy_nms(xp, table[:, 2:6], xp.ones(n, dtype=bool), ids,
+            top = table[:keep_n]
+            ids = None if p.force_suppress else top[:, 0]
+            kept = greedy_nms(xp, top[:, 2:6], xp.ones(keep_n, dtype=bool), ids,
                               p.nms_threshold, inclusive=True)
-            table[:, 0] = xp.where(kept, table[:, 0], -1)
+            table[:keep_n, 0] = xp.where(kept, top[:, 0], -1)
+            table[keep_n:, 0] = -1
             res[b, :n] = table
         return [store(out, 0, res.astype(dt))]
