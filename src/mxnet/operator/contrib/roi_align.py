@@ -7,8 +7,9 @@ than one pixel outside the map count as 0. ``position_sensitive``: output channe
 bin (i, j) reads input channel (c * ph + i) * pw + j (R-FCN style).
 
 The sampling is expressed as (sample point, 4 corners) -> (flat pixel index, weight)
-pairs computed for all rois at once; the data is read channels-last so each pair
-gathers one contiguous channel vector, and backward scatters the same pairs.
+pairs computed for all rois and bins at once; the data is read channels-last, and each
+pass over one (sample, corner) slot gathers one contiguous channel vector per bin
+(backward scatters the same pairs).
 """
 import numpy as np
 
@@ -18,10 +19,6 @@ from ..registry import Op, ShapeError, register
 from ._common import store
 
 __all__ = ["ROIAlign"]
-
-# Gather at most this many (sample, corner) channel vectors at once.
-_CHUNK_PAIRS = 1 << 17
-
 
 def _axis_samples(xp, start, size, n_bins, grid, limit, dt):
     """Per roi, bin and grid step along one axis: the two neighbouring pixel indices
@@ -123,14 +120,19 @@ class ROIAlign(Op):
         R, OC, PH, PW = oshape
         idx, wt = self._pairs(xp, p, data.shape, rois)
         ct = np.float32 if data.dtype == np.float16 else data.dtype
-        hwc = data.astype(ct, copy=False).transpose(0, 2, 3, 1).reshape(B * H * W, C)
-        res = xp.empty((R, PH, PW, C), ct)
-        S = idx.shape[-1]
-        step = max(1, _CHUNK_PAIRS // max(PH * PW * S, 1))
-        for s in range(0, R, step):
-            sl = slice(s, s + step)
-            g = hwc[idx[sl]]                                   # (r, PH, PW, S, C)
-            res[sl] = xp.matmul(wt[sl].astype(ct)[..., None, :], g)[..., 0, :]
+        # Contiguous channel vectors (a one-image transpose would otherwise stay a view).
+        hwc = xp.ascontiguousarray(data.astype(ct, copy=False).transpose(0, 2, 3, 1))
+        hwc = hwc.reshape(B * H * W, C)
+        idx = idx.reshape(R * PH * PW, -1)
+        wt = wt.reshape(R * PH * PW, -1).astype(ct)
+        res = xp.zeros((R * PH * PW, C), ct)
+        # One pass per (sample, corner) slot: each gathers one channel vector per bin.
+        for s in range(idx.shape[1]):
+            w = wt[:, s]
+            if not bool(w.any()):
+                continue
+            res += w[:, None] * hwc[idx[:, s]]
+        res = res.reshape(R, PH, PW, C)
         y = res.transpose(0, 3, 1, 2)                          # (R, C, PH, PW)
         if p.position_sensitive:
             c = xp.arange(OC)[:, None, None] * (PH * PW) + \
@@ -154,12 +156,14 @@ class ROIAlign(Op):
             g = full
         gl = g.astype(ct, copy=False).transpose(0, 2, 3, 1)     # (R, PH, PW, C)
         dx = xp.zeros((B * H * W, C), ct)
-        S = idx.shape[-1]
-        step = max(1, _CHUNK_PAIRS // max(PH * PW * S, 1))
-        for s in range(0, R, step):
-            sl = slice(s, s + step)
-            contrib = wt[sl].astype(ct)[..., None] * gl[sl][..., None, :]   # (r,PH,PW,S,C)
-            xp.add.at(dx, idx[sl].reshape(-1), contrib.reshape(-1, C))
+        gl = gl.reshape(R * PH * PW, C)
+        idx = idx.reshape(R * PH * PW, -1)
+        wt = wt.reshape(R * PH * PW, -1).astype(ct)
+        for s in range(idx.shape[1]):
+            w = wt[:, s]
+            if not bool(w.any()):
+                continue
+            xp.add.at(dx, idx[:, s], w[:, None] * gl)
         dx = dx.reshape(B, H, W, C).transpose(0, 3, 1, 2).astype(data.dtype)
         need = ctx.need_grad or (True, True)
         return [store(in_grad, 0, xp.ascontiguousarray(dx)),
