@@ -9,7 +9,7 @@ from ..registry import Op, ShapeError, register
 from ._boxes import greedy_nms, pairwise_iou
 from ._common import FloatTuple, store, store_all
 
-__all__ = ["MultiBoxPrior", "MultiBoxDetection"]
+__all__ = ["MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget"]
 
 _VARIANCES = (0.1, 0.1, 0.2, 0.2)
 
@@ -165,3 +165,124 @@ class MultiBoxDetection(Op):
             table[keep_n:, 0] = -1
             res[b, :n] = table
         return [store(out, 0, res.astype(dt))]
+
+
+@register
+class MultiBoxTarget(Op):
+    """SSD training targets for anchors (1, N, 4) given labels (B, M, 5+) rows
+    [class, x1, y1, x2, y2] (a row of class -1 ends an image's labels) and class
+    predictions (B, classes, N).
+
+    Matching: each label first takes the free anchor it overlaps most (greedily, best
+    pair first, while the IoU is above 1e-6); every other anchor whose best IoU exceeds
+    ``overlap_threshold`` takes that label. Matched anchors get class label + 1,
+    location targets ((dx/w, dy/h) / variances[:2], log(size ratio) / variances[2:])
+    and a location mask of 1. Without negative mining (``negative_mining_ratio`` <= 0)
+    every other anchor gets class 0. With it, the int(positives * ratio) unmatched
+    anchors with best IoU below ``negative_mining_thresh`` and the lowest background
+    probability (softmax of cls_pred) get 0 and the rest ``ignore_label``
+    (``minimum_negative_samples`` is accepted and, as in MXNet 1.9.1, has no effect).
+    Outputs (loc_target (B, N*4), loc_mask (B, N*4), cls_target (B, N))."""
+    name = "_contrib_MultiBoxTarget"
+    writes_outputs = True
+    params = Schema(overlap_threshold=Float(0.5), ignore_label=Float(-1.0),
+                    negative_mining_ratio=Float(-1.0), negative_mining_thresh=Float(0.5),
+                    minimum_negative_samples=Int(0), variances=FloatTuple(_VARIANCES))
+    zero_grad = True
+
+    def arguments(self, p):
+        return ["anchor", "label", "cls_pred"]
+
+    def outputs(self, p):
+        return ["loc_target", "loc_mask", "cls_target"]
+
+    def infer_shape(self, p, in_shapes):
+        if len(p.variances) != 4:
+            raise MXNetError(f"MultiBoxTarget: variances must have 4 values, got "
+                             f"{p.variances}")
+        a, l, c = in_shapes
+        if a is not None and (len(a) != 3 or a[0] != 1 or a[2] != 4):
+            raise ShapeError(f"MultiBoxTarget: anchor must be (1, anchors, 4), got "
+                             f"{tuple(a)}")
+        if l is not None and (len(l) != 3 or l[2] < 5):
+            raise ShapeError(f"MultiBoxTarget: label must be (batch, labels, >=5), got "
+                             f"{tuple(l)}")
+        if c is not None and len(c) != 3:
+            raise ShapeError(f"MultiBoxTarget: cls_pred must be (batch, classes, anchors), "
+                             f"got {tuple(c)}")
+        if a is None or c is None:
+            return list(in_shapes), [None, None, None], []
+        B, N = c[0], a[1]
+        if c[2] != N:
+            raise ShapeError(f"MultiBoxTarget: cls_pred has {c[2]} anchors, anchor has {N}")
+        if l is not None and l[0] != B:
+            raise ShapeError(f"MultiBoxTarget: label batch {l[0]} vs cls_pred batch {B}")
+        return [tuple(a), l and tuple(l), tuple(c)], [(B, N * 4), (B, N * 4), (B, N)], []
+
+    def _match(self, xp, anchors, gt, p):
+        """(N,) index of the matched label per anchor (-1: none) and best IoU (N,)."""
+        N, G = anchors.shape[0], gt.shape[0]
+        match = xp.full(N, -1, np.int64)
+        if G == 0:
+            return match, xp.zeros(N)
+        iou = pairwise_iou(xp, anchors, gt[:, 1:5], zero_if_empty=True)      # (N, G)
+        free_a = xp.ones(N, bool)
+        free_g = xp.ones(G, bool)
+        for _ in range(min(N, G)):
+            m = xp.where(free_a[:, None] & free_g[None, :], iou, -1.0)
+            k = int(m.argmax())
+            i, j = divmod(k, G)
+            if float(m[i, j]) <= 1e-6:
+                break
+            match[i] = j
+            free_a[i] = False
+            free_g[j] = False
+        best = iou.max(axis=1)
+        if p.overlap_threshold > 0:
+            extra = free_a & (best > p.overlap_threshold)
+            match = xp.where(extra, iou.argmax(axis=1), match)
+        return match, best
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        anchor, label, cls_pred = inputs
+        self.infer_shape(p, [x.shape for x in inputs])
+        dt = cls_pred.dtype
+        B, C, N = cls_pred.shape
+        anchors = anchor[0].astype(np.float64)
+        var = p.variances
+        aw = anchors[:, 2] - anchors[:, 0]
+        ah = anchors[:, 3] - anchors[:, 1]
+        ax = (anchors[:, 0] + anchors[:, 2]) / 2
+        ay = (anchors[:, 1] + anchors[:, 3]) / 2
+        loc_t = xp.zeros((B, N, 4))
+        loc_m = xp.zeros((B, N, 4))
+        cls_t = xp.zeros((B, N))
+        for b in range(B):
+            lab = label[b].astype(np.float64)
+            ends = xp.nonzero(lab[:, 0] == -1)[0]
+            gt = lab[:int(ends[0])] if ends.size else lab
+            match, best = self._match(xp, anchors, gt, p)
+            pos = match >= 0
+            g = gt[xp.maximum(match, 0)] if gt.shape[0] else xp.zeros((N, 5))
+            gw, gh = g[:, 3] - g[:, 1], g[:, 4] - g[:, 2]
+            gx, gy = (g[:, 1] + g[:, 3]) / 2, (g[:, 2] + g[:, 4]) / 2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = xp.stack([(gx - ax) / aw / var[0], (gy - ay) / ah / var[1],
+                              xp.log(gw / aw) / var[2], xp.log(gh / ah) / var[3]], -1)
+            loc_t[b] = xp.where(pos[:, None], t, 0)
+            loc_m[b] = pos[:, None]
+            cls = xp.where(pos, g[:, 0] + 1, 0.0)
+            if p.negative_mining_ratio > 0:
+                cand = ~pos & (best < p.negative_mining_thresh)
+                n_neg = min(int(int(pos.sum()) * p.negative_mining_ratio), int(cand.sum()))
+                logits = cls_pred[b].astype(np.float64)
+                e = xp.exp(logits - logits.max(axis=0))
+                p_bg = e[0] / e.sum(axis=0)
+                order = xp.argsort(xp.where(cand, p_bg, xp.inf), kind="stable")
+                neg = xp.zeros(N, bool)
+                neg[order[:n_neg]] = True
+                cls = xp.where(pos, cls, xp.where(neg, 0.0, p.ignore_label))
+            cls_t[b] = cls
+        return store_all(out, [loc_t.reshape(B, N * 4).astype(dt),
+                               loc_m.reshape(B, N * 4).astype(dt), cls_t.astype(dt)])
