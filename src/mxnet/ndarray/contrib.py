@@ -1,11 +1,14 @@
 """mx.nd.contrib: the ``_contrib_*`` operators (attached by ndarray/__init__.py from the
-registry) plus MXNet 1.9.1's Python-level helpers: isfinite/isnan/isinf and the
-log-uniform candidate sampler rand_zipfian."""
+registry) plus MXNet 1.9.1's Python-level helpers: isfinite/isnan/isinf, the
+log-uniform candidate sampler rand_zipfian and imperative control flow
+(foreach/while_loop/cond)."""
 import math
 
 import numpy as _np
 
-__all__ = ["isfinite", "isnan", "isinf", "rand_zipfian"]
+from .control_flow import foreach, while_loop, cond  # noqa: F401
+
+__all__ = ["isfinite", "isnan", "isinf", "rand_zipfian", "foreach", "while_loop", "cond"]
 
 # Graph operators of MXNet's DGL integration work on CSR (sparse) storage, which this
 # namespace does not provide yet: calling them says so.

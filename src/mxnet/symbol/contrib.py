@@ -11,6 +11,21 @@ for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
 
 
+def _needs_subgraphs(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(
+            f"mx.sym.contrib.{name}: symbolic control flow (a graph node holding "
+            f"subgraphs) is not implemented yet; mx.nd.contrib.{name} works imperatively")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}: not implemented for symbols yet (needs subgraph operators)."
+    return fn
+
+
+foreach = _needs_subgraphs("foreach")
+while_loop = _needs_subgraphs("while_loop")
+cond = _needs_subgraphs("cond")
+
+
 def rand_zipfian(true_classes, num_sampled, range_max):
     """Symbolic log-uniform candidate sampler; see ``mx.nd.contrib.rand_zipfian``."""
     from .random import uniform
