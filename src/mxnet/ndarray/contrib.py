@@ -66,6 +66,37 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
     return sampled, count_true, count_sampled
 
 
+def _rescale_array(rescale_grad, like):
+    from .ndarray import NDArray
+    from . import full
+    if isinstance(rescale_grad, NDArray):
+        return rescale_grad
+    return full((1,), rescale_grad, ctx=like.context, dtype="float32")
+
+
+def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None, **kwargs):
+    """One AdamW step (see ``operator/contrib/adamw.py``); ``rescale_grad`` may be a
+    number or a one-element NDArray (0/NaN/inf skips the step). Pass ``out=weight`` to
+    update the weight in place."""
+    from .op import _adamw_update
+    return _adamw_update(weight, grad, mean, var, _rescale_array(rescale_grad, weight),
+                         lr=lr, eta=eta, beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                         clip_gradient=clip_gradient, out=out, name=name, **kwargs)
+
+
+def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1=0.9,
+                    beta2=0.999, epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None,
+                    **kwargs):
+    """AdamW on the float32 master copy ``weight32``; the result is cast to weight's
+    dtype. ``rescale_grad`` as in adamw_update."""
+    from .op import _mp_adamw_update
+    return _mp_adamw_update(weight, grad, mean, var, weight32,
+                            _rescale_array(rescale_grad, weight), lr=lr, eta=eta,
+                            beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                            clip_gradient=clip_gradient, out=out, name=name, **kwargs)
+
+
 def __getattr__(name):
     # mx.nd.contrib.uniform is mx.nd.random.uniform (imported late: random needs the
     # generated operator functions).

@@ -39,6 +39,24 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     return sampled, count_true, count_sampled
 
 
+def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, wd=0, clip_gradient=-1, name=None, **kwargs):
+    """Symbolic AdamW step; ``rescale_grad`` must be a Symbol (see mx.nd.contrib)."""
+    from .op import _adamw_update
+    return _adamw_update(weight, grad, mean, var, rescale_grad, lr=lr, eta=eta, beta1=beta1,
+                         beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+                         name=name, **kwargs)
+
+
+def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1=0.9,
+                    beta2=0.999, epsilon=1e-8, wd=0, clip_gradient=-1, name=None, **kwargs):
+    """Symbolic multi-precision AdamW step (see mx.nd.contrib.mp_adamw_update)."""
+    from .op import _mp_adamw_update
+    return _mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr=lr, eta=eta,
+                            beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                            clip_gradient=clip_gradient, name=name, **kwargs)
+
+
 def __getattr__(name):
     if name == "uniform":
         from .random import uniform
