@@ -161,3 +161,27 @@ def test_sparse_graph_ops_say_not_implemented(name):
     for ns in (nd.contrib, mx.sym.contrib):
         with pytest.raises(NotImplementedError, match=name):
             getattr(ns, name)(nd.zeros((2, 2)))
+
+
+def test_backward_gradientmultiplier():
+    x = RNG.randn(4)
+    out = nd.contrib.backward_gradientmultiplier(nd.array(x), scalar=-2.5)
+    assert_almost_equal(out.asnumpy(), (x * -2.5).astype(np.float32))
+    check_numeric_gradient(lambda d: nd.contrib.backward_gradientmultiplier(d, scalar=1.5),
+                           [x], numeric_eps=1e-4, rtol=1e-4, atol=1e-6)
+
+
+def test_sparse_embedding_forward_and_dense_gradient():
+    w = RNG.randn(5, 3)
+    idx = np.array([[1, 4], [0, 1]])
+    out = nd.contrib.SparseEmbedding(nd.array(idx), nd.array(w), input_dim=5, output_dim=3)
+    assert_almost_equal(out.asnumpy(), w[idx].astype(np.float32))
+    W = nd.array(w)
+    W.attach_grad()
+    with mx.autograd.record():
+        y = nd.contrib.SparseEmbedding(nd.array(idx), W, input_dim=5, output_dim=3)
+    y.backward()
+    assert W.grad.asnumpy()[:, 0].tolist() == [1, 2, 0, 0, 1]
+    s = mx.sym.contrib.SparseEmbedding(mx.sym.var("d"), input_dim=5, output_dim=3)
+    assert s.list_arguments() == ["d", "sparseembedding0_weight"] or \
+        s.list_arguments()[1].endswith("_weight")

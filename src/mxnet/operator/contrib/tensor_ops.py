@@ -418,3 +418,19 @@ class IFFT(Op):
         xp = ctx.xp
         z = xp.fft.fft(out_grads[0].astype(np.float64), axis=-1)
         return [store(in_grad, 0, _interleave(xp, z).astype(out_grads[0].dtype))]
+
+
+@register
+class BackwardGradientMultiplier(_Unary):
+    """The gradient step of ``gradientmultiplier`` as an operator of its own:
+    data * scalar (MXNet exposes it as contrib.backward_gradientmultiplier)."""
+    name = "_contrib_backward_gradientmultiplier"
+    backward_uses = ("out_grad",)
+    params = Schema(scalar=Float(1.0), is_int=Bool(True))
+
+    def _f(self, xp, x, p):
+        return (x * x.dtype.type(p.scalar)).astype(x.dtype, copy=False)
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        g = out_grads[0]
+        return [store(in_grad, 0, (g * g.dtype.type(p.scalar)).astype(g.dtype, copy=False))]
