@@ -55,3 +55,30 @@ def test_mp_adamw_update_uses_float32_master():
     assert_almost_equal(W32.asnumpy(), rw, rtol=1e-5, atol=1e-6)
     assert_almost_equal(W16.asnumpy(), rw.astype(np.float16), rtol=1e-3, atol=1e-3)
     assert_almost_equal(M.asnumpy(), rm, rtol=1e-5)
+
+
+def test_group_adagrad_update():
+    rng = np.random.RandomState(2)
+    w, g = rng.randn(4, 3), rng.randn(4, 3)
+    W, H = nd.array(w), nd.zeros((4, 1))
+    for _ in range(2):
+        nd.contrib.group_adagrad_update(W, nd.array(g), H, lr=0.1, rescale_grad=2.0,
+                                        clip_gradient=1.5, epsilon=1e-3, out=W)
+    gg = np.clip(2 * g, -1.5, 1.5)
+    h = np.zeros((4, 1))
+    ref = w.copy()
+    for _ in range(2):
+        h += (gg * gg).mean(axis=1, keepdims=True)
+        ref = ref - 0.1 * gg / np.sqrt(h + 1e-3)
+    assert_almost_equal(H.asnumpy(), h, rtol=1e-5)
+    assert_almost_equal(W.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_backward_quadratic():
+    from mxnet.test_utils import check_numeric_gradient
+    rng = np.random.RandomState(3)
+    g, x = rng.randn(5), rng.randn(5)
+    out = nd.contrib.backward_quadratic(nd.array(g), nd.array(x), a=0.5, b=-1.0, c=2.0)
+    assert_almost_equal(out.asnumpy(), (g * (x - 1.0)).astype(np.float32), atol=1e-6)
+    check_numeric_gradient(lambda a, b: nd.contrib.backward_quadratic(a, b, a=0.5, b=2.0),
+                           [g, x], numeric_eps=1e-4, rtol=1e-4, atol=1e-6)

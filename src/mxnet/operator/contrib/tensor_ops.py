@@ -434,3 +434,28 @@ class BackwardGradientMultiplier(_Unary):
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         g = out_grads[0]
         return [store(in_grad, 0, (g * g.dtype.type(p.scalar)).astype(g.dtype, copy=False))]
+
+
+@register
+class BackwardQuadratic(Op):
+    """The gradient of ``quadratic`` as an operator: out_grad * (2 a data + b), from
+    inputs (out_grad, data)."""
+    name = "_contrib_backward_quadratic"
+    writes_outputs = True
+    params = Quadratic.params
+    backward_uses = ("out_grad", "in_data")
+
+    def arguments(self, p):
+        return ["out_grad", "data"]
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        g, x = inputs
+        t = x.dtype.type
+        return [store(out, 0, (g * (t(2 * p.a) * x + t(p.b))).astype(x.dtype, copy=False))]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        h = out_grads[0]
+        g, x = inputs
+        t = x.dtype.type
+        return [store(in_grad, 0, (h * (t(2 * p.a) * x + t(p.b))).astype(x.dtype)),
+                store(in_grad, 1, (h * g * t(2 * p.a)).astype(x.dtype))]
