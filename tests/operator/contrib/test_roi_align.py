@@ -114,3 +114,40 @@ def test_errors_and_symbol():
     s = mx.sym.contrib.ROIAlign(mx.sym.var("d"), mx.sym.var("r"), pooled_size=(2, 3),
                                 spatial_scale=0.5)
     assert s.infer_shape(d=(2, 4, 8, 8), r=(7, 5))[1] == [(7, 4, 2, 3)]
+
+
+def ref_rroi_align(data, rois, pooled, scale, ratio=-1):
+    PH, PW = pooled
+    out = np.zeros((len(rois), data.shape[1], PH, PW))
+    for r, (b, cx, cy, w, h, ang) in enumerate(rois):
+        cx, cy, w, h = cx * scale, cy * scale, max(w * scale, 1.0), max(h * scale, 1.0)
+        t = math.radians(ang)
+        gh = ratio if ratio > 0 else max(math.ceil(h / PH), 1)
+        gw = ratio if ratio > 0 else max(math.ceil(w / PW), 1)
+        for ph in range(PH):
+            for pw in range(PW):
+                acc = 0
+                for iy in range(gh):
+                    yy = -h / 2 + ph * h / PH + (iy + 0.5) * h / PH / gh
+                    for ix in range(gw):
+                        xx = -w / 2 + pw * w / PW + (ix + 0.5) * w / PW / gw
+                        x = xx * math.cos(t) + yy * math.sin(t) + cx
+                        y = yy * math.cos(t) - xx * math.sin(t) + cy
+                        acc = acc + bilinear(data[int(b)], y, x)
+                out[r, :, ph, pw] = acc / (gh * gw)
+    return out
+
+
+@pytest.mark.parametrize("kw", [{"pooled_size": (2, 2), "spatial_scale": 1.0},
+                                {"pooled_size": (3, 2), "spatial_scale": 0.8,
+                                 "sampling_ratio": 2}])
+def test_rroi_align_matches_loop(kw):
+    data = np.random.RandomState(3).randn(2, 3, 7, 8).astype(np.float32)
+    rois = np.array([[0, 2.5, 2, 3, 2, 0], [1, 3, 2.5, 4, 2, 90], [1, 4, 3.5, 6, 5, -45],
+                     [0, 7, 6, 5, 3, 120]], np.float32)
+    out = nd.contrib.RROIAlign(nd.array(data), nd.array(rois), **kw).asnumpy()
+    ref = ref_rroi_align(data, rois, kw["pooled_size"], kw["spatial_scale"],
+                         kw.get("sampling_ratio", -1))
+    assert_almost_equal(out, ref, rtol=1e-4, atol=1e-5)
+    with pytest.raises(MXNetError, match="num_rois, 6"):
+        nd.contrib.RROIAlign(nd.array(data), nd.zeros((2, 5)), **kw)

@@ -18,7 +18,7 @@ from ..params import Bool, Float, Int, Schema, Shape
 from ..registry import Op, ShapeError, register
 from ._common import store
 
-__all__ = ["ROIAlign"]
+__all__ = ["ROIAlign", "RROIAlign"]
 
 def _axis_samples(xp, start, size, n_bins, grid, limit, dt):
     """Per roi, bin and grid step along one axis: the two neighbouring pixel indices
@@ -43,6 +43,35 @@ def _axis_samples(xp, start, size, n_bins, grid, limit, dt):
     w = xp.stack([1 - frac, frac], axis=-1)
     w = xp.where((used & ~outside)[..., None], w, 0)
     return xp.stack([lo, hi], axis=-1), w
+
+
+def _gather_sum(xp, hwc, idx, wt):
+    """sum_s wt[:, s] * hwc[idx[:, s]]: (P, C) from a channels-last map (pixels, C) and
+    (P, S) pixel indices/weights, one pass per slot (each gathers one contiguous channel
+    vector per output position)."""
+    res = xp.zeros((idx.shape[0], hwc.shape[1]), hwc.dtype)
+    for s in range(idx.shape[1]):
+        w = wt[:, s]
+        if not bool(w.any()):
+            continue
+        res += w[:, None] * hwc[idx[:, s]]
+    return res
+
+
+def _point_pairs(xp, y, x, H, W):
+    """Bilinear corners of arbitrary sample points (any shape): flat pixel indices
+    and weights, shape + (4,), with ROIAlign's border rules."""
+    outside = (y < -1.0) | (y > H) | (x < -1.0) | (x > W)
+    y, x = xp.maximum(y, 0), xp.maximum(x, 0)
+    y0, x0 = xp.floor(y).astype(np.int64), xp.floor(x).astype(np.int64)
+    ey, ex = y0 >= H - 1, x0 >= W - 1
+    y0, x0 = xp.where(ey, H - 1, y0), xp.where(ex, W - 1, x0)
+    y1, x1 = xp.where(ey, H - 1, y0 + 1), xp.where(ex, W - 1, x0 + 1)
+    ly = xp.where(ey, 0.0, y - y0)
+    lx = xp.where(ex, 0.0, x - x0)
+    idx = xp.stack([y0 * W + x0, y0 * W + x1, y1 * W + x0, y1 * W + x1], -1)
+    wt = xp.stack([(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx], -1)
+    return idx, xp.where(outside[..., None], 0.0, wt)
 
 
 @register
@@ -125,14 +154,7 @@ class ROIAlign(Op):
         hwc = hwc.reshape(B * H * W, C)
         idx = idx.reshape(R * PH * PW, -1)
         wt = wt.reshape(R * PH * PW, -1).astype(ct)
-        res = xp.zeros((R * PH * PW, C), ct)
-        # One pass per (sample, corner) slot: each gathers one channel vector per bin.
-        for s in range(idx.shape[1]):
-            w = wt[:, s]
-            if not bool(w.any()):
-                continue
-            res += w[:, None] * hwc[idx[:, s]]
-        res = res.reshape(R, PH, PW, C)
+        res = _gather_sum(xp, hwc, idx, wt).reshape(R, PH, PW, C)
         y = res.transpose(0, 3, 1, 2)                          # (R, C, PH, PW)
         if p.position_sensitive:
             c = xp.arange(OC)[:, None, None] * (PH * PW) + \
@@ -168,3 +190,75 @@ class ROIAlign(Op):
         need = ctx.need_grad or (True, True)
         return [store(in_grad, 0, xp.ascontiguousarray(dx)),
                 store(in_grad, 1, xp.zeros(rois.shape, rois.dtype)) if need[1] else None]
+
+
+@register
+class RROIAlign(Op):
+    """ROIAlign over rotated rois (num_rois, 6) rows [batch_index, center_x, center_y,
+    width, height, angle in degrees, counter-clockwise]: each bin averages bilinear
+    samples taken on the roi's rotated grid (``sampling_ratio`` per side, or
+    ceil(bin size) when <= 0). Sizes below one pixel count as one. Like MXNet 1.9.1,
+    it has no gradient."""
+    name = "_contrib_RROIAlign"
+    writes_outputs = True
+    params = Schema(pooled_size=Shape(), spatial_scale=Float(), sampling_ratio=Int(-1))
+
+    def arguments(self, p):
+        return ["data", "rois"]
+
+    def infer_shape(self, p, in_shapes):
+        if len(p.pooled_size) != 2:
+            raise MXNetError(f"RROIAlign: pooled_size must have 2 values (h, w), got "
+                             f"{p.pooled_size}")
+        d, r = in_shapes
+        if d is not None and len(d) != 4:
+            raise ShapeError(f"RROIAlign: data must be 4-D, got shape {tuple(d)}")
+        if r is not None and (len(r) != 2 or r[1] != 6):
+            raise ShapeError(f"RROIAlign: rois must have shape (num_rois, 6), got "
+                             f"{tuple(r)}")
+        if d is None or r is None:
+            return list(in_shapes), [None], []
+        return [tuple(d), tuple(r)], [(r[0], d[1]) + tuple(p.pooled_size)], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        data, rois = inputs
+        _, (oshape,), _ = self.infer_shape(p, [data.shape, rois.shape])
+        B, C, H, W = data.shape
+        R, _, PH, PW = oshape
+        r = rois.astype(np.float64)
+        bidx = r[:, 0].astype(np.int64)
+        cx, cy = r[:, 1] * p.spatial_scale, r[:, 2] * p.spatial_scale
+        rw = xp.maximum(r[:, 3] * p.spatial_scale, 1.0)
+        rh = xp.maximum(r[:, 4] * p.spatial_scale, 1.0)
+        theta = r[:, 5] * (np.pi / 180.0)
+        if p.sampling_ratio > 0:
+            gh = xp.full(R, p.sampling_ratio, np.int64)
+            gw = gh
+        else:
+            gh = xp.maximum(xp.ceil(rh / PH), 1).astype(np.int64)
+            gw = xp.maximum(xp.ceil(rw / PW), 1).astype(np.int64)
+        GH = int(gh.max()) if R else 1
+        GW = int(gw.max()) if R else 1
+        e = (slice(None),) + (None,) * 4                       # roi axis of (R,PH,PW,GH,GW)
+        iy = xp.arange(GH)[None, None, None, :, None]
+        ix = xp.arange(GW)[None, None, None, None, :]
+        bh, bw = (rh / PH)[e], (rw / PW)[e]
+        yy = -rh[e] / 2 + xp.arange(PH)[None, :, None, None, None] * bh + \
+            (iy + 0.5) * bh / gh[e]
+        xx = -rw[e] / 2 + xp.arange(PW)[None, None, :, None, None] * bw + \
+            (ix + 0.5) * bw / gw[e]
+        cos, sin = xp.cos(theta)[e], xp.sin(theta)[e]
+        x = xx * cos + yy * sin + cx[e]
+        y = yy * cos - xx * sin + cy[e]
+        idx, wt = _point_pairs(xp, y, x, H, W)               # (R,PH,PW,GH,GW,4)
+        used = (iy < gh[e]) & (ix < gw[e])
+        good = (bidx >= 0) & (bidx < B)
+        wt = wt * (used & good[e])[..., None] / (gh * gw).astype(np.float64)[e][..., None]
+        idx = idx + (xp.where(good, bidx, 0) * (H * W))[e][..., None]
+        ct = np.float32 if data.dtype == np.float16 else data.dtype
+        hwc = xp.ascontiguousarray(data.astype(ct, copy=False).transpose(0, 2, 3, 1))
+        res = _gather_sum(xp, hwc.reshape(B * H * W, C), idx.reshape(R * PH * PW, -1),
+                          wt.reshape(R * PH * PW, -1).astype(ct))
+        y = res.reshape(R, PH, PW, C).transpose(0, 3, 1, 2)
+        return [store(out, 0, xp.ascontiguousarray(y).astype(data.dtype, copy=False))]
