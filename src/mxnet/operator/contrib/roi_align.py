@@ -8,8 +8,8 @@ bin (i, j) reads input channel (c * ph + i) * pw + j (R-FCN style).
 
 The sampling is expressed as (sample point, 4 corners) -> (flat pixel index, weight)
 pairs computed for all rois and bins at once; the data is read channels-last, and each
-pass over one (sample, corner) slot gathers one contiguous channel vector per bin
-(backward scatters the same pairs).
+pass over one (sample, corner) slot gathers one contiguous channel vector per bin;
+backward sorts the same pairs by pixel and sums each pixel's run at once.
 """
 import numpy as np
 
@@ -56,6 +56,31 @@ def _gather_sum(xp, hwc, idx, wt):
             continue
         res += w[:, None] * hwc[idx[:, s]]
     return res
+
+
+# Scatter at most this many (pair, channel) products at once in backward.
+_SCATTER_CHUNK = 1 << 22
+
+
+def _scatter_sum(xp, n_pixels, idx, wt, g):
+    """The transpose of _gather_sum: (n_pixels, C) with row idx[p, s] accumulating
+    wt[p, s] * g[p]. Pairs are sorted by pixel once and each run of equal pixels is
+    summed with one reduceat, in chunks (no per-element scatter-add)."""
+    P, S = idx.shape
+    C = g.shape[1]
+    flat, w = idx.reshape(-1), wt.reshape(-1)
+    live = xp.nonzero(w != 0)[0]
+    order = live[xp.argsort(flat[live], kind="stable")]
+    out = xp.zeros((n_pixels, C), g.dtype)
+    step = max(1, _SCATTER_CHUNK // max(C, 1))
+    for a in range(0, order.shape[0], step):
+        o = order[a:a + step]
+        f = flat[o]
+        vals = w[o][:, None] * g[o // S]
+        starts = xp.concatenate([xp.zeros(1, np.int64), xp.nonzero(f[1:] != f[:-1])[0] + 1])
+        # Pixels are unique within a chunk, so the fancy += adds each run once.
+        out[f[starts]] += xp.add.reduceat(vals, starts, axis=0)
+    return out
 
 
 def _point_pairs(xp, y, x, H, W):
@@ -177,15 +202,8 @@ class ROIAlign(Op):
             xp.put_along_axis(full, xp.broadcast_to(c[None], g.shape), g.astype(ct), axis=1)
             g = full
         gl = g.astype(ct, copy=False).transpose(0, 2, 3, 1)     # (R, PH, PW, C)
-        dx = xp.zeros((B * H * W, C), ct)
-        gl = gl.reshape(R * PH * PW, C)
-        idx = idx.reshape(R * PH * PW, -1)
-        wt = wt.reshape(R * PH * PW, -1).astype(ct)
-        for s in range(idx.shape[1]):
-            w = wt[:, s]
-            if not bool(w.any()):
-                continue
-            xp.add.at(dx, idx[:, s], w[:, None] * gl)
+        dx = _scatter_sum(xp, B * H * W, idx.reshape(R * PH * PW, -1),
+                          wt.reshape(R * PH * PW, -1).astype(ct), gl.reshape(R * PH * PW, C))
         dx = dx.reshape(B, H, W, C).transpose(0, 3, 1, 2).astype(data.dtype)
         need = ctx.need_grad or (True, True)
         return [store(in_grad, 0, xp.ascontiguousarray(dx)),
