@@ -97,6 +97,77 @@ def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, be
                             clip_gradient=clip_gradient, out=out, name=name, **kwargs)
 
 
+def _as_outs(out, n):
+    if out is None:
+        return [None] * n
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def multi_adamw_update(weights, grads, mean, var, rescale_grad, lrs, wds, etas, out=None,
+                       name=None, size=0, **kwargs):
+    """adamw_update over lists of tensors (learning rate, weight decay and eta per
+    tensor, one shared rescale_grad); returns the updated weights (written to ``out``
+    when given)."""
+    size = size or len(weights)
+    outs = _as_outs(out, size)
+    r = _rescale_array(rescale_grad, weights[0])
+    return [adamw_update(weights[i], grads[i], mean[i], var[i], r, lr=lrs[i], wd=wds[i],
+                         eta=etas[i], out=outs[i], **kwargs) for i in range(size)]
+
+
+def multi_mp_adamw_update(weights, grads, mean, var, weights32, rescale_grad, lrs, wds,
+                          etas, out=None, name=None, size=0, **kwargs):
+    """mp_adamw_update over lists of tensors (see multi_adamw_update)."""
+    size = size or len(weights)
+    outs = _as_outs(out, size)
+    r = _rescale_array(rescale_grad, weights[0])
+    return [mp_adamw_update(weights[i], grads[i], mean[i], var[i], weights32[i], r,
+                            lr=lrs[i], wd=wds[i], eta=etas[i], out=outs[i], **kwargs)
+            for i in range(size)]
+
+
+def _lamb_one(weight, grad, mean, var, step, lr, wd, out, weight32=None, beta1=0.9,
+              beta2=0.999, epsilon=1e-6, rescale_grad=1.0, lower_bound=-1.0,
+              upper_bound=-1.0, clip_gradient=-1.0, bias_correction=True):
+    """One LAMB step from the registry's two LAMB phases: the Adam direction, then the
+    trust ratio ||w|| / ||direction||."""
+    from . import op as _op
+    master = weight if weight32 is None else weight32
+    g = _op.lamb_update_phase1(master, grad.astype(master.dtype, copy=False), mean, var,
+                               beta1=beta1, beta2=beta2, epsilon=epsilon, t=int(step),
+                               bias_correction=bias_correction, wd=wd,
+                               rescale_grad=rescale_grad, clip_gradient=clip_gradient)
+    r1, r2 = master.norm(), g.norm()
+    new = _op.lamb_update_phase2(master, g, r1, r2, lr=lr, lower_bound=lower_bound,
+                                 upper_bound=upper_bound)
+    if weight32 is not None:
+        weight32[:] = new
+        new = new.astype(weight.dtype)
+    if out is not None:
+        out[:] = new
+        return out
+    return new
+
+
+def multi_lamb_update(weights, grads, mean, var, step_count, lrs, wds, out=None,
+                      num_tensors=0, **kwargs):
+    """LAMB over lists of tensors (step count, learning rate and weight decay per
+    tensor); returns the updated weights (written to ``out`` when given)."""
+    n = num_tensors or len(weights)
+    outs = _as_outs(out, n)
+    return [_lamb_one(weights[i], grads[i], mean[i], var[i], step_count[i], lrs[i], wds[i],
+                      outs[i], **kwargs) for i in range(n)]
+
+
+def multi_mp_lamb_update(weights, grads, mean, var, weights32, step_count, lrs, wds,
+                         out=None, num_tensors=0, **kwargs):
+    """LAMB on float32 master copies ``weights32`` (see multi_lamb_update)."""
+    n = num_tensors or len(weights)
+    outs = _as_outs(out, n)
+    return [_lamb_one(weights[i], grads[i], mean[i], var[i], step_count[i], lrs[i], wds[i],
+                      outs[i], weight32=weights32[i], **kwargs) for i in range(n)]
+
+
 def __getattr__(name):
     # mx.nd.contrib.uniform is mx.nd.random.uniform (imported late: random needs the
     # generated operator functions).

@@ -82,3 +82,49 @@ def test_backward_quadratic():
     assert_almost_equal(out.asnumpy(), (g * (x - 1.0)).astype(np.float32), atol=1e-6)
     check_numeric_gradient(lambda a, b: nd.contrib.backward_quadratic(a, b, a=0.5, b=2.0),
                            [g, x], numeric_eps=1e-4, rtol=1e-4, atol=1e-6)
+
+
+def test_multi_adamw_equals_per_tensor_updates():
+    rng = np.random.RandomState(4)
+    ws = [rng.randn(3, 2), rng.randn(4)]
+    gs = [rng.randn(3, 2), rng.randn(4)]
+    W = [nd.array(a) for a in ws]
+    M, V = [nd.zeros(a.shape) for a in ws], [nd.zeros(a.shape) for a in ws]
+    nd.contrib.multi_adamw_update(W, [nd.array(g) for g in gs], M, V, rescale_grad=0.5,
+                                  lrs=[0.1, 0.2], wds=[0.01, 0.0], etas=[1.0, 0.5], out=W)
+    for i, (lr, wd, eta) in enumerate([(0.1, 0.01, 1.0), (0.2, 0.0, 0.5)]):
+        rw, rm, _ = ref_adamw(ws[i], gs[i], 0, 0, 0.5, lr, eta, wd=wd)
+        # float32 arithmetic (1 - beta2 in float32, as MXNet) against a float64 rule
+        assert_almost_equal(W[i].asnumpy(), rw, rtol=1e-4, atol=1e-5)
+        assert_almost_equal(M[i].asnumpy(), rm, rtol=1e-5, atol=1e-6)
+
+
+def ref_lamb(w, g, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-6, lower=-1, upper=-1):
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    mh, vh = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    d = mh / (np.sqrt(vh) + eps) + wd * w
+    r1, r2 = np.linalg.norm(w), np.linalg.norm(d)
+    if lower > 0:
+        r1 = max(r1, lower)
+    if upper > 0:
+        r1 = min(r1, upper)
+    ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
+    return w - lr * ratio * d, m, v
+
+
+def test_multi_lamb_update_matches_reference():
+    rng = np.random.RandomState(5)
+    ws = [rng.randn(3, 2), rng.randn(4)]
+    gs = [rng.randn(3, 2), rng.randn(4)]
+    W = [nd.array(a) for a in ws]
+    M, V = [nd.zeros(a.shape) for a in ws], [nd.zeros(a.shape) for a in ws]
+    state = [(ws[i], np.zeros_like(ws[i]), np.zeros_like(ws[i])) for i in range(2)]
+    for step in (1, 2):
+        nd.contrib.multi_lamb_update(W, [nd.array(g) for g in gs], M, V,
+                                     step_count=[step, step], lrs=[0.1, 0.2],
+                                     wds=[0.01, 0.1], out=W, upper_bound=5.0)
+        state = [ref_lamb(*state[i][:1], gs[i], *state[i][1:], step, [0.1, 0.2][i],
+                          [0.01, 0.1][i], upper=5.0) for i in range(2)]
+    for i in range(2):
+        assert_almost_equal(W[i].asnumpy(), state[i][0], rtol=1e-4, atol=1e-5)
