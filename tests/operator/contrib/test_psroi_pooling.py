@@ -61,3 +61,34 @@ def test_numeric_gradient_and_errors():
     with pytest.raises(MXNetError, match="channels"):
         nd.contrib.PSROIPooling(nd.zeros((1, 7, 4, 4)), nd.zeros((1, 5)), spatial_scale=1.0,
                                 output_dim=2, pooled_size=2)
+
+
+def test_deformable_psroi_without_trans_is_sampled_psroi():
+    # One sample per part at the bin's top-left corner (+ the -0.5 pixel shift): with
+    # integer-aligned rois and scale 1 that is the pixel value itself.
+    data = np.random.RandomState(2).randn(1, 2 * 2 * 2, 6, 6).astype(np.float32)
+    rois = np.array([[0, 1, 1, 4, 4]], np.float32)   # 4x4 pixels -> 2x2 bins of 2x2
+    out = nd.contrib.DeformablePSROIPooling(nd.array(data), nd.array(rois), spatial_scale=1.0,
+                                            output_dim=2, group_size=2, pooled_size=2,
+                                            no_trans=True).asnumpy()
+    for c in range(2):
+        for i in range(2):
+            for j in range(2):
+                ch = (c * 2 + i) * 2 + j
+                y, x = 1 + 2 * i - 0.5, 1 + 2 * j - 0.5
+                y0, x0 = int(np.floor(y)), int(np.floor(x))
+                want = data[0, ch, y0:y0 + 2, x0:x0 + 2].mean()   # bilinear at the centre
+                assert abs(out[0, c, i, j] - want) < 1e-5
+
+
+def test_deformable_psroi_numeric_gradient():
+    rng = np.random.RandomState(3)
+    data = rng.randn(1, 8, 6, 7)
+    rois = np.array([[0, 0.6, 1.2, 4.7, 5.1]])
+    trans = rng.uniform(-0.3, 0.3, (1, 2, 2, 2))
+    check_numeric_gradient(
+        lambda d, r, t: nd.contrib.DeformablePSROIPooling(d, r, t, spatial_scale=1.0,
+                                                          output_dim=2, group_size=2,
+                                                          pooled_size=2, trans_std=0.1,
+                                                          sample_per_part=2),
+        [data, rois, trans], grad_nodes=[0, 2], numeric_eps=1e-5, rtol=1e-3, atol=1e-5)
