@@ -128,3 +128,31 @@ def test_multi_lamb_update_matches_reference():
                           [0.01, 0.1][i], upper=5.0) for i in range(2)]
     for i in range(2):
         assert_almost_equal(W[i].asnumpy(), state[i][0], rtol=1e-4, atol=1e-5)
+
+
+def test_multi_mp_updates_use_float32_masters():
+    rng = np.random.RandomState(6)
+    ws = [rng.randn(3, 2).astype(np.float32), rng.randn(4).astype(np.float32)]
+    gs = [rng.randn(3, 2).astype(np.float32), rng.randn(4).astype(np.float32)]
+    for kind in ("adamw", "lamb"):
+        W16 = [nd.array(a, dtype="float16") for a in ws]
+        W32 = [nd.array(a) for a in ws]
+        M, V = [nd.zeros(a.shape) for a in ws], [nd.zeros(a.shape) for a in ws]
+        G16 = [nd.array(g, dtype="float16") for g in gs]
+        if kind == "adamw":
+            nd.contrib.multi_mp_adamw_update(W16, G16, M, V, W32, rescale_grad=1.0,
+                                             lrs=[0.1, 0.2], wds=[0.0, 0.0],
+                                             etas=[1.0, 1.0], out=W16)
+        else:
+            nd.contrib.multi_mp_lamb_update(W16, G16, M, V, W32, step_count=[1, 1],
+                                            lrs=[0.1, 0.2], wds=[0.0, 0.0], out=W16)
+        for i, lr in enumerate([0.1, 0.2]):
+            g = gs[i].astype(np.float16).astype(np.float64)
+            if kind == "adamw":
+                ref = ref_adamw(ws[i], g, 0, 0, 1.0, lr, 1.0)[0]
+            else:
+                ref = ref_lamb(ws[i].astype(np.float64), g, 0, 0, 1, lr, 0.0)[0]
+            assert W16[i].dtype == np.float16
+            assert_almost_equal(W32[i].asnumpy(), ref, rtol=1e-4, atol=1e-5)
+            assert_almost_equal(W16[i].asnumpy(), ref.astype(np.float16), rtol=2e-3,
+                                atol=2e-3)
