@@ -54,3 +54,21 @@ def test_dequantize_needs_int8_or_uint8():
     out = nd.contrib.dequantize(nd.array([-128, 17, 127], dtype="int8"), nd.array([-1.0]),
                                 nd.array([3.0]))
     assert_almost_equal(out.asnumpy(), np.array([-128, 17, 127]) * 3 / 127.5)
+
+
+def test_requantize():
+    q32 = np.array([100000, -2000000, 300, 2147483647, -2147483647], np.int32)
+    real = q32 * (5.0 / 2147483647.0)
+    out, lo, hi = nd.contrib.requantize(nd.array(q32, dtype="int32"), nd.array([-5.0]),
+                                        nd.array([5.0]), min_calib_range=-0.001,
+                                        max_calib_range=0.002)
+    want = np.clip(np.rint(real.astype(np.float32) * np.float32(127.5 / 0.002)), -128, 127)
+    assert out.dtype == np.int8 and out.asnumpy().tolist() == want.tolist()
+    assert hi.asnumpy().tolist() == [np.float32(0.002)]
+    # Uncalibrated: the data's own symmetric range.
+    out, lo, hi = nd.contrib.requantize(nd.array(q32, dtype="int32"), nd.array([-5.0]),
+                                        nd.array([5.0]))
+    assert (lo.asnumpy()[0], hi.asnumpy()[0]) == (-5.0, 5.0)
+    assert out.asnumpy().tolist()[3:] == [127, -128]
+    with pytest.raises(MXNetError, match="int32"):
+        nd.contrib.requantize(nd.array([1.0]), nd.array([-1.0]), nd.array([1.0]))

@@ -16,7 +16,7 @@ from ..params import Enum, FloatOrNone, Schema
 from ..registry import Op, ShapeError, register
 from ._common import store_all, store
 
-__all__ = ["Quantize", "QuantizeV2", "Dequantize"]
+__all__ = ["Quantize", "QuantizeV2", "Dequantize", "Requantize"]
 
 _F32 = np.float32
 
@@ -141,3 +141,39 @@ class Dequantize(Op):
         real = _F32(max(abs(_scalar_range(self.name, mn)), abs(_scalar_range(self.name, mx_))))
         r = _F32(127.5) if data.dtype == np.int8 else _F32(255.5)
         return [store(out, 0, data.astype(_F32) * (real / r))]
+
+
+_INT32_RANGE = 2147483647.0
+
+
+@register
+class Requantize(_QuantizeBase):
+    """int32 ``data`` (as produced by quantized matrix products, with the float range
+    ``min_range``/``max_range`` of its full int32 span) to int8/uint8: the real values
+    q * max(|min|, |max|) / (2^31 - 1) are quantized as quantize_v2 does, into the
+    calibrated range when given, else into the data's own range. (Uncalibrated, MXNet
+    1.9.1's CPU kernel reports a reversed range and flips signs; pymxnet returns the
+    symmetric range and the values' own signs.)"""
+    name = "_contrib_requantize"
+    params = Schema(out_type=Enum(("auto", "int8", "uint8"), "int8"),
+                    min_calib_range=FloatOrNone(None), max_calib_range=FloatOrNone(None))
+    _out_type = QuantizeV2._out_type
+
+    def arguments(self, p):
+        return ["data", "min_range", "max_range"]
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        data, mn, mx_ = inputs
+        if data.dtype != np.int32:
+            raise MXNetError(f"requantize: data must be int32, got {data.dtype.name}")
+        real_in = max(abs(_scalar_range(self.name, mn)), abs(_scalar_range(self.name, mx_)))
+        real = data.astype(np.float64) * (real_in / _INT32_RANGE)
+        if p.min_calib_range is not None and p.max_calib_range is not None:
+            lo, hi = p.min_calib_range, p.max_calib_range
+        else:
+            lo, hi = float(real.min()), float(real.max())
+            m = max(abs(lo), abs(hi))
+            lo, hi = -m, m
+        q, omin, omax = _quantize(xp, real.astype(_F32), lo, hi, self._out_type(p), True)
+        return store_all(out, [q, xp.full((1,), omin, _F32), xp.full((1,), omax, _F32)])
