@@ -62,7 +62,7 @@ def test_requantize():
     out, lo, hi = nd.contrib.requantize(nd.array(q32, dtype="int32"), nd.array([-5.0]),
                                         nd.array([5.0]), min_calib_range=-0.001,
                                         max_calib_range=0.002)
-    want = np.clip(np.rint(real.astype(np.float32) * np.float32(127.5 / 0.002)), -128, 127)
+    want = np.clip(np.rint(real.astype(np.float32) * np.float32(127 / 0.002)), -128, 127)
     assert out.dtype == np.int8 and out.asnumpy().tolist() == want.tolist()
     assert hi.asnumpy().tolist() == [np.float32(0.002)]
     # Uncalibrated: the data's own symmetric range.

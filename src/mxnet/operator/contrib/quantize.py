@@ -21,19 +21,21 @@ __all__ = ["Quantize", "QuantizeV2", "Dequantize", "Requantize"]
 _F32 = np.float32
 
 
-def _quantize(xp, x, lo, hi, out_type, v2):
+def _quantize(xp, x, lo, hi, out_type, v2, ranges=(127.5, 255.5)):
     """(q, out_min, out_max) for data x and float32 range [lo, hi]; ``v2`` selects
-    quantize_v2's ranges and rounding (half to even, int8 saturating at -128)."""
+    quantize_v2's rounding (half to even, int8 saturating at -128) and ``ranges`` (the
+    int8 and uint8 R) instead of quantize's."""
     x = x.astype(_F32, copy=False)
     real = _F32(max(abs(lo), abs(hi)))
+    r8, ru8 = ranges if v2 else (127, 255)
     if out_type == "int8":
-        scale = _F32(127.5 if v2 else 127) / real if real else _F32(0)
+        scale = _F32(r8) / real if real else _F32(0)
         if v2:
             q = xp.clip(xp.rint(x * scale), -128, 127)
         else:
             q = xp.sign(x) * xp.minimum(xp.trunc(xp.abs(x) * scale + _F32(0.5)), _F32(127))
         return q.astype(np.int8), -real, real
-    scale = _F32(255.5 if v2 else 255) / real if real else _F32(0)
+    scale = _F32(ru8) / real if real else _F32(0)
     q = xp.clip(xp.rint(x * scale) if v2 else xp.trunc(x * scale + _F32(0.5)), 0, 255)
     return q.astype(np.uint8), _F32(lo), _F32(hi)
 
@@ -150,8 +152,9 @@ _INT32_RANGE = 2147483647.0
 class Requantize(_QuantizeBase):
     """int32 ``data`` (as produced by quantized matrix products, with the float range
     ``min_range``/``max_range`` of its full int32 span) to int8/uint8: the real values
-    q * max(|min|, |max|) / (2^31 - 1) are quantized as quantize_v2 does, into the
-    calibrated range when given, else into the data's own range. (Uncalibrated, MXNet
+    q * max(|min|, |max|) / (2^31 - 1) are quantized as quantize_v2 does but with
+    R = 127 / 255, into the calibrated range when given, else into the data's own
+    range. (Uncalibrated, MXNet
     1.9.1's CPU kernel reports a reversed range and flips signs; pymxnet returns the
     symmetric range and the values' own signs.)"""
     name = "_contrib_requantize"
@@ -175,5 +178,7 @@ class Requantize(_QuantizeBase):
             lo, hi = float(real.min()), float(real.max())
             m = max(abs(lo), abs(hi))
             lo, hi = -m, m
-        q, omin, omax = _quantize(xp, real.astype(_F32), lo, hi, self._out_type(p), True)
+        # requantize scales by 127 / 255 (not quantize_v2's 127.5 / 255.5).
+        q, omin, omax = _quantize(xp, real.astype(_F32), lo, hi, self._out_type(p), True,
+                                  ranges=(127, 255))
         return store_all(out, [q, xp.full((1,), omin, _F32), xp.full((1,), omax, _F32)])
