@@ -30,6 +30,24 @@ for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
 
 
+def _gradient_node(name, n_inputs):
+    """MXNet 1.9.1 lists the gradient nodes of index_copy and hawkesll in contrib, but
+    their generated functions take no inputs (autograd feeds them), so any direct call
+    fails; these fail the same way, with MXNet's error types."""
+    def fn(out=None, name_=None, **kwargs):
+        from ..base import MXNetError
+        raise MXNetError(f"Operator _contrib_{name} expects {n_inputs} inputs, but got 0 "
+                         "instead: it is the gradient node autograd runs, not callable "
+                         "directly")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}: MXNet's internal gradient node (not callable directly)."
+    return fn
+
+
+backward_index_copy = _gradient_node("backward_index_copy", 4)
+backward_hawkesll = _gradient_node("backward_hawkesll", 10)
+
+
 def isnan(data):
     """1 where ``data`` is NaN, else 0 (in data's dtype)."""
     return data != data

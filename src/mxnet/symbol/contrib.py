@@ -3,7 +3,10 @@ registry) plus MXNet 1.9.1's Python-level helpers (rand_zipfian, AttrScope, unif
 import math
 
 from ..attribute import AttrScope  # noqa: F401  (MXNet exposes it here too)
-from ..ndarray.contrib import _NEEDS_SPARSE, _needs_sparse
+from ..ndarray.contrib import _NEEDS_SPARSE, _needs_sparse, _gradient_node
+
+backward_index_copy = _gradient_node("backward_index_copy", 4)
+backward_hawkesll = _gradient_node("backward_hawkesll", 10)
 
 __all__ = ["rand_zipfian"]
 
