@@ -40,3 +40,24 @@ def test_concat_rescales_to_the_common_range():
     assert (lo.asnumpy()[0], hi.asnumpy()[0]) == (-4.0, 3.0)
     assert (out.asnumpy()[:, :3] == np.rint(Q * np.float32(0.5))).all()
     assert (out.asnumpy()[:, 3:] == b).all()
+
+
+def test_quantized_fully_connected():
+    x = RNG.randint(-127, 128, (3, 8)).astype(np.int8)
+    w = RNG.randint(-127, 128, (4, 8)).astype(np.int8)
+    rngs = [nd.array([-2.0]), nd.array([1.0]), nd.array([-0.5]), nd.array([0.5])]
+    out, lo, hi = nd.contrib.quantized_fully_connected(
+        nd.array(x, dtype="int8"), nd.array(w, dtype="int8"), *rngs, num_hidden=4,
+        no_bias=True)
+    assert out.dtype == np.int32
+    assert (out.asnumpy() == x.astype(np.int64) @ w.astype(np.int64).T).all()
+    assert abs(hi.asnumpy()[0] - 2.0 * 0.5 / 127 ** 2 * (2 ** 31 - 1)) < 1
+    # Dequantized, the int32 result is the float product within quantization error.
+    real = out.asnumpy() * (hi.asnumpy()[0] / (2 ** 31 - 1))
+    ref = (x * 2.0 / 127) @ (w * 0.5 / 127).T
+    assert np.abs(real - ref).max() < 1e-6
+    # (the dispatcher may wrap the NotImplementedError in an MXNetError)
+    with pytest.raises((NotImplementedError, MXNetError), match="uint8 data is not"):
+        nd.contrib.quantized_fully_connected(nd.array(x, dtype="uint8"),
+                                             nd.array(w, dtype="int8"), *rngs, num_hidden=4,
+                                             no_bias=True)

@@ -8,11 +8,12 @@ import numpy as np
 
 from ...base import MXNetError
 from ..nn.pooling import Pooling
-from ..params import Enum, Int, Schema
+from ..params import Bool, Enum, Int, Schema, Shape
 from ..registry import Op, ShapeError, get_op, register
 from ._common import store_all
 
-__all__ = ["QuantizedFlatten", "QuantizedAct", "QuantizedPooling", "QuantizedConcat"]
+__all__ = ["QuantizedFlatten", "QuantizedAct", "QuantizedPooling", "QuantizedConcat",
+           "QuantizedFullyConnected"]
 
 _F32 = np.dtype(np.float32)
 
@@ -166,3 +167,83 @@ class QuantizedConcat(Op):
         res = xp.concatenate(parts, axis=p.dim)
         return store_all(out, [res, xp.full((1,), lo, np.float32),
                                xp.full((1,), hi, np.float32)])
+
+
+_INT32_MAX = 2147483647.0
+
+
+def _range_of(arr):
+    return float(arr.reshape(-1)[0])
+
+
+class _QuantizedProduct(Op):
+    """int8 data x int8 weight -> int32 (exact integer sums, computed by the float
+    operator ``float_op`` on float64 copies), with the int32 range of the product:
+    +-(rd / 127) * (rw / 127) * (2^31 - 1) for data and weight ranges rd, rw."""
+    writes_outputs = True
+    backward_uses = ()
+    float_op = None
+
+    def arguments(self, p):
+        names = ["data", "weight"] + ([] if p.no_bias else ["bias"])
+        names += ["min_data", "max_data", "min_weight", "max_weight"]
+        return names + ([] if p.no_bias else ["min_bias", "max_bias"])
+
+    def outputs(self, p):
+        return ["output", "min_output", "max_output"]
+
+    def _float_params(self, p):
+        fields = get_op(self.float_op).params.fields
+        return get_op(self.float_op).parse({k: v for k, v in p.given.items() if k in fields})
+
+    def infer_shape(self, p, in_shapes):
+        nb = 0 if p.no_bias else 1
+        fop = get_op(self.float_op)
+        ins, outs, _ = fop.infer_shape(self._float_params(p), list(in_shapes[:2 + nb]))
+        return list(ins) + [(1,)] * (len(in_shapes) - 2 - nb), [outs[0], (1,), (1,)], []
+
+    def infer_type(self, p, in_types):
+        nb = 0 if p.no_bias else 1
+        f = [_F32] * (len(in_types) - 2 - nb)
+        return [in_types[0], np.dtype(np.int8)] + [np.dtype(np.int8)] * nb + f, \
+            [np.dtype(np.int32), _F32, _F32], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        nb = 0 if p.no_bias else 1
+        data, weight = inputs[0], inputs[1]
+        if data.dtype == np.uint8:
+            raise NotImplementedError(f"{self.name}: uint8 data is not implemented (int8 "
+                                      "only)")
+        if data.dtype != np.int8 or weight.dtype != np.int8:
+            raise MXNetError(f"{self.name}: data and weight must be int8, got "
+                             f"{data.dtype.name} and {weight.dtype.name}")
+        rngs = inputs[2 + nb:]
+        rd = max(abs(_range_of(rngs[0])), abs(_range_of(rngs[1])))
+        rw = max(abs(_range_of(rngs[2])), abs(_range_of(rngs[3])))
+        # One int32 step is worth (rd / 127) * (rw / 127) in real units.
+        step = (rd / 127.0) * (rw / 127.0)
+        fp = self._float_params(p)
+        fp = get_op(self.float_op).parse({**fp.given, "no_bias": True})
+        y = get_op(self.float_op).forward(ctx, fp, [data.astype(np.float64),
+                                                    weight.astype(np.float64)], [])[0]
+        if nb:
+            rb = max(abs(_range_of(rngs[4])), abs(_range_of(rngs[5])))
+            # The int8 bias as a float (b * rb / 127) times the product's scale
+            # (127 / rd) * (127.5 / rw), in float32 and truncated, as MXNet 1.9.1 does.
+            f = np.float32
+            scale = (f(127) / f(rd)) * (f(127.5) / f(rw))
+            bias = xp.trunc((inputs[2].astype(np.float32) * (f(rb) / f(127))) * scale)
+            shape = (1, -1) + (1,) * (y.ndim - 2)
+            y = y + bias.reshape(shape)
+        r = xp.full((1,), step * _INT32_MAX, np.float32)
+        return store_all(out, [y.astype(np.int32), -r, r])
+
+
+@register
+class QuantizedFullyConnected(_QuantizedProduct):
+    """FullyConnected on quantized data and weight: int32 output and its range."""
+    name = "_contrib_quantized_fully_connected"
+    float_op = "FullyConnected"
+    params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
+
