@@ -61,3 +61,13 @@ def test_quantized_fully_connected():
         nd.contrib.quantized_fully_connected(nd.array(x, dtype="uint8"),
                                              nd.array(w, dtype="int8"), *rngs, num_hidden=4,
                                              no_bias=True)
+
+
+def test_quantized_embedding():
+    w = RNG.randint(-127, 128, (4, 3)).astype(np.int8)
+    out, lo, hi = nd.contrib.quantized_embedding(nd.array([[1, 3], [0, 9]]),
+                                                 nd.array(w, dtype="int8"), MN, MX,
+                                                 input_dim=4, output_dim=3)
+    assert out.dtype == np.int8 and out.shape == (2, 2, 3)
+    assert (out.asnumpy() == w[[[1, 3], [0, 3]]]).all()       # 9 clips to the last row
+    assert (lo.asnumpy()[0], hi.asnumpy()[0]) == (-2.0, 2.0)

@@ -13,7 +13,7 @@ from ..registry import Op, ShapeError, get_op, register
 from ._common import store_all
 
 __all__ = ["QuantizedFlatten", "QuantizedAct", "QuantizedPooling", "QuantizedConcat",
-           "QuantizedFullyConnected"]
+           "QuantizedFullyConnected", "QuantizedEmbedding"]
 
 _F32 = np.dtype(np.float32)
 
@@ -247,3 +247,42 @@ class QuantizedFullyConnected(_QuantizedProduct):
     float_op = "FullyConnected"
     params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
 
+
+
+@register
+class QuantizedEmbedding(Op):
+    """Embedding lookup into an int8 ``weight`` (input_dim, output_dim) with its range
+    (min_weight, max_weight), which the output keeps; indices are clipped into
+    [0, input_dim) as Embedding does."""
+    name = "_contrib_quantized_embedding"
+    writes_outputs = True
+    params = get_op("Embedding").params
+    backward_uses = ()
+
+    def arguments(self, p):
+        return ["data", "weight", "min_weight", "max_weight"]
+
+    def outputs(self, p):
+        return ["output", "min_output", "max_output"]
+
+    def infer_shape(self, p, in_shapes):
+        d, w = in_shapes[0], in_shapes[1]
+        want = (p.input_dim, p.output_dim)
+        if w is not None and tuple(w) != want:
+            raise ShapeError(f"quantized_embedding: weight must be {want}, got {tuple(w)}")
+        out = None if d is None else tuple(d) + (p.output_dim,)
+        return [d and tuple(d), want, (1,), (1,)], [out, (1,), (1,)], []
+
+    def infer_type(self, p, in_types):
+        return [in_types[0], np.dtype(np.int8), _F32, _F32], [np.dtype(np.int8), _F32, _F32], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        data, weight, mn, mx_ = inputs
+        self.infer_shape(p, [data.shape, weight.shape])
+        if weight.dtype != np.int8:
+            raise MXNetError(f"quantized_embedding: weight must be int8, got "
+                             f"{weight.dtype.name}")
+        idx = xp.clip(data.astype(np.int64), 0, p.input_dim - 1)
+        return store_all(out, [weight[idx], mn.astype(np.float32).copy(),
+                               mx_.astype(np.float32).copy()])
