@@ -25,12 +25,14 @@ def is_dunder(key):
     return len(key) > 4 and key.startswith("__") and key.endswith("__")
 
 
-def expose(make_function, top, op, internal, prefixed):
+def expose(make_function, top, op, internal, prefixed, leaf_named=()):
     """Give a front end (mx.nd, mx.sym) a function per registered operator, now and for
     every later registration: ``make_function(opdef, name)`` goes on ``op`` (all names),
     ``internal`` ('_' names), the sub-namespaces of ``prefixed`` ({'_contrib_': contrib,
     '_linalg_': linalg, '_image_': image}: '_contrib_x' as contrib.x) and, for public
-    names, the ``top`` module unless it defines the name itself."""
+    names, the ``top`` module unless it defines the name itself. For the prefixes in
+    ``leaf_named`` the sub-namespace's function is made under the leaf name (symbols
+    then get MXNet's default names: ``box_nms0``)."""
     generated = set()
 
     def listener(name, opdef):
@@ -38,7 +40,9 @@ def expose(make_function, top, op, internal, prefixed):
         setattr(op, name, fn)
         for prefix, space in prefixed.items():
             if name.startswith(prefix):
-                setattr(space, name[len(prefix):], fn)
+                leaf = name[len(prefix):]
+                setattr(space, leaf, make_function(opdef, leaf) if prefix in leaf_named
+                        else fn)
                 break
         if name.startswith("_"):
             setattr(internal, name, fn)

@@ -21,8 +21,10 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_sy
            "hypot", "split_v2"]
 
 _this = _sys.modules[__name__]
+# contrib symbols are named like MXNet's (box_nms0, not _contrib_box_nms0)
 _expose(_make_function, _this, op, _internal,
-        {"_contrib_": contrib, "_linalg_": linalg, "_image_": image})
+        {"_contrib_": contrib, "_linalg_": linalg, "_image_": image},
+        leaf_named=("_contrib_",))
 
 from . import random  # noqa: E402,F401
 
