@@ -15,6 +15,12 @@ from .chunk import Chunk
 __all__ = ["NDArray", "from_data", "waitall"]
 
 _np_ndarray = np.ndarray
+py_slice = slice        # MXNet's module-level name for the builtin slice
+# Storage type ids (MXNet's NDArrayStorageType); pymxnet stores 'default' only.
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT = -1, 0
+_STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = 1, 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
 class NDArray(OpMethods):
@@ -166,6 +172,23 @@ class NDArray(OpMethods):
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
 
+    def __getstate__(self):
+        """{'handle': the array's bytes in MXNet's raw single-array format}."""
+        from .raw_bytes import save_raw_bytes
+        return {"handle": bytearray(save_raw_bytes(self))}
+
+    def __setstate__(self, state):
+        """Become the array a ``__getstate__`` dict holds (MXNet's raw format; an array
+        saved on a GPU that is not present comes back on the CPU)."""
+        from .raw_bytes import load_raw_bytes
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("NDArray.__setstate__ expects {'handle': bytes}")
+        other = load_raw_bytes(bytes(handle))
+        self._chunk, self._view = other._chunk, other._view
+        self._shape, self._dtype, self._ctx = other._shape, other._dtype, other._ctx
+        self._ag = None
+
     # --- copies, casts, contexts -------------------------------------------------
     def copy(self):
         """A deep copy on the same context."""
@@ -246,6 +269,40 @@ class NDArray(OpMethods):
     def _fluent_fn(self, name):
         from .. import ndarray as nd
         return getattr(nd, name)
+
+    def _inplace_view(self, name, *args, **kwargs):
+        """flatten/squeeze/expand_dims with inplace=True: a view sharing memory."""
+        if self._ag is not None and _recording():
+            return self._fluent_fn(name)(self, *args, **kwargs)
+        shape = self._shape
+        if name == "flatten":
+            if args or kwargs:
+                raise MXNetError(f"flatten got unexpected arguments {args} {kwargs}")
+            rest = 1
+            for s in shape[1:]:
+                rest *= s
+            return self.reshape((shape[0], rest) if shape else (1, 1))
+        if name == "squeeze":
+            axis = args[0] if args else kwargs.pop("axis", None)
+            if kwargs or len(args) > 1:
+                raise MXNetError(f"squeeze got unexpected arguments {args[1:]} {kwargs}")
+            if axis is None:
+                new = tuple(s for s in shape if s != 1)
+            else:
+                axes = {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
+                if any(shape[a] != 1 for a in axes):
+                    raise MXNetError(f"squeeze: cannot squeeze axis {axis} of shape {shape} "
+                                     f"(size is not 1)")
+                new = tuple(s for i, s in enumerate(shape) if i not in axes)
+            return self.reshape(new or (1,))       # MXNet keeps one axis
+        axis = args[0] if args else kwargs.pop("axis")
+        if kwargs or len(args) > 1:
+            raise MXNetError(f"expand_dims got unexpected arguments {args[1:]} {kwargs}")
+        ndim = len(shape)
+        if not -ndim - 1 <= axis <= ndim:
+            raise MXNetError(f"expand_dims: axis {axis} is out of range for {ndim} dims")
+        axis = axis + ndim + 1 if axis < 0 else axis
+        return self.reshape(shape[:axis] + (1,) + shape[axis:])
 
 
     __hash__ = object.__hash__
