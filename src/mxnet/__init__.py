@@ -40,7 +40,7 @@ from . import rtc  # noqa: F401
 from . import gluon  # noqa: F401
 from . import test_utils  # noqa: F401
 # conformance: MXNet 1.9.1's util/runtime/contrib/log modules and top-level np switches
-from . import util, runtime, log, contrib  # noqa: F401,E402
+from . import util, runtime, log, contrib, rnn  # noqa: F401,E402
 from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401,E402
 from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402
 from . import random as rnd  # noqa: F401,E402

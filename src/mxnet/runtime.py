@@ -103,6 +103,8 @@ def _detect():
     enabled["MKLDNN"] = _onednn_available()
     enabled.update(_gpu_features())
     enabled["PROFILER"] = _module_works("mxnet.profiler")
+    # dist_sync/dist_async kvstores run over MPI through mpi4py
+    enabled["DIST_KVSTORE"] = _module_works("mpi4py")
     # Array sizes are NumPy's/CuPy's int64 sizes: tensors over 2**31 elements work.
     enabled["INT64_TENSOR_SIZE"] = True
     return enabled

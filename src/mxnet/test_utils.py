@@ -43,17 +43,14 @@ from .symbol import Symbol  # noqa: F401
 from .util import use_np, getenv, setenv, get_cuda_compute_capability  # noqa: F401
 from .runtime import Features  # noqa: F401
 
-_default_ctx = [None]
-
-
 def default_context():
-    """The context tests run on (cpu() unless set_default_context changed it)."""
-    return _default_ctx[0] or current_context()
+    """The context tests run on: this thread's current context."""
+    return current_context()
 
 
 def set_default_context(ctx):
-    """Make ctx the context default_context() returns."""
-    _default_ctx[0] = ctx
+    """Make ctx this thread's default context (``Context.default_ctx``)."""
+    Context.default_ctx = ctx
 
 
 def default_dtype():

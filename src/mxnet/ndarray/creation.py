@@ -52,11 +52,21 @@ def _filled(shape, ctx, dtype, fill):
 
 
 def zeros(shape, ctx=None, dtype=None, **kwargs):
-    """An array of zeros (float32 unless dtype says otherwise)."""
+    """An array of zeros (float32 unless dtype says otherwise); with ``out=`` the
+    zeros are written into that array instead."""
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out[:] = 0
+        return out
     return _filled(shape, ctx, dtype, 0)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones; with ``out=`` the ones are written into that array."""
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out[:] = 1
+        return out
     return _filled(shape, ctx, dtype, 1)
 
 

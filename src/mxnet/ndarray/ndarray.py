@@ -251,6 +251,7 @@ class NDArray(OpMethods):
         if kwargs:
             raise MXNetError(f"reshape got unexpected arguments {sorted(kwargs)}")
         from ..operator.shape_codes import infer_reshape
+        _check_plain_reshape(self._shape, tuple(shape))
         new_shape = infer_reshape(self._shape, tuple(shape), reverse)
         if self._ag is not None and _recording():
             from .dispatch import invoke_by_name
@@ -338,7 +339,29 @@ class NDArray(OpMethods):
 
     def __setitem__(self, key, value):
         from .indexing import setitem
+        # Writing a recorded array into another one in place cannot be differentiated
+        # (MXNet refuses it too); ``a[None] = v`` means ``a[...] = v``, a plain copy.
+        if (key is not None and isinstance(value, NDArray) and value._ag is not None
+                and _recording()):
+            raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported "
+                             "when recording with autograd.")
         setitem(self, key, value)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with a tuple of slices gives a C-contiguous region of
+        an array of the given shape (so the result can be a view)."""
+        partial = False
+        for sl, size in reversed(list(zip(slc_key, shape))):
+            start, stop, step = sl.indices(size)
+            length = len(range(start, stop, step))
+            if partial and length > 1:
+                return False            # a partial inner axis breaks an outer run
+            if step != 1 and length > 1:
+                return False
+            if length < size:
+                partial = True
+        return True
 
     # --- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
@@ -357,6 +380,20 @@ class NDArray(OpMethods):
             return None
         return ag[0].grad
 
+    @property
+    def _fresh_grad(self):
+        """Whether backward wrote this variable's gradient since the flag was cleared
+        (MXNet's NDArray._fresh_grad; False for arrays that are not variables)."""
+        ag = self._ag
+        return ag is not None and getattr(ag[0], "fresh_grad", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        ag = self._ag
+        if ag is None or not hasattr(ag[0], "fresh_grad"):
+            raise MXNetError("_fresh_grad can only be set on an array with attach_grad()")
+        ag[0].fresh_grad = bool(state)
+
     def detach(self):
         """The same data, cut from the autograd graph."""
         return NDArray(self._chunk, self._shape, self._dtype, self._ctx, self._view)
@@ -373,6 +410,24 @@ class NDArray(OpMethods):
 from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
 
 NDArray._binary_op = _binary
+
+
+def _check_plain_reshape(shape, target):
+    """A target made of sizes and at most one -1 that cannot hold the array's elements
+    is a ValueError, as in MXNet (MXNet's special codes 0/-2/-3/-4 are checked later)."""
+    if not all(isinstance(d, (int, np.integer)) and (d > 0 or d == -1) for d in target) \
+            or sum(1 for d in target if d == -1) > 1:
+        return
+    size = 1
+    for d in shape:
+        size *= d
+    known = 1
+    for d in target:
+        if d != -1:
+            known *= d
+    fits = size == known if -1 not in target else (known and size % known == 0)
+    if not fits:
+        raise ValueError(f"Cannot reshape array of size {size} into shape {target}")
 
 
 def _recording():

@@ -209,7 +209,12 @@ class Symbol(OpMethods):
 
     def get_children(self):
         """A group of the inputs of this symbol's node(s); None for a variable."""
-        entries = [e for n in self._head_nodes() for e in n.inputs]
+        seen, nodes = set(), []
+        for n in self._head_nodes():      # a multi-output node counts once
+            if id(n) not in seen:
+                seen.add(id(n))
+                nodes.append(n)
+        entries = [e for n in nodes for e in n.inputs]
         return Symbol(entries) if entries else None
 
     # ------------------------------------------------------------- listings
