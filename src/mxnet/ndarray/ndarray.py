@@ -412,6 +412,10 @@ from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
 NDArray._binary_op = _binary
 
 
+class _ReshapeSizeError(MXNetError, ValueError):
+    """A reshape target that cannot hold the array (MXNet raises ValueError)."""
+
+
 def _check_plain_reshape(shape, target):
     """A target made of sizes and at most one -1 that cannot hold the array's elements
     is a ValueError, as in MXNet (MXNet's special codes 0/-2/-3/-4 are checked later)."""
@@ -427,7 +431,7 @@ def _check_plain_reshape(shape, target):
             known *= d
     fits = size == known if -1 not in target else (known and size % known == 0)
     if not fits:
-        raise ValueError(f"Cannot reshape array of size {size} into shape {target}")
+        raise _ReshapeSizeError(f"Cannot reshape array of size {size} into shape {target}")
 
 
 def _recording():
