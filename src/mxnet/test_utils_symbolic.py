@@ -22,6 +22,8 @@ def _ctx(ctx):
 def _nd(value, ctx, dtype):
     from .ndarray import array
     from .ndarray.ndarray import NDArray
+    if dtype == "asnumpy":
+        dtype = None
     if isinstance(value, NDArray):
         return value.as_in_context(ctx) if dtype is None else \
             value.as_in_context(ctx).astype(dtype, copy=False)
@@ -30,17 +32,30 @@ def _nd(value, ctx, dtype):
 
 
 def _parse_location(sym, location, ctx, dtype=np.float32):
-    """{argument name: NDArray} from a list (list_arguments order) or a dict."""
+    """{argument name: NDArray} from a list (list_arguments order) or a dict whose keys
+    are exactly the arguments. NumPy values become NDArrays of dtype (their own dtype
+    when dtype is "asnumpy"); NDArrays are used as given, as MXNet does."""
     names = sym.list_arguments()
     if isinstance(location, dict):
-        unknown = set(location) - set(names)
-        if unknown:
+        if set(location) != set(names):
             raise ValueError(f"Symbol arguments and keys of the given location do not "
-                             f"match: symbol args {names}, location keys "
-                             f"{sorted(location)}")
-    else:
+                             f"match. symbol args:{names}, location.keys():"
+                             f"{list(location)}")
+    elif isinstance(location, (list, tuple)):
         location = dict(zip(names, location))
-    return {k: _nd(v, ctx, dtype) for k, v in location.items()}
+    else:
+        raise ValueError(f"location must be a dict, list or tuple, got "
+                         f"{type(location).__name__}")
+    return {k: _nd_from(v, ctx, dtype) for k, v in location.items()}
+
+
+def _nd_from(value, ctx, dtype):
+    from .ndarray import array
+    from .ndarray.ndarray import NDArray
+    if isinstance(value, NDArray):
+        return value
+    value = np.asarray(value)
+    return array(value, ctx=ctx, dtype=value.dtype if dtype == "asnumpy" else dtype)
 
 
 def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):

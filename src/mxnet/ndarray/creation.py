@@ -51,6 +51,16 @@ def _filled(shape, ctx, dtype, fill):
     return from_data(xp.full(shape, fill, dt), ctx)
 
 
+def _check_known_shape(shape, what):
+    """Outside ``mx.np_shape()`` a 0 in a shape means "unknown" (MXNet's legacy
+    semantics), so zero-size and zero-dim arrays cannot be created from a shape."""
+    from ..util import is_np_shape
+    shape = _shape(shape)
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise MXNetError(f"{what}: shape {shape} has an unknown (0) or no dimension; "
+                         f"zero-size and scalar arrays need mx.np_shape(True)")
+
+
 def zeros(shape, ctx=None, dtype=None, **kwargs):
     """An array of zeros (float32 unless dtype says otherwise); with ``out=`` the
     zeros are written into that array instead."""
@@ -58,6 +68,7 @@ def zeros(shape, ctx=None, dtype=None, **kwargs):
     if out is not None:
         out[:] = 0
         return out
+    _check_known_shape(shape, "zeros")
     return _filled(shape, ctx, dtype, 0)
 
 
@@ -67,6 +78,7 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     if out is not None:
         out[:] = 1
         return out
+    _check_known_shape(shape, "ones")
     return _filled(shape, ctx, dtype, 1)
 
 
