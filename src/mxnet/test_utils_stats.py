@@ -78,7 +78,13 @@ def chi_square_check(generator, buckets, probs, nsamples=1000000):
     else:
         for i, value in enumerate(buckets):
             observed[i] = int(np.sum(samples == value))
-    _, p = stats.chisquare(f_obs=observed, f_exp=expected)
+    # SciPy (>= 1.9) requires both frequency vectors to have the same total; MXNet's
+    # truncated integer expectations rarely do. Compare the observed counts with the
+    # bucket probabilities scaled to the same total: the same test, conditioned on
+    # the sample landing in one of the buckets.
+    probs = np.asarray(probs, dtype=np.float64)
+    scaled = probs / probs.sum() * observed.sum()
+    _, p = stats.chisquare(f_obs=observed, f_exp=scaled)
     return p, observed, expected
 
 

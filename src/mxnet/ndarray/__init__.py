@@ -35,6 +35,7 @@ _add_listener(_expose)
 
 from . import random, utils  # noqa: E402,F401
 from .utils import save, load, load_frombuffer  # noqa: E402,F401
+from .interop import from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402,F401,E501
 
 
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):

@@ -380,6 +380,16 @@ class NDArray(OpMethods):
             return None
         return ag[0].grad
 
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array's memory, for reading."""
+        from .interop import to_dlpack_for_read
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array's memory, for writing."""
+        from .interop import to_dlpack_for_write
+        return to_dlpack_for_write(self)
+
     @property
     def _fresh_grad(self):
         """Whether backward wrote this variable's gradient since the flag was cleared
