@@ -20,7 +20,7 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 # A fresh venv holding this checkout and what MXNet's nose-style tests import.
 python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q "pytest<8" nose scipy pillow "$ROOT"
+"$WORK/venv/bin/pip" install -q "pytest<8" nose scipy pillow requests "$ROOT"
 FILES="$(python3 tests/conformance/update_passing.py --files)"
 # Fixed seed: MXNet's with_seed() tests draw the same data as when the list was made.
 CONFORMANCE_IDS="$LIST" python3 "$RUNNER" --suite-dir "$SUITE" --python "$WORK/venv/bin/python" \

@@ -224,6 +224,12 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
                               f"(mx.nd.sparse) is not implemented in pymxnet yet")
 
 
+def shuffle_csr_column_indices(csr):
+    """Shuffle a CSR matrix's column indices: needs mx.nd.sparse (not in pymxnet yet)."""
+    raise NotImplementedError("shuffle_csr_column_indices: sparse storage (mx.nd.sparse) is "
+                              "not implemented in pymxnet yet")
+
+
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
                         modifier_func=None, density=0.5, shuffle_csr_indices=False):
     """Sparse test array: needs mx.nd.sparse, which pymxnet does not have yet."""

@@ -10,4 +10,5 @@ from .rnn_cell import (RNNParams, BaseRNNCell, RNNCell, LSTMCell, GRUCell,  # no
                        ConvRNNCell, ConvLSTMCell, ConvGRUCell)
 from .io import encode_sentences, BucketSentenceIter  # noqa: F401
 from .rnn import save_rnn_checkpoint, load_rnn_checkpoint, do_rnn_checkpoint  # noqa: F401
+from .rnn import rnn_unroll, save_checkpoint, load_checkpoint  # noqa: F401
 from . import io, rnn_cell, rnn  # noqa: F401
