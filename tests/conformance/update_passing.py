@@ -24,7 +24,8 @@ def short_id(nodeid):
     return f"{os.path.basename(path)[:-3]}::{name}"
 
 
-def read_list(path=LIST):
+def read_list(path=None):
+    path = path or LIST
     if not os.path.exists(path):
         return set()
     with open(path, encoding="utf-8") as f:
@@ -42,7 +43,8 @@ def outcomes(result_path):
     return found
 
 
-def write_list(ids, path=LIST):
+def write_list(ids, path=None):
+    path = path or LIST
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(HEADER)
