@@ -2,5 +2,6 @@
 defines in gluon.nn and gluon.data (one class each, reachable by both paths)."""
 from . import nn  # noqa: F401
 from . import data  # noqa: F401
+from . import rnn  # noqa: F401
 
-__all__ = ["nn", "data"]
+__all__ = ["nn", "data", "rnn"]
