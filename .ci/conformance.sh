@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
-SUITE="$ROOT/../shared/mxnet-1.9.1-tests"
-RUNNER="$ROOT/../shared/tools/run_mxnet_unittests.py"
+# MXNET_CONFORMANCE_SHARED points elsewhere (e.g. from a git worktree); default ../shared
+SHARED="${MXNET_CONFORMANCE_SHARED:-$ROOT/../shared}"
+SUITE="$SHARED/mxnet-1.9.1-tests"
+RUNNER="$SHARED/tools/run_mxnet_unittests.py"
 LIST="$ROOT/tests/conformance/passing.txt"
 if [ ! -d "$SUITE" ]; then
   echo "conformance: $SUITE not present beside the clone: step not run"

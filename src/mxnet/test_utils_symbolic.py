@@ -118,7 +118,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     aux = _parse_aux(sym, aux_states, ctx, dtype)
     if not isinstance(expected, dict):
         expected = dict(zip(sym.list_arguments(), expected))
-    init = {k: np.random.normal(size=np.shape(v)).astype(dtype or np.float32)
+    def grad_dtype(v):     # "asnumpy": each gradient in its expected value's dtype
+        return np.asarray(v).dtype if dtype == "asnumpy" else (dtype or np.float32)
+    init = {k: np.random.normal(size=np.shape(v)).astype(grad_dtype(v))
             for k, v in expected.items()}
     grads = {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in init.items()}
     if isinstance(grad_req, str):
@@ -241,7 +243,10 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
         raise ValueError(f"check_numeric_gradient: numeric_eps={eps} is too small for "
                          f"finite differences in {np.dtype(dtype).name}")
     executor.backward()
-    symbolic = {k: executor.grad_dict[k].asnumpy() for k in grad_nodes}
+    # a 'null' argument keeps the array given for it untouched (the executor may not
+    # list it among its gradients)
+    symbolic = {k: (executor.grad_dict.get(k) if executor.grad_dict.get(k) is not None
+                    else args_grad[k]).asnumpy() for k in grad_nodes}
     location_npy["__random_proj"] = proj_value
     numeric = executor_numeric_grad(executor, location_npy, aux_npy, eps=eps,
                                     use_forward_train=use_forward_train, dtype=dtype)

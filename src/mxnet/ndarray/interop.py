@@ -22,8 +22,11 @@ def from_numpy(ndarray, zero_copy=True):
         return from_data(np.array(ndarray, copy=True, order="C"), cpu())
     if not ndarray.flags["C_CONTIGUOUS"]:
         raise ValueError("Only c-contiguous arrays are supported for zero-copy")
-    shared = ndarray.view()          # stays writable for MXNet ...
-    ndarray.flags.writeable = False  # ... while the NumPy side becomes read-only
+    owner = ndarray if ndarray.base is None else None
+    if owner is not None and not owner.flags.writeable:
+        owner.flags.writeable = True     # (already shared once: it owns its memory)
+    shared = ndarray.view()              # stays writable for MXNet ...
+    ndarray.flags.writeable = False      # ... while the NumPy side becomes read-only
     return from_data(shared, cpu())
 
 
