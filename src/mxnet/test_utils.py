@@ -759,7 +759,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
 def _check_numeric_gradient_imperative(fn, location, eps, rtol, atol, grad_nodes,
                                        train, ctx, dtype, head_grads):
     from . import autograd
-    from .ndarray import array
     from .ndarray.ndarray import NDArray
     ctx = ctx or default_context()
     location = [np.asarray(x) for x in location]

@@ -413,9 +413,6 @@ class NDArray(OpMethods):
         from ..autograd import backward
         backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
 
-    def to_dlpack_for_read(self):
-        return self._read().__dlpack__()
-
 
 from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
 
