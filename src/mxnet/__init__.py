@@ -43,8 +43,12 @@ from . import profiler  # noqa: F401
 from . import visualization  # noqa: F401
 from . import visualization as viz  # noqa: F401
 from . import test_utils  # noqa: F401
-from . import util  # noqa: F401,E402
-from . import numpy  # noqa: F401,E402
-from . import numpy as np  # noqa: F401,E402
-from . import numpy_extension  # noqa: F401,E402
-from . import numpy_extension as npx  # noqa: F401,E402
+# MXNet 1.9.1's util/runtime/contrib/log/rnn modules, NumPy mode (mx.np, mx.npx) and
+# the top-level np switches
+from . import util, runtime, log, contrib, rnn  # noqa: F401,E402
+from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401,E402
+from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402
+from . import random as rnd  # noqa: F401,E402
+from . import numpy, numpy_extension  # noqa: F401,E402
+from . import numpy as np, numpy_extension as npx  # noqa: F401,E402
+from . import onnx  # noqa: F401,E402

@@ -14,6 +14,17 @@ import numpy as np
 
 _ALIASES = ("int", "float", "object", "complex", "str")
 
+# NumPy 2.0 removed these spellings (NEP 52); MXNet 1.x code and tests still use them.
+# Each is the exact object NumPy itself recommends instead.
+_NUMPY2_ALIASES = {
+    "NaN": np.nan, "NAN": np.nan, "Inf": np.inf, "Infinity": np.inf, "infty": np.inf,
+    "PINF": np.inf, "NINF": -np.inf, "PZERO": 0.0, "NZERO": -0.0,
+    "float_": np.float64, "complex_": np.complex128, "cfloat": np.complex128,
+    "longfloat": np.longdouble, "singlecomplex": np.complex64,
+    "unicode_": np.str_, "string_": np.bytes_,
+    "product": np.prod, "cumproduct": np.cumprod, "alltrue": np.all, "sometrue": np.any,
+}
+
 
 def restore_numpy_aliases():
     if os.environ.get("MXNET_NUMPY_LEGACY_ALIASES", "1") == "0":
@@ -27,3 +38,13 @@ def restore_numpy_aliases():
             except AttributeError:
                 pass
         setattr(np, name, getattr(builtins, name))
+    missing = set()
+    for name in _NUMPY2_ALIASES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                getattr(np, name)
+            except AttributeError:
+                missing.add(name)
+    for name in missing:
+        setattr(np, name, _NUMPY2_ALIASES[name])

@@ -17,6 +17,10 @@ class _AttrScopeMeta(type):
         """The scope in effect in this thread."""
         return AttrScope._current.value
 
+    @current.setter
+    def current(cls, scope):
+        AttrScope._current.value = scope
+
 
 class AttrScope(metaclass=_AttrScopeMeta):
     """Attributes (string keys and values) for the symbols created in its scope."""

@@ -6,7 +6,8 @@ import numpy as np
 __all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex",
            "NotImplementedForSymbol", "string_types", "numeric_types",
            "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
-           "env_int", "env_str", "mx_real_t", "data_dir"]
+           "env_int", "env_str", "mx_real_t", "data_dir", "py_str", "c_str", "_as_list",
+           "classproperty", "check_call", "MXNetNotImplementedError"]
 
 
 class MXNetError(RuntimeError):
@@ -99,3 +100,42 @@ def env_str(name, default):
 def data_dir():
     """Where datasets and models live: ``$MXNET_HOME`` or ``~/.mxnet`` (as MXNet)."""
     return os.environ.get("MXNET_HOME", os.path.join(os.path.expanduser("~"), ".mxnet"))
+
+
+# --- Names MXNet's Python layer exports from mxnet.base and that user code imports. ---
+
+def py_str(x):
+    """A Python str from bytes (utf-8) or str: MXNet's helper for C strings."""
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x)
+
+
+def c_str(string):
+    """The bytes MXNet would pass to its C API for a Python string (utf-8)."""
+    return string.encode("utf-8")
+
+
+def _as_list(obj):
+    """obj itself when it is a list or tuple, else a one-element list holding it."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+class classproperty:  # noqa: N801  (MXNet's spelling)
+    """A read-only property computed on the class rather than on an instance."""
+
+    def __init__(self, fget):
+        self.fget = fget
+
+    def __get__(self, obj, owner):
+        return self.fget(owner)
+
+
+class MXNetNotImplementedError(MXNetError, NotImplementedError):
+    """An MXNetError for a feature pymxnet does not provide."""
+
+
+def check_call(ret):
+    """MXNet's C API return-code check. pymxnet has no C library: only 0 (success) is
+    accepted, anything else is an MXNetError."""
+    if ret != 0:
+        raise MXNetError(f"C API call failed with code {ret}")
+

@@ -7,7 +7,20 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "gpu_memory_info"]
 
 
-class Context:
+class _ContextMeta(type):
+    @property
+    def default_ctx(cls):
+        """The context of this thread (``with ctx:`` or set here), cpu(0) by default."""
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        if not isinstance(ctx, Context):
+            raise TypeError(f"Context.default_ctx must be a Context, got {ctx!r}")
+        Context._local.value = ctx
+
+
+class Context(metaclass=_ContextMeta):
     """A device and its id, e.g. ``mx.cpu(0)`` or ``mx.gpu(1)``.
 
     Used as ``with mx.gpu(0): ...`` it becomes the default context for arrays created

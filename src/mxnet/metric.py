@@ -577,7 +577,9 @@ class Perplexity(EvalMetric):
                 raise AssertionError(f"shape mismatch: {label.shape} vs. {pred.shape}")
             label = label.reshape(label.size).astype("int32")
             scores = numpy.moveaxis(pred, self.axis, -1).reshape(label.size, -1)
-            prob = scores[numpy.arange(label.size), label]
+            # MXNet picks with clipping: out-of-range labels read the nearest class
+            idx = numpy.clip(label, 0, scores.shape[1] - 1)
+            prob = scores[numpy.arange(label.size), idx]
             if self.ignore_label is not None:
                 ignore = label == self.ignore_label
                 num -= int(ignore.sum())

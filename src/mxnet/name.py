@@ -23,6 +23,10 @@ class _NameManagerMeta(type):
         """The manager in effect in this thread."""
         return NameManager._current.value
 
+    @current.setter
+    def current(cls, manager):
+        NameManager._current.value = manager
+
 
 class NameManager(metaclass=_NameManagerMeta):
     """Hands out unique names per hint; use as a context manager to scope counters."""

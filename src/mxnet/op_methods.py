@@ -26,8 +26,15 @@ FLUENT_METHODS = (
 )
 
 
+# Methods that take MXNet's ``inplace=`` flag: True asks for a result sharing memory
+# with the input (a reshaped view) instead of a copy.
+INPLACE_VIEW_METHODS = ("flatten", "squeeze", "expand_dims")
+
+
 def _make_fluent(name):
     def method(self, *args, **kwargs):
+        if name in INPLACE_VIEW_METHODS and kwargs.pop("inplace", False):
+            return self._inplace_view(name, *args, **kwargs)
         return self._fluent_fn(name)(self, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = f"Convenience method: same as calling ``{name}`` with this array first."
@@ -41,6 +48,11 @@ class OpMethods:
 
     def _fluent_fn(self, name):            # provided by the front end
         raise NotImplementedError
+
+    def _inplace_view(self, name, *args, **kwargs):
+        """``x.flatten/squeeze/expand_dims(..., inplace=True)``: a front end whose arrays
+        can share memory returns a view; by default (graphs) the plain operator."""
+        return self._fluent_fn(name)(self, *args, **kwargs)
 
     # Python operators. Each front end names its ops through these two hooks.
     def _binary_op(self, other, op, scalar_op, reflect=False):

@@ -1,47 +1,135 @@
-"""mx.test_utils: comparison helpers and numeric gradient checks, as in MXNet 1.9.1.
+"""mx.test_utils: MXNet 1.9.1's testing helpers, same names, signatures and semantics.
 
-``check_numeric_gradient`` compares the registry's backward (through autograd, or
-through an executor for a Symbol) with central finite differences.
+Comparison with MXNet's default tolerances per dtype, random test data, numeric
+gradient checks (the symbolic ones live in :mod:`mxnet.test_utils_symbolic` and are
+re-exported here), random-generator statistics (:mod:`mxnet.test_utils_stats`),
+optimizer comparison and environment scopes. Like MXNet's module it has no ``__all__``:
+``from mxnet.test_utils import *`` exposes every public name, including the modules it
+imports (``np``, ``mx``, ``os``...), which MXNet's tests rely on.
 """
+# pylint: disable=unused-import
+import bz2  # noqa: F401
+import errno  # noqa: F401
+import functools
+import gzip  # noqa: F401
+import json
+import logging  # noqa: F401
+import numbers
+import os
+import platform
+import random as rnd
+import struct  # noqa: F401
+import sys
+import time  # noqa: F401
+import traceback  # noqa: F401
+import zipfile  # noqa: F401
+from collections import OrderedDict  # noqa: F401
+from contextlib import contextmanager
+
 import numpy as np
+import numpy.testing as npt  # noqa: F401
+
+try:
+    import scipy.stats as ss
+except ImportError:  # scipy is optional: only the generator checks need it
+    ss = None
+
+import mxnet as mx
 
 from .base import MXNetError
-from .context import current_context
-
-__all__ = ["default_context", "set_default_context", "default_dtype", "assert_almost_equal",
-           "almost_equal", "same", "rand_ndarray", "rand_shape_nd", "rand_shape_2d",
-           "rand_shape_3d", "check_numeric_gradient", "numeric_grad", "get_atol", "get_rtol",
-           "assert_exception", "np_reduce", "get_mnist", "get_etol"]
-
-_default_ctx = [None]
-
+from .context import Context, current_context  # noqa: F401
+from .ndarray import array  # noqa: F401
+from .symbol import Symbol  # noqa: F401
+from .util import use_np, getenv, setenv, get_cuda_compute_capability  # noqa: F401
+from .runtime import Features  # noqa: F401
 
 def default_context():
-    """The context tests run on (cpu() unless set_default_context changed it)."""
-    return _default_ctx[0] or current_context()
+    """The context tests run on: this thread's current context."""
+    return current_context()
 
 
 def set_default_context(ctx):
-    _default_ctx[0] = ctx
+    """Make ctx this thread's default context (``Context.default_ctx``)."""
+    Context.default_ctx = ctx
 
 
 def default_dtype():
+    """The dtype test data is made in (float32)."""
     return np.float32
 
 
-_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
-_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
+_INT_DTYPES = ("bool", "int8", "uint8", "int32", "uint32", "int64", "uint64")
 
 
-def get_rtol(rtol=None, dtype=np.float32):
-    return _RTOL.get(np.dtype(dtype), 1e-5) if rtol is None else rtol
+def default_rtols():
+    """Relative tolerance per dtype: float16 1e-2, float32 1e-4, float64 1e-5, ints 0."""
+    tols = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4,
+            np.dtype(np.float64): 1e-5}
+    tols.update({np.dtype(t): 0 for t in _INT_DTYPES})
+    return tols
 
 
-def get_atol(atol=None, dtype=np.float32):
-    return _ATOL.get(np.dtype(dtype), 1e-20) if atol is None else atol
+def default_atols():
+    """Absolute tolerance per dtype: float16 1e-1, float32 1e-3, float64 1e-20, ints 0."""
+    tols = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
+            np.dtype(np.float64): 1e-20}
+    tols.update({np.dtype(t): 0 for t in _INT_DTYPES})
+    return tols
+
+
+def default_numeric_eps():
+    """Finite-difference step per float dtype (2**-6, 2**-9, 2**-14)."""
+    return {np.dtype(np.float16): 1.0 / 2**6, np.dtype(np.float32): 1.0 / 2**9,
+            np.dtype(np.float64): 1.0 / 2**14}
+
+
+def effective_dtype(dat):
+    """The dtype whose precision dat's values really have.
+
+    float32 results computed on a GPU with TF32 tensor-core math (CuPy's
+    ``CUPY_TF32=1``) carry float16-like mantissas, so float16 tolerances apply.
+    """
+    dtype = np.dtype(getattr(dat, "dtype", np.asarray(dat).dtype))
+    ctx = getattr(dat, "context", None)
+    if (dtype == np.float32 and ctx is not None and ctx.device_type == "gpu"
+            and os.environ.get("CUPY_TF32", "0") == "1"):
+        return np.dtype(np.float16)
+    return dtype
+
+
+def get_tolerance(dat, tol, default_tol):
+    """tol when given, else default_tol's entry (a dict by dtype) for dat's effective dtype."""
+    if tol is not None:
+        return tol
+    return default_tol.get(np.dtype(effective_dtype(dat)), 0)
+
+
+def get_tols(x, y, rtol, atol):
+    """(rtol, atol) for comparing x with y: the given ones, or the looser default of the
+    two arrays' dtypes."""
+    if isinstance(x, numbers.Number):
+        x = np.array(x)
+    if isinstance(y, numbers.Number):
+        y = np.array(y)
+    rtol = max(get_tolerance(x, rtol, default_rtols()),
+               get_tolerance(y, rtol, default_rtols()))
+    atol = max(get_tolerance(x, atol, default_atols()),
+               get_tolerance(y, atol, default_atols()))
+    return rtol, atol
+
+
+def get_rtol(rtol=None, dtype=np.dtype(np.float64)):
+    """rtol when given, else the default relative tolerance of dtype."""
+    return default_rtols()[np.dtype(dtype)] if rtol is None else rtol
+
+
+def get_atol(atol=None, dtype=np.dtype(np.float64)):
+    """atol when given, else the default absolute tolerance of dtype."""
+    return default_atols()[np.dtype(dtype)] if atol is None else atol
 
 
 def get_etol(etol=None):
+    """Allowed fraction of mismatching elements (0 unless given)."""
     return 0 if etol is None else etol
 
 
@@ -49,50 +137,259 @@ def _as_np(a):
     from .ndarray.ndarray import NDArray
     if isinstance(a, NDArray):
         return a.asnumpy()
+    if hasattr(a, "asnumpy"):
+        return a.asnumpy()
     return np.asarray(a)
 
 
+# --------------------------------------------------------------------- random data
+
+def random_arrays(*shapes):
+    """Standard-normal float32 arrays, one per shape (a float for shape ()); one array
+    when one shape is given."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0
+              else np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(*shapes, **kwargs):
+    """Uniform arrays in [low, high) (kwargs low=0, high=1, dtype=float32), one per shape."""
+    low = kwargs.pop("low", 0.0)
+    high = kwargs.pop("high", 1.0)
+    dtype = kwargs.pop("dtype", default_dtype())
+    if kwargs:
+        raise TypeError(f"random_uniform_arrays: unexpected arguments {sorted(kwargs)}")
+    arrays = [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population, k):
+    """k distinct elements of population, in random order."""
+    if not 0 <= k <= len(population):
+        raise ValueError(f"random_sample: k={k} is outside [0, {len(population)}]")
+    copy = list(population)
+    np.random.shuffle(copy)
+    return copy[:k]
+
+
+def _sorted_items(d):
+    return sorted(d.items(), key=lambda item: item[0])
+
+
+def _sorted_dict(d):
+    return OrderedDict(_sorted_items(d))
+
+
+def assign_each(the_input, function):
+    """A new array with function applied to each element of the_input (None: a copy)."""
+    if function is None:
+        return np.array(the_input)
+    return np.vectorize(function)(the_input)
+
+
+def assign_each2(input1, input2, function):
+    """A new array with function(a, b) applied elementwise (None: a copy of input1)."""
+    if function is None:
+        return np.array(input1)
+    return np.vectorize(function)(input1, input2)
+
+
+def create_2d_tensor(rows, columns, dtype=np.int64):
+    """An NDArray of shape (rows, columns) whose row i holds the value i."""
+    col = mx.nd.arange(0, rows, dtype=dtype).reshape(rows, 1)
+    return mx.nd.broadcast_to(col, shape=(rows, columns))
+
+
+def create_vector(size, dtype=np.int64):
+    """The NDArray [0, 1, ..., size - 1]."""
+    return mx.nd.arange(0, size, dtype=dtype)
+
+
+def get_identity_mat(size):
+    """An NDArray identity matrix of the given size."""
+    return mx.nd.array(np.eye(size))
+
+
+def get_identity_mat_batch(size):
+    """Two stacked identity matrices, shape (2, size, size)."""
+    eye = np.eye(size)
+    return mx.nd.array(np.stack([eye, eye]))
+
+
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
+                        data_init=None, rsp_indices=None, modifier_func=None,
+                        shuffle_csr_indices=False, ctx=None):
+    """Random sparse NDArray: needs mx.nd.sparse, which pymxnet does not have yet."""
+    raise NotImplementedError(f"rand_sparse_ndarray(stype={stype!r}): sparse storage "
+                              f"(mx.nd.sparse) is not implemented in pymxnet yet")
+
+
+def shuffle_csr_column_indices(csr):
+    """Shuffle a CSR matrix's column indices: needs mx.nd.sparse (not in pymxnet yet)."""
+    raise NotImplementedError("shuffle_csr_column_indices: sparse storage (mx.nd.sparse) is "
+                              "not implemented in pymxnet yet")
+
+
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
+                        modifier_func=None, density=0.5, shuffle_csr_indices=False):
+    """Sparse test array: needs mx.nd.sparse, which pymxnet does not have yet."""
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype)
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
+                           dtype=None, modifier_func=None, shuffle_csr_indices=False):
+    """Sparse test array: needs mx.nd.sparse, which pymxnet does not have yet."""
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype)
+
+
+def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A random NDArray of the given shape: standard-normal values for 'default'
+    storage; 'row_sparse'/'csr' go through rand_sparse_ndarray."""
+    if stype != "default":
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   modifier_func=modifier_func,
+                                   shuffle_csr_indices=shuffle_csr_indices,
+                                   distribution=distribution, ctx=ctx)
+    return mx.nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
+
+
+def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
+    """A random 2-d shape with sizes in [1, dimN] ([0, dimN] when allow_zero_size)."""
+    low = 0 if allow_zero_size else 1
+    return rnd.randint(low, dim0), rnd.randint(low, dim1)
+
+
+def rand_shape_3d(dim0=10, dim1=10, dim2=10, allow_zero_size=False):
+    """A random 3-d shape with sizes in [1, dimN] ([0, dimN] when allow_zero_size)."""
+    low = 0 if allow_zero_size else 1
+    return rnd.randint(low, dim0), rnd.randint(low, dim1), rnd.randint(low, dim2)
+
+
+def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
+    """A random num_dim-d shape with sizes in [1, dim] ([0, dim] when allow_zero_size)."""
+    low = 0 if allow_zero_size else 1
+    return tuple(int(v) for v in np.random.randint(low, dim + 1, size=num_dim))
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    """A random integer point with x in [x_low, x_high) and y in [y_low, y_high)."""
+    x = np.random.randint(x_low, x_high, dtype=np.int64)
+    y = np.random.randint(y_low, y_high, dtype=np.int64)
+    return x, y
+
+
+# --------------------------------------------------------------------- comparison
+
 def same(a, b):
     """True when a and b are equal element by element (and in shape)."""
-    a, b = _as_np(a), _as_np(b)
-    return a.shape == b.shape and np.array_equal(a, b)
+    return np.array_equal(_as_np(a), _as_np(b))
 
 
-def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
+def checkShapes(a, b):  # noqa: N802  (MXNet's name)
+    """Assert that a and b have the same shape."""
+    if a.shape != b.shape:
+        raise AssertionError(f"Shape mismatch: {a.shape} vs {b.shape}")
+
+
+def _close_mask(a, b, rtol, atol, equal_nan):
+    af = a.astype(np.float64) if a.dtype.kind != "c" else a
+    bf = b.astype(np.float64) if b.dtype.kind != "c" else b
+    return np.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True):
+    """Whether |a - b| <= atol + rtol * |b| everywhere (dtype-default tolerances)."""
+    rtol, atol = get_tols(a, b, rtol, atol)
     a, b = _as_np(a), _as_np(b)
-    dt = np.result_type(a.dtype, b.dtype) if a.dtype.kind == "f" else np.float64
-    return np.allclose(a, b, rtol=get_rtol(rtol, dt), atol=get_atol(atol, dt),
-                       equal_nan=equal_nan)
+    if not use_broadcast and a.shape != b.shape:
+        return False
+    try:
+        return bool(_close_mask(a, b, rtol, atol, equal_nan).all())
+    except ValueError:
+        return False
+
+
+def _find_max_violation(a, b, rtol, atol):
+    """(index, ratio) of the element where |a - b| exceeds its tolerance the most."""
+    af, bf = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        err = np.abs(af - bf) / (atol + rtol * np.abs(bf))
+    err = np.where(np.isnan(err), np.inf, err)
+    if err.size == 0:
+        return (), 0.0
+    idx = np.unravel_index(np.argmax(err), err.shape)
+    return idx, float(err[idx])
+
+
+def locationError(a, b, index, names, maxError=False):  # noqa: N802,N803
+    """Text naming the element at index of both arrays (for assertion messages)."""
+    index = tuple(int(i) for i in np.atleast_1d(index)) if np.ndim(index) else index
+    what = "Maximum error" if maxError else "Error"
+    return (f"{what} at position {index}: {names[0]}={a[index]!r}, "
+            f"{names[1]}={b[index]!r}")
 
 
 def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False,
                         use_broadcast=True, mismatches=(10, 10)):
-    """Assert |a - b| <= atol + rtol * |b| elementwise, reporting the worst element."""
+    """Assert |a - b| <= atol + rtol * |b| elementwise (dtype-default tolerances),
+    reporting the worst element and the first mismatches."""
+    rtol, atol = get_tols(a, b, rtol, atol)
     a, b = _as_np(a), _as_np(b)
-    if not use_broadcast and a.shape != b.shape:
-        raise AssertionError(f"shape mismatch: {names[0]} {a.shape} vs {names[1]} {b.shape}")
-    dt = np.result_type(a.dtype, b.dtype)
-    if dt.kind not in "fc":
-        dt = np.dtype(np.float64)
-    rtol, atol = get_rtol(rtol, dt), get_atol(atol, dt)
-    af, bf = a.astype(np.float64), b.astype(np.float64)
+    if not use_broadcast:
+        checkShapes(a, b)
     try:
-        close = np.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        close = _close_mask(a, b, rtol, atol, equal_nan)
     except ValueError as err:
         raise AssertionError(f"cannot compare {names[0]} {a.shape} with {names[1]} "
                              f"{b.shape}: {err}") from None
     if close.all():
         return
-    err = np.abs(af - bf) / (atol + rtol * np.abs(bf))
-    err = np.where(np.isnan(err), np.inf, err)
-    idx = np.unravel_index(np.argmax(err), err.shape)
+    a_b, b_b = np.broadcast_arrays(a, b)
+    idx, ratio = _find_max_violation(a_b, b_b, rtol, atol)
+    bad = np.argwhere(~close)
+    shown = ", ".join(f"{tuple(int(i) for i in pos)}: {a_b[tuple(pos)]!r} vs "
+                      f"{b_b[tuple(pos)]!r}" for pos in bad[:mismatches[0]])
     raise AssertionError(
-        f"Items are not equal (rtol={rtol}, atol={atol}): {int((~close).sum())} of "
-        f"{close.size} differ; worst at {tuple(int(i) for i in idx)}: "
-        f"{names[0]}={af[idx]!r} {names[1]}={bf[idx]!r} (error ratio {err[idx]:.3g})")
+        f"Items are not equal:\nError {ratio:.6g} exceeds tolerance rtol={rtol:.6g}, "
+        f"atol={atol:.6g} ({len(bad)} of {close.size} elements differ).\n"
+        f"Location of maximum error: {tuple(int(i) for i in idx)}, "
+        f"{names[0]}={a_b[idx]!r}, {names[1]}={b_b[idx]!r}\nFirst mismatches: {shown}")
+
+
+def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True):
+    """numpy.testing-style allclose with MXNet's argument defaults."""
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=("a", "b"),
+                                 equal_nan=False, mismatches=(10, 10)):
+    """Like assert_almost_equal, but up to a fraction etol of the elements may differ."""
+    etol = get_etol(etol)
+    if etol <= 0:
+        return assert_almost_equal(a, b, rtol, atol, names, equal_nan,
+                                   mismatches=mismatches)
+    rtol, atol = get_tols(a, b, rtol, atol)
+    a, b = _as_np(a), _as_np(b)
+    close = _close_mask(a, b, rtol, atol, equal_nan)
+    frac = float((~close).sum()) / max(close.size, 1)
+    if frac > etol:
+        idx, ratio = _find_max_violation(*np.broadcast_arrays(a, b), rtol, atol)
+        raise AssertionError(f"{frac:.4g} of the elements differ (allowed {etol}); worst "
+                             f"ratio {ratio:.4g} at {tuple(int(i) for i in idx)}")
+
+
+def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")):
+    """assert_almost_equal after zeroing the positions that are NaN in either array."""
+    a, b = np.copy(_as_np(a)), np.copy(_as_np(b))
+    nan = np.logical_or(np.isnan(a), np.isnan(b))
+    a[nan] = 0
+    b[nan] = 0
+    assert_almost_equal(a, b, rtol, atol, names)
 
 
 def assert_exception(f, exception_type, *args, **kwargs):
+    """Assert that f(*args, **kwargs) raises exception_type."""
     try:
         f(*args, **kwargs)
     except exception_type:
@@ -100,26 +397,284 @@ def assert_exception(f, exception_type, *args, **kwargs):
     raise AssertionError(f"{exception_type.__name__} was not raised")
 
 
-def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
-    low = 0 if allow_zero_size else 1
-    return tuple(np.random.randint(low, dim + 1, size=num_dim).tolist())
+def retry(n):
+    """Decorator: rerun a test up to n times while it fails with AssertionError."""
+    if n <= 0:
+        raise ValueError("retry: n must be positive")
+
+    def decorate(test):
+        @functools.wraps(test)
+        def wrapper(*args, **kwargs):
+            for attempt in range(n):
+                try:
+                    return test(*args, **kwargs)
+                except AssertionError:
+                    if attempt == n - 1:
+                        raise
+                    mx.nd.waitall()
+        return wrapper
+    return decorate
 
 
-def rand_shape_2d(dim0=10, dim1=10):
-    return rand_shape_nd(2, max(dim0, dim1))
+def same_array(array1, array2):
+    """Whether two NDArrays share memory: a change made through one shows in the other."""
+    array1[:] += 1
+    if not same(array1.asnumpy(), array2.asnumpy()):
+        array1[:] -= 1
+        return False
+    array1[:] -= 1
+    return same(array1.asnumpy(), array2.asnumpy())
 
 
-def rand_shape_3d(dim0=10, dim1=10, dim2=10):
-    return rand_shape_nd(3, max(dim0, dim1, dim2))
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    """assert_almost_equal over two (nested tuples of) NDArrays; None matches anything."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, ctx=None, **kwargs):
-    """A dense NDArray of uniform random values in [0, 1) (only 'default' storage)."""
-    from .ndarray import array
-    if stype != "default":
-        raise MXNetError(f"rand_ndarray: storage type {stype!r} is not supported by pymxnet")
-    data = np.random.uniform(size=shape).astype(dtype or np.float32)
-    return array(data, ctx=ctx or default_context(), dtype=data.dtype)
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="default",
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """Run one update of opt1 and opt2 on the same random weight and gradient and
+    compare the states and weights. With a list of shapes (ntensors > 1) opt2 updates
+    all tensors in one multi-tensor call and opt1 one by one."""
+    from copy import deepcopy
+    ctx = default_context()
+    if w_stype != "default" or g_stype != "default":
+        raise NotImplementedError(f"compare_optimizer with w_stype={w_stype!r}, "
+                                  f"g_stype={g_stype!r}: sparse storage is not "
+                                  f"implemented in pymxnet yet")
+    if not isinstance(shape, list):
+        if ntensors != 1:
+            raise ValueError("compare_optimizer: a single shape needs ntensors == 1")
+        w2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w1 = w2.copyto(ctx)
+        g2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        g1 = g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2, g2 = deepcopy(w1), deepcopy(g1)
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        assert_almost_equal(w1[i], w2[i], rtol=rtol, atol=atol)
+
+
+def same_symbol_structure(sym1, sym2):
+    """Whether two symbols have the same operators node by node."""
+    nodes1 = json.loads(sym1.tojson())["nodes"]
+    nodes2 = json.loads(sym2.tojson())["nodes"]
+    return all(n1["op"] == n2["op"] for n1, n2 in zip(nodes1, nodes2))
+
+
+@contextmanager
+def environment(*args):
+    """Scope with environment variables set: ``environment(name, value)`` or
+    ``environment({name: value, ...})``; value None unsets. Restored on exit."""
+    if len(args) == 2:
+        updates = {args[0]: args[1]}
+    elif len(args) == 1 and isinstance(args[0], dict):
+        updates = args[0]
+    else:
+        raise ValueError("environment() takes (name, value) or one dict {name: value}")
+    saved = {name: os.environ.get(name) for name in updates}
+    try:
+        for name, value in updates.items():
+            setenv(name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setenv(name, value)
+
+
+@contextmanager
+def discard_stderr():
+    """Scope in which everything written to file descriptor 2 is thrown away."""
+    with open(os.devnull, "w", encoding="utf-8") as devnull:
+        try:
+            fd = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            # stderr is not a real file (captured): nothing at fd level to silence
+            yield
+            return
+        sys.stderr.flush()
+        saved = os.dup(fd)
+        try:
+            os.dup2(devnull.fileno(), fd)
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+def collapse_sum_like(a, shape):
+    """Sum numpy array a over the axes broadcasting added to reach a.shape from shape."""
+    if len(a.shape) < len(shape):
+        raise ValueError(f"collapse_sum_like: {a.shape} has fewer axes than {shape}")
+    if np.prod(shape) == 0 or a.size == 0:
+        return np.zeros(shape, dtype=a.dtype)
+    lead = len(a.shape) - len(shape)
+    axes = list(range(lead))
+    for i, s in enumerate(shape):
+        if s != a.shape[i + lead]:
+            if s != 1:
+                raise ValueError(f"collapse_sum_like: {shape} does not broadcast to {a.shape}")
+            axes.append(i + lead)
+    return np.sum(a, axis=tuple(axes)).reshape(shape)
+
+
+def is_cd_run():
+    """Whether this runs in MXNet's continuous-delivery job (CD_JOB=1)."""
+    return os.environ.get("CD_JOB", 0) == "1"
+
+
+def is_aarch64_run():
+    """Whether the machine is aarch64."""
+    return platform.machine() == "aarch64"
+
+
+def has_tvm_ops():
+    """Whether TVM-generated operators are available (never in pymxnet)."""
+    return Features().is_enabled("TVM_OP")
+
+
+def is_op_runnable():
+    """Whether operators can run on the current context (always: pymxnet has no TVM ops)."""
+    return True
+
+
+def list_gpus():
+    """Indices of the visible GPUs."""
+    return list(range(mx.context.num_gpus()))
+
+
+def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", **kwargs):  # noqa: N803
+    """Average seconds per forward ('forward') or forward+backward ('whole') of sym
+    over N runs, after one warm-up run."""
+    ctx = ctx or default_context()
+    if grad_req is None:
+        grad_req = "write"
+    if location is None:
+        exe = sym.simple_bind(grad_req=grad_req, ctx=ctx, **kwargs)
+        location = {k: np.random.normal(size=arr.shape, scale=1.0)
+                    for k, arr in exe.arg_dict.items()}
+    else:
+        if not isinstance(location, dict):
+            raise ValueError("check_speed: location must be a dict {name: array}")
+        exe = sym.simple_bind(grad_req=grad_req, ctx=ctx,
+                              **{k: v.shape for k, v in location.items()})
+    for name, value in location.items():
+        exe.arg_dict[name][:] = value
+    if typ not in ("whole", "forward"):
+        raise ValueError(f"check_speed: typ must be 'whole' or 'forward', got {typ!r}")
+    is_train = typ == "whole"
+
+    def run():
+        exe.forward(is_train=is_train)
+        if is_train:
+            exe.backward(out_grads=exe.outputs)
+        for out in exe.outputs:
+            out.wait_to_read()
+    run()
+    mx.nd.waitall()
+    tic = time.time()
+    for _ in range(N):
+        run()
+    mx.nd.waitall()
+    return (time.time() - tic) / N
+
+
+def new_matrix_with_real_eigvals_2d(n):
+    """A random n x n matrix with real, well-separated eigenvalues."""
+    q = new_orthonormal_matrix_2d(n)
+    eig = np.random.uniform(1, 2, size=n) * np.random.choice([-1, 1], size=n)
+    return q @ np.diag(eig) @ np.linalg.inv(q)
+
+
+def new_matrix_with_real_eigvals_nd(shape):
+    """A batch (shape[:-2]) of random square matrices with real eigenvalues."""
+    n = shape[-1]
+    mats = [new_matrix_with_real_eigvals_2d(n) for _ in range(int(np.prod(shape[:-2])))]
+    return np.array(mats).reshape(shape)
+
+
+def new_orthonormal_matrix_2d(n):
+    """A random n x n orthonormal matrix (QR of a Gaussian matrix)."""
+    q, _ = np.linalg.qr(np.random.normal(size=(n, n)))
+    return q
+
+
+def new_sym_matrix_with_real_eigvals_2d(n):
+    """A random symmetric n x n matrix."""
+    q = new_orthonormal_matrix_2d(n)
+    eig = np.random.uniform(-10, 10, size=n)
+    return q @ np.diag(eig) @ q.T
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape):
+    """A batch (shape[:-2]) of random symmetric matrices."""
+    n = shape[-1]
+    mats = [new_sym_matrix_with_real_eigvals_2d(n) for _ in range(int(np.prod(shape[:-2])))]
+    return np.array(mats).reshape(shape)
+
+
+def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
+                                      rtol=1e-4, atol=1e-4):
+    """Build a network with net_builder() three times (plain, hybridized, hybridized
+    with static allocation), run it on data_l and check that the outputs (and input
+    gradients, when test_grad) agree — and match numpy_func(*data) when given."""
+    saved_outs, saved_grads, first_params = None, None, None
+    for hybridize, static in ((False, False), (True, False), (True, True)):
+        net = net_builder()
+        net.initialize()
+        if hybridize:
+            net.hybridize(static_alloc=static, static_shape=static)
+        inputs = [d.copy() for d in data_l]
+        for d in inputs:
+            d.attach_grad()
+        if first_params is not None:
+            # same weights in every variant: copy them over (after deferred init ran)
+            net(*[d.copy() for d in data_l])
+            for p, value in zip(net.collect_params().values(), first_params):
+                p.set_data(value)
+        with mx.autograd.record():
+            out = net(*inputs)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if test_grad:
+            mx.autograd.backward(outs)
+        if first_params is None:
+            first_params = [p.data().copy() for p in net.collect_params().values()]
+        outs_np = [o.asnumpy() for o in outs]
+        grads_np = [d.grad.asnumpy() for d in inputs] if test_grad else []
+        if saved_outs is None:
+            saved_outs, saved_grads = outs_np, grads_np
+            if numpy_func is not None:
+                want = numpy_func(*[d.asnumpy() for d in data_l])
+                want = list(want) if isinstance(want, (list, tuple)) else [want]
+                for got, exp in zip(outs_np, want):
+                    assert_almost_equal(got, exp, rtol=rtol, atol=atol)
+        else:
+            for got, exp in zip(outs_np + grads_np, saved_outs + saved_grads):
+                assert_almost_equal(got, exp, rtol=rtol, atol=atol)
 
 
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):
@@ -136,12 +691,25 @@ def np_reduce(dat, axis, keepdims, numpy_reduce_func):
     return ret
 
 
-def numeric_grad(f, inputs, out_grad_fn=None, eps=1e-4):
-    """Central-difference gradient of sum(head * f(inputs)) for each numpy input.
+def numeric_grad(f, inputs, out_grad_fn=None, eps=1e-4, use_forward_train=True,
+                 dtype=np.float32):
+    """Central-difference gradients.
 
-    f maps a list of float64 numpy arrays to a list of numpy outputs; out_grad_fn gives
-    the head gradient per output (ones by default).
+    MXNet's form: ``numeric_grad(executor, location, aux_states=None, eps=1e-4,
+    use_forward_train=True, dtype=float32)`` differentiates the sum of the executor's
+    first output with respect to each float array of location (a dict name -> numpy
+    array) and returns {name: gradient}.
+
+    pymxnet's functional form: ``numeric_grad(f, inputs, out_grad_fn=None, eps=1e-4)``
+    where f maps a list of float64 numpy arrays to a list of numpy outputs and
+    out_grad_fn gives the head gradient per output (ones by default): the gradients of
+    sum(head * f(inputs)), one per input.
     """
+    if hasattr(f, "arg_dict"):
+        from . import test_utils_symbolic
+        return test_utils_symbolic.executor_numeric_grad(
+            f, inputs, aux_states=out_grad_fn, eps=eps,
+            use_forward_train=use_forward_train, dtype=dtype)
     grads = []
     base_inputs = [np.array(x, dtype=np.float64) for x in inputs]
     heads = None
@@ -164,11 +732,12 @@ def numeric_grad(f, inputs, out_grad_fn=None, eps=1e-4):
     return grads
 
 
-def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
                            atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
-                           grad_stype_dict=None, dtype=np.float64, head_grads=None,
-                           **kwargs):
+                           grad_stype_dict=None, dtype=None, head_grads=None):
     """Compare analytic gradients with central finite differences.
+
+    dtype None means MXNet's float32 for a Symbol and float64 for the callable form.
 
     ``sym`` is a Symbol (MXNet's form: location is a list or dict of input arrays) or a
     Python callable taking NDArrays and returning an NDArray or list (the imperative
@@ -176,20 +745,20 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rto
     objective is sum(head * output) over outputs with random heads, fixed per check.
     """
     if callable(sym) and not hasattr(sym, "list_arguments"):
-        return _check_numeric_gradient_imperative(sym, location, numeric_eps, rtol, atol,
-                                                  grad_nodes, use_forward_train, ctx,
-                                                  dtype, head_grads)
+        return _check_numeric_gradient_imperative(
+            sym, location, 1e-3 if numeric_eps is None else numeric_eps,
+            1e-2 if rtol is None else rtol, atol, grad_nodes, use_forward_train, ctx,
+            np.float64 if dtype is None else dtype, head_grads)
     from . import test_utils_symbolic
     return test_utils_symbolic.check_numeric_gradient(
         sym, location, aux_states=aux_states, numeric_eps=numeric_eps, rtol=rtol,
         atol=atol, grad_nodes=grad_nodes, use_forward_train=use_forward_train, ctx=ctx,
-        grad_stype_dict=grad_stype_dict, dtype=dtype, **kwargs)
+        grad_stype_dict=grad_stype_dict, dtype=default_dtype() if dtype is None else dtype)
 
 
 def _check_numeric_gradient_imperative(fn, location, eps, rtol, atol, grad_nodes,
                                        train, ctx, dtype, head_grads):
     from . import autograd
-    from .ndarray import array
     from .ndarray.ndarray import NDArray
     ctx = ctx or default_context()
     location = [np.asarray(x) for x in location]
@@ -238,15 +807,96 @@ def get_mnist(path=None):
     return {"train_data": trd, "train_label": trl, "test_data": ted, "test_label": tel}
 
 
+def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
+    """(train, val) NDArrayIters over MNIST read by get_mnist() (local files only)."""
+    data = get_mnist()
+    flat = len(input_shape) == 1
+    def shaped(x):
+        return x.reshape(x.shape[0], -1) if flat else x
+    n = data["train_data"].shape[0]
+    part = slice(part_index * n // num_parts, (part_index + 1) * n // num_parts)
+    train = mx.io.NDArrayIter(shaped(data["train_data"])[part], data["train_label"][part],
+                              batch_size, shuffle=True)
+    val = mx.io.NDArrayIter(shaped(data["test_data"]), data["test_label"], batch_size)
+    return train, val
 
 
+def _no_download(what):
+    raise NotImplementedError(f"{what}: pymxnet's test_utils does not download; put the "
+                              f"files in place locally (see get_mnist)")
 
-def __getattr__(name):
-    """Symbolic helpers (check_symbolic_forward, ...) live in test_utils_symbolic."""
-    if not name.startswith("__"):
-        try:
-            from . import test_utils_symbolic
-            return getattr(test_utils_symbolic, name)
-        except (ImportError, AttributeError):
-            pass
-    raise AttributeError(f"module 'mxnet.test_utils' has no attribute {name!r}")
+
+def download(url, fname=None, dirname=None, overwrite=False, retries=5):
+    """Download url to dirname/fname; pymxnet never reaches the network from tests, so
+    this only returns the path when the file is already there (and overwrite is False)."""
+    fname = fname or url.split("/")[-1]
+    if dirname is not None:
+        os.makedirs(dirname, exist_ok=True)
+        fname = os.path.join(dirname, fname)
+    if os.path.exists(fname) and not overwrite:
+        return fname
+    return _no_download(f"download({url!r})")
+
+
+def download_model(model_name, dst_dir="./", meta_info=None):
+    """Download a model from MXNet's model store: not available in pymxnet."""
+    return _no_download(f"download_model({model_name!r})")
+
+
+def get_mnist_pkl():
+    """MNIST as a pickle from the network: not available in pymxnet."""
+    return _no_download("get_mnist_pkl()")
+
+
+def get_mnist_ubyte():
+    """MNIST ubyte files in ./data: available when get_mnist() finds local IDX files."""
+    return get_mnist()
+
+
+def get_cifar10():
+    """CIFAR-10 from the network: not available in pymxnet."""
+    return _no_download("get_cifar10()")
+
+
+def get_zip_data(data_dir, url, data_origin_name):
+    """A zip archive from the network: not available in pymxnet."""
+    return _no_download(f"get_zip_data({url!r})")
+
+
+def get_bz2_data(data_dir, data_name, url, data_origin_name):
+    """A bz2 file from the network: not available in pymxnet."""
+    return _no_download(f"get_bz2_data({url!r})")
+
+
+def get_im2rec_path(home_env="MXNET_HOME"):
+    """Path of the im2rec.py tool: pymxnet ships it as mxnet.tools.im2rec."""
+    from .tools import im2rec  # noqa: F401  (raises ImportError when absent)
+    return os.path.abspath(im2rec.__file__)
+
+
+class DummyIter(mx.io.DataIter):
+    """A DataIter that returns the first batch of real_iter forever (speed tests)."""
+
+    def __init__(self, real_iter):
+        super().__init__()
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.batch_size = real_iter.batch_size
+        self.the_batch = next(real_iter)
+
+    def __iter__(self):
+        return self
+
+    def next(self):
+        return self.the_batch
+
+    __next__ = next
+
+
+# Symbolic checks and random-generator statistics, re-exported under MXNet's names.
+from .test_utils_symbolic import (  # noqa: E402,F401
+    check_symbolic_forward, check_symbolic_backward, check_consistency, simple_forward,
+    _parse_location, _parse_aux_states)
+from .test_utils_stats import (  # noqa: E402,F401
+    gen_buckets_probs_with_ppf, mean_check, var_check, chi_square_check, verify_generator)

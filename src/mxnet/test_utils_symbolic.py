@@ -9,7 +9,7 @@ from .base import MXNetError
 from .context import Context, current_context
 
 __all__ = ["check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient",
-           "check_consistency", "simple_forward", "default_tols"]
+           "check_consistency", "simple_forward", "executor_numeric_grad"]
 
 
 def _ctx(ctx):
@@ -22,6 +22,8 @@ def _ctx(ctx):
 def _nd(value, ctx, dtype):
     from .ndarray import array
     from .ndarray.ndarray import NDArray
+    if dtype == "asnumpy":
+        dtype = None
     if isinstance(value, NDArray):
         return value.as_in_context(ctx) if dtype is None else \
             value.as_in_context(ctx).astype(dtype, copy=False)
@@ -29,18 +31,42 @@ def _nd(value, ctx, dtype):
     return array(value, ctx=ctx, dtype=value.dtype if dtype is None else dtype)
 
 
-def _parse_location(sym, location, ctx, dtype):
-    """{argument name: NDArray} from a list (list_arguments order) or a dict."""
+def _parse_location(sym, location, ctx, dtype=np.float32):
+    """{argument name: NDArray} from a list (list_arguments order) or a dict whose keys
+    are exactly the arguments. NumPy values become NDArrays of dtype (their own dtype
+    when dtype is "asnumpy"); NDArrays are used as given, as MXNet does."""
     names = sym.list_arguments()
     if isinstance(location, dict):
-        unknown = set(location) - set(names)
-        if unknown:
+        if set(location) != set(names):
             raise ValueError(f"Symbol arguments and keys of the given location do not "
-                             f"match: symbol args {names}, location keys "
-                             f"{sorted(location)}")
-    else:
+                             f"match. symbol args:{names}, location.keys():"
+                             f"{list(location)}")
+    elif isinstance(location, (list, tuple)):
         location = dict(zip(names, location))
-    return {k: _nd(v, ctx, dtype) for k, v in location.items()}
+    else:
+        raise ValueError(f"location must be a dict, list or tuple, got "
+                         f"{type(location).__name__}")
+    return {k: _nd_from(v, ctx, dtype) for k, v in location.items()}
+
+
+def _nd_from(value, ctx, dtype):
+    from .ndarray import array
+    from .ndarray.ndarray import NDArray
+    if isinstance(value, NDArray):
+        return value
+    value = np.asarray(value)
+    return array(value, ctx=ctx, dtype=value.dtype if dtype == "asnumpy" else dtype)
+
+
+def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
+    """{auxiliary state name: NDArray} from a list or a dict (None stays None)."""
+    if aux_states is not None and isinstance(aux_states, dict):
+        unknown = set(aux_states) - set(sym.list_auxiliary_states())
+        if unknown:
+            raise ValueError(f"Symbol aux_states names and given aux_states do not match: "
+                             f"symbol {sym.list_auxiliary_states()}, given "
+                             f"{sorted(aux_states)}")
+    return _parse_aux(sym, aux_states, ctx, dtype)
 
 
 def _parse_aux(sym, aux_states, ctx, dtype):
@@ -92,7 +118,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     aux = _parse_aux(sym, aux_states, ctx, dtype)
     if not isinstance(expected, dict):
         expected = dict(zip(sym.list_arguments(), expected))
-    init = {k: np.random.normal(size=np.shape(v)).astype(dtype or np.float32)
+    def grad_dtype(v):     # "asnumpy": each gradient in its expected value's dtype
+        return np.asarray(v).dtype if dtype == "asnumpy" else (dtype or np.float32)
+    init = {k: np.random.normal(size=np.shape(v)).astype(grad_dtype(v))
             for k, v in expected.items()}
     grads = {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in init.items()}
     if isinstance(grad_req, str):
@@ -125,87 +153,126 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     return got
 
 
+def executor_numeric_grad(executor, location, aux_states=None, eps=1e-4,
+                          use_forward_train=True, dtype=np.float32):
+    """MXNet's numeric_grad: central differences (step eps) of the sum of the executor's
+    first output with respect to each float array of location {name: numpy array},
+    computed in dtype. Returns {name: gradient}; location is left unchanged."""
+    from .ndarray import array
+    location = {k: np.array(v, dtype=dtype, order="C") for k, v in location.items()}
+    grads = {k: np.zeros(v.shape, dtype=dtype) for k, v in location.items()}
+    for k, v in location.items():
+        executor.arg_dict[k][:] = array(v, dtype=dtype)
+
+    def objective():
+        if aux_states is not None:
+            for name, value in aux_states.items():
+                executor.aux_dict[name][:] = value
+        executor.forward(is_train=use_forward_train)
+        return executor.outputs[0].asnumpy().astype(np.float64).sum()
+
+    for k, v in location.items():
+        if v.dtype.kind != "f":
+            continue
+        flat = v.reshape(-1)
+        gflat = grads[k].reshape(-1)
+        for i in range(flat.size):
+            old = flat[i].copy()
+            flat[i] = old + eps / 2.0
+            executor.arg_dict[k][:] = array(v, dtype=dtype)
+            plus = objective()
+            flat[i] = old - eps / 2.0
+            executor.arg_dict[k][:] = array(v, dtype=dtype)
+            minus = objective()
+            flat[i] = old
+            gflat[i] = (plus - minus) / eps
+        executor.arg_dict[k][:] = array(v, dtype=dtype)
+    return grads
+
+
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
                            atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
-                           grad_stype_dict=None, dtype=np.float64, **kwargs):
-    """Compare the executor's gradients of sum(head * output) (random heads, one per
-    output) with central finite differences, for the arguments in grad_nodes (all
-    arguments by default). Computed in dtype (float64 by default)."""
-    from .test_utils import assert_almost_equal, numeric_grad
+                           grad_stype_dict=None, dtype=np.float32):
+    """MXNet's gradient check of a Symbol: the executor's gradients of
+    sum(sym * P) (P a fixed random projection, through make_loss) against central
+    finite differences, for grad_nodes (all arguments by default; a dict gives each
+    one's grad_req: 'add' is checked as the added part, 'null' as untouched).
+    numeric_eps defaults by dtype (default_numeric_eps), tolerances by dtype."""
+    from . import symbol as sym_mod
+    from .ndarray import array
+    from .test_utils import assert_almost_equal, default_numeric_eps, get_tolerance
+    if np.dtype(dtype) not in (np.float16, np.float32, np.float64):
+        raise ValueError(f"check_numeric_gradient: dtype must be float16/32/64, got {dtype}")
+    if grad_stype_dict:
+        if any(st != "default" for st in grad_stype_dict.values()):
+            raise NotImplementedError("check_numeric_gradient with sparse gradients: "
+                                      "sparse storage is not implemented in pymxnet yet")
     ctx = _ctx(ctx)
-    eps = 1e-3 if numeric_eps is None else numeric_eps
-    rtol = 1e-2 if rtol is None else rtol
-    atol = 1e-4 if atol is None else atol
-    names = sym.list_arguments()
-    if isinstance(location, dict):
-        loc = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
-               for k, v in location.items()}
-    else:
-        loc = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
-               for k, v in zip(names, location)}
-    missing = [n for n in names if n not in loc]
-    if missing:
-        raise ValueError(f"check_numeric_gradient: no values for {missing}")
+    location = _parse_location(sym, location, ctx, dtype)
+    location_npy = {k: v.asnumpy() for k, v in location.items()}
+    aux = _parse_aux_states(sym, aux_states, ctx, dtype)
+    aux_npy = None if aux is None else {k: v.asnumpy() for k, v in aux.items()}
     if grad_nodes is None:
-        grad_nodes = {n: "write" for n in names}
-    elif not isinstance(grad_nodes, dict):
-        grad_nodes = {n: "write" for n in grad_nodes}
-    aux_np = None
-    if aux_states is not None:
-        aux_names = sym.list_auxiliary_states()
-        if not isinstance(aux_states, dict):
-            aux_states = dict(zip(aux_names, aux_states))
-        aux_np = {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)
-                  for k, v in aux_states.items()}
-
-    def bind(values, grads=None, reqs="null"):
-        args = {k: _nd(v, ctx, dtype) for k, v in values.items()}
-        aux = None if aux_np is None else {k: _nd(v, ctx, dtype) for k, v in aux_np.items()}
-        return sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
-
-    from .ndarray import zeros
-    grads = {n: zeros(loc[n].shape, ctx, dtype) for n in grad_nodes}
-    ex = bind(loc, grads, dict(grad_nodes))
-    outs = ex.forward(is_train=use_forward_train)
-    rng = np.random.RandomState(1234)
-    heads = [rng.normal(size=o.shape) for o in outs]
-    ex.backward([_nd(h, ctx, o.dtype) for h, o in zip(heads, outs)])
-    analytic = {n: g.asnumpy() for n, g in grads.items()}
-
-    probe = bind(loc)
-    order = list(grad_nodes)
-
-    def f(arrays):
-        for n, a in zip(order, arrays):
-            probe.arg_dict[n][:] = a
-        return [o.asnumpy().astype(np.float64) for o in probe.forward(is_train=use_forward_train)]
-
-    numeric = numeric_grad(f, [loc[n] for n in order], lambda _: heads, eps)
-    for n, num in zip(order, numeric):
-        if grad_nodes[n] == "null":
-            continue
-        assert_almost_equal(analytic[n], num, rtol=rtol, atol=atol,
-                            names=(f"SYMBOLIC_GRAD_{n}", f"NUMERICAL_{n}"))
-
-
-def default_tols():
-    return {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3,
-            np.dtype(np.float64): 1e-5, np.dtype(np.uint8): 0, np.dtype(np.int32): 0,
-            np.dtype(np.int64): 0}
+        grad_nodes = sym.list_arguments()
+        grad_req = {k: "write" for k in grad_nodes}
+    elif isinstance(grad_nodes, (list, tuple)):
+        grad_nodes = list(grad_nodes)
+        grad_req = {k: "write" for k in grad_nodes}
+    elif isinstance(grad_nodes, dict):
+        grad_req = dict(grad_nodes)
+        grad_nodes = list(grad_nodes)
+    else:
+        raise ValueError(f"check_numeric_gradient: grad_nodes must be a list, tuple or "
+                         f"dict, got {type(grad_nodes).__name__}")
+    _, out_shapes, _ = sym.infer_shape(**{k: v.shape for k, v in location.items()})
+    # a projection away from zero so no output's gradient is scaled towards nothing
+    proj_value = np.random.rand(*out_shapes[0]) + 0.1
+    proj = sym_mod.Variable("__random_proj")
+    out = sym_mod.make_loss(sym * proj)
+    location = dict(location)
+    location["__random_proj"] = array(proj_value, ctx=ctx, dtype=dtype)
+    grads_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
+    grads_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shapes[0])
+    args_grad = {k: array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    grad_req["__random_proj"] = "write"
+    executor = out.bind(ctx, grad_req=grad_req, args=location, args_grad=args_grad,
+                        aux_states=aux)
+    executor.forward(is_train=True)
+    eps = get_tolerance(executor.outputs[0], numeric_eps, default_numeric_eps())
+    if np.dtype(dtype) in (np.float32, np.float16) and eps < 1e-5:
+        raise ValueError(f"check_numeric_gradient: numeric_eps={eps} is too small for "
+                         f"finite differences in {np.dtype(dtype).name}")
+    executor.backward()
+    # a 'null' argument keeps the array given for it untouched (the executor may not
+    # list it among its gradients)
+    symbolic = {k: (executor.grad_dict.get(k) if executor.grad_dict.get(k) is not None
+                    else args_grad[k]).asnumpy() for k in grad_nodes}
+    location_npy["__random_proj"] = proj_value
+    numeric = executor_numeric_grad(executor, location_npy, aux_npy, eps=eps,
+                                    use_forward_train=use_forward_train, dtype=dtype)
+    for name in grad_nodes:
+        names = (f"NUMERICAL_{name}", f"BACKWARD_{name}")
+        req = grad_req[name]
+        if req == "write":
+            assert_almost_equal(numeric[name], symbolic[name], rtol, atol, names)
+        elif req == "add":
+            assert_almost_equal(numeric[name], symbolic[name] - grads_npy[name], rtol, atol,
+                                names)
+        elif req == "null":
+            assert_almost_equal(grads_npy[name], symbolic[name], rtol, atol, names)
+        else:
+            raise ValueError(f"Invalid grad_req {req} for argument {name}")
 
 
 def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None,
-                      aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+                      aux_params=None, rtol=None, atol=None, raise_on_err=True,
+                      ground_truth=None,
                       equal_nan=False, use_uniform=False, rand_type=np.float64):
     """Run sym (or one symbol per entry) on every context/dtype in ctx_list (dicts
     with 'ctx', input shapes and an optional 'type_dict') with the same random
     arguments, and compare outputs and gradients with the most precise run.
     Returns the ground-truth arrays {name: NumPy array}."""
     from .test_utils import assert_almost_equal
-    if tol is None:
-        tol = default_tols()
-    elif isinstance(tol, (int, float)):
-        tol = {dt: tol for dt in default_tols()}
     syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
     if len(syms) != len(ctx_list):
         raise MXNetError("check_consistency: one symbol per context entry is required")
@@ -242,12 +309,14 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
         for i, ex in enumerate(exes):
             if i == gt_idx:
                 continue
-            t = tol[dtypes[i]]
+            # a tolerance may be one number or a dict by dtype; None: dtype defaults
+            rt = rtol.get(dtypes[i]) if isinstance(rtol, dict) else rtol
+            at = atol.get(dtypes[i]) if isinstance(atol, dict) else atol
             for n, got in what(ex).items():
                 if got is None or gt.get(n) is None:
                     continue
                 try:
-                    assert_almost_equal(got, gt[n], rtol=t, atol=t, equal_nan=equal_nan,
+                    assert_almost_equal(got, gt[n], rtol=rt, atol=at, equal_nan=equal_nan,
                                         names=(f"ctx{i} {n}", f"ground truth {n}"))
                 except AssertionError:
                     if raise_on_err:

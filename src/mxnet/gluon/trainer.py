@@ -11,7 +11,7 @@ updated weight.
 from .. import optimizer as opt
 from ..atomic_file import write_bytes
 from ..base import InvalidArgumentType, MXNetError
-from ..kvstore import KVStore, create as kv_create
+from ..kvstore import KVStore, KVStoreBase, create as kv_create
 from ..kvstore.base import is_known_type
 from .parameter import Parameter, ParameterDict, _clear_fresh_grad, _fresh_grad
 
@@ -157,7 +157,15 @@ class Trainer:
         kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
                                                      arg_arrays)
         self._distributed = "dist" in kvstore.type if kvstore else False
-        if config["update_on_kvstore"] is not None:
+        # A custom KVStoreBase that cannot run the optimizer leaves updates to us.
+        can_update = kvstore is None or isinstance(kvstore, KVStore) or \
+            kvstore.is_capable(KVStoreBase.OPTIMIZER)
+        if not can_update:
+            if config["update_on_kvstore"]:
+                raise ValueError(f"Please set update_on_kvstore=False when training with "
+                                 f"{type(kvstore).__name__}: it cannot run the optimizer")
+            update_on_kvstore = False
+        elif config["update_on_kvstore"] is not None:
             update_on_kvstore = config["update_on_kvstore"]
         if kvstore:
             if self._compression_params:

@@ -106,19 +106,15 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
     if not (overwrite or not os.path.exists(fname)
             or (sha1_hash and not check_sha1(fname, sha1_hash))):
         return fname
-    import ssl
-    import urllib.request
     dirname = os.path.dirname(os.path.abspath(fname))
     os.makedirs(dirname, exist_ok=True)
-    context = None if verify_ssl else ssl._create_unverified_context()
+    fetch = _fetcher(verify_ssl, url)
     last_error = None
     for _ in range(retries + 1):
         tmp = f"{fname}.{uuid.uuid4()}"
         try:
-            with urllib.request.urlopen(url, timeout=30, context=context) as resp, \
-                    open(tmp, "wb") as out:
-                for chunk in iter(lambda: resp.read(1 << 20), b""):
-                    out.write(chunk)
+            with open(tmp, "wb") as out:
+                fetch(url, out)
             if sha1_hash and not check_sha1(tmp, sha1_hash):
                 raise UserWarning(
                     f"File {fname} is downloaded but the content hash does not match. The "
@@ -136,6 +132,36 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
                      f"{type(last_error).__name__}: {last_error}. pymxnet cannot reach the "
                      "network from here; place the file at "
                      f"{fname} yourself (and pass sha1_hash to verify it).")
+
+
+def _fetcher(verify_ssl, url):
+    """A function writing the body of a URL into a file: http(s) through ``requests``
+    when it is installed (as MXNet does, so code that patches ``requests.get`` works),
+    anything else (file:// ...) through urllib."""
+    requests = None
+    if url.lower().startswith(("http://", "https://")):
+        try:
+            import requests
+        except ImportError:
+            pass
+    if requests is not None:
+        def fetch(url, out):
+            resp = requests.get(url, stream=True, verify=verify_ssl, timeout=30)
+            if resp.status_code != 200:
+                raise RuntimeError(f"Failed downloading url {url}: HTTP {resp.status_code}")
+            for chunk in resp.iter_content(chunk_size=1 << 20):
+                if chunk:
+                    out.write(chunk)
+        return fetch
+    import ssl
+    import urllib.request
+    context = None if verify_ssl else ssl._create_unverified_context()
+
+    def fetch(url, out):
+        with urllib.request.urlopen(url, timeout=30, context=context) as resp:
+            for chunk in iter(lambda: resp.read(1 << 20), b""):
+                out.write(chunk)
+    return fetch
 
 
 def _remove(fname):

@@ -66,7 +66,11 @@ class BucketingModule(BaseModule):
         self._curr_bucket_key = None
 
     def _call_sym_gen(self, *args, **kwargs):
-        return self._sym_gen(*args, **kwargs)
+        # Fresh name counters per call, as MXNet: every bucket's graph names its
+        # auto-named nodes alike (embedding0, ...), so parameters are shared by name.
+        from ..name import NameManager
+        with NameManager():
+            return self._sym_gen(*args, **kwargs)
 
     def _module_kwargs(self):
         return dict(logger=self.logger, context=self._context,
@@ -267,7 +271,7 @@ class BucketingModule(BaseModule):
         with together():      # the files replace the old ones together
             self.save_params("%s-%04d.params" % (prefix, epoch))
             for bucket_key in self._buckets:
-                symbol, _, _ = self._sym_gen(bucket_key)
+                symbol, _, _ = self._call_sym_gen(bucket_key)
                 symbol.save("%s-%s-symbol.json" % (prefix, bucket_key),
                             remove_amp_cast=remove_amp_cast)
             nd.save("%s.buckets" % prefix, nd.array(list(self._buckets.keys()), dtype=np.int32))

@@ -77,12 +77,34 @@ def _make_filled(shape, ctx, dtype, fill):
                          f"{nbytes / 2**30:.1f} GiB requested") from None
 
 
+def _check_known_shape(shape, what):
+    """Outside ``mx.np_shape()`` a 0 in a shape means "unknown" (MXNet's legacy
+    semantics), so zero-size and zero-dim arrays cannot be created from a shape."""
+    from ..util import is_np_shape
+    shape = _shape(shape)
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise MXNetError(f"{what}: shape {shape} has an unknown (0) or no dimension; "
+                         f"zero-size and scalar arrays need mx.np_shape(True)")
+
+
 def zeros(shape, ctx=None, dtype=None, **kwargs):
-    """An array of zeros (float32 unless dtype says otherwise)."""
+    """An array of zeros (float32 unless dtype says otherwise); with ``out=`` the
+    zeros are written into that array instead."""
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out[:] = 0
+        return out
+    _check_known_shape(shape, "zeros")
     return _filled(shape, ctx, dtype, 0)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones; with ``out=`` the ones are written into that array."""
+    out = kwargs.pop("out", None)
+    if out is not None:
+        out[:] = 1
+        return out
+    _check_known_shape(shape, "ones")
     return _filled(shape, ctx, dtype, 1)
 
 

@@ -18,8 +18,8 @@ from .ndarray import NDArray, from_data
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power",
            "maximum", "minimum", "equal", "not_equal", "greater", "greater_equal",
            "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor",
-           "concatenate", "moveaxis", "onehot_encode", "histogram", "from_numpy",
-           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "imdecode", "get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
+           "concatenate", "moveaxis", "onehot_encode", "histogram", "imdecode",
+           "get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
            "indexing_key_expand_implicit_axes"]
 
 
@@ -154,88 +154,6 @@ def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
             return array(counts, dtype=counts.dtype), array(edges)
         return invoke_by_name("_histogram", [a], {"bin_cnt": bins, "range": range})
     raise ValueError("histogram: bins must be an integer or an NDArray of bin edges")
-
-
-def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
-    """An NDArray of a NumPy array's data; with ``zero_copy`` the memory is shared
-    (the array must be C-contiguous and the caller must not resize it)."""
-    from ..context import cpu
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
-    if zero_copy:
-        if not ndarray.flags.c_contiguous:
-            raise ValueError("from_numpy: zero_copy needs a C-contiguous array")
-        data = ndarray
-    else:
-        data = np.array(ndarray, copy=True, order="C")
-    out = from_data(data, cpu())
-    if array_cls is not NDArray:
-        out.__class__ = array_cls
-    return out
-
-
-class _Capsule:
-    """Hands an already-exported DLPack capsule to ``numpy.from_dlpack``."""
-
-    def __init__(self, capsule, device):
-        self.capsule, self.device = capsule, device
-
-    def __dlpack__(self, stream=None, **kwargs):
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return self.device
-
-
-def to_dlpack_for_read(data):
-    """A DLPack capsule sharing ``data``'s memory, once pending writes are done."""
-    return data._read().__dlpack__()
-
-
-def to_dlpack_for_write(data):
-    """A DLPack capsule sharing ``data``'s memory for writing: pending reads and
-    writes are waited for first."""
-    data.wait_to_write()
-    return data._data.__dlpack__()
-
-
-def from_dlpack(dlpack):
-    """An NDArray sharing the memory of a DLPack capsule (or of any object with
-    ``__dlpack__``, e.g. a NumPy or CuPy array)."""
-    from ..context import cpu, gpu
-    if hasattr(dlpack, "__dlpack__"):
-        obj = dlpack
-    elif type(dlpack).__name__ == "PyCapsule":
-        obj = _Capsule(dlpack, (1, 0))
-    else:
-        raise TypeError(f"from_dlpack: expected a DLPack capsule, got {type(dlpack).__name__}")
-    device = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-    if device[0] == 2:                       # kDLCUDA
-        import cupy
-        data = cupy.from_dlpack(obj)
-        ctx = gpu(device[1])
-    else:
-        try:
-            data = np.from_dlpack(obj)
-        except RuntimeError as err:         # a capsule already consumed
-            raise MXNetError(f"from_dlpack: {err}") from None
-        if not data.flags.writeable:
-            data = _writable_alias(data)
-        ctx = cpu()
-    if not data.flags.c_contiguous:
-        raise MXNetError("from_dlpack: only C-contiguous tensors can be shared")
-    return from_data(data, ctx)
-
-
-def _writable_alias(arr):
-    """A writable array over a read-only one's memory. NumPy marks arrays from legacy
-    (unversioned) DLPack capsules read-only; MXNet's NDArrays from DLPack are
-    writable (to_dlpack_for_write exists for that). The alias keeps ``arr`` alive."""
-    if arr.size == 0:
-        return arr.copy()
-    buf = (ctypes.c_char * arr.nbytes).from_address(arr.__array_interface__["data"][0])
-    buf._owner = arr
-    return np.frombuffer(buf, dtype=arr.dtype).reshape(arr.shape)
 
 
 def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):

@@ -25,7 +25,7 @@ def normalize_key(key):
         if isinstance(k, NDArray):
             template.append(IndexArg(len(arrays)))
             arrays.append(k)
-        elif isinstance(k, (list, np.ndarray)):
+        elif isinstance(k, (list, tuple, np.ndarray)):   # a nested tuple is an index list
             template.append(np.asarray(k))
         elif isinstance(k, (slice, type(Ellipsis), type(None))) or isinstance(k, integer_types):
             template.append(int(k) if isinstance(k, integer_types) else k)
@@ -54,10 +54,33 @@ def _first_axis_view(arr, key):
     return None
 
 
+def _contiguous_slices_view(arr, key):
+    """A view for a tuple of slices that selects one C-contiguous block (as MXNet's
+    basic indexing gives), or None."""
+    shape = arr._shape
+    if not (isinstance(key, tuple) and 0 < len(key) <= len(shape)
+            and all(isinstance(k, slice) for k in key)):
+        return None
+    full = key + (slice(None),) * (len(shape) - len(key))
+    if not NDArray._basic_indexing_slice_is_contiguous(full, shape):
+        return None
+    offset, stride, new_shape = 0, 1, []
+    for sl, size in reversed(list(zip(full, shape))):
+        start, stop, step = sl.indices(size)
+        length = len(range(start, stop, step))
+        if length:
+            offset += start * stride
+        new_shape.append(length)
+        stride *= size
+    return arr._as_view(tuple(reversed(new_shape)), offset if all(new_shape) else 0)
+
+
 def getitem(arr, key):
     from ..tape import is_recording
     if not (arr._ag is not None and is_recording()):
         view = _first_axis_view(arr, key)
+        if view is None:
+            view = _contiguous_slices_view(arr, key)
         if view is not None:
             return view
     template, arrays = normalize_key(key)

@@ -16,6 +16,12 @@ from .chunk import Chunk
 __all__ = ["NDArray", "from_data", "waitall"]
 
 _np_ndarray = np.ndarray
+py_slice = slice        # MXNet's module-level name for the builtin slice
+# Storage type ids (MXNet's NDArrayStorageType); pymxnet stores 'default' only.
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT = -1, 0
+_STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = 1, 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
 class NDArray(OpMethods):
@@ -176,6 +182,23 @@ class NDArray(OpMethods):
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
 
+    def __getstate__(self):
+        """{'handle': the array's bytes in MXNet's raw single-array format}."""
+        from .raw_bytes import save_raw_bytes
+        return {"handle": bytearray(save_raw_bytes(self))}
+
+    def __setstate__(self, state):
+        """Become the array a ``__getstate__`` dict holds (MXNet's raw format; an array
+        saved on a GPU that is not present comes back on the CPU)."""
+        from .raw_bytes import load_raw_bytes
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("NDArray.__setstate__ expects {'handle': bytes}")
+        other = load_raw_bytes(bytes(handle))
+        self._chunk, self._view = other._chunk, other._view
+        self._shape, self._dtype, self._ctx = other._shape, other._dtype, other._ctx
+        self._ag = None
+
     # --- copies, casts, contexts -------------------------------------------------
     def copy(self):
         """A deep copy on the same context."""
@@ -238,6 +261,7 @@ class NDArray(OpMethods):
         if kwargs:
             raise MXNetError(f"reshape got unexpected arguments {sorted(kwargs)}")
         from ..operator.shape_codes import infer_reshape
+        _check_plain_reshape(self._shape, tuple(shape))
         new_shape = infer_reshape(self._shape, tuple(shape), reverse)
         if self._ag is not None and _recording():
             from .dispatch import invoke_by_name
@@ -256,6 +280,40 @@ class NDArray(OpMethods):
     def _fluent_fn(self, name):
         from .. import ndarray as nd
         return getattr(nd, name)
+
+    def _inplace_view(self, name, *args, **kwargs):
+        """flatten/squeeze/expand_dims with inplace=True: a view sharing memory."""
+        if self._ag is not None and _recording():
+            return self._fluent_fn(name)(self, *args, **kwargs)
+        shape = self._shape
+        if name == "flatten":
+            if args or kwargs:
+                raise MXNetError(f"flatten got unexpected arguments {args} {kwargs}")
+            rest = 1
+            for s in shape[1:]:
+                rest *= s
+            return self.reshape((shape[0], rest) if shape else (1, 1))
+        if name == "squeeze":
+            axis = args[0] if args else kwargs.pop("axis", None)
+            if kwargs or len(args) > 1:
+                raise MXNetError(f"squeeze got unexpected arguments {args[1:]} {kwargs}")
+            if axis is None:
+                new = tuple(s for s in shape if s != 1)
+            else:
+                axes = {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
+                if any(shape[a] != 1 for a in axes):
+                    raise MXNetError(f"squeeze: cannot squeeze axis {axis} of shape {shape} "
+                                     f"(size is not 1)")
+                new = tuple(s for i, s in enumerate(shape) if i not in axes)
+            return self.reshape(new or (1,))       # MXNet keeps one axis
+        axis = args[0] if args else kwargs.pop("axis")
+        if kwargs or len(args) > 1:
+            raise MXNetError(f"expand_dims got unexpected arguments {args[1:]} {kwargs}")
+        ndim = len(shape)
+        if not -ndim - 1 <= axis <= ndim:
+            raise MXNetError(f"expand_dims: axis {axis} is out of range for {ndim} dims")
+        axis = axis + ndim + 1 if axis < 0 else axis
+        return self.reshape(shape[:axis] + (1,) + shape[axis:])
 
 
     __hash__ = object.__hash__
@@ -291,7 +349,29 @@ class NDArray(OpMethods):
 
     def __setitem__(self, key, value):
         from .indexing import setitem
+        # Writing a recorded array into another one in place cannot be differentiated
+        # (MXNet refuses it too); ``a[None] = v`` means ``a[...] = v``, a plain copy.
+        if (key is not None and isinstance(value, NDArray) and value._ag is not None
+                and _recording()):
+            raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported "
+                             "when recording with autograd.")
         setitem(self, key, value)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with a tuple of slices gives a C-contiguous region of
+        an array of the given shape (so the result can be a view)."""
+        partial = False
+        for sl, size in reversed(list(zip(slc_key, shape))):
+            start, stop, step = sl.indices(size)
+            length = len(range(start, stop, step))
+            if partial and length > 1:
+                return False            # a partial inner axis breaks an outer run
+            if step != 1 and length > 1:
+                return False
+            if length < size:
+                partial = True
+        return True
 
     # --- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
@@ -309,6 +389,30 @@ class NDArray(OpMethods):
             return None
         return ag[0].grad
 
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array's memory, for reading."""
+        from .interop import to_dlpack_for_read
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array's memory, for writing."""
+        from .interop import to_dlpack_for_write
+        return to_dlpack_for_write(self)
+
+    @property
+    def _fresh_grad(self):
+        """Whether backward wrote this variable's gradient since the flag was cleared
+        (MXNet's NDArray._fresh_grad; False for arrays that are not variables)."""
+        ag = self._ag
+        return ag is not None and getattr(ag[0], "fresh_grad", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        ag = self._ag
+        if ag is None or not hasattr(ag[0], "fresh_grad"):
+            raise MXNetError("_fresh_grad can only be set on an array with attach_grad()")
+        ag[0].fresh_grad = bool(state)
+
     def detach(self):
         """The same data, cut from the autograd graph."""
         return NDArray(self._chunk, self._shape, self._dtype, self._ctx, self._view)
@@ -318,17 +422,41 @@ class NDArray(OpMethods):
         _tape.backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
 
     def to_dlpack_for_read(self):
-        return self._read().__dlpack__()
+        """A DLPack capsule of this array's memory, once pending writes are done."""
+        from .interop import to_dlpack_for_read
+        return to_dlpack_for_read(self)
 
     def to_dlpack_for_write(self):
         """A DLPack capsule of this array's memory, for a consumer that writes it."""
-        from .functions import to_dlpack_for_write
+        from .interop import to_dlpack_for_write
         return to_dlpack_for_write(self)
 
 
 from .dispatch import binary as _binary  # noqa: E402  (needs NDArray defined)
 
 NDArray._binary_op = _binary
+
+
+class _ReshapeSizeError(MXNetError, ValueError):
+    """A reshape target that cannot hold the array (MXNet raises ValueError)."""
+
+
+def _check_plain_reshape(shape, target):
+    """A target made of sizes and at most one -1 that cannot hold the array's elements
+    is a ValueError, as in MXNet (MXNet's special codes 0/-2/-3/-4 are checked later)."""
+    if not all(isinstance(d, (int, np.integer)) and (d > 0 or d == -1) for d in target) \
+            or sum(1 for d in target if d == -1) > 1:
+        return
+    size = 1
+    for d in shape:
+        size *= d
+    known = 1
+    for d in target:
+        if d != -1:
+            known *= d
+    fits = size == known if -1 not in target else (known and size % known == 0)
+    if not fits:
+        raise _ReshapeSizeError(f"Cannot reshape array of size {size} into shape {target}")
 
 
 def _recording():

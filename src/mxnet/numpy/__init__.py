@@ -71,9 +71,7 @@ def load(file):
     return [as_np(v) for v in data]
 
 
-class NotImplementedName(NotImplementedError, AttributeError):
-    """A name of MXNet 1.9.1's API that pymxnet does not implement yet (an
-    AttributeError too, so ``hasattr`` and ``getattr(..., default)`` stay usable)."""
+from .._missing import MissingFeatureError as NotImplementedName  # noqa: E402
 
 
 def __getattr__(name):

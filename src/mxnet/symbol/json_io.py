@@ -40,6 +40,9 @@ def to_json(symbol):
         "heads": [[index[id(n)], k, 0] for n, k in symbol._outputs],
         "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
     }
+    from ..util import is_np_shape
+    if is_np_shape():       # MXNet marks graphs saved under NumPy shape semantics
+        doc["attrs"]["is_np_shape"] = ["int", 1]
     return _dump(doc, 0)
 
 

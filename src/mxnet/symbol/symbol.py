@@ -13,7 +13,7 @@ import numpy as np
 from ..base import MXNetError, NotImplementedForSymbol
 from ..atomic_file import write_text
 from ..op_methods import OpMethods
-from .graph import HIDDEN_KEYS, attr_key, copy_graph, is_dunder, topo_order
+from .graph import HIDDEN_KEYS, Node, attr_key, copy_graph, is_dunder, topo_order
 
 __all__ = ["Symbol"]
 
@@ -198,6 +198,19 @@ class Symbol(OpMethods):
     def _head_nodes(self):
         return [n for n, _ in self._outputs]
 
+    def _gen_atomic_symbol(self):
+        """A symbol holding only this symbol's operator node (same op, parameters and
+        attributes) with its inputs left open, ready to be composed again."""
+        heads = {id(n): n for n in self._head_nodes()}
+        if len(heads) != 1:
+            raise MXNetError("_gen_atomic_symbol needs a symbol with one head node, got "
+                             f"{len(heads)}")
+        node = next(iter(heads.values()))
+        if node.op is None:
+            raise MXNetError("_gen_atomic_symbol: a variable is not an operator node")
+        atomic = Node(node.op, node.name, node.params, dict(node.given), dict(node.attrs))
+        return Symbol([(atomic, i) for i in range(node.num_visible_outputs())])
+
     def _topo(self):
         return topo_order(self._head_nodes())
 
@@ -210,7 +223,12 @@ class Symbol(OpMethods):
 
     def get_children(self):
         """A group of the inputs of this symbol's node(s); None for a variable."""
-        entries = [e for n in self._head_nodes() for e in n.inputs]
+        seen, nodes = set(), []
+        for n in self._head_nodes():      # a multi-output node counts once
+            if id(n) not in seen:
+                seen.add(id(n))
+                nodes.append(n)
+        entries = [e for n in nodes for e in n.inputs]
         return Symbol(entries) if entries else None
 
     # ------------------------------------------------------------- listings

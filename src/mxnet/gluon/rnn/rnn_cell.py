@@ -102,7 +102,10 @@ def _reverse_sequences(sequences, unroll_step, valid_length=None):
         return list(reversed(sequences))
     rev = F.SequenceReverse(F.stack(*sequences, axis=0), sequence_length=valid_length,
                             use_sequence_length=True)
-    return _as_list(F.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True))
+    parts = F.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True)
+    if isinstance(parts, symbol.Symbol):
+        return list(parts)          # one Symbol per output
+    return _as_list(parts)
 
 
 class RecurrentCell(Block):

@@ -40,6 +40,9 @@ class _RNNLayer(HybridBlock):
         self._use_sequence_length = use_sequence_length
         self._gates = _GATES[mode]
         self.skip_states = None
+        self._inits = {"i2h_weight": i2h_weight_initializer,
+                       "h2h_weight": h2h_weight_initializer,
+                       "i2h_bias": i2h_bias_initializer, "h2h_bias": h2h_bias_initializer}
 
         ng, nh = self._gates, hidden_size
         step = self._projection_size or nh
@@ -58,6 +61,39 @@ class _RNNLayer(HybridBlock):
                     self._register_param(f"{d}{layer}_h2r_weight", (step, nh),
                                          h2r_weight_initializer, dtype)
             ni = step * self._dir
+
+    def _unfuse(self):
+        """The same network as a stack of recurrent cells sharing this layer's
+        parameters (same names), for checking the fused kernel step by step."""
+        from . import rnn_cell
+        if self._projection_size:
+            raise NotImplementedError("_unfuse does not support projection layer yet!")
+        if self._lstm_state_clip_min is not None or self._lstm_state_clip_max is not None:
+            raise NotImplementedError("_unfuse does not support state clipping yet!")
+        make = {"rnn_relu": lambda **kw: rnn_cell.RNNCell(self._hidden_size,
+                                                          activation="relu", **kw),
+                "rnn_tanh": lambda **kw: rnn_cell.RNNCell(self._hidden_size,
+                                                          activation="tanh", **kw),
+                "lstm": lambda **kw: rnn_cell.LSTMCell(self._hidden_size, **kw),
+                "gru": lambda **kw: rnn_cell.GRUCell(self._hidden_size, **kw)}[self._mode]
+        stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for i in range(self._num_layers):
+                kw = {"input_size": ni,
+                      "i2h_weight_initializer": self._inits["i2h_weight"],
+                      "h2h_weight_initializer": self._inits["h2h_weight"],
+                      "i2h_bias_initializer": self._inits["i2h_bias"],
+                      "h2h_bias_initializer": self._inits["h2h_bias"]}
+                if self._dir == 2:
+                    stack.add(rnn_cell.BidirectionalCell(make(prefix=f"l{i}_", **kw),
+                                                         make(prefix=f"r{i}_", **kw)))
+                else:
+                    stack.add(make(prefix=f"l{i}_", **kw))
+                if self._dropout > 0 and i != self._num_layers - 1:
+                    stack.add(rnn_cell.DropoutCell(self._dropout))
+                ni = self._hidden_size * self._dir
+        return stack
 
     def _register_param(self, name, shape, init, dtype):
         p = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,

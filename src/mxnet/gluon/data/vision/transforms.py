@@ -199,8 +199,12 @@ class CropResize(HybridBlock):
 
     def _crop(self, img):
         h, w = img.shape[-3:-1]
-        if self._x < 0 or self._y < 0 or self._x + self._width > w or \
-                self._y + self._height > h:
+        sizes = () if self._size is None else (
+            (self._size,) if isinstance(self._size, int) else tuple(self._size))
+        if any(s <= 0 for s in sizes):
+            raise MXNetError(f"CropResize: output size {self._size} must be positive")
+        if self._x < 0 or self._y < 0 or self._width <= 0 or self._height <= 0 or \
+                self._x + self._width > w or self._y + self._height > h:
             raise MXNetError(f"CropResize: region (x={self._x}, y={self._y}, "
                              f"width={self._width}, height={self._height}) is outside the "
                              f"{w}x{h} image")

@@ -1,0 +1,25 @@
+"""One NDArray as raw bytes: the single-record form of MXNet's NDArray file format
+(MXNDArraySaveRawBytes / MXNDArrayLoadFromRawBytes), used by pickling through
+``NDArray.__getstate__`` / ``__setstate__``."""
+import io
+
+from .serialization import V2_MAGIC, V3_MAGIC, _Reader, _read_record, _to_ndarrays, \
+    _write_record
+
+__all__ = ["save_raw_bytes", "load_raw_bytes"]
+
+
+def save_raw_bytes(arr):
+    """The bytes of one array record for NDArray arr."""
+    host = arr.asnumpy()
+    legacy = host.shape and all(host.shape)
+    buf = io.BytesIO()
+    _write_record(buf.write, arr, host, V2_MAGIC if legacy else V3_MAGIC)
+    return buf.getvalue()
+
+
+def load_raw_bytes(buf):
+    """The NDArray one record holds (on its saved GPU when present, else the CPU)."""
+    data = memoryview(buf).cast("B")
+    record = _read_record(_Reader(io.BytesIO(data), len(data), "raw bytes"), 0)
+    return _to_ndarrays([record], [])[0]

@@ -1,0 +1,100 @@
+"""Keep tests/conformance/passing.txt: the MXNet 1.9.1 unit tests pymxnet passes.
+
+    python3 tests/conformance/update_passing.py RESULT.json [RESULT.json ...]
+        add every test that passed in these runner results (--junit JSON written by
+        run_mxnet_unittests.py) to passing.txt; the list only grows and stays sorted.
+    python3 tests/conformance/update_passing.py --check RESULT.json
+        exit 1 unless every listed test passed in RESULT.json (a listed test that
+        failed, errored, was skipped or did not run is reported).
+"""
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.path.join(HERE, "passing.txt")
+# Tests that pass but take too long for CI's time budget: kept out of passing.txt, named
+# here (one id per line, '#' comments) and reported by every --check.
+SLOW = os.path.join(HERE, "slow.txt")
+HEADER = ("# MXNet 1.9.1 unit tests (tests/python/unittest) that pass on pymxnet.\n"
+          "# Written by tests/conformance/update_passing.py; checked by .ci/conformance.sh.\n")
+
+
+def short_id(nodeid):
+    """'tests/python/unittest/test_x.py::test_y' -> 'test_x::test_y'."""
+    path, _, name = nodeid.partition("::")
+    return f"{os.path.basename(path)[:-3]}::{name}"
+
+
+def read_list(path=None):
+    path = path or LIST
+    if not os.path.exists(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def outcomes(result_path):
+    """{short id: outcome} of a runner result file."""
+    with open(result_path, encoding="utf-8") as f:
+        result = json.load(f)
+    found = {}
+    for entry in result["files"].values():
+        for nodeid, outcome in (entry.get("tests") or {}).items():
+            found[short_id(nodeid)] = outcome
+    return found
+
+
+def write_list(ids, path=None):
+    path = path or LIST
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(HEADER)
+        for test_id in sorted(ids):
+            f.write(test_id + "\n")
+    os.replace(tmp, path)
+
+
+def files_of(ids):
+    """The test files (test_x) the ids belong to, sorted."""
+    return sorted({i.split("::", 1)[0] for i in ids})
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="*", help="runner result JSON files (--junit)")
+    ap.add_argument("--check", metavar="RESULT", help="verify the list against a run")
+    ap.add_argument("--files", action="store_true",
+                    help="print the comma-separated test files of the list and exit")
+    args = ap.parse_args(argv)
+    listed = read_list()
+    if args.files:
+        print(",".join(files_of(listed)))
+        return 0
+    slow = read_list(SLOW)
+    if args.check:
+        if slow:
+            print(f"conformance: {len(slow)} passing tests are not run here (too slow for "
+                  f"CI): tests/conformance/slow.txt")
+        got = outcomes(args.check)
+        bad = sorted((i, got.get(i, "missing")) for i in listed if got.get(i) != "passed")
+        for test_id, outcome in bad:
+            print(f"conformance: {test_id}: {outcome}")
+        print(f"conformance: {len(listed) - len(bad)} of {len(listed)} listed MXNet tests "
+              f"pass")
+        return 1 if bad else 0
+    if not args.results:
+        ap.error("give runner result files to add, or --check RESULT")
+    added = set()
+    for path in args.results:
+        added |= {i for i, o in outcomes(path).items() if o == "passed"}
+    added -= slow
+    write_list(listed | added)
+    print(f"passing.txt: {len(listed | added)} tests ({len(added - listed)} new)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
