@@ -240,13 +240,13 @@ def check_op(name, inputs, reference, kwargs=None, grad=True, grad_nodes=None,
         if sym:
             names = [f"in{i}" for i in range(len(inputs))]
             s = sym_fn(*[mx.sym.var(n) for n in names], **kwargs)
-            outs = s.list_outputs()
-            if len(outs) > 1:
-                s = mx.sym.Group([s[i] for i in range(len(outs))])
             nodes = None if grad_nodes is None else [names[i] for i in grad_nodes]
-            check_numeric_gradient(s, [np.asarray(x, grad_dtype) for x in inputs],
-                                   numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
-                                   grad_nodes=nodes, dtype=grad_dtype)
+            # MXNet's check_numeric_gradient projects one output: check each in turn
+            for k in range(len(s.list_outputs())):
+                check_numeric_gradient(s[k] if len(s.list_outputs()) > 1 else s,
+                                       [np.asarray(x, grad_dtype) for x in inputs],
+                                       numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
+                                       grad_nodes=nodes, dtype=grad_dtype)
 
 
 def _compare(name, path, dt, outs, refs, want_types, rtol, atol):

@@ -72,19 +72,6 @@ def test_moveaxis_bad_axis():
         nd.moveaxis(nd.ones((2, 3)), 2, 0)
 
 
-def test_from_numpy_shares_memory():
-    a = np.ones((2, 3))
-    b = nd.from_numpy(a)
-    assert b.dtype == np.float64
-    a[0, 0] = 5
-    assert b.asnumpy()[0, 0] == 5
-    c = nd.from_numpy(a, zero_copy=False)
-    a[0, 0] = 7
-    assert c.asnumpy()[0, 0] == 5
-    with pytest.raises(ValueError):
-        nd.from_numpy(a.T)
-
-
 def test_dlpack_round_trip_shares_memory():
     x = nd.array([[1.0, 2.0], [3.0, 4.0]])
     y = nd.from_dlpack(nd.to_dlpack_for_read(x))

@@ -106,8 +106,8 @@ def test_gelqf_gradient():
     a = rs.uniform(-1, 1, (2, 4)) + np.eye(2, 4) * 2
     check_numeric_gradient(lambda x: mx.nd.linalg.gelqf(x), [a], numeric_eps=1e-5, rtol=1e-3)
     s = mx.sym.linalg.gelqf(mx.sym.var("a"))
-    check_numeric_gradient(mx.sym.Group([s[0], s[1]]), [a], numeric_eps=1e-5, rtol=1e-3,
-                           dtype=np.float64)
+    for k in range(2):                  # MXNet's check projects a single output
+        check_numeric_gradient(s[k], [a], numeric_eps=1e-5, rtol=1e-3, dtype=np.float64)
 
 
 def test_gelqf_rejects_tall():

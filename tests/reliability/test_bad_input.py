@@ -288,7 +288,7 @@ ROWS += [
      MXNetError, "batch_size"),
     ("NDArrayIter label count", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), nd.ones((3,)),
                                                           batch_size=2), MXNetError,
-     "number of examples"),
+     "examples"),
     # --- Module -----------------------------------------------------------------------
     ("Module forward extra data", lambda: _module_forward(2), MXNetError, "data_names"),
     ("Module forward no data", lambda: _module_forward(0), MXNetError, ""),

@@ -110,6 +110,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
         try:
             results = _forward(op, octx, p, [a._data for a in args], [a._data for a in aux],
                                dst)
+        except NotImplementedError:     # a missing feature, not a computing error
+            raise
         except Exception as err:        # raised at the sync point, as on the engine
             outputs = failed_outputs(op, p, args, aux, ctx, outs_given, err)
         else:

@@ -108,7 +108,7 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
         if out is not None:
             _settle(res, out, req, f"operator {op.name}")
         return res
-    except MXNetError:
+    except (MXNetError, NotImplementedError):   # a missing feature keeps its type
         raise
     except Exception as err:
         raise op_error(op, p, [a.shape for a in inputs], err, node) from err
@@ -148,7 +148,7 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
         if in_grad is not None:
             _settle(res, in_grad, req, f"operator {op.name} backward")
         return res
-    except MXNetError:
+    except (MXNetError, NotImplementedError):   # a missing feature keeps its type
         raise
     except Exception as err:
         raise op_error(op, p, octx.in_shapes, err, node, "backward") from err

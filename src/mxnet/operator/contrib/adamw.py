@@ -38,15 +38,13 @@ class _AdamWBase(Op):
         return list(self.states) + ["rescale_grad"]
 
     def infer_shape(self, p, in_shapes):
-        w = next((s for s in in_shapes[:-1] if s is not None), None)
-        for s in in_shapes[:-1]:
+        # in_shapes are the arguments (weight, grad); the states and rescale_grad are
+        # auxiliary inputs, checked in forward (_check_aux)
+        w = next((s for s in in_shapes if s is not None), None)
+        for s in in_shapes:
             if s is not None and w is not None and tuple(s) != tuple(w):
                 raise ShapeError(f"{self.name}: every input must have the weight's shape "
                                  f"{tuple(w)}, got {tuple(s)}")
-        r = in_shapes[-1]
-        if r is not None and int(np.prod(r)) != 1:
-            raise ShapeError(f"{self.name}: rescale_grad must hold one value, got shape "
-                             f"{tuple(r)}")
         n = len(self.states)
         return [w, w], [w], [w] * n + [(1,)]
 
@@ -81,6 +79,8 @@ class _AdamWBase(Op):
 
     @staticmethod
     def _rescale(r):
+        if r.size != 1:
+            raise ShapeError(f"rescale_grad must hold one value, got shape {tuple(r.shape)}")
         v = float(r.reshape(-1)[0])
         return None if (v == 0 or not np.isfinite(v)) else v
 

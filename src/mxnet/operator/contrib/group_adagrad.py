@@ -32,10 +32,12 @@ class GroupAdagradUpdate(Op):
         return ["history"]
 
     def infer_shape(self, p, in_shapes):
-        w, g, h = in_shapes
+        # arguments only (weight, grad); the history is the auxiliary state
+        w, g = in_shapes[:2]
+        h = in_shapes[2] if len(in_shapes) > 2 else None
         w = w if w is not None else g
         if w is None:
-            return list(in_shapes), [None], [h]
+            return [w, g], [None], [h]
         if g is not None and tuple(g) != tuple(w):
             raise ShapeError(f"group_adagrad_update: grad {tuple(g)} must match weight "
                              f"{tuple(w)}")

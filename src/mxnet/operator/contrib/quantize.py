@@ -165,6 +165,11 @@ class Requantize(_QuantizeBase):
     def arguments(self, p):
         return ["data", "min_range", "max_range"]
 
+    def infer_type(self, p, in_types):
+        if in_types[0] is not None and np.dtype(in_types[0]) != np.int32:
+            raise MXNetError(f"requantize: data must be int32, got {np.dtype(in_types[0]).name}")
+        return super().infer_type(p, in_types)
+
     def forward(self, ctx, p, inputs, aux, out=None):
         xp = ctx.xp
         data, mn, mx_ = inputs

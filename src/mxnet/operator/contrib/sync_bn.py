@@ -36,9 +36,17 @@ class SyncBatchNorm(BatchNorm):
                              f"{ndim} dimension(s)")
         return 1
 
-    def forward(self, ctx, p, inputs, aux, out=None):
+    @staticmethod
+    def _check(p):
         if p.ndev < 1:
             raise MXNetError(f"SyncBatchNorm: ndev must be >= 1, got {p.ndev}")
+
+    def infer_shape(self, p, in_shapes):
+        self._check(p)          # a parameter error: raised at the call
+        return super().infer_shape(p, in_shapes)
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        self._check(p)
         return _written(out, super().forward(ctx, p, inputs, aux))
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
