@@ -286,6 +286,8 @@ ROWS += [
     ("load_frombuffer None", lambda: nd.load_frombuffer(None), TypeError, "bytes"),
     ("NDArrayIter batch_size 0", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), batch_size=0),
      MXNetError, "batch_size"),
+    ("row_sparse_pull into a dense out", lambda: _kv_with("emb").row_sparse_pull(
+        "emb", out=nd.zeros((4, 2)), row_ids=nd.array([0])), MXNetError, "row_sparse"),
     ("NDArrayIter label count", lambda: mx.io.NDArrayIter(nd.ones((4, 2)), nd.ones((3,)),
                                                           batch_size=2), MXNetError,
      "examples"),
@@ -309,3 +311,9 @@ def test_bad_input_is_refused(name, call, exc, fragment):
 
 def test_table_has_at_least_100_rows():
     assert len(ROWS) >= 100
+
+
+def _kv_with(key):
+    kv = mx.kv.create("local")
+    kv.init(key, nd.ones((4, 2)))
+    return kv

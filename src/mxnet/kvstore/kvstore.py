@@ -165,10 +165,18 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Pull only the rows ``row_ids`` of key(s). pymxnet arrays are dense: out gets
-        the requested rows of the stored value and zeros elsewhere."""
+        """Pull only the rows ``row_ids`` of key(s) into row_sparse ``out`` arrays. As in
+        MXNet 1.9.1 a dense ``out`` is refused; pymxnet has no row_sparse storage yet,
+        so this says so (pull the whole value with ``pull`` instead)."""
         if out is None or row_ids is None:
             raise AssertionError("row_sparse_pull needs out and row_ids")
+        for o in (out if isinstance(out, (list, tuple)) else [out]):
+            for arr in (o if isinstance(o, (list, tuple)) else [o]):
+                if getattr(arr, "stype", "default") != "row_sparse":
+                    raise MXNetError(
+                        "row_sparse_pull: out must be row_sparse arrays, got storage type "
+                        f"{getattr(arr, 'stype', type(arr).__name__)!r} (use pull for dense "
+                        "values; pymxnet has no row_sparse storage yet)")
         if isinstance(row_ids, NDArray):
             row_ids = [row_ids]
         if not isinstance(row_ids, list):
