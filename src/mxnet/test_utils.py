@@ -29,10 +29,6 @@ from contextlib import contextmanager
 import numpy as np
 import numpy.testing as npt  # noqa: F401
 
-try:
-    import scipy.stats as ss
-except ImportError:  # scipy is optional: only the generator checks need it
-    ss = None
 
 import mxnet as mx
 
@@ -900,3 +896,16 @@ from .test_utils_symbolic import (  # noqa: E402,F401
     _parse_location, _parse_aux_states)
 from .test_utils_stats import (  # noqa: E402,F401
     gen_buckets_probs_with_ppf, mean_check, var_check, chi_square_check, verify_generator)
+
+
+def __getattr__(name):
+    # ``mx.test_utils.ss`` is scipy.stats, imported on first use: importing scipy (and
+    # its own BLAS) with ``import mxnet`` would cost time and threads for nothing.
+    if name == "ss":
+        try:
+            import scipy.stats as ss
+        except ImportError:  # scipy is optional: only the generator checks need it
+            ss = None
+        globals()["ss"] = ss
+        return ss
+    raise AttributeError(f"module 'mxnet.test_utils' has no attribute {name!r}")
