@@ -105,6 +105,8 @@ def _check_assignable(arr, key, template, vshape):
         return
     if vshape == target:
         return
+    while len(vshape) > len(target) and vshape[0] == 1:
+        vshape = vshape[1:]          # NumPy drops a value's extra leading 1-axes too
     try:
         if np.broadcast_shapes(vshape, target) == target:
             return

@@ -188,6 +188,14 @@ class Max(_Reduce):
     aliases = ("max_axis",)
     backward_uses = ("out_grad", "in_data", "out_data")
 
+    def infer_shape(self, p, in_shapes):
+        s = in_shapes[0]
+        if s is not None and any(s[a] == 0 for a in self._axes(p, s)):
+            # no identity element: an error at the call, as in MXNet
+            raise ShapeError(f"{self.name}: cannot reduce over a zero-size axis of an "
+                             f"array of shape {tuple(s)}")
+        return super().infer_shape(p, in_shapes)
+
     def reduce(self, xp, x, axes):
         return xp.max(x, axis=axes, keepdims=True)
 
