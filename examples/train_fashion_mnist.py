@@ -19,7 +19,6 @@ import time
 
 import mxnet as mx
 from mxnet import autograd, gluon, nd
-from mxnet._progress import progress_bar
 from mxnet.gluon import nn
 
 DEBIAN_DIR = "/usr/share/datasets/fashion-mnist"
@@ -116,6 +115,7 @@ def train(net, train_data, test_data, ctx, epochs, lr, momentum, batch_size):
     history = []
     for epoch in range(epochs):
         # a tqdm bar on a terminal, a plain line every tenth of the epoch otherwise
+        from mxnet._progress import progress_bar   # here: benchmarks import SimpleCNN under real MXNet
         bar = progress_bar(total=len(train_data), desc=f"epoch {epoch + 1}/{epochs}",
                            unit="batch", file=sys.stdout)
         metric, total_loss, seen, start = mx.metric.Accuracy(), 0.0, 0, time.time()
