@@ -174,6 +174,7 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         self.log_interval = log_interval
         self.log_interval_time = 0
         self.progress_bar = progress_bar
+        self._bar = None
         self.train_start = self.epoch_start = self.batch_start = time.time()
 
     def _is_training(self, estimator):
@@ -229,19 +230,17 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         self.batch_index += 1
 
     def _draw_bar(self, estimator):
-        total = getattr(estimator, "_batches_per_epoch", None)
-        done = self.batch_index + 1
-        width = 30
-        if total:
-            filled = int(width * min(done, total) / total)
-            bar = f"{done}/{total} [" + "=" * filled + ">" * (filled < width) + \
-                " " * (width - filled - 1) + "]"
-        else:
-            bar = f"{done} batches"
+        """Advance this epoch's progress bar (tqdm on a terminal, plain lines otherwise:
+        mxnet._progress), opened on the epoch's first batch."""
+        if self._bar is None:
+            from ...._progress import progress_bar
+            self._bar = progress_bar(total=getattr(estimator, "_batches_per_epoch", None),
+                                     desc=f"[Epoch {self.current_epoch}]", unit="batch",
+                                     file=sys.stderr)
         rate = self.processed_samples / max(time.time() - self.epoch_start, 1e-9)
-        sys.stderr.write(f"\r[Epoch {self.current_epoch}] {bar} {rate:.0f} samples/s "
-                         f"{_metric_text(self.metrics)}")
-        sys.stderr.flush()
+        self._bar.set_postfix({"samples/s": f"{rate:.0f}",
+                               "metrics": _metric_text(self.metrics).strip()})
+        self._bar.update(1)
 
     def epoch_begin(self, estimator, *args, **kwargs):
         self.epoch_start = time.time()
@@ -252,8 +251,9 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
             estimator.logger.info("Validation Begin")
 
     def epoch_end(self, estimator, *args, **kwargs):
-        if self._bar_on() and not isinstance(self.log_interval, int):
-            sys.stderr.write("\n")
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
         elapsed = time.time() - self.epoch_start
         msg = f"[Epoch {self.current_epoch}] Finished in {elapsed:.3f}s, "
         estimator.logger.info(msg + _metric_text(self.metrics))
