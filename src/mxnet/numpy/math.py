@@ -14,7 +14,7 @@ import numpy as _onp
 from .. import ndarray as _nd
 from ..base import MXNetError, numeric_types
 from ..ndarray.ndarray import NDArray
-from .multiarray import ndarray, wrap
+from .multiarray import wrap
 
 _SCALARS = numeric_types + (bool, _onp.bool_, _onp.generic)
 _BOOL = _onp.dtype(_onp.bool_)
@@ -401,25 +401,11 @@ def cumsum(a, axis=None, dtype=None, out=None):
         a = a.astype(dtype)
     n = a.shape[axis]
     from .creation import array
-    tri = array(_onp.tril(_onp.ones((n, n))), dtype=a._dtype, ctx=a.context)
-    moved = moveaxis_last(a, axis)
-    res = matmul(moved, transpose_last2(tri))
-    return _finish(moveaxis_back(res, axis), out)
-
-
-def moveaxis_last(a, axis):
     from .manipulation import moveaxis
-    return moveaxis(a, axis, -1)
-
-
-def moveaxis_back(a, axis):
-    from .manipulation import moveaxis
-    return moveaxis(a, -1, axis)
-
-
-def transpose_last2(a):
-    from .manipulation import swapaxes
-    return swapaxes(a, -1, -2)
+    # a running sum along the last axis is a product with an upper-triangular ones matrix
+    upper = array(_onp.triu(_onp.ones((n, n))), dtype=a._dtype, ctx=a.context)
+    res = matmul(moveaxis(a, axis, -1), upper)
+    return _finish(moveaxis(res, -1, axis), out)
 
 
 # -------------------------------------------------------------------------- products

@@ -10,7 +10,6 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 """
 import numpy as _onp
 
-from ..base import MXNetError, numeric_types
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["ndarray", "as_np", "wrap"]
@@ -301,12 +300,3 @@ for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argm
               "sin", "cos", "tanh", "expand_dims", "broadcast_to", "split", "flip",
               "diagonal", "trace"):
     setattr(ndarray, _name, _method(_name, None))
-
-
-def _scalar_or_array(value):
-    if isinstance(value, NDArray):
-        return value
-    if isinstance(value, numeric_types + (bool, _onp.bool_)):
-        return value
-    raise MXNetError(f"mx.np: expected an mx.np.ndarray or a scalar, got "
-                     f"{type(value).__name__}")
