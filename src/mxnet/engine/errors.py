@@ -12,7 +12,7 @@ import weakref
 
 from ..base import InvalidArgument, InvalidArgumentType, InvalidIndex, MXNetError
 
-__all__ = ["AsyncError", "as_mxnet_error", "describe_failure", "live_error"]
+__all__ = ["AsyncError", "as_mxnet_error", "describe_failure", "live_error", "operator_error"]
 
 _lock = threading.Lock()
 
@@ -47,12 +47,17 @@ def describe_failure(exc, op_name=None, in_shapes=None):
     if in_shapes is not None:
         where += f" (inputs of shape {[tuple(s) for s in in_shapes]})"
     detail = str(exc) if isinstance(exc, MXNetError) else f"{type(exc).__name__}: {exc}"
-    # Keep the class (MXNet's ValueError/IndexError... subclasses) when we can.
-    cls = _kind(exc)
+    return operator_error(exc, f"{where}: {detail}")
+
+
+def operator_error(exc, message):
+    """An MXNetError with ``message`` for ``exc`` raised inside an operator, of the class
+    that keeps its kind (MXNet's ValueError/IndexError... subclasses), marked as already
+    naming the operator so it is not wrapped again."""
     try:
-        err = cls(f"{where}: {detail}")
+        err = _kind(exc)(message)
     except Exception:          # a subclass with another constructor signature
-        err = MXNetError(f"{where}: {detail}")
+        err = MXNetError(message)
     err.__cause__ = exc
     err._mx_op_named = True
     return err

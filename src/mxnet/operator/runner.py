@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..engine import base as _engine_base
-from ..engine.errors import _kind as _error_kind
+from ..engine.errors import operator_error
 from .kernels import _TABLE as _KERNELS
 from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
 
@@ -168,11 +168,5 @@ def op_error(op, p, in_shapes, err, node=None, phase="forward"):
         except Exception:
             pass
     where = f"operator {op.name}" + (f" (node {node})" if node else "")
-    message = f"Error in {where} {phase}, inputs of shape {shapes}: {type(err).__name__}: {err}"
-    # Keep the kind (MXNet's IndexError/ValueError/TypeError subclasses of MXNetError).
-    try:
-        error = _error_kind(err)(message)
-    except Exception:         # a subclass with another constructor signature
-        error = MXNetError(message)
-    error._mx_op_named = True  # already names the operator: not wrapped again
-    return error
+    return operator_error(err, f"Error in {where} {phase}, inputs of shape {shapes}: "
+                               f"{type(err).__name__}: {err}")
