@@ -134,28 +134,37 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
     return conv_forward(ctx, p, inputs, aux, out, relu=True)
 
 
-@_guard
-def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-    """Convolution's data, weight and bias gradients on oneDNN."""
+def _conv_family_backward(ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
+                          bwd_weights):
+    """Data, weight and bias gradients of Convolution or Deconvolution (``geo_of(x,
+    dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
     if not _layout_ok(p) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
-    geo = _conv_geo(p, x.shape, dy.shape[2:])
+    geo = geo_of(x, dy)
     g = _Out(in_grad, n, [dy, x, w])
     if need[0]:
-        K.conv_backward_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
+        bwd_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
     need_b = n == 3 and need[2]
     if need[1] or need_b:
         dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
         db = g.get(2, (p.num_filter,)) if need_b else None
-        K.conv_backward_weights(x, dy, dw, db, *geo, groups=p.num_group)
+        bwd_weights(x, dy, dw, db, *geo, groups=p.num_group)
     res = g.done()
     if n == 3 and res[2] is not None and inputs[2] is not None:
         res[2] = res[2].reshape(inputs[2].shape)
     return res
+
+
+@_guard
+def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Convolution's data, weight and bias gradients on oneDNN."""
+    return _conv_family_backward(ctx, p, out_grads, inputs, in_grad,
+                                 lambda x, dy: _conv_geo(p, x.shape, dy.shape[2:]),
+                                 K.conv_backward_data, K.conv_backward_weights)
 
 
 # --- Deconvolution -------------------------------------------------------------------------
@@ -184,25 +193,9 @@ def deconv_forward(ctx, p, inputs, aux, out=None):
 @_guard
 def deconv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Deconvolution's gradients on oneDNN."""
-    n = 2 if p.no_bias else 3
-    dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if not _layout_ok(p) or not _f32(dy, x, w):
-        return NotImplemented
-    need = _need(ctx, n)
-    dy, x, w = _c(dy), _c(x), _c(w)
-    geo, _ = _deconv_geo(p, x.shape)
-    g = _Out(in_grad, n, [dy, x, w])
-    if need[0]:
-        K.deconv_backward_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
-    need_b = n == 3 and need[2]
-    if need[1] or need_b:
-        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
-        db = g.get(2, (p.num_filter,)) if need_b else None
-        K.deconv_backward_weights(x, dy, dw, db, *geo, groups=p.num_group)
-    res = g.done()
-    if n == 3 and res[2] is not None and inputs[2] is not None:
-        res[2] = res[2].reshape(inputs[2].shape)
-    return res
+    return _conv_family_backward(ctx, p, out_grads, inputs, in_grad,
+                                 lambda x, dy: _deconv_geo(p, x.shape)[0],
+                                 K.deconv_backward_data, K.deconv_backward_weights)
 
 
 # --- Pooling -------------------------------------------------------------------------------
