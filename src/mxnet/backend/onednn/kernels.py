@@ -268,13 +268,46 @@ def pool_forward(x, y, alg, kernel, stride, pad_l, pad_r):
     return y
 
 
-class _PoolBackward:
-    """Max pooling's backward needs the forward's workspace (where each maximum was):
-    the plan re-runs the training forward into its own buffers first (see register.py
-    for why the workspace is recomputed rather than kept from the forward call)."""
+class _WorkspaceBackward:
+    """A backward primitive that may want its training forward's workspace (where max
+    pooling's maxima were, LRN's scales): the plan re-runs that forward into its own
+    buffers first. The workspace is recomputed rather than kept from the forward call
+    (see mxnet.operator.kernels_onednn for why). A subclass builds the forward ``hint``
+    and backward ``pd`` and lists the backward's arrays in ``_bwd_arrays``."""
+
+    def _plan(self, hint, pd, bwd_args, x, y_shape):
+        from ._runtime import runtime
+        lib = runtime().lib
+        ws_md = lib.dnnl_primitive_desc_query_md(hint, L.QUERY_WORKSPACE_MD, 0)
+        self.fwd = None
+        if ws_md and lib.dnnl_memory_desc_get_size(ws_md):
+            self.ws = np.empty(lib.dnnl_memory_desc_get_size(ws_md), np.uint8)
+            self.y = np.empty(y_shape, np.float32)
+            self.fwd = Plan(hint, [Arg(L.ARG_SRC, _md(x)),
+                                   Arg(L.ARG_DST, _md(self.y), output=True),
+                                   Arg(L.ARG_WORKSPACE, ws_md, output=True)])
+            bwd_args.append(Arg(L.ARG_WORKSPACE, ws_md))
+        else:
+            _destroy_pd(hint)
+        self.bwd = Plan(pd, bwd_args)
+
+    def __call__(self, x, dy, dx):
+        if self.fwd is None:
+            self.bwd(*self._bwd_arrays(x, dy, dx))
+        else:
+            self.fwd(x, self.y, self.ws)
+            self.bwd(*self._bwd_arrays(x, dy, dx), self.ws)
+
+    def destroy(self):
+        self.bwd.destroy()
+        if self.fwd is not None:
+            self.fwd.destroy()
+
+
+class _PoolBackward(_WorkspaceBackward):
+    """Pooling's backward (max pooling needs the workspace)."""
 
     def __init__(self, x, dy, dx, alg, geo):
-        self.fwd = None
         hint = _pool_fwd_pd(L.FORWARD_TRAINING, alg, x.shape, dy.shape, geo)
         try:
             pd = create_pd("pooling_backward_primitive_desc_create", _POOL_ALGS[alg],
@@ -283,32 +316,12 @@ class _PoolBackward:
         except Exception:
             _destroy_pd(hint)
             raise
-        from ._runtime import runtime
-        lib = runtime().lib
-        ws_md = lib.dnnl_primitive_desc_query_md(hint, L.QUERY_WORKSPACE_MD, 0)
-        args = [Arg(L.ARG_DIFF_DST, _md(dy)), Arg(L.ARG_DIFF_SRC, _md(dx), output=True)]
-        if ws_md and lib.dnnl_memory_desc_get_size(ws_md):
-            self.ws = np.empty(lib.dnnl_memory_desc_get_size(ws_md), np.uint8)
-            self.y = np.empty(dy.shape, np.float32)
-            self.fwd = Plan(hint, [Arg(L.ARG_SRC, _md(x)),
-                                   Arg(L.ARG_DST, _md(self.y), output=True),
-                                   Arg(L.ARG_WORKSPACE, ws_md, output=True)])
-            args.append(Arg(L.ARG_WORKSPACE, ws_md))
-        else:
-            _destroy_pd(hint)
-        self.bwd = Plan(pd, args)
+        self._plan(hint, pd, [Arg(L.ARG_DIFF_DST, _md(dy)),
+                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy.shape)
 
-    def __call__(self, x, dy, dx):
-        if self.fwd is None:
-            self.bwd(dy, dx)
-            return
-        self.fwd(x, self.y, self.ws)
-        self.bwd(dy, dx, self.ws)
-
-    def destroy(self):
-        self.bwd.destroy()
-        if self.fwd is not None:
-            self.fwd.destroy()
+    @staticmethod
+    def _bwd_arrays(x, dy, dx):
+        return dy, dx
 
 
 def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r):
@@ -541,13 +554,10 @@ def lrn_forward(x, y, size, alpha, beta, k):
     return y
 
 
-class _LrnBackward:
-    """LRN's backward may want the training forward's workspace: recomputed, as for
-    max pooling."""
+class _LrnBackward(_WorkspaceBackward):
+    """LRN's backward (it may want the training forward's workspace)."""
 
     def __init__(self, x, dy, dx, prm):
-        from ._runtime import runtime
-        lib = runtime().lib
         hint = create_pd("lrn_forward_primitive_desc_create", L.FORWARD_TRAINING,
                          L.LRN_ACROSS_CHANNELS, _md(x), _md(dy), *prm)
         try:
@@ -556,32 +566,12 @@ class _LrnBackward:
         except Exception:
             _destroy_pd(hint)
             raise
-        ws_md = lib.dnnl_primitive_desc_query_md(hint, L.QUERY_WORKSPACE_MD, 0)
-        args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
-                Arg(L.ARG_DIFF_SRC, _md(dx), output=True)]
-        self.fwd = None
-        if ws_md and lib.dnnl_memory_desc_get_size(ws_md):
-            self.ws = np.empty(lib.dnnl_memory_desc_get_size(ws_md), np.uint8)
-            self.y = np.empty(dy.shape, np.float32)
-            self.fwd = Plan(hint, [Arg(L.ARG_SRC, _md(x)),
-                                   Arg(L.ARG_DST, _md(self.y), output=True),
-                                   Arg(L.ARG_WORKSPACE, ws_md, output=True)])
-            args.append(Arg(L.ARG_WORKSPACE, ws_md))
-        else:
-            _destroy_pd(hint)
-        self.bwd = Plan(pd, args)
+        self._plan(hint, pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
+                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy.shape)
 
-    def __call__(self, x, dy, dx):
-        if self.fwd is None:
-            self.bwd(x, dy, dx)
-        else:
-            self.fwd(x, self.y, self.ws)
-            self.bwd(x, dy, dx, self.ws)
-
-    def destroy(self):
-        self.bwd.destroy()
-        if self.fwd is not None:
-            self.fwd.destroy()
+    @staticmethod
+    def _bwd_arrays(x, dy, dx):
+        return x, dy, dx
 
 
 def lrn_backward(x, dy, dx, size, alpha, beta, k):
