@@ -8,7 +8,7 @@ ReLU's mask applied to the gradient.
 """
 from ...base import MXNetError
 from ..nn.batch_norm import BatchNorm
-from ..params import Bool, Float, FloatOrNone, Int, Schema, Str
+from ..params import Bool, Float, Int, Schema, Str
 from ..registry import register
 from ._common import store_all
 
@@ -28,7 +28,7 @@ class SyncBatchNorm(BatchNorm):
     writes_outputs = True
     params = Schema(eps=Float(1e-3), momentum=Float(0.9), fix_gamma=Bool(True),
                     use_global_stats=Bool(False), output_mean_var=Bool(False),
-                    ndev=Int(1), key=Str())
+                    ndev=Int(1, low=1), key=Str())
 
     def _axis(self, p, ndim):
         if ndim < 2:
@@ -36,17 +36,7 @@ class SyncBatchNorm(BatchNorm):
                              f"{ndim} dimension(s)")
         return 1
 
-    @staticmethod
-    def _check(p):
-        if p.ndev < 1:
-            raise MXNetError(f"SyncBatchNorm: ndev must be >= 1, got {p.ndev}")
-
-    def infer_shape(self, p, in_shapes):
-        self._check(p)          # a parameter error: raised at the call
-        return super().infer_shape(p, in_shapes)
-
     def forward(self, ctx, p, inputs, aux, out=None):
-        self._check(p)
         return _written(out, super().forward(ctx, p, inputs, aux))
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
