@@ -73,6 +73,45 @@ def test_failed_inplace_write_keeps_old_values_and_input_is_clean():
         out.wait_to_read()
 
 
+def test_copying_a_failed_array_in_carries_its_error_once():
+    """x[:] = failed: the error reaches x (raised at x's sync point, once), it is not
+    copied in as zeros with the error left for a later waitall."""
+    failed = mx.nd.linalg.potrf(mx.nd.zeros((2, 2)))      # not positive definite
+    x = mx.nd.ones((2, 2))
+    x[:] = failed
+    with pytest.raises(MXNetError, match="potrf"):
+        x.wait_to_read()
+    mx.nd.waitall()                                       # consumed: nothing left
+
+
+def test_custom_op_writing_a_failed_array_fails_its_output():
+    """A CustomOp whose forward copies a failed result into out_data fails its own
+    output (MXNet's test_custom_op_exc, case 4), and nothing is left for waitall."""
+    class Dot(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            out_data[0][:] = mx.nd.linalg.potrf(mx.nd.dot(in_data[0], in_data[1]))
+
+        def backward(self, *args):
+            pass
+
+    @mx.operator.register("reliability_failed_dot")
+    class DotProp(mx.operator.CustomOpProp):
+        def list_arguments(self):
+            return ["a", "b"]
+
+        def infer_shape(self, in_shape):
+            return in_shape, [(in_shape[0][0], in_shape[1][1])]
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Dot()
+
+    c = mx.nd.Custom(mx.nd.zeros((2, 1)), mx.nd.zeros((1, 2)),
+                     op_type="reliability_failed_dot")
+    with pytest.raises(MXNetError):
+        c.wait_to_read()
+    mx.nd.waitall()
+
+
 def test_shape_and_parameter_errors_still_raise_at_the_call():
     with pytest.raises(MXNetError, match="dot"):
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))

@@ -170,7 +170,10 @@ def setitem(arr, key, value):
                 f"cannot assign to NDArray of shape {arr._shape} at {key!r}: "
                 f"{err}") from None
 
-    busy = arr._chunk.num_pending or any(c.num_pending for c in src_chunks)
+    # a source that failed (its error not raised yet) goes through the engine too, so the
+    # error reaches arr as it would from any other reader (as dispatch's idle check does)
+    busy = arr._chunk.num_pending or any(c.num_pending or c.exception is not None
+                                         for c in src_chunks)
     if not busy and arr._chunk.exception is None:
         run()
     else:
