@@ -76,6 +76,10 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
         grads[key] = g if prev is None else prev + g
 
     for h, g in zip(heads, head_grads):
+        # a head whose computation failed raises that failure here, once (a failed
+        # intermediate has poisoned the head too), instead of each backward below
+        # tripping over the bad values and the forward's error waiting for waitall
+        h._read()
         xp = _xp(h)
         data = g._read() if g is not None else xp.ones(h.shape, h._dtype)
         accumulate((id(h._ag[0]), h._ag[1]), data)

@@ -112,6 +112,18 @@ def test_custom_op_writing_a_failed_array_fails_its_output():
     mx.nd.waitall()
 
 
+def test_backward_through_a_failed_forward_raises_once():
+    """backward() from a head whose forward failed raises that failure (once): no second
+    error from the backward, nothing left for waitall."""
+    x = mx.nd.ones((3, 2))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.take(x, mx.nd.array([7]), mode="raise")
+    with pytest.raises(MXNetError, match="Error in operator take"):
+        y.backward()
+    mx.nd.waitall()
+
+
 def test_shape_and_parameter_errors_still_raise_at_the_call():
     with pytest.raises(MXNetError, match="dot"):
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))
