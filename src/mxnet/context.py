@@ -70,9 +70,14 @@ class Context(metaclass=_ContextMeta):
         Context._local.value = self._old_ctx
 
     def empty_cache(self):
-        """Release pooled memory of this device back to the system."""
+        """Release pooled memory of this device back to the system (on a GPU, also the
+        free blocks of CuPy's memory pool, after the device has finished its work)."""
         from . import storage
         storage.get_pool(self).release_all()
+        if self.device_typeid == 2:
+            from .backend import release_gpu_cache, sync_device
+            sync_device(self.device_id)
+            release_gpu_cache(self.device_id)
 
     @property
     def is_gpu(self):
@@ -85,6 +90,8 @@ def cpu(device_id=0):
 
 
 def cpu_pinned(device_id=0):
+    """Page-locked host memory in MXNet. pymxnet keeps such arrays in ordinary host
+    memory (NumPy): they behave as CPU arrays and mix freely with them."""
     return Context("cpu_pinned", device_id)
 
 

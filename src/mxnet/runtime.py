@@ -65,13 +65,20 @@ def _onednn_available():
     return _module_works("mxnet.backend.onednn", probe)
 
 
+def _cudnn_available():
+    # pymxnet's cuDNN kernels (mxnet.backend.cudnn) say through ``available()``
+    # whether libcudnn loaded; without that backend, no operator uses cuDNN.
+    return _module_works("mxnet.backend.cudnn",
+                         lambda m: callable(getattr(m, "available", None)) and m.available())
+
+
 def _gpu_features():
     from .backend import cupy_or_none
     cp = cupy_or_none()
     if cp is None:
         return {}
     found = {"CUDA": True}
-    found["CUDNN"] = _module_works("cudnn") or _module_works("cupy.cuda.cudnn")
+    found["CUDNN"] = _cudnn_available()
     found["NCCL"] = _module_works("cupy.cuda.nccl", lambda m: m.available)
     found["CUDA_RTC"] = _module_works("cupy.cuda.nvrtc")
     return found

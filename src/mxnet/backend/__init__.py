@@ -8,24 +8,47 @@ import numpy as np
 from ..base import MXNetError
 
 __all__ = ["array_module", "gpu_count", "gpu_memory_info", "cupy_or_none", "to_numpy",
-           "check_context"]
+           "check_context", "device_put", "sync_device", "sync_all_devices",
+           "release_gpu_cache", "INSTALL_HINT"]
 
 _cupy = None
 _cupy_checked = False
+_cupy_import_error = None
+# GPU ids that arrays were placed on: the devices ``waitall`` must synchronise.
+_used_devices = set()
+
+INSTALL_HINT = ("install CuPy and cuDNN for your CUDA: pip install 'pymxnet[gpu-cu12]' "
+                "(CUDA 12) or pip install 'pymxnet[gpu-cu13]' (CUDA 13)")
 
 
 def cupy_or_none():
     """The cupy module when it imports and sees a CUDA device, else None."""
-    global _cupy, _cupy_checked
+    global _cupy, _cupy_checked, _cupy_import_error
     if not _cupy_checked:
         _cupy_checked = True
         try:
             import cupy  # noqa: F401 (optional dependency)
+        except Exception as exc:  # noqa: BLE001  (not installed, or broken install)
+            _cupy_import_error = exc
+            return None
+        try:
             if cupy.cuda.runtime.getDeviceCount() > 0:
                 _cupy = cupy
-        except Exception:  # no cupy, no driver, or no device: CPU only
+        except Exception as exc:  # noqa: BLE001  (no driver or no device: CPU only)
+            _cupy_import_error = exc
             _cupy = None
     return _cupy
+
+
+def _no_gpu_reason():
+    """Why mx.gpu() cannot be used here, with what to install when CuPy is missing."""
+    cupy_or_none()
+    if isinstance(_cupy_import_error, ImportError):
+        return f"CuPy is not installed ({INSTALL_HINT})"
+    if _cupy_import_error is not None:
+        return (f"CuPy found no usable CUDA device ({type(_cupy_import_error).__name__}: "
+                f"{_cupy_import_error}); check the NVIDIA driver, or {INSTALL_HINT}")
+    return "CuPy sees no CUDA device"
 
 
 def gpu_count():
@@ -36,8 +59,9 @@ def gpu_count():
 def gpu_memory_info(device_id=0):
     cp = cupy_or_none()
     if cp is None:
-        raise MXNetError("gpu_memory_info needs a CUDA GPU, and none is available "
-                         "(install pymxnet[gpu] on a machine with CUDA)")
+        raise MXNetError(f"gpu_memory_info needs a CUDA GPU: {_no_gpu_reason()}")
+    if not 0 <= device_id < gpu_count():
+        raise MXNetError(f"gpu_memory_info: no GPU {device_id} ({gpu_count()} visible)")
     with cp.cuda.Device(device_id):
         return cp.cuda.runtime.memGetInfo()
 
@@ -47,8 +71,8 @@ def check_context(ctx):
     if ctx.device_typeid == 2:
         n = gpu_count()
         if n == 0:
-            raise MXNetError(f"cannot use context {ctx}: no CUDA GPU is available "
-                             "(CuPy with a CUDA device is required for mx.gpu())")
+            raise MXNetError(f"cannot use context {ctx}: no CUDA GPU is available: "
+                             f"{_no_gpu_reason()}")
         if ctx.device_id >= n:
             raise MXNetError(f"cannot use context {ctx}: only {n} GPU(s) visible")
 
@@ -57,8 +81,56 @@ def array_module(ctx):
     """numpy for CPU contexts, cupy for GPU contexts."""
     if ctx.device_typeid == 2:
         check_context(ctx)
+        _used_devices.add(ctx.device_id)
         return _cupy
     return np
+
+
+def device_put(arr, ctx):
+    """A fresh array holding arr's values in ctx's memory (host or GPU ctx.device_id).
+
+    Used for copies between devices; the caller has waited for arr's writer.
+    """
+    if ctx.device_typeid != 2:
+        out = to_numpy(arr)
+        return out.copy() if out is arr else out
+    cp = array_module(ctx)
+    with cp.cuda.Device(ctx.device_id):
+        if isinstance(arr, cp.ndarray) and arr.device.id == ctx.device_id:
+            return arr.copy()
+        # from the host, or from another GPU by way of the host (always correct,
+        # whether or not the two GPUs have peer access)
+        return cp.array(to_numpy(arr), copy=True)
+
+
+def sync_device(device_id):
+    """Block until every kernel and copy queued on GPU device_id has finished.
+
+    CuPy launches are asynchronous: the engine marks an operation done once its
+    kernels are queued, so the sync points (``wait_to_read``, ``waitall``) call this
+    for the true end of the device work.
+    """
+    cp = _cupy
+    if cp is None:
+        return
+    with cp.cuda.Device(device_id):
+        cp.cuda.Device(device_id).synchronize()
+
+
+def sync_all_devices():
+    """sync_device for every GPU an array was placed on in this process."""
+    for dev in sorted(_used_devices):
+        sync_device(dev)
+
+
+def release_gpu_cache(device_id):
+    """Give the free blocks of CuPy's memory pools back to the driver."""
+    cp = _cupy
+    if cp is None:
+        return
+    with cp.cuda.Device(device_id):
+        cp.get_default_memory_pool().free_all_blocks()
+        cp.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def to_numpy(arr):

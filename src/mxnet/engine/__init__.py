@@ -88,7 +88,14 @@ def wait_for_var(var):
 
 
 def wait_for_all():
-    get().wait_for_all()
+    """Wait for all pushed work, then for every GPU in use to finish its queued kernels
+    (CuPy launches are asynchronous, so an operation is "done" for the engine once its
+    kernels are queued)."""
+    try:
+        get().wait_for_all()
+    finally:
+        from ..backend import sync_all_devices
+        sync_all_devices()
 
 
 _bulk_size = 15

@@ -49,6 +49,21 @@ def _group(keys, values, what="values"):
     return list(grouped.items())
 
 
+def _note_nccl():
+    """'nccl' reduces on the GPU like 'device': in one process the values are copied
+    between devices and summed there (NCCL's collectives are not called). Say so when
+    CuPy's NCCL binding is missing, since a user asking for 'nccl' expects it."""
+    import warnings
+    try:
+        from cupy.cuda import nccl
+        if getattr(nccl, "available", False):
+            return
+    except Exception:  # noqa: BLE001  (no CuPy, or CuPy built without NCCL)
+        pass
+    warnings.warn("KVStore 'nccl': CuPy's NCCL binding (cupy.cuda.nccl) is not available; "
+                  "gradients are reduced with 'device' semantics instead", stacklevel=3)
+
+
 def _reduce(name, values, ctx):
     """The sum of values on ctx: a fresh array, or the single value itself when it is
     already on ctx (readers only)."""
@@ -86,6 +101,8 @@ class KVStore(KVStoreBase):
     def __init__(self, kv_type="local"):
         self._type = kv_type
         self._on_device = "device" in kv_type or kv_type == "nccl"
+        if kv_type == "nccl":
+            _note_nccl()
         self._data = {}
         self._key_kind = None
         self._updater = None

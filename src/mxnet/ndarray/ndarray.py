@@ -117,8 +117,11 @@ class NDArray(OpMethods):
 
     # --- synchronisation and conversion ---------------------------------------
     def wait_to_read(self):
-        """Block until the pending writes to this array are done."""
+        """Block until the pending writes to this array are done (on a GPU: until the
+        device has finished them, not just queued them)."""
         self._read()
+        if self._ctx.device_typeid == 2:
+            _sync_gpu(self._ctx)
 
     def wait_to_write(self):
         c = self._chunk
@@ -129,6 +132,8 @@ class NDArray(OpMethods):
         """A NumPy copy of the array (waits for pending work)."""
         from ..backend import to_numpy
         d = self._read()
+        if self._ctx.device_typeid == 2:
+            _sync_gpu(self._ctx)
         out = to_numpy(d)
         return out.copy() if out is d else out
 
@@ -218,6 +223,13 @@ class NDArray(OpMethods):
                 return other
             if other._shape != self._shape:
                 raise MXNetError(f"copyto: shape mismatch {self._shape} vs {other._shape}")
+            if (self._ctx.device_typeid == 2 or other._ctx.device_typeid == 2) and \
+                    self._ctx != other._ctx:
+                # the operator would compute on self's device and hand other a buffer
+                # from the wrong memory: copy across devices instead
+                if self._dtype != other._dtype:
+                    return self.astype(other._dtype).copyto(other)
+                return _copy_across_into(self, other)
             return invoke_by_name("_copyto", [self], {}, out=other)
         if isinstance(other, Context):
             if other == self._ctx:
@@ -473,16 +485,35 @@ def from_data(data, ctx):
 
 
 def _copy_across(src, ctx):
-    """Copy between devices (host <-> GPU, GPU <-> GPU)."""
-    from ..backend import array_module, to_numpy
-    xp = array_module(ctx)
-    host = to_numpy(src._read())
-    return from_data(xp.array(host, copy=True), ctx)
+    """Copy between devices (host <-> GPU, GPU <-> GPU) into a new array on ctx."""
+    from ..backend import device_put
+    return from_data(device_put(src._read(), ctx), ctx)
+
+
+def _copy_across_into(src, dst):
+    """Copy src into the existing array dst on another device, ordered by the engine
+    after src's writer and before dst's next reader."""
+    from ..backend import device_put
+    from .dispatch import store
+    if dst._ctx.device_typeid == 2:
+        from ..backend import check_context
+        check_context(dst._ctx)
+
+    def run(rctx):
+        store(dst, device_put(src._data, dst._ctx))
+    engine.get().push_sync(run, dst._ctx, [src._chunk], [dst._chunk], 0, "_copyto")
+    return dst
+
+
+def _sync_gpu(ctx):
+    from ..backend import sync_device
+    sync_device(ctx.device_id)
 
 
 def waitall():
-    """Wait for all pushed work to finish; raise the first failure among it."""
-    engine.get().wait_for_all()
+    """Wait for all pushed work to finish (on GPUs: until the devices are done too);
+    raise the first failure among it."""
+    engine.wait_for_all()
 
 
 def _check_ctx(ctx):
