@@ -191,6 +191,14 @@ def store(dst, value, sources=()):
     """Write value into NDArray dst: swap the buffer when dst owns its whole chunk,
     else copy into dst's memory (views, pooled buffers)."""
     c = dst._chunk
+    if dst._ctx.device_typeid == 2:
+        if isinstance(value, _ndarray):
+            # a host result for a GPU array (a Python operator computed it with NumPy):
+            # the array must keep device memory, or the next GPU kernel gets NumPy data
+            from ..backend import device_put
+            value = device_put(value, dst._ctx)
+    elif not isinstance(value, (_ndarray, _np.generic)) and hasattr(value, "get"):
+        value = value.get()         # a CuPy result for a host array
     if (dst._view is None and c.block is None and isinstance(value, _ndarray)
             and value.shape == dst._shape and value.dtype == dst._dtype):
         c.data = _fresh(value, sources)

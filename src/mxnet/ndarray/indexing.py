@@ -122,11 +122,22 @@ def setitem(arr, key, value):
     """Write value (scalar, NDArray, NumPy array or list) into arr[key], in place."""
     if isinstance(value, NDArray):
         src_chunks = [value._chunk]
-        get_value = lambda: value._data  # noqa: E731
+        if value._ctx.device_typeid == 2 or arr._ctx.device_typeid == 2:
+            if value._ctx != arr._ctx:
+                # from another device: bring the values into arr's memory first
+                from ..backend import device_put
+                get_value = lambda: device_put(value._data, arr._ctx)  # noqa: E731
+            else:
+                get_value = lambda: value._data  # noqa: E731
+        else:
+            get_value = lambda: value._data  # noqa: E731
     elif isinstance(value, numeric_types) or isinstance(value, (bool, np.bool_)):
         src_chunks, const = [], value
         get_value = lambda: const  # noqa: E731
     else:
+        if type(value).__module__.startswith("cupy"):    # a raw GPU array
+            from ..backend import to_numpy
+            value = to_numpy(value)
         try:
             const = np.array(value, dtype=arr._dtype)
         except (TypeError, ValueError) as err:
