@@ -53,6 +53,7 @@ def train(head, description, argv=None):
     parser.add_argument("--num-examples", type=int, default=None,
                         help="train on the first N examples only")
     parser.add_argument("--synthetic", action="store_true", help="random data, no files")
+    parser.add_argument("--gpu", action="store_true", help="train on mx.gpu(0)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
@@ -61,7 +62,7 @@ def train(head, description, argv=None):
                                    args.batch_size, shuffle=True)
     val_iter = mx.io.NDArrayIter(mnist['test_data'], mnist['test_label'], args.batch_size)
 
-    model = mx.mod.Module(symbol=build_mlp(head), context=mx.cpu())
+    model = mx.mod.Module(symbol=build_mlp(head), context=mx.gpu() if args.gpu else mx.cpu())
     model.fit(train_iter, eval_data=val_iter, optimizer='sgd',
               optimizer_params={'learning_rate': args.lr}, eval_metric='acc',
               initializer=mx.init.Xavier(),

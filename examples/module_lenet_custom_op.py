@@ -103,10 +103,17 @@ def main(argv=None):
     parser.add_argument("--test-limit", type=int, default=None, help="test samples to use")
     parser.add_argument("--init", choices=["uniform", "xavier"], default="uniform",
                         help="uniform: Module.fit's default Uniform(0.01), as in the seed")
+    parser.add_argument("--gpu", action="store_true", help="train on mx.gpu(0), as the seed")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="random images around ten class centres instead of MNIST files")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
-    mnist = mx.test_utils.get_mnist()
+    if args.synthetic:
+        from mlp_harness import load_data
+        mnist = load_data(args.limit, synthetic=True)
+    else:
+        mnist = mx.test_utils.get_mnist()
     train_x, train_y = mnist["train_data"][:args.limit], mnist["train_label"][:args.limit]
     test_x, test_y = mnist["test_data"][:args.test_limit], mnist["test_label"][:args.test_limit]
     batch_size = args.batch_size
@@ -115,7 +122,7 @@ def main(argv=None):
 
     mynet = build_net()
     print(mynet.infer_shape(data=(batch_size, 1, 28, 28)))
-    model = mx.mod.Module(symbol=mynet, context=mx.cpu())
+    model = mx.mod.Module(symbol=mynet, context=mx.gpu() if args.gpu else mx.cpu())
     batch_loss = BatchLoss()
     model.fit(train_iter, eval_data=val_iter, optimizer="sgd",
               optimizer_params={"learning_rate": args.lr}, eval_metric="acc",

@@ -41,9 +41,13 @@ def forward(x, P):
 
 
 def train(epochs=1, batch_size=64, lr=0.1, momentum=0.9, limit=None, seed=0, log=print,
-          test_limit=None):
-    mnist = mx.test_utils.get_mnist()
-    ctx = mx.cpu()
+          test_limit=None, ctx=None, synthetic=False):
+    if synthetic:
+        from mlp_harness import load_data
+        mnist = load_data(limit, synthetic=True, seed=seed)
+    else:
+        mnist = mx.test_utils.get_mnist()
+    ctx = ctx or mx.cpu()
     rng = np.random.RandomState(seed)
     P = init_params(ctx, rng)
     velocity = {k: nd.zeros(v.shape, ctx) for k, v in P.items()}
@@ -66,13 +70,14 @@ def train(epochs=1, batch_size=64, lr=0.1, momentum=0.9, limit=None, seed=0, log
             total_loss += loss.asscalar()
         log(f"epoch {epoch}: loss {total_loss / (seen / batch_size):.4f}, "
             f"{seen / (time.time() - t0):.0f} samples/s")
-    return evaluate(P, mnist["test_data"][:test_limit], mnist["test_label"][:test_limit])
+    return evaluate(P, mnist["test_data"][:test_limit], mnist["test_label"][:test_limit],
+                    ctx=ctx)
 
 
-def evaluate(P, X, Y, batch_size=500):
+def evaluate(P, X, Y, batch_size=500, ctx=None):
     correct = 0
     for i in range(0, len(X), batch_size):
-        out = forward(nd.array(X[i:i + batch_size]), P)
+        out = forward(nd.array(X[i:i + batch_size], ctx or mx.cpu()), P)
         correct += int((out.argmax(axis=1).asnumpy() == Y[i:i + batch_size]).sum())
     return correct / len(X)
 
@@ -82,6 +87,10 @@ if __name__ == "__main__":
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--gpu", action="store_true", help="train on mx.gpu(0)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="random images around ten class centres instead of MNIST files")
     a = ap.parse_args()
-    acc = train(a.epochs, a.batch_size, limit=a.limit)
+    acc = train(a.epochs, a.batch_size, limit=a.limit, synthetic=a.synthetic,
+                ctx=mx.gpu() if a.gpu else mx.cpu())
     print(f"test accuracy: {acc:.4f}")
