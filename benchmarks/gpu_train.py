@@ -1,0 +1,332 @@
+"""Training throughput on one GPU, pymxnet side by side with PyTorch, in one run.
+
+Same model, batch, dtype and optimiser (SGD, lr 0.01, momentum 0.9) on synthetic data
+already on the GPU, so only the training step is measured:
+
+- seed 003's CNN (examples/train_fashion_mnist.SimpleCNN), 1x28x28, batch 256
+- ResNet-18 v1 on 3x32x32, 10 classes, batch 128
+- ResNet-50 v1 on 3x224x224, 1000 classes, batch 64
+
+pymxnet runs imperative and hybridized (static_alloc), fp32 and AMP (mx.contrib.amp;
+reported 'not supported' with the reason when it fails on the GPU); PyTorch runs eager
+fp32 and bf16 autocast. Its ResNets are written here to match Gluon's v1 blocks
+(stride on the first 1x1 conv of a bottleneck), so both sides train the same network.
+
+Timing: warm-up steps, then N steps, then a real device synchronisation
+(``cupy.cuda.Device.synchronize`` after ``mx.nd.waitall``; ``torch.cuda.synchronize``):
+samples/s = N * batch / elapsed. The time that ``waitall`` alone reports is kept as
+well, to show whether it waited for the device. Memory: PyTorch's
+``max_memory_allocated``/``max_memory_reserved``; for pymxnet the CuPy memory pool's
+in-use bytes sampled after every step (its high-water mark at step ends) and the pool's
+total (reserved) bytes at the end.
+
+Every case runs in its own process (AMP patches operators process-wide; memory peaks
+stay separate).
+
+    python benchmarks/gpu_train.py [--quick] [--out DIR] [--models cnn,resnet18,resnet50]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "..", "src")
+
+MODELS = {  # name: (input shape without batch, classes, batch)
+    "cnn": ((1, 28, 28), 10, 256),
+    "resnet18": ((3, 32, 32), 10, 128),
+    "resnet50": ((3, 224, 224), 1000, 64),
+}
+LR, MOMENTUM = 0.01, 0.9
+
+
+# ----------------------------------------------------------------------- pymxnet
+def _mx_net(model, classes):
+    from mxnet.gluon.model_zoo import vision
+    if model == "cnn":
+        sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+        from train_fashion_mnist import SimpleCNN   # seed 003's network
+        return SimpleCNN()
+    return {"resnet18": vision.resnet18_v1, "resnet50": vision.resnet50_v1}[model](
+        classes=classes)
+
+
+def worker_mxnet(model, mode, precision, warmup, iters):
+    import numpy as np
+    import mxnet as mx
+    from mxnet import autograd, gluon, nd
+
+    shape, classes, batch = MODELS[model]
+    if os.environ.get("GPU_TRAIN_CPU_DRYRUN"):    # shakes out the script without a GPU
+        ctx, cp = mx.cpu(), None
+    else:
+        import cupy as cp
+        ctx = mx.gpu(0)
+    amp_dtype = None
+    if precision == "amp":
+        from mxnet.contrib import amp
+        errors = []
+        for dt in ("bfloat16", "float16"):
+            try:
+                amp.init(target_dtype=dt)
+                amp_dtype = dt
+                break
+            except Exception as exc:  # noqa: BLE001  (reported, never faked)
+                errors.append(f"{dt}: {type(exc).__name__}: {exc}")
+        if amp_dtype is None:
+            return {"error": "not supported: " + "; ".join(errors)}
+    net = _mx_net(model, classes)
+    net.initialize(mx.init.Xavier(), ctx=ctx)
+    if mode == "hybridized":
+        net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": LR, "momentum": MOMENTUM})
+    if amp_dtype is not None:
+        amp.init_trainer(trainer)
+    rng = np.random.RandomState(0)
+    data = nd.array(rng.rand(batch, *shape).astype(np.float32), ctx=ctx)
+    label = nd.array(rng.randint(0, classes, batch).astype(np.float32), ctx=ctx)
+    pool = cp.get_default_memory_pool() if cp is not None else None
+    peak_used = [0]
+
+    def step():
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            if amp_dtype is not None:
+                with amp.scale_loss(loss, trainer) as scaled:
+                    scaled.backward()
+        if amp_dtype is None:
+            loss.backward()
+        trainer.step(batch)
+        return loss
+
+    sync = cp.cuda.Device(0).synchronize if cp is not None else (lambda: None)
+    for _ in range(warmup):
+        step()
+    mx.nd.waitall()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        loss = step()
+        if pool is not None:
+            peak_used[0] = max(peak_used[0], pool.used_bytes())
+    mx.nd.waitall()
+    t_waitall = time.perf_counter() - t0
+    sync()
+    elapsed = time.perf_counter() - t0
+    final_loss = float(loss.mean().asscalar())
+    return {"samples/s": iters * batch / elapsed,
+            "waitall-only samples/s": iters * batch / t_waitall,
+            "peak used GB": peak_used[0] / 1e9 if pool else None,
+            "pool reserved GB": pool.total_bytes() / 1e9 if pool else None,
+            "amp dtype": amp_dtype, "final loss": final_loss,
+            "finite": bool(np.isfinite(final_loss))}
+
+
+# ----------------------------------------------------------------------- PyTorch
+def _torch_net(model, classes):
+    import torch.nn as tnn
+    import torch.nn.functional as F
+
+    if model == "cnn":
+        class SimpleCNN(tnn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = tnn.Conv2d(1, 32, 3, 1, 1)
+                self.conv2 = tnn.Conv2d(32, 64, 3, 1, 1)
+                self.fc1 = tnn.Linear(3136, 128)
+                self.fc2 = tnn.Linear(128, 10)
+
+            def forward(self, x):
+                x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
+                x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
+                return self.fc2(F.relu(self.fc1(x.flatten(1))))
+        return SimpleCNN()
+
+    def conv_bn(cin, cout, k, stride):
+        return [tnn.Conv2d(cin, cout, k, stride, k // 2, bias=False), tnn.BatchNorm2d(cout)]
+
+    class Block(tnn.Module):
+        """Gluon's BasicBlockV1 / BottleneckV1 (stride on the first conv)."""
+
+        def __init__(self, cin, cout, stride, bottleneck):
+            super().__init__()
+            if bottleneck:
+                mid = cout // 4
+                layers = (conv_bn(cin, mid, 1, stride) + [tnn.ReLU()] +
+                          conv_bn(mid, mid, 3, 1) + [tnn.ReLU()] + conv_bn(mid, cout, 1, 1))
+            else:
+                layers = conv_bn(cin, cout, 3, stride) + [tnn.ReLU()] + conv_bn(cout, cout, 3, 1)
+            self.body = tnn.Sequential(*layers)
+            self.down = (tnn.Sequential(*conv_bn(cin, cout, 1, stride))
+                         if stride != 1 or cin != cout else None)
+
+        def forward(self, x):
+            res = x if self.down is None else self.down(x)
+            return F.relu(self.body(x) + res)
+
+    bottleneck = model == "resnet50"
+    layers = [3, 4, 6, 3] if bottleneck else [2, 2, 2, 2]
+    channels = [64, 256, 512, 1024, 2048] if bottleneck else [64, 64, 128, 256, 512]
+    mods = conv_bn(3, 64, 7, 2) + [tnn.ReLU(), tnn.MaxPool2d(3, 2, 1)]
+    cin = channels[0]
+    for i, n in enumerate(layers):
+        for j in range(n):
+            mods.append(Block(cin, channels[i + 1], 2 if (j == 0 and i > 0) else 1,
+                              bottleneck))
+            cin = channels[i + 1]
+    mods += [tnn.AdaptiveAvgPool2d(1), tnn.Flatten(), tnn.Linear(cin, classes)]
+    return tnn.Sequential(*mods)
+
+
+def worker_torch(model, mode, precision, warmup, iters):
+    import torch
+    import torch.nn.functional as F
+
+    shape, classes, batch = MODELS[model]
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False     # fp32 means fp32 on both sides
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda:0")
+    net = _torch_net(model, classes).to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    data = torch.rand(batch, *shape, device=dev)
+    label = torch.randint(0, classes, (batch,), device=dev)
+    amp = precision == "amp"
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(net(data), label)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        loss = step()
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - t0
+    return {"samples/s": iters * batch / elapsed,
+            "peak used GB": torch.cuda.max_memory_allocated() / 1e9,
+            "pool reserved GB": torch.cuda.max_memory_reserved() / 1e9,
+            "amp dtype": "bfloat16" if amp else None, "final loss": float(loss),
+            "finite": bool(torch.isfinite(loss))}
+
+
+# ----------------------------------------------------------------------- driver
+def cases(models, quick):
+    for model in models:
+        yield model, "pymxnet", "imperative", "fp32"
+        yield model, "pymxnet", "hybridized", "fp32"
+        if not quick:
+            yield model, "pymxnet", "imperative", "amp"
+        yield model, "pymxnet", "hybridized", "amp"
+        yield model, "pytorch", "eager", "fp32"
+        yield model, "pytorch", "eager", "amp"
+
+
+def run_case(model, fw, mode, precision, warmup, iters, timeout):
+    env = dict(os.environ)
+    if fw == "pymxnet":
+        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model,
+           "--mode", mode, "--precision", precision, "--warmup", str(warmup),
+           "--iters", str(iters)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout}s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = [ln for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()][-3:]
+        return {"error": " / ".join(ln.strip() for ln in tail)[-400:]}
+    res = json.loads(lines[-1])
+    res["process s"] = round(time.perf_counter() - t0, 1)
+    return res
+
+
+def fmt(v, spec="%.3g"):
+    return spec % v if isinstance(v, (int, float)) and not isinstance(v, bool) else \
+        ("n/a" if v is None else str(v))
+
+
+def report(results, args):
+    lines = ["# GPU training: pymxnet vs PyTorch", "",
+             f"warm-up {args.warmup} steps, {args.iters} timed steps (ResNet-50: "
+             f"{args.iters_r50}); SGD lr {LR} momentum {MOMENTUM}; synthetic data on the GPU; "
+             "TF32 off in PyTorch.", "",
+             "| model (batch) | framework | mode | precision | samples/s | "
+             "vs PyTorch fp32 eager | peak used GB | reserved GB | loss | note |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        ref = next((x for x in results if x["model"] == r["model"] and
+                    x["framework"] == "pytorch" and x["precision"] == "fp32"), None)
+        sps, rsps = r.get("samples/s"), ref and ref.get("samples/s")
+        ratio = "%.2fx" % (sps / rsps) if sps and rsps else "n/a"
+        note = r.get("error", "")
+        if "waitall-only samples/s" in r:
+            note = "waitall alone: %s samples/s" % fmt(r["waitall-only samples/s"])
+        if r.get("amp dtype"):
+            note = (note + "; " if note else "") + r["amp dtype"]
+        note = note.replace("|", "/").replace("\n", " ")[-300:]
+        lines.append(f"| {r['model']} ({MODELS[r['model']][2]}) | {r['framework']} | "
+                     f"{r['mode']} | {r['precision']} | {fmt(sps)} | {ratio} | "
+                     f"{fmt(r.get('peak used GB'))} | {fmt(r.get('pool reserved GB'))} | "
+                     f"{fmt(r.get('final loss'))} | {note} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--worker", choices=["pymxnet", "pytorch"])
+    ap.add_argument("--model", default="cnn", choices=list(MODELS))
+    ap.add_argument("--mode", default="imperative")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "amp"])
+    ap.add_argument("--models", default="cnn,resnet18,resnet50")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--iters-r50", type=int, default=None,
+                    help="timed steps for ResNet-50 (default: --iters)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 warm-up and 5 timed steps (ResNet-50: 3); no imperative AMP")
+    ap.add_argument("--timeout", type=float, default=300, help="per case, seconds")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_train"))
+    args = ap.parse_args()
+    if args.quick:
+        args.warmup, args.iters = 2, 5
+        args.iters_r50 = args.iters_r50 or 3
+    args.iters_r50 = args.iters_r50 or args.iters
+    if args.worker:
+        fn = worker_mxnet if args.worker == "pymxnet" else worker_torch
+        iters = args.iters_r50 if args.model == "resnet50" else args.iters
+        print(json.dumps(fn(args.model, args.mode, args.precision, args.warmup, iters)))
+        return 0
+    os.makedirs(args.out, exist_ok=True)
+    results = []
+    for model, fw, mode, precision in cases(args.models.split(","), args.quick):
+        res = run_case(model, fw, mode, precision, args.warmup, args.iters, args.timeout)
+        res.update(model=model, framework=fw, mode=mode, precision=precision)
+        print(json.dumps(res), flush=True)
+        results.append(res)
+        with open(os.path.join(args.out, "gpu_train.json"), "w") as f:
+            json.dump(results, f, indent=1)       # kept after every case (timeouts)
+    text = report(results, args)
+    with open(os.path.join(args.out, "gpu_train.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
