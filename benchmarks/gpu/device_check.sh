@@ -79,7 +79,7 @@ PT_LOG="$OUT/tests_seeds.log"
 if [ "$NGPU" -gt 0 ]; then
     step pytest-gpu 70 "$PT_LOG" "$PY" -m pytest -q -x -p no:cacheprovider \
         tests/gpu tests/test_context.py tests/test_runtime.py tests/test_rtc.py \
-        tests/ndarray/test_serialization.py tests/kvstore
+        tests/ndarray/test_serialization.py
 else
     step pytest-gpu-cpu-only 60 "$PT_LOG" "$PY" -m pytest -q -x -p no:cacheprovider tests/gpu
 fi

@@ -164,3 +164,20 @@ def test_custom_op_writing_host_values_into_gpu_output():
     w = mx.nd.ones((4, 3, 3, 3), ctx=mx.gpu())
     z = mx.nd.Convolution(y, w, kernel=(3, 3), num_filter=4, no_bias=True)
     np.testing.assert_allclose(z.asnumpy(), np.full((2, 4, 6, 6), 54.0), rtol=1e-5)
+
+
+def test_cpu_pinned_arrays_mix_with_cpu_arrays():
+    a = mx.nd.ones((2, 3), ctx=mx.cpu_pinned())
+    b = mx.nd.arange(6).reshape((2, 3))
+    assert a.context == mx.cpu_pinned()
+    np.testing.assert_array_equal((a + b).asnumpy(), 1 + np.arange(6).reshape(2, 3))
+    c = mx.nd.zeros((2, 3), ctx=mx.cpu_pinned())
+    b.copyto(c)
+    np.testing.assert_array_equal(c.asnumpy(), b.asnumpy())
+
+
+def test_split_and_load_onto_the_same_cpu_twice():
+    parts = mx.gluon.utils.split_and_load(np.arange(8, dtype=np.float32),
+                                          [mx.cpu(0), mx.cpu(0)])
+    assert [p.shape for p in parts] == [(4,), (4,)]
+    np.testing.assert_array_equal(parts[1].asnumpy(), np.arange(4, 8))
