@@ -372,8 +372,6 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
     y = o.get(0, x.shape, x.dtype)
     mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
     if ctx.is_train and not p.use_global_stats:
-        if x.size // c < 1:
-            raise NotSupported("BatchNorm on an empty batch")
         K.bn_forward_training(xc.reshape(shape4), y.reshape(shape4), scale, shift, p.eps,
                               mean, invstd)
         if not (mm.flags.c_contiguous and mv.flags.c_contiguous):

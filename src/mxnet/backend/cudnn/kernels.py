@@ -30,6 +30,7 @@ __all__ = ["conv_forward", "conv_backward_data", "conv_backward_filter",
 _algos = {}
 _algo_lock = threading.Lock()
 _TUNES = {0: "off", 1: "limited_workspace", 2: "fastest"}
+_FASTEST_CAP = 4 << 30
 
 
 def default_tune():
@@ -137,9 +138,10 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
         fits = [c for c in cands if c.memory <= limit] or [min(cands, key=lambda c: c.memory)]
         algo = fits[0].algo
     else:
-        cap = max(c.memory for c in cands)
-        if tune != "fastest":
-            cap = min(cap, limit)
+        # 'fastest' ignores the limit but not the device: measured algorithms may ask
+        # for at most _FASTEST_CAP bytes
+        cap = min(max(c.memory for c in cands), limit if tune != "fastest"
+                  else max(limit, _FASTEST_CAP))
         ws, wsp = _workspace(cp, cap)
         _, find, _, count = _DIRS[direction]
         perf = (L.AlgoPerf * count)()
@@ -163,8 +165,8 @@ def _limit(workspace_mb):
     return int(workspace_mb) << 20
 
 
-def conv_forward(g, x, w, y, tune, workspace_mb, beta_one=False):
-    """y = conv(x, w) (``beta_one``: y += conv(x, w))."""
+def conv_forward(g, x, w, y, tune, workspace_mb):
+    """y = conv(x, w)."""
     rt = runtime()
     h = rt.handle(x.device.id)
     algo, ws_bytes = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
@@ -173,7 +175,7 @@ def conv_forward(g, x, w, y, tune, workspace_mb, beta_one=False):
     ws, wsp = _workspace(rt.cupy, ws_bytes)
     L.check(rt.lib, "cudnnConvolutionForward",
             rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), g.conv,
-                                           algo, wsp, ws_bytes, one if beta_one else zero,
+                                           algo, wsp, ws_bytes, zero,
                                            g.y, _ptr(y)))
     return y
 
