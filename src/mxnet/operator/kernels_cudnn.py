@@ -14,7 +14,8 @@ the operator's CuPy body runs: ``cudnn_off=True``, layouts other than NC*, dtype
 than float16/32/64, sum/lp pooling, pooling windows cuDNN's symmetric padding cannot
 express, BatchNorm on an axis other than 1 or with ``use_global_stats`` in backward,
 softmax with a temperature, length or dtype change, activations other than
-relu/sigmoid/tanh. Gradient ``req='add'`` is applied by the runner (these kernels get
+relu/sigmoid/tanh; and, with one RuntimeWarning, any call cuDNN itself rejects
+(a CudnnError). Gradient ``req='add'`` is applied by the runner (these kernels get
 None for such destinations). Input validation stays with the operator: each adapter
 first calls its ``infer_shape``.
 
@@ -25,10 +26,12 @@ Convolution math: float16 uses tensor cores, float32 stays true fp32 unless
 MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 allows TF32 (see
 ``backend.cudnn.descriptors.conv_math_type``).
 """
+import warnings
+
 import numpy as np
 
 from ..backend.cudnn import kernels as K
-from ..backend.cudnn._lib import BN_MIN_EPSILON
+from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
 from ..backend.cudnn.descriptors import NotSupported
 from .kernels_onednn import _chain
@@ -107,6 +110,17 @@ class _Out:
         return res
 
 
+_WARNED = set()
+
+
+def _warn_once(name, err):
+    key = (name, err.status)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(f"pymxnet: {name} fell back to the CuPy body: {err}", RuntimeWarning,
+                      stacklevel=4)
+
+
 def _guard(fn):
     """Fall back to the CuPy body when cuDNN is missing, for arrays that are not CuPy
     arrays, and for cases the kernels do not cover (NotSupported). The body runs on the
@@ -123,6 +137,11 @@ def _guard(fn):
             with first.device:
                 return fn(cp, ctx, p, *arrays_and_rest, **kwargs)
         except NotSupported:
+            return NotImplemented
+        except CudnnError as err:
+            # a configuration this cuDNN rejects: the CuPy body computes it instead
+            # (it rewrites every output), with one warning per operator and status
+            _warn_once(fn.__name__, err)
             return NotImplemented
     wrapped.__name__ = fn.__name__
     wrapped.__doc__ = fn.__doc__

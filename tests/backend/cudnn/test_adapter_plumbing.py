@@ -253,3 +253,17 @@ def test_activation_in_place_and_declines_softrelu():
     assert KC.act_forward(_ctx(), op.parse(dict(act_type="relu")), [x], [], [x])[0] is x
     assert KC.act_forward(_ctx(), op.parse(dict(act_type="softrelu")), [x], [],
                           None) is NotImplemented
+
+
+def test_a_call_cudnn_rejects_falls_back_with_one_warning(monkeypatch):
+    def reject(*a, **k):
+        raise L.CudnnError("cudnnActivationForward", 2000, "CUDNN_STATUS_BAD_PARAM")
+    monkeypatch.setattr(K, "act_forward", reject)
+    monkeypatch.setattr(KC, "_WARNED", set())
+    p = get_op("Activation").parse(dict(act_type="tanh"))
+    with pytest.warns(RuntimeWarning, match="BAD_PARAM"):
+        assert KC.act_forward(_ctx(), p, [_f(2, 3)], [], None) is NotImplemented
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert KC.act_forward(_ctx(), p, [_f(2, 3)], [], None) is NotImplemented
