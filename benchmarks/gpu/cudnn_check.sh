@@ -3,7 +3,7 @@
 #   1. the cuDNN binding and kernel tests (tests/backend/cudnn),
 #   2. benchmarks/gpu_ops.py --quick (cuDNN vs the CuPy bodies vs PyTorch).
 # Logs: $OUT/cudnn_env.log, $OUT/cudnn_tests.log, $OUT/cudnn_bench.log and
-# $OUT/gpu_ops.{json,md}. About 2 minutes at most; each step has its own timeout and a
+# $OUT/gpu_ops.{json,md}. About 2.5 minutes at most; each step has its own timeout and a
 # failing step does not stop the next.
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,7 +29,7 @@ timeout 75 python3 -m pytest -q --no-header -p no:cacheprovider tests/backend/cu
   --maxfail=50 -rfE > "$OUT/cudnn_tests.log" 2>&1
 echo "exit $?" >> "$OUT/cudnn_tests.log"
 
-timeout 60 python3 benchmarks/gpu_ops.py --quick --out "$OUT" > "$OUT/cudnn_bench.log" 2>&1
+timeout 75 python3 benchmarks/gpu_ops.py --quick --out "$OUT" > "$OUT/cudnn_bench.log" 2>&1
 echo "exit $?" >> "$OUT/cudnn_bench.log"
 tail -3 "$OUT/cudnn_tests.log"
 cat "$OUT/gpu_ops.md" 2>/dev/null

@@ -7,11 +7,12 @@ that descriptor calls can observe without a GPU (output dimensions, status strin
 
 Where the library comes from, first hit wins: ``MXNET_CUDNN_LIBRARY`` (a path), the
 ``nvidia-cudnn-cu12``/``-cu13`` wheel (``nvidia/cudnn/lib/libcudnn.so.9`` in any
-``nvidia`` namespace-package directory), then the system's ``libcudnn.so.9`` /
+``nvidia`` namespace-package directory, then any ``nvidia/*/lib/libcudnn.so*``), then the system's ``libcudnn.so.9`` /
 ``libcudnn.so``. cuDNN 9 splits into sub-libraries (``libcudnn_ops``, ``_cnn``, ...);
 ``libcudnn.so.9`` is the entry library that loads them from its own directory.
 """
 import ctypes
+import glob
 import os
 
 __all__ = ["load", "check", "CudnnError", "candidates", "AlgoPerf"]
@@ -162,7 +163,12 @@ def _wheel_dirs():
     except (ImportError, ValueError):
         spec = None
     dirs = list(spec.submodule_search_locations or ()) if spec is not None else []
-    return [os.path.join(d, "cudnn", "lib") for d in dirs]
+    out = [os.path.join(d, "cudnn", "lib") for d in dirs]
+    # other layouts of NVIDIA's wheels (e.g. nvidia/cu13/lib), after the usual one
+    out += sorted(os.path.dirname(p) for d in dirs
+                  for p in glob.glob(os.path.join(d, "*", "lib", "libcudnn.so*"))
+                  if os.path.dirname(p) not in out)
+    return list(dict.fromkeys(out))
 
 
 def candidates():
