@@ -26,7 +26,7 @@ PY
 } > "$OUT/cudnn_env.log" 2>&1
 
 timeout 75 python3 -m pytest -q --no-header -p no:cacheprovider tests/backend/cudnn \
-  --maxfail=50 -rfE > "$OUT/cudnn_tests.log" 2>&1
+  --maxfail=50 -rfEs > "$OUT/cudnn_tests.log" 2>&1
 echo "exit $?" >> "$OUT/cudnn_tests.log"
 
 timeout 75 python3 benchmarks/gpu_ops.py --quick --out "$OUT" > "$OUT/cudnn_bench.log" 2>&1
