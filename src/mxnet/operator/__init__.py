@@ -11,6 +11,12 @@ from . import kernels_cpu as _kernels_cpu  # noqa: F401  (CPU kernels in the ker
 from .kernels_onednn import register_all as _onednn_register_all  # noqa: E402
 from .kernels import lookup_kernel as _lookup_kernel, register_kernel as _register_kernel  # noqa: E402
 _onednn_register_all(_register_kernel, _lookup_kernel)
+# cuDNN kernels on GPU, registered only where CuPy is installed (libcudnn loads on the
+# first GPU call; without it the CuPy bodies run)
+import importlib.util as _ilu  # noqa: E402
+if _ilu.find_spec("cupy") is not None:
+    from .kernels_cudnn import register_all as _cudnn_register_all
+    _cudnn_register_all(_register_kernel, _lookup_kernel)
 
 from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
                      NDArrayOp, get_all_registered_operators)

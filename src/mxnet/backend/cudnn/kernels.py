@@ -1,0 +1,383 @@
+"""cuDNN computations over C-contiguous CuPy arrays, writing into given outputs.
+
+Each function takes the arrays (already of the shapes cuDNN should see: the adapters in
+``mxnet.operator.kernels_cudnn`` reshape 1-D convolutions to 2-D, etc.) and runs on the
+arrays' device and CuPy's current stream. Convolution algorithms are chosen once per
+(geometry, dtype, math type, direction, tuning mode, workspace limit) and cached:
+
+* ``tune='off'``: cuDNN's heuristic (``*_v7``), the first algorithm whose workspace
+  fits the limit;
+* ``'limited_workspace'``: the fastest measured (``Find*AlgorithmEx``) within the limit;
+* ``'fastest'``: the fastest measured, whatever its workspace.
+
+Workspaces come from CuPy's memory pool, so they are reused between calls.
+"""
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+from . import _lib as L
+from . import descriptors as D
+from ._runtime import runtime
+
+__all__ = ["conv_forward", "conv_backward_data", "conv_backward_filter",
+           "conv_backward_bias", "add_bias", "pool_forward", "pool_backward",
+           "act_forward", "act_backward", "softmax_forward", "softmax_backward",
+           "bn_forward_training", "bn_forward_inference", "bn_backward", "default_tune"]
+
+_algos = {}
+_algo_lock = threading.Lock()
+_TUNES = {0: "off", 1: "limited_workspace", 2: "fastest"}
+_FASTEST_CAP = 4 << 30
+
+
+def default_tune():
+    """cudnn_tune when the operator leaves it None: MXNET_CUDNN_AUTOTUNE_DEFAULT
+    (0 off, 1 limited_workspace - the default, 2 fastest), as in MXNet."""
+    try:
+        v = int(os.environ.get("MXNET_CUDNN_AUTOTUNE_DEFAULT", "1"))
+    except ValueError:
+        v = 1
+    return _TUNES.get(v, "limited_workspace")
+
+
+def _ptr(a):
+    return a.data.ptr
+
+
+def _workspace(cp, nbytes):
+    """A workspace buffer of nbytes (None, 0 for none)."""
+    if nbytes == 0:
+        return None, 0
+    buf = cp.empty(int(nbytes), dtype=cp.uint8)
+    return buf, buf.data.ptr
+
+
+# --- convolution ---------------------------------------------------------------------
+_DIRS = {
+    # direction: (heuristic fn, find fn, workspace-size fn, algo count)
+    "fwd": ("cudnnGetConvolutionForwardAlgorithm_v7",
+            "cudnnFindConvolutionForwardAlgorithmEx",
+            "cudnnGetConvolutionForwardWorkspaceSize", L.FWD_ALGO_COUNT),
+    "bwd_data": ("cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                 "cudnnFindConvolutionBackwardDataAlgorithmEx",
+                 "cudnnGetConvolutionBackwardDataWorkspaceSize", L.BWD_DATA_ALGO_COUNT),
+    "bwd_filter": ("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                   "cudnnFindConvolutionBackwardFilterAlgorithmEx",
+                   "cudnnGetConvolutionBackwardFilterWorkspaceSize",
+                   L.BWD_FILTER_ALGO_COUNT),
+}
+
+
+class ConvGeometry:
+    """Descriptors of one convolution: x (N, C, *s), w (K, C/g, *k), y (N, K, *o)."""
+
+    def __init__(self, lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
+                 dtype):
+        self.math = D.conv_math_type(dtype)
+        self.x = D.tensor(lib, x_shape, dtype)
+        self.w = D.filter_(lib, w_shape, dtype)
+        self.y = D.tensor(lib, y_shape, dtype)
+        self.conv = D.convolution(lib, pad, stride, dilate, groups, dtype, self.math)
+        got = D.conv_output_dims(lib, self.conv, self.x, self.w, len(x_shape))
+        if got != tuple(y_shape):
+            raise D.NotSupported(f"cuDNN output shape {got} != {tuple(y_shape)}")
+        self.key = (tuple(x_shape), tuple(w_shape), tuple(y_shape), tuple(pad),
+                    tuple(stride), tuple(dilate), int(groups), np.dtype(dtype).str,
+                    self.math)
+        self.dtype = np.dtype(dtype)
+
+
+def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
+    """ConvGeometry (cached with its descriptors)."""
+    rt = runtime()
+    return ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
+                        dtype)
+
+
+def _desc_args(direction, g):
+    """The descriptor arguments of the heuristic / workspace-size calls."""
+    if direction == "fwd":
+        return (g.x, g.w, g.conv, g.y)
+    if direction == "bwd_data":
+        return (g.w, g.y, g.conv, g.x)
+    return (g.x, g.y, g.conv, g.w)
+
+
+def _heuristic(lib, h, direction, g):
+    name, _, _, count = _DIRS[direction]
+    perf = (L.AlgoPerf * count)()
+    n = ctypes.c_int(0)
+    L.check(lib, name, getattr(lib, name)(h, *_desc_args(direction, g), count,
+                                          ctypes.byref(n), perf))
+    return [perf[i] for i in range(n.value) if perf[i].status == L.STATUS_SUCCESS]
+
+
+def _ws_size(lib, h, direction, g, algo):
+    name = _DIRS[direction][2]
+    size = ctypes.c_size_t(0)
+    L.check(lib, name, getattr(lib, name)(h, *_desc_args(direction, g), int(algo),
+                                          ctypes.byref(size)))
+    return size.value
+
+
+def _choose(rt, h, direction, g, tune, limit, ptrs):
+    """(algo, workspace bytes) for this geometry and direction. ``ptrs``: the three
+    data pointers in the Find call's order (its outputs get overwritten)."""
+    key = g.key + (direction, tune, limit if tune != "fastest" else None)
+    hit = _algos.get(key)
+    if hit is not None:
+        return hit
+    lib, cp = rt.lib, rt.cupy
+    cands = _heuristic(lib, h, direction, g)
+    if not cands:
+        raise D.NotSupported(f"no cuDNN algorithm for {direction} {g.key}")
+    if tune == "off":
+        fits = [c for c in cands if c.memory <= limit] or [min(cands, key=lambda c: c.memory)]
+        algo = fits[0].algo
+    else:
+        # 'fastest' ignores the limit but not the device: measured algorithms may ask
+        # for at most _FASTEST_CAP bytes
+        cap = min(max(c.memory for c in cands), limit if tune != "fastest"
+                  else max(limit, _FASTEST_CAP))
+        ws, wsp = _workspace(cp, cap)
+        _, find, _, count = _DIRS[direction]
+        perf = (L.AlgoPerf * count)()
+        n = ctypes.c_int(0)
+        a, b, c = ptrs
+        d0, d1, d2, d3 = _desc_args(direction, g)
+        # Find*Ex order: (h, desc0, ptr0, desc1, ptr1, conv, desc3, ptr3, ...)
+        L.check(lib, find, getattr(lib, find)(h, d0, a, d1, b, d2, d3, c, count,
+                                              ctypes.byref(n), perf, wsp, cap))
+        ok = [perf[i] for i in range(n.value)
+              if perf[i].status == L.STATUS_SUCCESS and perf[i].memory <= cap]
+        del ws
+        algo = ok[0].algo if ok else cands[0].algo
+    res = (int(algo), _ws_size(lib, h, direction, g, algo))
+    with _algo_lock:
+        _algos[key] = res
+    return res
+
+
+def _limit(workspace_mb):
+    return int(workspace_mb) << 20
+
+
+def conv_forward(g, x, w, y, tune, workspace_mb):
+    """y = conv(x, w)."""
+    rt = runtime()
+    h = rt.handle(x.device.id)
+    algo, ws_bytes = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
+                             (_ptr(x), _ptr(w), _ptr(y)))
+    one, zero = D.scalars(g.dtype)
+    ws, wsp = _workspace(rt.cupy, ws_bytes)
+    L.check(rt.lib, "cudnnConvolutionForward",
+            rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), g.conv,
+                                           algo, wsp, ws_bytes, zero,
+                                           g.y, _ptr(y)))
+    return y
+
+
+def conv_backward_data(g, w, dy, dx, tune, workspace_mb):
+    """dx = the gradient of conv(x, w) with respect to x, for output gradient dy."""
+    rt = runtime()
+    h = rt.handle(dy.device.id)
+    algo, ws_bytes = _choose(rt, h, "bwd_data", g, tune, _limit(workspace_mb),
+                             (_ptr(w), _ptr(dy), _ptr(dx)))
+    one, zero = D.scalars(g.dtype)
+    ws, wsp = _workspace(rt.cupy, ws_bytes)
+    L.check(rt.lib, "cudnnConvolutionBackwardData",
+            rt.lib.cudnnConvolutionBackwardData(h, one, g.w, _ptr(w), g.y, _ptr(dy),
+                                                g.conv, algo, wsp, ws_bytes, zero, g.x,
+                                                _ptr(dx)))
+    return dx
+
+
+def conv_backward_filter(g, x, dy, dw, tune, workspace_mb):
+    """dw = the gradient of conv(x, w) with respect to w."""
+    rt = runtime()
+    h = rt.handle(dy.device.id)
+    algo, ws_bytes = _choose(rt, h, "bwd_filter", g, tune, _limit(workspace_mb),
+                             (_ptr(x), _ptr(dy), _ptr(dw)))
+    one, zero = D.scalars(g.dtype)
+    ws, wsp = _workspace(rt.cupy, ws_bytes)
+    L.check(rt.lib, "cudnnConvolutionBackwardFilter",
+            rt.lib.cudnnConvolutionBackwardFilter(h, one, g.x, _ptr(x), g.y, _ptr(dy),
+                                                  g.conv, algo, wsp, ws_bytes, zero, g.w,
+                                                  _ptr(dw)))
+    return dw
+
+
+def _bias_desc(lib, c, ndim, dtype):
+    return D.tensor(lib, (1, c) + (1,) * (ndim - 2), dtype)
+
+
+def conv_backward_bias(dy, db):
+    """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D)."""
+    rt = runtime()
+    h = rt.handle(dy.device.id)
+    one, zero = D.scalars(dy.dtype)
+    L.check(rt.lib, "cudnnConvolutionBackwardBias",
+            rt.lib.cudnnConvolutionBackwardBias(h, one, D.tensor(rt.lib, dy.shape, dy.dtype),
+                                                _ptr(dy), zero,
+                                                _bias_desc(rt.lib, dy.shape[1], dy.ndim,
+                                                           dy.dtype), _ptr(db)))
+    return db
+
+
+def add_bias(y, b):
+    """y += b broadcast over axis 1 (y: 4-D or 5-D)."""
+    rt = runtime()
+    h = rt.handle(y.device.id)
+    one, _ = D.scalars(y.dtype)
+    L.check(rt.lib, "cudnnAddTensor",
+            rt.lib.cudnnAddTensor(h, one, _bias_desc(rt.lib, y.shape[1], y.ndim, y.dtype),
+                                  _ptr(b), one, D.tensor(rt.lib, y.shape, y.dtype),
+                                  _ptr(y)))
+    return y
+
+
+# --- pooling -----------------------------------------------------------------------------
+def pool_descriptor(x_shape, y_shape, mode, window, pad, stride, dtype):
+    """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape."""
+    lib = runtime().lib
+    pd = D.pooling(lib, mode, window, pad, stride)
+    xd = D.tensor(lib, x_shape, dtype)
+    got = D.pool_output_dims(lib, pd, xd, len(x_shape))
+    if got != tuple(y_shape):
+        raise D.NotSupported(f"cuDNN pooling output {got} != {tuple(y_shape)}")
+    return pd, xd, D.tensor(lib, y_shape, dtype)
+
+
+def pool_forward(descs, x, y):
+    rt = runtime()
+    pd, xd, yd = descs
+    one, zero = D.scalars(x.dtype)
+    L.check(rt.lib, "cudnnPoolingForward",
+            rt.lib.cudnnPoolingForward(rt.handle(x.device.id), pd, one, xd, _ptr(x), zero,
+                                       yd, _ptr(y)))
+    return y
+
+
+def pool_backward(descs, x, y, dy, dx):
+    rt = runtime()
+    pd, xd, yd = descs
+    one, zero = D.scalars(x.dtype)
+    L.check(rt.lib, "cudnnPoolingBackward",
+            rt.lib.cudnnPoolingBackward(rt.handle(x.device.id), pd, one, yd, _ptr(y), yd,
+                                        _ptr(dy), xd, _ptr(x), zero, xd, _ptr(dx)))
+    return dx
+
+
+# --- activation ------------------------------------------------------------------------------
+_ACT = {"relu": L.ACTIVATION_RELU, "sigmoid": L.ACTIVATION_SIGMOID,
+        "tanh": L.ACTIVATION_TANH}
+
+
+def _flat(lib, a):
+    return D.tensor(lib, (1, 1, 1, a.size), a.dtype)
+
+
+def act_forward(x, y, act_type):
+    """y = act(x) (y may be x)."""
+    rt = runtime()
+    ad = D.activation(rt.lib, _ACT[act_type])
+    td = _flat(rt.lib, x)
+    one, zero = D.scalars(x.dtype)
+    L.check(rt.lib, "cudnnActivationForward",
+            rt.lib.cudnnActivationForward(rt.handle(x.device.id), ad, one, td, _ptr(x),
+                                          zero, td, _ptr(y)))
+    return y
+
+
+def act_backward(y, dy, dx, act_type):
+    """dx from the output y (relu: y > 0 exactly where x > 0, so y stands in for x)."""
+    rt = runtime()
+    ad = D.activation(rt.lib, _ACT[act_type])
+    td = _flat(rt.lib, y)
+    one, zero = D.scalars(y.dtype)
+    L.check(rt.lib, "cudnnActivationBackward",
+            rt.lib.cudnnActivationBackward(rt.handle(y.device.id), ad, one, td, _ptr(y),
+                                           td, _ptr(dy), td, _ptr(y), zero, td, _ptr(dx)))
+    return dx
+
+
+# --- softmax ------------------------------------------------------------------------------------
+def _softmax_desc(lib, a, axis):
+    shape = a.shape
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype)
+
+
+def softmax_forward(x, y, axis, log):
+    """y = (log_)softmax(x) along ``axis`` (x viewed as (outer, n, inner, 1), channel
+    mode)."""
+    rt = runtime()
+    td = _softmax_desc(rt.lib, x, axis)
+    one, zero = D.scalars(x.dtype)
+    L.check(rt.lib, "cudnnSoftmaxForward",
+            rt.lib.cudnnSoftmaxForward(rt.handle(x.device.id),
+                                       L.SOFTMAX_LOG if log else L.SOFTMAX_ACCURATE,
+                                       L.SOFTMAX_MODE_CHANNEL, one, td, _ptr(x), zero, td,
+                                       _ptr(y)))
+    return y
+
+
+def softmax_backward(y, dy, dx, axis, log):
+    rt = runtime()
+    td = _softmax_desc(rt.lib, y, axis)
+    one, zero = D.scalars(y.dtype)
+    L.check(rt.lib, "cudnnSoftmaxBackward",
+            rt.lib.cudnnSoftmaxBackward(rt.handle(y.device.id),
+                                        L.SOFTMAX_LOG if log else L.SOFTMAX_ACCURATE,
+                                        L.SOFTMAX_MODE_CHANNEL, one, td, _ptr(y), td,
+                                        _ptr(dy), zero, td, _ptr(dx)))
+    return dx
+
+
+# --- batch norm ------------------------------------------------------------------------------------
+def _bn_descs(lib, x4):
+    xd = D.tensor(lib, x4.shape, x4.dtype)
+    return xd, D.bn_param(lib, xd, (tuple(x4.shape), np.dtype(x4.dtype).str))
+
+
+def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):
+    """Batch statistics (written to save_mean / save_invstd = 1/sqrt(var + eps)) and
+    the normalised y. x4: (N, C, L, 1). The moving statistics are left to the caller
+    (cuDNN would fold in the unbiased variance; MXNet's rule uses the biased one)."""
+    rt = runtime()
+    xd, bd = _bn_descs(rt.lib, x4)
+    one, zero = D.scalars(x4.dtype)
+    L.check(rt.lib, "cudnnBatchNormalizationForwardTraining",
+            rt.lib.cudnnBatchNormalizationForwardTraining(
+                rt.handle(x4.device.id), L.BATCHNORM_SPATIAL, one, zero, xd, _ptr(x4), xd,
+                _ptr(y4), bd, _ptr(scale), _ptr(bias), 0.0, None, None, float(eps),
+                _ptr(save_mean), _ptr(save_invstd)))
+    return y4
+
+
+def bn_forward_inference(x4, y4, scale, bias, mean, var, eps):
+    rt = runtime()
+    xd, bd = _bn_descs(rt.lib, x4)
+    one, zero = D.scalars(x4.dtype)
+    L.check(rt.lib, "cudnnBatchNormalizationForwardInference",
+            rt.lib.cudnnBatchNormalizationForwardInference(
+                rt.handle(x4.device.id), L.BATCHNORM_SPATIAL, one, zero, xd, _ptr(x4), xd,
+                _ptr(y4), bd, _ptr(scale), _ptr(bias), _ptr(mean), _ptr(var), float(eps)))
+    return y4
+
+
+def bn_backward(x4, dy4, dx4, scale, dscale, dbias, eps, mean, invstd):
+    """Training-formula gradients from the saved statistics (mean, invstd)."""
+    rt = runtime()
+    xd, bd = _bn_descs(rt.lib, x4)
+    one, zero = D.scalars(x4.dtype)
+    L.check(rt.lib, "cudnnBatchNormalizationBackward",
+            rt.lib.cudnnBatchNormalizationBackward(
+                rt.handle(x4.device.id), L.BATCHNORM_SPATIAL, one, zero, one, zero, xd,
+                _ptr(x4), xd, _ptr(dy4), xd, _ptr(dx4), bd, _ptr(scale), _ptr(dscale),
+                _ptr(dbias), float(eps), _ptr(mean), _ptr(invstd)))
+    return dx4

@@ -1,0 +1,518 @@
+"""Adapters from MXNet operators to the cuDNN kernels, for the operator kernel table
+(device 'gpu').
+
+``register_all(register_kernel)`` registers a forward and a backward function per
+operator with the operator contract's signatures::
+
+    forward(ctx, p, inputs, aux, out=None) -> outputs
+    backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None) -> gradients
+
+They write into the ``out`` / ``in_grad`` arrays when those are C-contiguous CuPy arrays
+of the right shape and dtype that do not overlap an input (else into fresh arrays,
+copied over at the end), and return ``NotImplemented`` for what they do not cover, so
+the operator's CuPy body runs: ``cudnn_off=True``, layouts other than NC*, dtypes other
+than float16/32/64, sum/lp pooling, pooling windows cuDNN's symmetric padding cannot
+express, BatchNorm on an axis other than 1 or with ``use_global_stats`` in backward,
+softmax with a temperature, length or dtype change, activations other than
+relu/sigmoid/tanh; and, with one RuntimeWarning, any call cuDNN itself rejects
+(a CudnnError). Gradient ``req='add'`` is applied by the runner (these kernels get
+None for such destinations). Input validation stays with the operator: each adapter
+first calls its ``infer_shape``.
+
+Nothing loads at import: libcudnn loads on the first GPU call; when it (or CuPy) is
+missing, one RuntimeWarning says so and every adapter returns NotImplemented.
+
+Convolution math: float16 uses tensor cores, float32 stays true fp32 unless
+MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 allows TF32 (see
+``backend.cudnn.descriptors.conv_math_type``).
+"""
+import warnings
+
+import numpy as np
+
+from ..backend.cudnn import kernels as K
+from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
+from ..backend.cudnn._runtime import try_runtime
+from ..backend.cudnn.descriptors import NotSupported
+from .kernels_onednn import _chain
+
+__all__ = ["register_all", "OPS"]
+
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _op(name):
+    from .registry import get_op
+    return get_op(name)
+
+
+def _need(ctx, n):
+    need = getattr(ctx, "need_grad", None)
+    return list(need) if need is not None else [True] * n
+
+
+def _spatial(v, nd, default):
+    v = tuple(v) if v else ()
+    return v if len(v) == nd else (default,) * nd
+
+
+def _layout_ok(p):
+    return getattr(p, "layout", None) in (None, "NCW", "NCHW", "NCDHW") and \
+        not getattr(p, "cudnn_off", False)
+
+
+def _same_float(*arrays):
+    arrs = [a for a in arrays if a is not None]
+    return bool(arrs) and arrs[0].dtype in _FLOATS and all(a.dtype == arrs[0].dtype
+                                                            for a in arrs)
+
+
+def _span(a):
+    start = a.data.ptr
+    return start, start + a.nbytes
+
+
+def _overlaps(a, b):
+    (s0, e0), (s1, e1) = _span(a), _span(b)
+    return s0 < e1 and s1 < e0
+
+
+class _Out:
+    """Destination arrays: the given ones when cuDNN can write them directly, else fresh
+    ones copied into the given ones at the end."""
+
+    def __init__(self, cp, given, n, inputs):
+        self.cp = cp
+        self.given = list(given) if given is not None else [None] * n
+        self.inputs = [a for a in inputs if a is not None]
+        self.arrays = [None] * n
+
+    def get(self, i, shape, dtype, allow_alias=None):
+        g = self.given[i]
+        cp = self.cp
+        if (g is not None and isinstance(g, cp.ndarray) and g.dtype == np.dtype(dtype)
+                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
+                and not any(_overlaps(g, a) and a is not allow_alias
+                            for a in self.inputs)):
+            a = g
+        else:
+            a = cp.empty(shape, dtype)
+        self.arrays[i] = a
+        return a
+
+    def done(self):
+        res = []
+        for g, a in zip(self.given, self.arrays):
+            if g is not None and a is not None and a is not g:
+                g[...] = a
+                a = g
+            res.append(a)
+        return res
+
+
+_WARNED = set()
+
+
+def _warn_once(name, err):
+    key = (name, err.status)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(f"pymxnet: {name} fell back to the CuPy body: {err}", RuntimeWarning,
+                      stacklevel=4)
+
+
+def _guard(fn):
+    """Fall back to the CuPy body when cuDNN is missing, for arrays that are not CuPy
+    arrays, and for cases the kernels do not cover (NotSupported). The body runs on the
+    device of the first array argument."""
+    def wrapped(ctx, p, *arrays_and_rest, **kwargs):
+        first = next((a for a in _first_arrays(arrays_and_rest) if a is not None), None)
+        if not type(first).__module__.startswith("cupy"):
+            return NotImplemented       # checked before loading anything
+        rt = try_runtime()
+        if rt is None or not isinstance(first, rt.cupy.ndarray):
+            return NotImplemented
+        cp = rt.cupy
+        try:
+            with first.device:
+                return fn(cp, ctx, p, *arrays_and_rest, **kwargs)
+        except NotSupported:
+            return NotImplemented
+        except CudnnError as err:
+            # a configuration this cuDNN rejects: the CuPy body computes it instead
+            # (it rewrites every output), with one warning per operator and status
+            _warn_once(fn.__name__, err)
+            return NotImplemented
+    wrapped.__name__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+def _first_arrays(args):
+    for a in args:
+        if isinstance(a, (list, tuple)) and a:
+            return a
+    return ()
+
+
+def _c(cp, a):
+    return None if a is None else cp.ascontiguousarray(a)
+
+
+def _tune(p):
+    return p.cudnn_tune if p.cudnn_tune is not None else K.default_tune()
+
+
+def _as_2d(shape):
+    """A 1-D convolution's (N, C, W) as cuDNN's (N, C, 1, W)."""
+    return tuple(shape[:2]) + (1,) + tuple(shape[2:])
+
+
+def _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype):
+    """cuDNN geometry; 1-D problems become 2-D ones with a unit height."""
+    if nd == 1:
+        x_shape, w_shape, y_shape = _as_2d(x_shape), _as_2d(w_shape), _as_2d(y_shape)
+        pad, stride, dilate = (0,) + tuple(pad), (1,) + tuple(stride), (1,) + tuple(dilate)
+    g = K.geometry(x_shape, w_shape, y_shape, pad, stride, dilate, p.num_group, dtype)
+    return g, x_shape, w_shape, y_shape
+
+
+# --- Convolution -------------------------------------------------------------------------
+def _conv_setup(p, x_shape, w_shape, y_shape, dtype):
+    nd = len(p.kernel)
+    stride = _spatial(p.stride, nd, 1)
+    dilate = _spatial(p.dilate, nd, 1)
+    pad = _spatial(p.pad, nd, 0)
+    return _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype)
+
+
+@_guard
+def conv_forward(cp, ctx, p, inputs, aux, out=None):
+    """Convolution forward on cuDNN."""
+    if not _layout_ok(p) or not _same_float(*inputs):
+        return NotImplemented
+    _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
+    x, w = _c(cp, inputs[0]), _c(cp, inputs[1])
+    g, xs, ws, ys = _conv_setup(p, x.shape, w.shape, oshape, x.dtype)
+    o = _Out(cp, out, 1, inputs)
+    y = o.get(0, oshape, x.dtype)
+    K.conv_forward(g, x.reshape(xs), w.reshape(ws), y.reshape(ys), _tune(p), p.workspace)
+    if not p.no_bias:
+        K.add_bias(y.reshape(ys), _c(cp, inputs[2]).reshape(-1))
+    return o.done()
+
+
+def _grads(cp, p, ctx, in_grad, dy, x, w, bias_shape):
+    n = 2 if p.no_bias else 3
+    need = _need(ctx, n)
+    g = _Out(cp, in_grad, n, [dy, x, w])
+    dx = g.get(0, x.shape, x.dtype) if need[0] else None
+    dw = g.get(1, w.shape, w.dtype) if need[1] else None
+    db = g.get(2, bias_shape, dy.dtype) if n == 3 and need[2] else None
+    return g, dx, dw, db
+
+
+@_guard
+def conv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Convolution's data, weight and bias gradients on cuDNN."""
+    dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if not _layout_ok(p) or not _same_float(dy, x, w):
+        return NotImplemented
+    dy, x, w = _c(cp, dy), _c(cp, x), _c(cp, w)
+    geo, xs, ws, ys = _conv_setup(p, x.shape, w.shape, dy.shape, x.dtype)
+    bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
+    g, dx, dw, db = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
+    tune = _tune(p)
+    if dx is not None:
+        K.conv_backward_data(geo, w.reshape(ws), dy.reshape(ys), dx.reshape(xs), tune,
+                             p.workspace)
+    if dw is not None:
+        K.conv_backward_filter(geo, x.reshape(xs), dy.reshape(ys), dw.reshape(ws), tune,
+                               p.workspace)
+    if db is not None:
+        K.conv_backward_bias(dy.reshape(ys), db.reshape(-1))
+    return g.done()
+
+
+# --- Deconvolution -------------------------------------------------------------------------
+def _deconv_setup(p, x_shape, w_shape, dtype):
+    """Deconvolution as the data gradient of a convolution from its output (shape
+    ``out_shape``) to the deconvolution's input."""
+    from .nn.deconvolution import deconv_geometry
+    kernel, stride, dilate, pad, out = deconv_geometry(p, tuple(x_shape))
+    out_shape = (x_shape[0], p.num_filter) + tuple(out)
+    g, cs, ws, ds = _geo(p, len(kernel), out_shape, w_shape, x_shape, pad, stride,
+                         dilate, dtype)
+    return g, out_shape, cs, ws, ds
+
+
+@_guard
+def deconv_forward(cp, ctx, p, inputs, aux, out=None):
+    """Deconvolution forward on cuDNN (a convolution's backward-data)."""
+    if not _layout_ok(p) or not _same_float(*inputs):
+        return NotImplemented
+    _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
+    x, w = _c(cp, inputs[0]), _c(cp, inputs[1])
+    g, oshape, cs, ws, ds = _deconv_setup(p, x.shape, w.shape, x.dtype)
+    o = _Out(cp, out, 1, inputs)
+    y = o.get(0, oshape, x.dtype)
+    K.conv_backward_data(g, w.reshape(ws), x.reshape(ds), y.reshape(cs), _tune(p),
+                         p.workspace)
+    if not p.no_bias:
+        K.add_bias(y.reshape(cs), _c(cp, inputs[2]).reshape(-1))
+    return o.done()
+
+
+@_guard
+def deconv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Deconvolution's gradients on cuDNN (forward and backward-filter of the
+    convolution it transposes)."""
+    dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if not _layout_ok(p) or not _same_float(dy, x, w):
+        return NotImplemented
+    dy, x, w = _c(cp, dy), _c(cp, x), _c(cp, w)
+    geo, _, cs, ws, ds = _deconv_setup(p, x.shape, w.shape, x.dtype)
+    bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
+    g, dx, dw, db = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
+    tune = _tune(p)
+    if dx is not None:
+        K.conv_forward(geo, dy.reshape(cs), w.reshape(ws), dx.reshape(ds), tune,
+                       p.workspace)
+    if dw is not None:
+        K.conv_backward_filter(geo, dy.reshape(cs), x.reshape(ds), dw.reshape(ws), tune,
+                               p.workspace)
+    if db is not None:
+        K.conv_backward_bias(dy.reshape(cs), db.reshape(-1))
+    return g.done()
+
+
+# --- Pooling -------------------------------------------------------------------------------
+def _pool_descs(p, x_shape, y_shape, dtype):
+    """cuDNN descriptors for MXNet's pooling, or NotSupported where cuDNN's symmetric
+    padding and floor rule would not give MXNet's windows and divisors."""
+    if not _layout_ok(p) or p.pool_type not in ("max", "avg"):
+        raise NotSupported("pooling type/layout")
+    nd = len(x_shape) - 2
+    spatial, out = tuple(x_shape[2:]), tuple(y_shape[2:])
+    if p.global_pool:
+        kernel, stride, pad = spatial, (1,) * nd, (0,) * nd
+    else:
+        kernel = tuple(p.kernel)
+        stride, pad = _spatial(p.stride, nd, 1), _spatial(p.pad, nd, 0)
+    for k, s, pl, n, o in zip(kernel, stride, pad, spatial, out):
+        # every window holds an input element (an empty one has MXNet-specific values)
+        if any(j * s - pl >= n or j * s - pl + k <= 0 for j in range(o)):
+            raise NotSupported("pooling window outside the input")
+        # cuDNN pads symmetrically: the windows must end inside input + right pad
+        if (o - 1) * s + k - n - pl > pl:
+            raise NotSupported("pooling needs asymmetric padding")
+    if p.pool_type == "max":
+        mode = 0
+    else:
+        mode = 2 if p.count_include_pad is False else 1
+    xs, ys = tuple(x_shape), tuple(y_shape)
+    if nd == 1:
+        xs, ys = _as_2d(xs), _as_2d(ys)
+        kernel, stride, pad = (1,) + kernel, (1,) + stride, (0,) + pad
+    return K.pool_descriptor(xs, ys, mode, kernel, pad, stride, dtype)
+
+
+@_guard
+def pool_forward(cp, ctx, p, inputs, aux, out=None):
+    """Pooling forward (max, avg) on cuDNN."""
+    x = inputs[0]
+    if not _same_float(x):
+        return NotImplemented
+    _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
+    descs = _pool_descs(p, x.shape, oshape, x.dtype)
+    x = _c(cp, x)
+    o = _Out(cp, out, 1, inputs)
+    K.pool_forward(descs, x, o.get(0, oshape, x.dtype))
+    return o.done()
+
+
+@_guard
+def pool_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Pooling backward on cuDNN (from x, y and dy)."""
+    dy, x, y = out_grads[0], inputs[0], outputs[0]
+    if not _same_float(dy, x, y):
+        return NotImplemented
+    descs = _pool_descs(p, x.shape, y.shape, x.dtype)
+    dy, x, y = _c(cp, dy), _c(cp, x), _c(cp, y)
+    g = _Out(cp, in_grad, 1, [dy, x, y])
+    K.pool_backward(descs, x, y, dy, g.get(0, x.shape, x.dtype))
+    return g.done()
+
+
+# --- BatchNorm -------------------------------------------------------------------------------
+_MOVING = {}
+
+
+def _moving_update(cp, dtype):
+    """One fused kernel for MXNet's moving-statistics rule (the biased variance comes
+    back from cuDNN's saved inverse standard deviation)."""
+    k = _MOVING.get(dtype)
+    if k is None:
+        k = _MOVING[dtype] = cp.ElementwiseKernel(
+            "T mean, T invstd, T m, float64 eps", "T mm, T mv",
+            "double var = 1.0 / ((double)invstd * (double)invstd) - eps;"
+            "mm = mm * m + (T(1) - m) * mean;"
+            "mv = mv * m + (T(1) - m) * (T)var;",
+            "mxnet_bn_moving_update")
+    return k
+
+
+def _bn_check(p, x, params):
+    """(N, C, L, 1) shape for cuDNN, or NotSupported."""
+    if getattr(p, "cudnn_off", False) or x.ndim < 2 or p.axis % x.ndim != 1:
+        raise NotSupported("BatchNorm axis")
+    if x.dtype not in _FLOATS or p.eps < BN_MIN_EPSILON:
+        raise NotSupported("BatchNorm dtype/eps")
+    pt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    if any(a.dtype != pt for a in params):
+        raise NotSupported("BatchNorm parameter dtype")
+    rest = int(np.prod(x.shape[2:], dtype=np.int64))
+    return (x.shape[0], x.shape[1], rest, 1), pt
+
+
+@_guard
+def bn_forward(cp, ctx, p, inputs, aux, out=None):
+    """BatchNorm forward on cuDNN: batch statistics in training (moving statistics
+    updated with MXNet's momentum rule and the biased variance), else the moving ones."""
+    x, gamma, beta = inputs
+    mm, mv = aux
+    _op("BatchNorm").infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
+    shape4, pt = _bn_check(p, x, (gamma, beta, mm, mv))
+    c = x.shape[1]
+    xc = _c(cp, x)
+    scale = cp.ones(c, pt) if p.fix_gamma else _c(cp, gamma)
+    shift = _c(cp, beta)
+    o = _Out(cp, out, 3, inputs + list(aux))
+    y = o.get(0, x.shape, x.dtype)
+    mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
+    if ctx.is_train and not p.use_global_stats:
+        K.bn_forward_training(xc.reshape(shape4), y.reshape(shape4), scale, shift, p.eps,
+                              mean, invstd)
+        if not (mm.flags.c_contiguous and mv.flags.c_contiguous):
+            raise NotSupported("non-contiguous moving statistics")
+        _moving_update(cp, pt)(mean, invstd, pt.type(p.momentum), float(p.eps), mm, mv)
+    else:
+        mmc, mvc = _c(cp, mm), _c(cp, mv)
+        K.bn_forward_inference(xc.reshape(shape4), y.reshape(shape4), scale, shift, mmc,
+                               mvc, p.eps)
+        mean[...] = mmc
+        cp.divide(1.0, cp.sqrt(mvc + pt.type(p.eps)), out=invstd)
+    return o.done()
+
+
+@_guard
+def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """BatchNorm backward on cuDNN from the statistics the forward used (the training
+    formula; use_global_stats keeps the CuPy body)."""
+    dy, x, gamma = out_grads[0], inputs[0], inputs[1]
+    mean, invstd = outputs[1], outputs[2]
+    if p.use_global_stats or dy.dtype != x.dtype:
+        return NotImplemented
+    shape4, pt = _bn_check(p, x, (gamma, mean, invstd))
+    need = _need(ctx, 3)
+    c = x.shape[1]
+    scale = cp.ones(c, pt) if p.fix_gamma else _c(cp, gamma)
+    g = _Out(cp, in_grad, 3, [dy, x, gamma])
+    dx = g.get(0, x.shape, x.dtype) if need[0] else cp.empty(x.shape, x.dtype)
+    dgamma = g.get(1, (c,), pt) if need[1] else cp.empty(c, pt)
+    dbeta = g.get(2, (c,), pt) if need[2] else cp.empty(c, pt)
+    K.bn_backward(_c(cp, x).reshape(shape4), _c(cp, dy).reshape(shape4),
+                  dx.reshape(shape4), scale, dgamma, dbeta, p.eps, _c(cp, mean),
+                  _c(cp, invstd))
+    if p.fix_gamma:
+        dgamma[...] = 0
+    res = g.done()
+    return [r if nd else None for r, nd in zip(res, need)]
+
+
+# --- softmax / log_softmax -------------------------------------------------------------------
+def _softmax_ok(p, x):
+    return (x.dtype in _FLOATS and not p.use_length and p.temperature in (None, 1.0)
+            and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1)
+
+
+def _softmax_pair(log):
+    name = "log_softmax" if log else "softmax"
+
+    @_guard
+    def forward(cp, ctx, p, inputs, aux, out=None):
+        x = inputs[0]
+        if not _softmax_ok(p, x):
+            return NotImplemented
+        from .nn.softmax import check_axis
+        axis = check_axis(name, p.axis, x.ndim)
+        x = _c(cp, x)
+        o = _Out(cp, out, 1, [x])
+        K.softmax_forward(x, o.get(0, x.shape, x.dtype, allow_alias=x), axis, log)
+        return o.done()
+
+    @_guard
+    def backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        dy, y = out_grads[0], outputs[0]
+        if not _softmax_ok(p, y) or dy.dtype != y.dtype:
+            return NotImplemented
+        axis = p.axis % y.ndim
+        dy, y = _c(cp, dy), _c(cp, y)
+        g = _Out(cp, in_grad, 1, [dy, y])
+        K.softmax_backward(y, dy, g.get(0, y.shape, y.dtype), axis, log)
+        return g.done()
+    forward.__name__ = f"{name}_forward"
+    backward.__name__ = f"{name}_backward"
+    return forward, backward
+
+
+# --- Activation ---------------------------------------------------------------------------------
+_ACTS = ("relu", "sigmoid", "tanh")
+
+
+@_guard
+def act_forward(cp, ctx, p, inputs, aux, out=None):
+    """Activation relu/sigmoid/tanh on cuDNN (in place when out is the input)."""
+    x = inputs[0]
+    if p.act_type not in _ACTS or not _same_float(x):
+        return NotImplemented
+    x = _c(cp, x)
+    o = _Out(cp, out, 1, [x])
+    K.act_forward(x, o.get(0, x.shape, x.dtype, allow_alias=x), p.act_type)
+    return o.done()
+
+
+@_guard
+def act_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """Activation gradients from the output."""
+    dy, y = out_grads[0], outputs[0]
+    if p.act_type not in _ACTS or not _same_float(dy, y):
+        return NotImplemented
+    dy, y = _c(cp, dy), _c(cp, y)
+    g = _Out(cp, in_grad, 1, [dy, y])
+    K.act_backward(y, dy, g.get(0, y.shape, y.dtype), p.act_type)
+    return g.done()
+
+
+OPS = {
+    "Convolution": (conv_forward, conv_backward),
+    "Deconvolution": (deconv_forward, deconv_backward),
+    "Pooling": (pool_forward, pool_backward),
+    "BatchNorm": (bn_forward, bn_backward),
+    "softmax": _softmax_pair(False),
+    "log_softmax": _softmax_pair(True),
+    "Activation": (act_forward, act_backward),
+}
+
+
+def register_all(register_kernel, lookup_kernel=None, device="gpu"):
+    """Register every adapter for ``device`` ('gpu'). A kernel already registered for
+    the operator becomes the adapter's fallback. Loads nothing (see the module
+    docstring). Returns the names registered."""
+    for name, pair in OPS.items():
+        for backward, fn in zip((False, True), pair):
+            prev = lookup_kernel(name, device, backward) if lookup_kernel else None
+            register_kernel(name, device, fn if prev is None else _chain(fn, prev),
+                            backward=backward)
+    return list(OPS)
+
