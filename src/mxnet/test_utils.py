@@ -79,16 +79,32 @@ def default_numeric_eps():
             np.dtype(np.float64): 1.0 / 2**14}
 
 
+def _tf32_enabled(ctx):
+    """Whether float32 convolutions (cuDNN's DEFAULT_MATH) and, with CuPy's
+    CUPY_TF32=1, matrix products on ``ctx`` may use TF32: a GPU of compute capability
+    8.0 or later, with NVIDIA_TF32_OVERRIDE not 0 (MXNet 1.9.1's rule)."""
+    if ctx is None or getattr(ctx, "device_type", None) != "gpu":
+        return False
+    if os.environ.get("NVIDIA_TF32_OVERRIDE") == "0":
+        return False
+    if os.environ.get("CUPY_TF32", "0") == "1":
+        return True
+    try:
+        return get_cuda_compute_capability(ctx) >= 80
+    except Exception:  # noqa: BLE001  (no usable GPU: no TF32)
+        return False
+
+
 def effective_dtype(dat):
     """The dtype whose precision dat's values really have.
 
-    float32 results computed on a GPU with TF32 tensor-core math (CuPy's
-    ``CUPY_TF32=1``) carry float16-like mantissas, so float16 tolerances apply.
+    float32 results on a GPU that allows TF32 tensor-core math (compute capability 8.0
+    or later, unless NVIDIA_TF32_OVERRIDE=0) carry float16-like mantissas, so float16
+    tolerances apply, as in MXNet 1.9.1.
     """
     dtype = np.dtype(getattr(dat, "dtype", np.asarray(dat).dtype))
     ctx = getattr(dat, "context", None)
-    if (dtype == np.float32 and ctx is not None and ctx.device_type == "gpu"
-            and os.environ.get("CUPY_TF32", "0") == "1"):
+    if dtype == np.float32 and _tf32_enabled(ctx):
         return np.dtype(np.float16)
     return dtype
 

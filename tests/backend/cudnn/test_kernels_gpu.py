@@ -16,6 +16,15 @@ if not cudnn.available():
     pytest.skip(f"cuDNN unavailable: {cudnn.load_error()}", allow_module_level=True)
 from mxnet.operator.kernels_cudnn import OPS  # noqa: E402
 
+
+
+@pytest.fixture(autouse=True)
+def _strict_fp32(monkeypatch):
+    """These tests compare with float32 tolerances: convolutions in strict fp32 (the
+    default allows TF32, tested on its own below)."""
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+
+
 TOL = {np.float16: (2e-2, 2e-2), np.float32: (1e-4, 1e-4), np.float64: (1e-9, 1e-9)}
 GPU = mx.gpu(0)
 
@@ -177,6 +186,21 @@ def test_softmax(name, shape, axis, dtype):
     _run(name, dict(axis=axis), [_r(*shape).astype(dtype)], dtype=dtype)
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_long_strided_axis_declines_to_the_cupy_body(name):
+    """cuDNN's CHANNEL mode is slow over long non-innermost axes: the adapter declines
+    (NotImplemented), the CuPy body computes it."""
+    op = get_op(name)
+    p = op.parse(dict(axis=1))
+    x = cp.asarray(_r(2, 300, 3))
+    assert OPS[name][0](_ctx(cp), p, [x], []) is NotImplemented
+
+
+def test_softmax_innermost_axis_uses_instance_mode_and_matches_numpy():
+    """The classifier case (a long innermost axis) runs on cuDNN (INSTANCE mode)."""
+    _run("softmax", dict(axis=-1), [_r(64, 1000)], dtype=np.float32)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
 @pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh"])
 def test_activation(act, dtype):
@@ -206,3 +230,30 @@ def test_registered_path_matches_cpu_with_grad_req_add():
         res[ctx.device_type] = [a.asnumpy() for a in (y, x.grad, w.grad, b.grad, mm, mv)]
     for c, g in zip(res["cpu"], res["gpu"]):
         np.testing.assert_allclose(g, c, rtol=1e-3, atol=1e-3)
+
+
+def test_convolution_default_math_allows_tf32_within_half_precision_tolerance(monkeypatch):
+    """Without NVIDIA_TF32_OVERRIDE=0, float32 convolutions run in cuDNN's DEFAULT_MATH
+    (TF32 on sm_80+, as MXNet 1.9.1 and PyTorch): equal to the CPU's result to
+    float16-like tolerance, forward and backward, through the registered path."""
+    from mxnet.backend.cudnn import _lib as L
+    from mxnet.backend.cudnn import kernels as K
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    monkeypatch.delenv("MXNET_CUDA_ALLOW_TENSOR_CORE", raising=False)
+    x_np, w_np = _r(4, 16, 12, 12), _r(8, 16, 3, 3, seed=1) * 0.2
+    res = {}
+    for ctx in (mx.cpu(), GPU):
+        x, w = mx.nd.array(x_np, ctx=ctx), mx.nd.array(w_np, ctx=ctx)
+        for a in (x, w):
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=8, pad=(1, 1),
+                                  no_bias=True)
+        y.backward(mx.nd.ones_like(y))
+        res[ctx.device_type] = [a.asnumpy() for a in (y, x.grad, w.grad)]
+    for c, g in zip(res["cpu"], res["gpu"]):
+        scale = float(np.abs(c).max())
+        np.testing.assert_allclose(g, c, rtol=1e-2, atol=1e-2 * scale)
+    g = K.geometry((4, 16, 12, 12), (8, 16, 3, 3), (4, 8, 12, 12), (1, 1), (1, 1),
+                   (1, 1), 1, np.float32)
+    assert g.math == L.DEFAULT_MATH and not g.strict

@@ -11,14 +11,22 @@ from mxnet.backend.cudnn import kernels as K
 @pytest.mark.parametrize("env,dtype,want", [
     ({}, np.float16, L.TENSOR_OP_MATH),
     ({"MXNET_CUDA_ALLOW_TENSOR_CORE": "0"}, np.float16, L.FMA_MATH),
-    ({}, np.float32, L.FMA_MATH),
-    ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1"}, np.float32, L.DEFAULT_MATH),
-    ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1",
-      "MXNET_CUDA_ALLOW_TENSOR_CORE": "0"}, np.float32, L.FMA_MATH),
+    ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1"}, np.float16, L.TENSOR_OP_MATH),
+    # MXNet 1.9.1 with cuDNN >= 8: DEFAULT_MATH for float32 (TF32 allowed on sm_80+)
+    ({}, np.float32, L.DEFAULT_MATH),
+    ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1"}, np.float32,
+     L.TENSOR_OP_MATH_ALLOW_CONVERSION),
+    ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1", "NVIDIA_TF32_OVERRIDE": "0"},
+     np.float32, L.FMA_MATH),
+    ({"NVIDIA_TF32_OVERRIDE": "0"}, np.float32, L.FMA_MATH),
+    ({"NVIDIA_TF32_OVERRIDE": "1"}, np.float32, L.DEFAULT_MATH),
+    ({"MXNET_CUDA_ALLOW_TENSOR_CORE": "0"}, np.float32, L.FMA_MATH),
     ({}, np.float64, L.DEFAULT_MATH),
+    ({"NVIDIA_TF32_OVERRIDE": "0"}, np.float64, L.DEFAULT_MATH),
 ])
 def test_conv_math_type_policy(monkeypatch, env, dtype, want):
-    for k in ("MXNET_CUDA_ALLOW_TENSOR_CORE", "MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION"):
+    for k in ("MXNET_CUDA_ALLOW_TENSOR_CORE", "MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION",
+              "NVIDIA_TF32_OVERRIDE"):
         monkeypatch.delenv(k, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)

@@ -16,7 +16,7 @@ from . import _lib as L
 
 __all__ = ["NotSupported", "data_type", "tensor", "filter_", "convolution", "pooling",
            "activation", "bn_param", "conv_output_dims", "pool_output_dims",
-           "conv_math_type", "scalars"]
+           "conv_math_type", "strict_fp32", "scalars"]
 
 
 class NotSupported(Exception):
@@ -119,19 +119,33 @@ def _env_flag(name, default):
     return v.strip().lower() not in ("0", "false", "off", "no")
 
 
+def strict_fp32():
+    """True when float32 convolutions must not use TF32 tensor cores:
+    NVIDIA_TF32_OVERRIDE=0 (NVIDIA's switch, which cuDNN and cuBLAS honour and MXNet
+    1.9.1's tests read) or MXNET_CUDA_ALLOW_TENSOR_CORE=0."""
+    return (os.environ.get("NVIDIA_TF32_OVERRIDE", "").strip() == "0"
+            or not _env_flag("MXNET_CUDA_ALLOW_TENSOR_CORE", True))
+
+
 def conv_math_type(dtype):
-    """The convolution math type, MXNet 1.9.1's policy: tensor cores for float16 (unless
-    MXNET_CUDA_ALLOW_TENSOR_CORE=0); float32 in true fp32 (FMA) unless both
-    MXNET_CUDA_ALLOW_TENSOR_CORE and MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 allow
-    TF32 down-conversion (PyTorch's default allows TF32 for cuDNN convolutions; pymxnet
-    keeps fp32 results equal to the CPU's to fp32 tolerance)."""
+    """The convolution math type, MXNet 1.9.1's policy: float16 asks for tensor cores
+    (TENSOR_OP_MATH); float32 and float64 use CUDNN_DEFAULT_MATH, which cuDNN >= 8 lets
+    use TF32 tensor cores on Ampere and later GPUs - MXNet 1.9.1 built against cuDNN 8
+    behaves so, as does PyTorch by default (``torch.backends.cudnn.allow_tf32``).
+    MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 lets float32 be down-converted to
+    float16 inside tensor-core kernels (TENSOR_OP_MATH_ALLOW_CONVERSION), as in MXNet.
+    Strict fp32 (FMA math, no tensor cores): NVIDIA_TF32_OVERRIDE=0 or
+    MXNET_CUDA_ALLOW_TENSOR_CORE=0 (the latter also keeps float16 off tensor cores)."""
     dt = np.dtype(dtype)
     allow_tc = _env_flag("MXNET_CUDA_ALLOW_TENSOR_CORE", True)
     if dt == np.float16:
         return L.TENSOR_OP_MATH if allow_tc else L.FMA_MATH
     if dt == np.float32:
-        conv = _env_flag("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", False)
-        return L.DEFAULT_MATH if (allow_tc and conv) else L.FMA_MATH
+        if strict_fp32():
+            return L.FMA_MATH
+        if _env_flag("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", False):
+            return L.TENSOR_OP_MATH_ALLOW_CONVERSION
+        return L.DEFAULT_MATH
     return L.DEFAULT_MATH
 
 

@@ -76,11 +76,14 @@ class ConvGeometry:
 
     def __init__(self, lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
                  dtype):
+        self.lib = lib
         self.math = D.conv_math_type(dtype)
+        self.strict = self.math == L.FMA_MATH
         self.x = D.tensor(lib, x_shape, dtype)
         self.w = D.filter_(lib, w_shape, dtype)
         self.y = D.tensor(lib, y_shape, dtype)
-        self.conv = D.convolution(lib, pad, stride, dilate, groups, dtype, self.math)
+        self._conv_args = (tuple(pad), tuple(stride), tuple(dilate), int(groups), dtype)
+        self.conv = self.conv_desc(self.math)
         got = D.conv_output_dims(lib, self.conv, self.x, self.w, len(x_shape))
         if got != tuple(y_shape):
             raise D.NotSupported(f"cuDNN output shape {got} != {tuple(y_shape)}")
@@ -88,6 +91,11 @@ class ConvGeometry:
                     tuple(stride), tuple(dilate), int(groups), np.dtype(dtype).str,
                     self.math)
         self.dtype = np.dtype(dtype)
+
+    def conv_desc(self, math):
+        """The convolution descriptor with math type ``math`` (cached)."""
+        pad, stride, dilate, groups, dtype = self._conv_args
+        return D.convolution(self.lib, pad, stride, dilate, groups, dtype, math)
 
 
 def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
@@ -97,13 +105,14 @@ def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
                         dtype)
 
 
-def _desc_args(direction, g):
+def _desc_args(direction, g, conv=None):
     """The descriptor arguments of the heuristic / workspace-size calls."""
+    conv = g.conv if conv is None else conv
     if direction == "fwd":
-        return (g.x, g.w, g.conv, g.y)
+        return (g.x, g.w, conv, g.y)
     if direction == "bwd_data":
-        return (g.w, g.y, g.conv, g.x)
-    return (g.x, g.y, g.conv, g.w)
+        return (g.w, g.y, conv, g.x)
+    return (g.x, g.y, conv, g.w)
 
 
 def _heuristic(lib, h, direction, g):
@@ -115,17 +124,47 @@ def _heuristic(lib, h, direction, g):
     return [perf[i] for i in range(n.value) if perf[i].status == L.STATUS_SUCCESS]
 
 
-def _ws_size(lib, h, direction, g, algo):
+def _ws_size(lib, h, direction, g, algo, conv):
     name = _DIRS[direction][2]
     size = ctypes.c_size_t(0)
-    L.check(lib, name, getattr(lib, name)(h, *_desc_args(direction, g), int(algo),
+    L.check(lib, name, getattr(lib, name)(h, *_desc_args(direction, g, conv), int(algo),
                                           ctypes.byref(size)))
     return size.value
 
 
+def _math_of(g, perf):
+    """The math type to run ``perf``'s algorithm with: the one cuDNN reported for it (a
+    search over a DEFAULT_MATH / TENSOR_OP_MATH descriptor may return algorithms of
+    another math type, and the descriptor must say that type when they run), except in
+    strict fp32, which stays FMA."""
+    if g.strict:
+        return L.FMA_MATH
+    m = int(perf.mathType)
+    return m if m in (L.DEFAULT_MATH, L.TENSOR_OP_MATH, L.TENSOR_OP_MATH_ALLOW_CONVERSION,
+                      L.FMA_MATH) else g.math
+
+
+def _find_workspace(cp, cands, limit, tune):
+    """(buffer, pointer, bytes) of the scratch space the measured search may use: the
+    workspace limit ('fastest': at least _FASTEST_CAP), halved while the pool cannot
+    give it, never below what the heuristic's cheapest candidate needs."""
+    want = max(limit, _FASTEST_CAP) if tune == "fastest" else limit
+    floor = min(c.memory for c in cands)
+    size = max(want, floor)
+    while True:
+        try:
+            buf, ptr = _workspace(cp, size)
+            return buf, ptr, size
+        except cp.cuda.memory.OutOfMemoryError:
+            if size <= floor:
+                raise
+            size = max(size // 2, floor)
+
+
 def _choose(rt, h, direction, g, tune, limit, ptrs):
-    """(algo, workspace bytes) for this geometry and direction. ``ptrs``: the three
-    data pointers in the Find call's order (its outputs get overwritten)."""
+    """(algo, workspace bytes, convolution descriptor) for this geometry and direction.
+    ``ptrs``: the three data pointers in the Find call's order (its output gets
+    overwritten)."""
     key = g.key + (direction, tune, limit if tune != "fastest" else None)
     hit = _algos.get(key)
     if hit is not None:
@@ -136,13 +175,11 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
         raise D.NotSupported(f"no cuDNN algorithm for {direction} {g.key}")
     if tune == "off":
         fits = [c for c in cands if c.memory <= limit] or [min(cands, key=lambda c: c.memory)]
-        algo = fits[0].algo
+        best = fits[0]
     else:
-        # 'fastest' ignores the limit but not the device: measured algorithms may ask
-        # for at most _FASTEST_CAP bytes
-        cap = min(max(c.memory for c in cands), limit if tune != "fastest"
-                  else max(limit, _FASTEST_CAP))
-        ws, wsp = _workspace(cp, cap)
+        # measured: every algorithm cuDNN has for this problem, run with as much scratch
+        # space as the limit allows; results come back sorted by time
+        ws, wsp, cap = _find_workspace(cp, cands, limit, tune)
         _, find, _, count = _DIRS[direction]
         perf = (L.AlgoPerf * count)()
         n = ctypes.c_int(0)
@@ -151,11 +188,17 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
         # Find*Ex order: (h, desc0, ptr0, desc1, ptr1, conv, desc3, ptr3, ...)
         L.check(lib, find, getattr(lib, find)(h, d0, a, d1, b, d2, d3, c, count,
                                               ctypes.byref(n), perf, wsp, cap))
-        ok = [perf[i] for i in range(n.value)
-              if perf[i].status == L.STATUS_SUCCESS and perf[i].memory <= cap]
         del ws
-        algo = ok[0].algo if ok else cands[0].algo
-    res = (int(algo), _ws_size(lib, h, direction, g, algo))
+        ok = [perf[i] for i in range(n.value)
+              if perf[i].status == L.STATUS_SUCCESS and perf[i].memory <= cap
+              and (tune == "fastest" or perf[i].memory <= limit)
+              and not (g.strict and int(perf[i].mathType) in (
+                  L.TENSOR_OP_MATH, L.TENSOR_OP_MATH_ALLOW_CONVERSION))]
+        ok.sort(key=lambda r: r.time)
+        best = ok[0] if ok else cands[0]
+    conv = g.conv_desc(_math_of(g, best))
+    ws_bytes = max(int(best.memory), _ws_size(lib, h, direction, g, best.algo, conv))
+    res = (int(best.algo), ws_bytes, conv)
     with _algo_lock:
         _algos[key] = res
     return res
@@ -169,12 +212,12 @@ def conv_forward(g, x, w, y, tune, workspace_mb):
     """y = conv(x, w)."""
     rt = runtime()
     h = rt.handle(x.device.id)
-    algo, ws_bytes = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
-                             (_ptr(x), _ptr(w), _ptr(y)))
+    algo, ws_bytes, conv = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
+                                   (_ptr(x), _ptr(w), _ptr(y)))
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
     L.check(rt.lib, "cudnnConvolutionForward",
-            rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), g.conv,
+            rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), conv,
                                            algo, wsp, ws_bytes, zero,
                                            g.y, _ptr(y)))
     return y
@@ -184,13 +227,13 @@ def conv_backward_data(g, w, dy, dx, tune, workspace_mb):
     """dx = the gradient of conv(x, w) with respect to x, for output gradient dy."""
     rt = runtime()
     h = rt.handle(dy.device.id)
-    algo, ws_bytes = _choose(rt, h, "bwd_data", g, tune, _limit(workspace_mb),
-                             (_ptr(w), _ptr(dy), _ptr(dx)))
+    algo, ws_bytes, conv = _choose(rt, h, "bwd_data", g, tune, _limit(workspace_mb),
+                                   (_ptr(w), _ptr(dy), _ptr(dx)))
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
     L.check(rt.lib, "cudnnConvolutionBackwardData",
             rt.lib.cudnnConvolutionBackwardData(h, one, g.w, _ptr(w), g.y, _ptr(dy),
-                                                g.conv, algo, wsp, ws_bytes, zero, g.x,
+                                                conv, algo, wsp, ws_bytes, zero, g.x,
                                                 _ptr(dx)))
     return dx
 
@@ -199,13 +242,13 @@ def conv_backward_filter(g, x, dy, dw, tune, workspace_mb):
     """dw = the gradient of conv(x, w) with respect to w."""
     rt = runtime()
     h = rt.handle(dy.device.id)
-    algo, ws_bytes = _choose(rt, h, "bwd_filter", g, tune, _limit(workspace_mb),
-                             (_ptr(x), _ptr(dy), _ptr(dw)))
+    algo, ws_bytes, conv = _choose(rt, h, "bwd_filter", g, tune, _limit(workspace_mb),
+                                   (_ptr(x), _ptr(dy), _ptr(dw)))
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
     L.check(rt.lib, "cudnnConvolutionBackwardFilter",
             rt.lib.cudnnConvolutionBackwardFilter(h, one, g.x, _ptr(x), g.y, _ptr(dy),
-                                                  g.conv, algo, wsp, ws_bytes, zero, g.w,
+                                                  conv, algo, wsp, ws_bytes, zero, g.w,
                                                   _ptr(dw)))
     return dw
 
@@ -305,36 +348,48 @@ def act_backward(y, dy, dx, act_type):
 
 
 # --- softmax ------------------------------------------------------------------------------------
+SOFTMAX_CHANNEL_MAX = 64
+
+
 def _softmax_desc(lib, a, axis):
+    """(descriptor, mode): the array viewed as (outer, n, inner, 1). When the softmax
+    axis is the innermost one (inner == 1, the classifier case) INSTANCE mode reduces
+    each row of contiguous memory; CHANNEL mode over a (outer, n, 1, 1) view gives the
+    same numbers but strides one thread per row through memory, which measured 20x
+    slower than CuPy's own kernel on an H200 (7.5 ms vs 0.38 ms for 4096x1000). Other
+    axes use CHANNEL mode only for short axes (at most SOFTMAX_CHANNEL_MAX, the
+    per-pixel class scores of a segmentation net); its backward over long strided axes
+    is known to be pathologically slow, so those raise NotSupported (CuPy body)."""
     shape = a.shape
     outer = int(np.prod(shape[:axis], dtype=np.int64))
     inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype)
+    if inner > 1 and shape[axis] > SOFTMAX_CHANNEL_MAX:
+        raise D.NotSupported("softmax over a long non-innermost axis")
+    mode = L.SOFTMAX_MODE_INSTANCE if inner == 1 else L.SOFTMAX_MODE_CHANNEL
+    return D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype), mode
 
 
 def softmax_forward(x, y, axis, log):
-    """y = (log_)softmax(x) along ``axis`` (x viewed as (outer, n, inner, 1), channel
-    mode)."""
+    """y = (log_)softmax(x) along ``axis``."""
     rt = runtime()
-    td = _softmax_desc(rt.lib, x, axis)
+    td, mode = _softmax_desc(rt.lib, x, axis)
     one, zero = D.scalars(x.dtype)
     L.check(rt.lib, "cudnnSoftmaxForward",
             rt.lib.cudnnSoftmaxForward(rt.handle(x.device.id),
                                        L.SOFTMAX_LOG if log else L.SOFTMAX_ACCURATE,
-                                       L.SOFTMAX_MODE_CHANNEL, one, td, _ptr(x), zero, td,
-                                       _ptr(y)))
+                                       mode, one, td, _ptr(x), zero, td, _ptr(y)))
     return y
 
 
 def softmax_backward(y, dy, dx, axis, log):
     rt = runtime()
-    td = _softmax_desc(rt.lib, y, axis)
+    td, mode = _softmax_desc(rt.lib, y, axis)
     one, zero = D.scalars(y.dtype)
     L.check(rt.lib, "cudnnSoftmaxBackward",
             rt.lib.cudnnSoftmaxBackward(rt.handle(y.device.id),
                                         L.SOFTMAX_LOG if log else L.SOFTMAX_ACCURATE,
-                                        L.SOFTMAX_MODE_CHANNEL, one, td, _ptr(y), td,
-                                        _ptr(dy), zero, td, _ptr(dx)))
+                                        mode, one, td, _ptr(y), td, _ptr(dy), zero, td,
+                                        _ptr(dx)))
     return dx
 
 
