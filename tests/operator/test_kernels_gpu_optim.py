@@ -1,0 +1,100 @@
+"""The fused GPU optimizer rules (kernels_gpu_optim): their statements, run with NumPy,
+equal the update operators' own bodies (MXNet's rules) for every parameter regime; the
+CUDA source they generate declares each temporary once; on a GPU (skipped without one)
+the registered kernel equals the NumPy body and writes into out= and the states."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.operator import kernels_gpu_optim as K
+from mxnet.operator.registry import OpContext, get_op
+
+REGIMES = [dict(), dict(wd=1e-3), dict(clip_gradient=0.05), dict(rescale_grad=0.5, wd=0.01,
+                                                                 clip_gradient=0.3)]
+EXTRA = {"sgd_update": dict(lr=0.1), "sgd_mom_update": dict(lr=0.1, momentum=0.9),
+         "adam_update": dict(lr=0.01, beta1=0.8, beta2=0.95, epsilon=1e-6)}
+
+
+def _data(name, dtype, seed=0):
+    rng = np.random.RandomState(seed)
+    w, g = (rng.randn(5, 7).astype(dtype) for _ in range(2))
+    n_states = len(K.RULES[name][1])
+    states = [rng.randn(5, 7).astype(dtype) for _ in range(n_states)]
+    if name == "adam_update":
+        states[1] = np.abs(states[1])       # a variance
+    return w, g, states
+
+
+def _body(name, kw, w, g, states, xp=np):
+    op = get_op(name)
+    p = op.parse(kw)
+    st = [xp.asarray(s).copy() for s in states]
+    out = op.forward(OpContext(xp, mx.cpu() if xp is np else mx.gpu(0)), p,
+                     [xp.asarray(w), xp.asarray(g)], st)[0]
+    return out, st, p
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("regime", REGIMES)
+@pytest.mark.parametrize("name", sorted(K.RULES))
+def test_rule_statements_equal_the_operator_body(name, regime, dtype):
+    kw = dict(EXTRA[name], **regime)
+    w, g, states = _data(name, dtype)
+    ref, ref_states, p = _body(name, kw, w, g, states)
+    st = [s.copy() for s in states]
+    got = K.evaluate(name, w.copy(), g.copy(), st,
+                     **{n: getattr(p, n) for n in K.RULES[name][0]})
+    tol = 1e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    for a, b in zip(st, ref_states):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(K.RULES))
+def test_cuda_source_declares_temporaries_once_and_writes_states(name):
+    in_p, out_p, body = K.cuda_source(name)
+    assert in_p.startswith("T weight, T grad")
+    assert out_p.endswith("T wout")
+    assert body.count("T g =") == 1
+    for s in K.RULES[name][1]:
+        assert f"T {s}" in out_p and f"\n{s} = " in "\n" + body
+
+
+def test_kernels_decline_numpy_arrays():
+    w, g, states = _data("sgd_mom_update", np.float32)
+    p = get_op("sgd_mom_update").parse(EXTRA["sgd_mom_update"])
+    fn = K._fused("sgd_mom_update")
+    assert fn(OpContext(np, mx.cpu()), p, [w, g], states) is NotImplemented
+
+
+gpu = pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
+
+
+@gpu
+@pytest.mark.parametrize("regime", REGIMES)
+@pytest.mark.parametrize("name", sorted(K.RULES))
+def test_fused_kernel_on_gpu_equals_numpy_body(name, regime):
+    import cupy as cp
+    kw = dict(EXTRA[name], **regime)
+    w, g, states = _data(name, np.float32)
+    ref, ref_states, p = _body(name, kw, w, g, states)
+    cw, cg = cp.asarray(w), cp.asarray(g)
+    cst = [cp.asarray(s) for s in states]
+    fn = K._fused(name)
+    got = fn(OpContext(cp, mx.gpu(0)), p, [cw, cg], cst, out=[cw])
+    assert got is not NotImplemented and got[0] is cw      # written in place
+    np.testing.assert_allclose(cp.asnumpy(cw), ref, rtol=1e-5, atol=1e-6)
+    for a, b in zip(cst, ref_states):
+        np.testing.assert_allclose(cp.asnumpy(a), b, rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_sgd_mom_through_mx_nd_on_gpu_equals_cpu():
+    w, g, (m,) = _data("sgd_mom_update", np.float32)
+    res = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        W, G, M = (mx.nd.array(a, ctx=ctx) for a in (w, g, m))
+        mx.nd.sgd_mom_update(W, G, M, lr=0.1, momentum=0.9, wd=1e-3, out=W)
+        res[ctx.device_type] = (W.asnumpy(), M.asnumpy())
+    for a, b in zip(res["gpu"], res["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
