@@ -9,16 +9,22 @@ already on the GPU, so only the training step is measured:
 
 pymxnet runs imperative and hybridized (static_alloc), fp32 and AMP (mx.contrib.amp;
 reported 'not supported' with the reason when it fails on the GPU); PyTorch runs eager
-fp32 and bf16 autocast. Its ResNets are written here to match Gluon's v1 blocks
+fp32 and bf16 autocast. fp32 comes in two flavours on both sides: 'fp32' is each
+framework's default (PyTorch ships ``torch.backends.cudnn.allow_tf32 = True``, so its
+convolutions use TF32 on sm_80+, matmuls stay fp32; pymxnet, like MXNet 1.9.1 with cuDNN
+8, runs convolutions in cuDNN's DEFAULT_MATH, TF32 on sm_80+), and 'fp32-strict' turns
+TF32 off (PyTorch: both allow_tf32 flags False; pymxnet: NVIDIA_TF32_OVERRIDE=0). Its ResNets are written here to match Gluon's v1 blocks
 (stride on the first 1x1 conv of a bottleneck), so both sides train the same network.
 
 Timing: warm-up steps, then N steps, then a real device synchronisation
 (``cupy.cuda.Device.synchronize`` after ``mx.nd.waitall``; ``torch.cuda.synchronize``):
 samples/s = N * batch / elapsed. The time that ``waitall`` alone reports is kept as
 well, to show whether it waited for the device. Memory: PyTorch's
-``max_memory_allocated``/``max_memory_reserved``; for pymxnet the CuPy memory pool's
-in-use bytes sampled after every step (its high-water mark at step ends) and the pool's
-total (reserved) bytes at the end.
+``max_memory_allocated``/``max_memory_reserved``; for pymxnet 'peak used GB' is the true
+high-water mark of the CuPy pool's in-use bytes during one extra step after the timed
+ones, polled by a thread (see ``_peak_of_one_step``; a lower bound, close to the
+truth; not while timing), and 'reserved GB' the pool's ``total_bytes()`` at the end
+(the pool never returns blocks, so that is its reserved peak).
 
 Every case runs in its own process (AMP patches operators process-wide; memory peaks
 stay separate).
@@ -113,19 +119,49 @@ def worker_mxnet(model, mode, precision, warmup, iters):
     t0 = time.perf_counter()
     for _ in range(iters):
         loss = step()
-        if pool is not None:
-            peak_used[0] = max(peak_used[0], pool.used_bytes())
     mx.nd.waitall()
     t_waitall = time.perf_counter() - t0
     sync()
     elapsed = time.perf_counter() - t0
     final_loss = float(loss.mean().asscalar())
+    if pool is not None:
+        peak_used[0] = _peak_of_one_step(cp, pool, step, sync)
     return {"samples/s": iters * batch / elapsed,
             "waitall-only samples/s": iters * batch / t_waitall,
             "peak used GB": peak_used[0] / 1e9 if pool else None,
             "pool reserved GB": pool.total_bytes() / 1e9 if pool else None,
             "amp dtype": amp_dtype, "final loss": final_loss,
             "finite": bool(np.isfinite(final_loss))}
+
+
+def _peak_of_one_step(cp, pool, step, sync):
+    """The CuPy pool's in-use high-water mark (bytes) over one training step, sampled by
+    a thread polling ``pool.used_bytes()`` (CuPy's memory hooks are thread-local and the
+    engine allocates on its worker threads, so a hook would miss those allocations; the
+    pool itself is shared). Polls every ~0.2 ms, limited by the GIL's switch interval
+    (5 ms): a lower bound of the true peak, far closer than sampling at step ends."""
+    import threading
+    import mxnet as mx
+
+    sync()
+    peak = [pool.used_bytes()]
+    done = threading.Event()
+
+    def poll():
+        while not done.is_set():
+            peak[0] = max(peak[0], pool.used_bytes())
+            time.sleep(0.0002)
+
+    t = threading.Thread(target=poll, daemon=True)
+    t.start()
+    try:
+        step()
+        mx.nd.waitall()
+        sync()
+    finally:
+        done.set()
+        t.join()
+    return max(peak[0], pool.used_bytes())
 
 
 # ----------------------------------------------------------------------- PyTorch
@@ -190,8 +226,10 @@ def worker_torch(model, mode, precision, warmup, iters):
 
     shape, classes, batch = MODELS[model]
     torch.manual_seed(0)
-    torch.backends.cuda.matmul.allow_tf32 = False     # fp32 means fp32 on both sides
-    torch.backends.cudnn.allow_tf32 = False
+    if precision == "fp32-strict":     # TF32 off everywhere
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    # else PyTorch's shipped defaults: cuDNN convolutions may use TF32, matmuls not
     dev = torch.device("cuda:0")
     net = _torch_net(model, classes).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
@@ -226,12 +264,18 @@ def worker_torch(model, mode, precision, warmup, iters):
 # ----------------------------------------------------------------------- driver
 def cases(models, quick):
     for model in models:
-        yield model, "pymxnet", "imperative", "fp32"
-        yield model, "pymxnet", "hybridized", "fp32"
         if not quick:
+            yield model, "pymxnet", "imperative", "fp32"
+        yield model, "pymxnet", "hybridized", "fp32"
+        yield model, "pymxnet", "hybridized", "fp32-strict"
+        if not quick:
+            yield model, "pymxnet", "imperative", "fp32-strict"
             yield model, "pymxnet", "imperative", "amp"
+        # ===== AMP (pymxnet float16/bfloat16) cases: the `gpu` helper's step goes here
         yield model, "pymxnet", "hybridized", "amp"
+        # ===== end AMP
         yield model, "pytorch", "eager", "fp32"
+        yield model, "pytorch", "eager", "fp32-strict"
         yield model, "pytorch", "eager", "amp"
 
 
@@ -239,6 +283,8 @@ def run_case(model, fw, mode, precision, warmup, iters, timeout):
     env = dict(os.environ)
     if fw == "pymxnet":
         env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+        if precision == "fp32-strict":
+            env["NVIDIA_TF32_OVERRIDE"] = "0"     # cuDNN FMA math, no TF32
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model,
            "--mode", mode, "--precision", precision, "--warmup", str(warmup),
            "--iters", str(iters)]
@@ -264,14 +310,18 @@ def fmt(v, spec="%.3g"):
 def report(results, args):
     lines = ["# GPU training: pymxnet vs PyTorch", "",
              f"warm-up {args.warmup} steps, {args.iters} timed steps (ResNet-50: "
-             f"{args.iters_r50}); SGD lr {LR} momentum {MOMENTUM}; synthetic data on the GPU; "
-             "TF32 off in PyTorch.", "",
+             f"{args.iters_r50}); SGD lr {LR} momentum {MOMENTUM}; synthetic data on the GPU. "
+             "fp32: each framework's default (TF32 convolutions allowed on sm_80+ in both); "
+             "fp32-strict: TF32 off (PyTorch allow_tf32 False; pymxnet "
+             "NVIDIA_TF32_OVERRIDE=0). pymxnet peak used: pool in-use high-water mark over "
+             "one step (polled); reserved: pool total_bytes.", "",
              "| model (batch) | framework | mode | precision | samples/s | "
-             "vs PyTorch fp32 eager | peak used GB | reserved GB | loss | note |",
+             "vs PyTorch eager (same fp32 flavour) | peak used GB | reserved GB | loss | note |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         ref = next((x for x in results if x["model"] == r["model"] and
-                    x["framework"] == "pytorch" and x["precision"] == "fp32"), None)
+                    x["framework"] == "pytorch" and x["precision"] == r["precision"]
+                    .replace("amp", "fp32")), None)
         sps, rsps = r.get("samples/s"), ref and ref.get("samples/s")
         ratio = "%.2fx" % (sps / rsps) if sps and rsps else "n/a"
         note = r.get("error", "")
@@ -292,7 +342,7 @@ def main():
     ap.add_argument("--worker", choices=["pymxnet", "pytorch"])
     ap.add_argument("--model", default="cnn", choices=list(MODELS))
     ap.add_argument("--mode", default="imperative")
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "amp"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "fp32-strict", "amp"])
     ap.add_argument("--models", default="cnn,resnet18,resnet50")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=30)
