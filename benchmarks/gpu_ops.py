@@ -5,9 +5,9 @@ Cases (fp32 unless named): Convolution 3x3 256->256 at 56x56, batch 64 (also fp1
 max Pooling 3x3/2 pad 1 on 64x64x112x112; BatchNorm training on 64x256x56x56; softmax
 over 1000 classes for 4096 rows; ReLU on 64x256x56x56. Each timing: two warm-up
 iterations (algorithm search included), then the mean of ``n`` iterations between two
-device synchronisations. PyTorch runs twice for fp32 convolution: with its default
-(TF32 allowed in cuDNN convolutions) and with TF32 off, the mode pymxnet uses for fp32
-unless MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 (also timed).
+device synchronisations. Both run fp32 convolution twice: with their defaults (TF32
+allowed in cuDNN convolutions: PyTorch's allow_tf32, pymxnet's DEFAULT_MATH as in MXNet
+1.9.1) and with TF32 off (allow_tf32 False; NVIDIA_TF32_OVERRIDE=0).
 
     python benchmarks/gpu_ops.py [--quick] [--out DIR]
 
@@ -186,8 +186,8 @@ def run(quick, out_dir):
         row["pymxnet_cudnn_ms"], row["pymxnet_cudnn_error"] = _safe(
             lambda: _time(_mx_step(kind, **kw), _mx_sync, n))
         if kind == "conv" and kw["dtype"] == "float32":
-            with _env("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", "1"):
-                row["pymxnet_cudnn_tf32_ms"], row["pymxnet_cudnn_tf32_error"] = _safe(
+            with _env("NVIDIA_TF32_OVERRIDE", "0"):     # strict fp32: FMA math
+                row["pymxnet_cudnn_no_tf32_ms"], row["pymxnet_cudnn_no_tf32_error"] = _safe(
                     lambda: _time(_mx_step(kind, **kw), _mx_sync, n))
         with _without_gpu_kernels():
             row["pymxnet_cupy_ms"], row["pymxnet_cupy_error"] = _safe(
@@ -206,7 +206,7 @@ def run(quick, out_dir):
                     torch.backends.cudnn.allow_tf32 = prev
         rows.append({k: v for k, v in row.items() if v is not None})
         print(json.dumps(rows[-1]), flush=True)
-    cols = ["pymxnet_cudnn_ms", "pymxnet_cudnn_tf32_ms", "pymxnet_cupy_ms", "torch_ms",
+    cols = ["pymxnet_cudnn_ms", "pymxnet_cudnn_no_tf32_ms", "pymxnet_cupy_ms", "torch_ms",
             "torch_no_tf32_ms"]
     lines = [f"GPU ops, ms per fwd+bwd iteration (cuDNN {info['cudnn']}, "
              f"{'quick' if quick else 'full'} run)", "",
