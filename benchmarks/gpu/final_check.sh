@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The final GPU device check (about 4.5 minutes at most), from the repository root:
+#   OUT=/tmp/out bash benchmarks/gpu/final_check.sh
+# Steps, each under its own timeout, a failing or hanging one does not stop the next,
+# and an overall budget (TOTAL_BUDGET seconds) cuts the later ones short:
+#   1. env: GPU, versions, cuDNN, the GPU kernel table
+#   2. tests: tests/backend/cudnn, tests/gpu, the fused optimizer kernels
+#   3. gpu_ops --quick (cuDNN vs CuPy bodies vs PyTorch, per operator)
+#   4. gpu_train --quick, ResNet-50 first (pymxnet default TF32 / strict fp32 vs PyTorch)
+#   5. [AMP step, merged in by the coordinator]
+#   6. profile_step.py resnet50 hybridized (host cProfile + CUDA kernels), 2 steps
+# At most 7 files come back in $OUT: summary.txt, env.log, tests.log, gpu_ops.md,
+# gpu_train.md, profile_resnet50_hybridized.txt and logs.tar.gz (every other log/JSON).
+set -u -o pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/final_check_out}
+mkdir -p "$OUT"
+ROOT=$(pwd)
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
+PY=${PY:-python3}
+TOTAL_BUDGET=${TOTAL_BUDGET:-265}
+WORK=$(mktemp -d /tmp/final_check.XXXX)     # logs that go into logs.tar.gz
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+T_START=$(date +%s)
+
+# step NAME TIMEOUT LOGFILE CMD...: run under a timeout (cut to the budget left),
+# append output to LOGFILE, note status and seconds in summary.txt
+step() {
+    local name=$1 limit=$2 log=$3; shift 3
+    local t0=$(date +%s)
+    local left=$(( TOTAL_BUDGET - (t0 - T_START) ))
+    if [ $left -lt 10 ]; then
+        printf '%-24s %s\n' "$name" "SKIPPED (overall budget spent)" | tee -a "$SUMMARY"
+        return 0
+    fi
+    [ $limit -gt $left ] && limit=$left
+    echo "===== $name (limit ${limit}s) =====" >> "$log"
+    timeout --kill-after=5 "$limit" "$@" >> "$log" 2>&1
+    local rc=$?
+    local dt=$(( $(date +%s) - t0 ))
+    local what="rc=$rc"
+    { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && what="TIMEOUT after ${limit}s"
+    printf '%-24s %-22s %4ss  (total %ss)\n' "$name" "$what" "$dt" \
+        "$(( $(date +%s) - T_START ))" | tee -a "$SUMMARY"
+    return 0
+}
+
+# --- 1. env -------------------------------------------------------------------------------
+step env 40 "$OUT/env.log" bash -c '
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
+'"$PY"' - <<"PYEOF"
+import os, sys, numpy
+print("python", sys.version.split()[0], "numpy", numpy.__version__)
+try:
+    import cupy
+    print("cupy", cupy.__version__, "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())
+except Exception as e:
+    print("cupy unavailable:", type(e).__name__, e)
+try:
+    import torch
+    print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version(),
+          "allow_tf32 default", torch.backends.cudnn.allow_tf32)
+except Exception as e:
+    print("torch unavailable:", type(e).__name__, e)
+import mxnet as mx
+from mxnet.backend import cudnn
+print("mxnet", mx.__version__, "num_gpus", mx.context.num_gpus())
+print("cudnn", cudnn.available(), cudnn.version(), cudnn.library_path(), cudnn.load_error())
+from mxnet.backend.cudnn import descriptors as D
+import numpy as np
+print("conv math fp32", D.conv_math_type(np.float32), "fp16", D.conv_math_type(np.float16),
+      "(0 DEFAULT, 1 TENSOR_OP, 2 ALLOW_CONVERSION, 3 FMA)",
+      "NVIDIA_TF32_OVERRIDE", os.environ.get("NVIDIA_TF32_OVERRIDE"))
+from mxnet.operator.kernels import registered_kernels
+print("gpu kernels", sorted({k[0] for k in registered_kernels() if k[1] == "gpu"}))
+PYEOF'
+
+NGPU=$("$PY" -c 'import mxnet as mx; print(mx.context.num_gpus())' 2>/dev/null || echo 0)
+echo "GPUs seen by pymxnet: $NGPU" | tee -a "$SUMMARY"
+
+# --- 2. tests -------------------------------------------------------------------------------
+step tests 55 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
+    -rfE --maxfail=60 tests/backend/cudnn tests/gpu tests/operator/test_kernels_gpu_optim.py
+
+if [ "$NGPU" -gt 0 ]; then
+    # --- 3. per-operator timings --------------------------------------------------------------
+    step gpu-ops 50 "$WORK/gpu_ops.log" "$PY" benchmarks/gpu_ops.py --quick --out "$WORK"
+    cp "$WORK/gpu_ops.md" "$OUT/gpu_ops.md" 2>/dev/null
+
+    # --- 4. training throughput, ResNet-50 first ------------------------------------------------
+    step gpu-train 115 "$WORK/gpu_train.log" "$PY" benchmarks/gpu_train.py --quick \
+        --models resnet50,resnet18,cnn --timeout 45 --out "$WORK/train"
+    cp "$WORK/train/gpu_train.md" "$OUT/gpu_train.md" 2>/dev/null
+    cp "$WORK/train/gpu_train.json" "$WORK/gpu_train.json" 2>/dev/null
+
+    # ===== 5. AMP step (the `gpu` helper's, merged by the coordinator) ======================
+    # Put its table into $OUT/gpu_train.md (append) and its logs under $WORK, so that
+    # at most 7 files come back.
+    # ===== end AMP step =========================================================================
+
+    # --- 6. profile of one hybridized ResNet-50 step ------------------------------------------
+    step profile 40 "$WORK/profile.log" "$PY" benchmarks/gpu/profile_step.py \
+        --model resnet50 --mode hybridized --steps 2 --out "$OUT"
+else
+    echo "no GPU: benchmarks and profile skipped" | tee -a "$SUMMARY"
+fi
+
+echo "done in $(( $(date +%s) - T_START ))s" | tee -a "$SUMMARY"
+tar -czf "$OUT/logs.tar.gz" -C "$WORK" . 2>/dev/null
+rm -rf "$WORK"
+exit 0
