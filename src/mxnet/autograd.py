@@ -123,7 +123,8 @@ def _backward_node(node, ograds, accumulate, train_mode):
     else:
         in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
             [None] * len(node.parents)
-        out_data = [o._read() for o in node.out_data] if node.out_data is not None else \
+        out_data = [None if o is None else o._read() for o in node.out_data] \
+            if node.out_data is not None else \
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
     in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,

@@ -378,7 +378,8 @@ class Executor:
             ograds = [None] * b.n_out if b.ograds is None else \
                 [None if ge is None else vals[ge] for ge in b.ograds]
             ins = [None] * b.n_args if b.in_data is None else [vals[e] for e in b.in_data]
-            outd = [None] * b.n_out if b.out_data is None else [vals[e] for e in b.out_data]
+            outd = [None] * b.n_out if b.out_data is None else \
+                [None if e is None else vals[e] for e in b.out_data]
             grads = bwd(b.op, b.octx, b.p, ograds, ins, outd, [vals[e] for e in b.aux],
                         [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
             if monitor is not None:       # Monitor sees backward outputs too
@@ -431,7 +432,7 @@ class Executor:
                       "Reads:"]
             reads = [f"out_grad[{i}]" for i, x in enumerate(step.ograds or []) if x is not None]
             reads += [g.entry_name(e) for e in (step.in_data or [])]
-            reads += [g.entry_name(e) for e in (step.out_data or [])]
+            reads += [g.entry_name(e) for e in (step.out_data or []) if e is not None]
             lines += [f"\t{r}" for r in reads]
         lines.append(self.memory_plan.summary().rstrip("\n"))
         return "\n".join(lines) + "\n"

@@ -164,7 +164,8 @@ def gradient_pass(graph, grad_reqs):
             ograds = [plan.grad_entry.get(e) if has_grad[e] else None for e in outs]
         step = BackwardStep(nid, [wanted(e) for e in eids[:n_args]], ograds,
                             eids[:n_args] if "in_data" in uses else None,
-                            outs if "out_data" in uses else None, eids[n_args:])
+                            op.kept_outputs(nodes[nid].params, outs)
+                            if "out_data" in uses else None, eids[n_args:])
         step.targets = [contribution(e) if nd else None
                         for e, nd in zip(eids[:n_args], step.need)]
         plan.steps.append(step)

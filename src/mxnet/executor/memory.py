@@ -100,7 +100,7 @@ def build_steps(graph):
         steps.append(Step("seed", None, [], list(dict.fromkeys(seeds))))
         for b in bwd.steps:
             reads = [g for g in (b.ograds or []) if g is not None]
-            reads += list(b.in_data or []) + list(b.out_data or [])
+            reads += list(b.in_data or []) + [e for e in b.out_data or [] if e is not None]
             writes = []
             for t in b.targets:
                 if t is not None and t[0] == "grad":

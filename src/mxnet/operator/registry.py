@@ -94,6 +94,10 @@ class Op:
     params = None                       # Schema; set by subclasses
     # Which forward values backward reads: any of 'out_grad', 'in_data', 'out_data'.
     backward_uses = ("out_grad", "in_data", "out_data")
+    # With 'out_data': the indices of the outputs backward reads (None: every output).
+    # Outputs it leaves out are passed to backward as None and need not be kept alive
+    # for it (BatchNorm reads its saved mean/invstd, not its large normalised output).
+    backward_out_data = None
     inplace = ()                        # (input index, output index) pairs
     resources = ()                      # 'random', 'temp'
     # For ops taking a variable number of inputs (Concat, add_n, stack): the name of
@@ -133,6 +137,14 @@ class Op:
         if init is not None and input_name in self.aux_states(p):
             return {"__init__": init}
         return {}
+
+    def kept_outputs(self, p, outputs):
+        """``outputs`` (a list) with the ones backward does not read (see
+        ``backward_out_data``) replaced by None."""
+        keep = self.backward_out_data
+        if keep is None:
+            return list(outputs)
+        return [o if i in keep else None for i, o in enumerate(outputs)]
 
     def backward_uses_for(self, p):
         """``backward_uses`` for these parameters (a CustomOp's prop declares it per

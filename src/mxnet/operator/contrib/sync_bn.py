@@ -49,6 +49,7 @@ class BatchNormWithReLU(BatchNorm):
     name = "_contrib_BatchNormWithReLU"
     aliases = ()
     writes_outputs = True
+    backward_out_data = None            # the ReLU's mask comes from y
 
     def forward(self, ctx, p, inputs, aux, out=None):
         y, mean, invstd = super().forward(ctx, p, inputs, aux)

@@ -38,6 +38,7 @@ class BatchNorm(Op):
                     axis=Int(1), cudnn_off=Bool(False),
                     min_calib_range=FloatOrNone(None), max_calib_range=FloatOrNone(None))
     backward_uses = ("out_grad", "in_data", "out_data")
+    backward_out_data = (1, 2)          # the saved mean and invstd, not y
     writes_outputs = True
 
     def arguments(self, p):
