@@ -22,8 +22,9 @@ first calls its ``infer_shape``.
 Nothing loads at import: libcudnn loads on the first GPU call; when it (or CuPy) is
 missing, one RuntimeWarning says so and every adapter returns NotImplemented.
 
-Convolution math: float16 uses tensor cores, float32 stays true fp32 unless
-MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 allows TF32 (see
+Convolution math (MXNet 1.9.1's policy with cuDNN >= 8): float16 uses tensor cores,
+float32 cuDNN's DEFAULT_MATH, which allows TF32 on sm_80+ GPUs (as PyTorch's default);
+NVIDIA_TF32_OVERRIDE=0 or MXNET_CUDA_ALLOW_TENSOR_CORE=0 give strict fp32 (see
 ``backend.cudnn.descriptors.conv_math_type``).
 """
 import warnings

@@ -11,9 +11,10 @@ nothing; libcudnn loads on the first GPU kernel call or ``available()``.
 
 Switches: ``MXNET_CUDNN_ENABLED=0`` turns cuDNN off; ``MXNET_CUDNN_LIBRARY`` names a
 libcudnn.so to use; ``MXNET_CUDNN_AUTOTUNE_DEFAULT`` (0/1/2) is the tuning mode when an
-operator's ``cudnn_tune`` is None; ``MXNET_CUDA_ALLOW_TENSOR_CORE`` and
-``MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION`` set the convolution math type (see
-``descriptors.conv_math_type``).
+operator's ``cudnn_tune`` is None; ``NVIDIA_TF32_OVERRIDE``,
+``MXNET_CUDA_ALLOW_TENSOR_CORE`` and ``MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION`` set
+the convolution math type (float32 allows TF32 by default, as MXNet 1.9.1 with cuDNN 8;
+see ``descriptors.conv_math_type``).
 """
 from ._runtime import load_error, try_runtime
 

@@ -7,8 +7,12 @@ arrays' device and CuPy's current stream. Convolution algorithms are chosen once
 
 * ``tune='off'``: cuDNN's heuristic (``*_v7``), the first algorithm whose workspace
   fits the limit;
-* ``'limited_workspace'``: the fastest measured (``Find*AlgorithmEx``) within the limit;
-* ``'fastest'``: the fastest measured, whatever its workspace.
+* ``'limited_workspace'``: the fastest measured (``Find*AlgorithmEx``, given the whole
+  limit - 1024 MB by default - as scratch space) within the limit;
+* ``'fastest'``: the fastest measured, whatever its workspace (searched with 4 GB).
+
+The chosen algorithm runs with the math type cuDNN measured it with (a DEFAULT_MATH
+search may pick a tensor-op algorithm and the reverse), as MXNet does.
 
 Workspaces come from CuPy's memory pool, so they are reused between calls.
 """
