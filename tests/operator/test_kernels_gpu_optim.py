@@ -98,3 +98,63 @@ def test_sgd_mom_through_mx_nd_on_gpu_equals_cpu():
         res[ctx.device_type] = (W.asnumpy(), M.asnumpy())
     for a, b in zip(res["gpu"], res["cpu"]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_kernels_decline_numpy_arrays():
+    op = get_op("multi_sgd_mom_update")
+    p = op.parse(dict(lrs=(0.1, 0.2), wds=(0.0, 0.01), momentum=0.9, num_weights=2))
+    arrays = [np.ones(3, np.float32) for _ in range(6)]
+    assert K._multi_fused(True)(OpContext(np, mx.cpu()), p, arrays, []) is NotImplemented
+
+
+@gpu
+@pytest.mark.parametrize("momentum", [False, True])
+def test_multi_sgd_fused_on_gpu_equals_numpy_body(momentum):
+    import cupy as cp
+    name = "multi_sgd_mom_update" if momentum else "multi_sgd_update"
+    rng = np.random.RandomState(3)
+    shapes = [(4, 3), (7,), (2, 2, 2)]
+    per = 3 if momentum else 2
+    host = [rng.randn(*s).astype(np.float32) for s in shapes for _ in range(per)]
+    kw = dict(lrs=(0.1, 0.05, 0.2), wds=(0.0, 0.01, 0.001), num_weights=3,
+              rescale_grad=0.5, clip_gradient=0.4)
+    if momentum:
+        kw["momentum"] = 0.9
+    op = get_op(name)
+    p = op.parse(kw)
+    ref_in = [a.copy() for a in host]
+    ref = op.forward(OpContext(np, mx.cpu()), p, ref_in, [])
+    dev = [cp.asarray(a) for a in host]
+    outs = [dev[i * per] for i in range(3)]
+    got = K._multi_fused(momentum)(OpContext(cp, mx.gpu(0)), p, dev, [], out=outs)
+    assert got is not NotImplemented
+    for i in range(3):
+        assert got[i] is outs[i]
+        np.testing.assert_allclose(cp.asnumpy(got[i]), ref[i], rtol=1e-5, atol=1e-6)
+        if momentum:
+            np.testing.assert_allclose(cp.asnumpy(dev[i * per + 2]), ref_in[i * per + 2],
+                                       rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_trainer_sgd_momentum_on_gpu_equals_cpu():
+    """gluon.Trainer with SGD+momentum: on the GPU groups go to multi_sgd_mom_update
+    (fused kernels); the weights after three steps equal the CPU's."""
+    res = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        mx.random.seed(0)
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Dense(8, activation="relu"), mx.gluon.nn.Dense(3))
+        net.initialize(mx.init.Xavier(), ctx=mx.cpu())     # same numbers on both
+        net.collect_params().reset_ctx(ctx)
+        tr = mx.gluon.Trainer(net.collect_params(), "sgd",
+                              {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3})
+        x = mx.nd.array(np.random.RandomState(1).randn(16, 5), ctx=ctx)
+        for _ in range(3):
+            with mx.autograd.record():
+                loss = (net(x) ** 2).sum()
+            loss.backward()
+            tr.step(16)
+        res[ctx.device_type] = [v.data().asnumpy() for v in net.collect_params().values()]
+    for a, b in zip(res["gpu"], res["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -13,9 +13,11 @@ bound is negative: MXNet's "clip_gradient < 0 means off"). ``cuda_source`` makes
 kernel body from it; ``evaluate`` runs the same statements with NumPy, which is how the
 rules are checked against the operators' bodies on machines without a GPU.
 
-Covered: sgd_update, sgd_mom_update, adam_update, for float32/float64 weights whose
-gradient and states have the weight's shape and dtype. Anything else (float16 weights,
-the multi-precision variants, mismatched inputs, which the operator reports) returns
+Covered: sgd_update, sgd_mom_update, adam_update, and multi_sgd_update /
+multi_sgd_mom_update (one kernel per weight, one Python call for the group: what SGD
+uses for weights on a GPU), for float32/float64 weights whose gradient and states have
+the weight's shape and dtype. Anything else (float16 weights, the multi-precision and
+preloaded variants, mismatched inputs, which the operator reports) returns
 NotImplemented and the operator's body runs.
 """
 import re
@@ -142,8 +144,55 @@ def _fused(name):
     return kernel
 
 
+def _usable(cp, group):
+    """The arrays of one weight's update are CuPy float32/64 arrays of one shape, dtype
+    and device."""
+    w = group[0]
+    return isinstance(w, cp.ndarray) and w.dtype in _FLOATS and all(
+        isinstance(a, cp.ndarray) and a.shape == w.shape and a.dtype == w.dtype
+        and a.device == w.device for a in group)
+
+
+def _multi_fused(momentum):
+    """multi_sgd(_mom)_update: the single-weight rule's kernel once per weight."""
+    name = "sgd_mom_update" if momentum else "sgd_update"
+    params = RULES[name][0]
+    per = 3 if momentum else 2
+
+    def kernel(ctx, p, inputs, aux, out=None):
+        n = p.num_weights
+        if not inputs or not type(inputs[0]).__module__.startswith("cupy") or \
+                len(inputs) != n * per or len(p.lrs) != n or len(p.wds) != n:
+            return NotImplemented
+        import cupy as cp
+        groups = [inputs[i * per:(i + 1) * per] for i in range(n)]
+        if not all(_usable(cp, g) for g in groups):
+            return NotImplemented
+        k = _kernel(cp, name)
+        results = []
+        for i, group in enumerate(groups):
+            w = group[0]
+            ty = w.dtype.type
+            hp = {"lr": p.lrs[i], "wd": p.wds[i], "momentum": getattr(p, "momentum", 0.0),
+                  "rescale_grad": p.rescale_grad, "clip_gradient": p.clip_gradient}
+            dst = out[i] if out else None
+            if not (isinstance(dst, cp.ndarray) and dst.shape == w.shape
+                    and dst.dtype == w.dtype and dst.device == w.device):
+                dst = None
+            with w.device:
+                if dst is None:
+                    dst = cp.empty_like(w)
+                k(w, group[1], *[ty(hp[n_]) for n_ in params], *group[2:], dst)
+            results.append(dst)
+        return results
+    kernel.__name__ = f"multi_{name}_fused_gpu"
+    return kernel
+
+
 def register_all(register_kernel, device="gpu"):
     """Register the fused updates for ``device``; returns the operator names."""
     for name in RULES:
         register_kernel(name, device, _fused(name))
-    return list(RULES)
+    register_kernel("multi_sgd_update", device, _multi_fused(False))
+    register_kernel("multi_sgd_mom_update", device, _multi_fused(True))
+    return list(RULES) + ["multi_sgd_update", "multi_sgd_mom_update"]

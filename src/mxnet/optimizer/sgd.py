@@ -109,8 +109,31 @@ class SGD(_MomentumSGDBase):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         kw = self._op_kwargs()
+        if self._multi_ok(weights, states, multi_precision):
+            # one multi_sgd(_mom)_update call for the group, as MXNet's SGD does when
+            # aggregating (on the GPU a fused kernel per weight, one Python dispatch)
+            args = []
+            for w, g, s in zip(weights, grads, states):
+                args += [w, g] + ([s] if s is not None else [])
+            op = "multi_sgd_mom_update" if states[0] is not None else "multi_sgd_update"
+            _invoke(op, args, out=list(weights), lrs=tuple(lrs), wds=tuple(wds),
+                    num_weights=len(weights), **kw)
+            return
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
+
+    def _multi_ok(self, weights, states, multi_precision):
+        """Whether a group goes to one multi_sgd(_mom)_update: several float32/64
+        weights on a GPU, all with or all without momentum (CPU groups keep the
+        per-weight operators)."""
+        if multi_precision or len(weights) < 2 or self.aggregate_num < 2:
+            return False
+        if any(w.context.device_type != "gpu" or w.dtype not in (numpy.float32,
+                                                                  numpy.float64)
+               for w in weights):
+            return False
+        return all(s is None for s in states) or all(s is not None and not isinstance(
+            s, (tuple, list)) for s in states)
 
 
 @register
