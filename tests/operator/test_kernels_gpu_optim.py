@@ -158,3 +158,31 @@ def test_trainer_sgd_momentum_on_gpu_equals_cpu():
         res[ctx.device_type] = [v.data().asnumpy() for v in net.collect_params().values()]
     for a, b in zip(res["gpu"], res["cpu"]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_group_path_equals_per_weight_path(monkeypatch, momentum):
+    """The grouped call SGD makes for GPU weights (multi_sgd(_mom)_update with the
+    group's lrs/wds), forced on the CPU, gives the per-weight operators' weights and
+    momenta."""
+    from mxnet.optimizer.sgd import SGD
+    rng = np.random.RandomState(5)
+    shapes = [(3, 4), (5,), (2, 3)]
+
+    def run(grouped):
+        monkeypatch.setattr(SGD, "_multi_ok", lambda self, w, s, mp: grouped)
+        opt = SGD(learning_rate=0.1, momentum=momentum, wd=1e-3, rescale_grad=0.5,
+                  clip_gradient=0.3)
+        ws = [mx.nd.array(rng.randn(*s)) for s in shapes]
+        states = [opt.create_state(i, w) for i, w in enumerate(ws)]
+        for _ in range(2):
+            gs = [mx.nd.array(rng.randn(*s)) for s in shapes]
+            opt.update([0, 1, 2], ws, gs, states)
+        return [w.asnumpy() for w in ws] + [s.asnumpy() for s in states if s is not None]
+
+    state = rng.get_state()
+    a = run(False)
+    rng.set_state(state)
+    b = run(True)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
