@@ -363,6 +363,19 @@ def _moving_update(cp, dtype):
     return k
 
 
+_ONES = {}
+
+
+def _ones(cp, c, dtype):
+    """A read-only vector of c ones on the current device (fix_gamma's scale), made
+    once per (device, length, dtype) instead of a fill kernel per call."""
+    key = (cp.cuda.Device().id, int(c), np.dtype(dtype).str)
+    a = _ONES.get(key)
+    if a is None:
+        a = _ONES[key] = cp.ones(c, dtype)
+    return a
+
+
 def _bn_check(p, x, params):
     """(N, C, L, 1) shape for cuDNN, or NotSupported."""
     if getattr(p, "cudnn_off", False) or x.ndim < 2 or p.axis % x.ndim != 1:
@@ -386,7 +399,7 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
     shape4, pt = _bn_check(p, x, (gamma, beta, mm, mv))
     c = x.shape[1]
     xc = _c(cp, x)
-    scale = cp.ones(c, pt) if p.fix_gamma else _c(cp, gamma)
+    scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     shift = _c(cp, beta)
     o = _Out(cp, out, 3, inputs + list(aux))
     y = o.get(0, x.shape, x.dtype)
@@ -417,7 +430,7 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     shape4, pt = _bn_check(p, x, (gamma, mean, invstd))
     need = _need(ctx, 3)
     c = x.shape[1]
-    scale = cp.ones(c, pt) if p.fix_gamma else _c(cp, gamma)
+    scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     g = _Out(cp, in_grad, 3, [dy, x, gamma])
     dx = g.get(0, x.shape, x.dtype) if need[0] else cp.empty(x.shape, x.dtype)
     dgamma = g.get(1, (c,), pt) if need[1] else cp.empty(c, pt)
