@@ -75,3 +75,114 @@ def test_adapters_decline_non_cupy_arrays():
     x = np.ones((2, 3), np.float32)
     ctx = OpContext(np, mx.cpu(), is_train=False)
     assert kernels_cudnn.act_forward(ctx, p, [x], []) is NotImplemented
+
+
+class _FakeLib:
+    """A stand-in for libcudnn's algorithm calls: the heuristic lists ``heur``, the
+    measured search reports ``found`` (algo, status, time, memory, mathType) in the
+    given (unsorted) order, and workspace sizes come from ``ws``."""
+
+    def __init__(self, heur, found, ws):
+        self.heur, self.found, self.ws, self.find_caps = heur, found, ws, []
+
+    @staticmethod
+    def _fill(rows, nref, perf):
+        for i, (algo, status, t, mem, math) in enumerate(rows):
+            perf[i].algo, perf[i].status, perf[i].time = algo, status, t
+            perf[i].memory, perf[i].mathType = mem, math
+        nref._obj.value = len(rows)
+        return 0
+
+    def cudnnGetConvolutionForwardAlgorithm_v7(self, h, a, b, c, d, count, nref, perf):
+        return self._fill(self.heur, nref, perf)
+
+    def cudnnFindConvolutionForwardAlgorithmEx(self, h, d0, p0, d1, p1, conv, d3, p3,
+                                               count, nref, perf, wsp, cap):
+        self.find_caps.append(cap)
+        return self._fill(self.found, nref, perf)
+
+    def cudnnGetConvolutionForwardWorkspaceSize(self, h, a, b, conv, d, algo, sref):
+        sref._obj.value = self.ws.get(algo, 0)
+        return 0
+
+
+class _FakeCupy:
+    uint8 = np.uint8
+
+    class cuda:
+        class memory:
+            class OutOfMemoryError(Exception):
+                pass
+
+    def __init__(self, fail_above=None):
+        self.fail_above = fail_above
+
+    def empty(self, n, dtype=None):
+        if self.fail_above is not None and n > self.fail_above:
+            raise self.cuda.memory.OutOfMemoryError(n)
+
+        class Buf:
+            class data:
+                ptr = 1234
+        return Buf()
+
+
+class _FakeGeo:
+    def __init__(self, math, key):
+        self.math, self.strict, self.key = math, math == L.FMA_MATH, key
+        self.x = self.w = self.y = self.conv = 1
+
+    def conv_desc(self, math):
+        return ("conv", math)
+
+
+def _choose(lib, cp, geo, tune, limit):
+    import types
+    rt = types.SimpleNamespace(lib=lib, cupy=cp)
+    return K._choose(rt, 7, "fwd", geo, tune, limit, (1, 2, 3))
+
+
+MB = 1 << 20
+
+
+def test_measured_choice_is_the_fastest_successful_one_within_the_limit():
+    heur = [(1, 0, -1.0, 0, L.DEFAULT_MATH)]
+    found = [(2, 0, 0.9, 10 * MB, L.DEFAULT_MATH),     # slower
+             (5, 0, 0.3, 900 * MB, L.TENSOR_OP_MATH),  # fastest, fits 1024 MB
+             (6, 3, 0.1, 0, L.DEFAULT_MATH),           # failed status
+             (7, 0, 0.2, 2000 * MB, L.TENSOR_OP_MATH)]  # over the limit
+    lib = _FakeLib(heur, found, {5: 800 * MB})
+    algo, ws, conv = _choose(lib, _FakeCupy(), _FakeGeo(L.DEFAULT_MATH, ("a",)),
+                             "limited_workspace", 1024 * MB)
+    assert algo == 5 and ws == 900 * MB
+    assert conv == ("conv", L.TENSOR_OP_MATH)          # run with the measured math type
+    assert lib.find_caps == [1024 * MB]                 # searched with the whole limit
+
+
+def test_strict_fp32_stays_fma_and_skips_tensor_op_results():
+    heur = [(1, 0, -1.0, 0, L.FMA_MATH)]
+    found = [(5, 0, 0.3, 0, L.TENSOR_OP_MATH), (2, 0, 0.9, 0, L.FMA_MATH)]
+    lib = _FakeLib(heur, found, {})
+    algo, _, conv = _choose(lib, _FakeCupy(), _FakeGeo(L.FMA_MATH, ("b",)),
+                            "limited_workspace", 64 * MB)
+    assert algo == 2 and conv == ("conv", L.FMA_MATH)
+
+
+def test_search_workspace_halves_when_the_pool_cannot_give_it():
+    heur = [(1, 0, -1.0, 4 * MB, L.DEFAULT_MATH)]
+    found = [(3, 0, 0.5, 100 * MB, L.DEFAULT_MATH), (1, 0, 0.7, 4 * MB, L.DEFAULT_MATH)]
+    lib = _FakeLib(heur, found, {})
+    algo, ws, _ = _choose(lib, _FakeCupy(fail_above=300 * MB), _FakeGeo(L.DEFAULT_MATH,
+                                                                        ("c",)),
+                          "limited_workspace", 1024 * MB)
+    assert lib.find_caps == [256 * MB] and algo == 3 and ws == 100 * MB
+
+
+def test_tune_off_takes_the_heuristic_first_fit_and_its_math():
+    heur = [(4, 0, -1.0, 2048 * MB, L.TENSOR_OP_MATH), (1, 0, -1.0, 8 * MB,
+                                                        L.DEFAULT_MATH)]
+    lib = _FakeLib(heur, [], {1: 8 * MB})
+    algo, ws, conv = _choose(lib, _FakeCupy(), _FakeGeo(L.DEFAULT_MATH, ("d",)), "off",
+                             1024 * MB)
+    assert (algo, ws, conv) == (1, 8 * MB, ("conv", L.DEFAULT_MATH))
+    assert lib.find_caps == []
