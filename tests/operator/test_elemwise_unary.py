@@ -123,6 +123,12 @@ CASES += [opcheck.Case("hard_sigmoid", lambda x, alpha=0.2, beta=0.5:   # MXNet'
           for kw, kinks in [({}, [-2.5, 2.5]), ({"alpha": 0.3, "beta": 0.4}, [-4 / 3, 2])]]
 
 
+CASES += [opcheck.Case("_npi_nan_to_num", np.nan_to_num, [[(3, 4)]],
+                       kwargs={"nan": 1.5, "posinf": 9.0, "neginf": -9.0},
+                       sample=lambda s, rng: np.where(rng.rand(*s) < .4, rng.choice(
+                           [np.nan, np.inf, -np.inf], s), rng.uniform(-2, 2, s)))]
+
+
 @pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
 def test_unary(case, shapes, dtype, ctx):
     opcheck.check(case, shapes, dtype, ctx)
