@@ -515,7 +515,7 @@ def round(a, decimals=0, out=None):  # noqa: A001
 
 __all__ = sorted(set(_BINARY) | set(_UNARY) | {
     "divide", "remainder", "floor_divide", "invert", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "nan_to_num", "clip", "where", "nonzero", "sum", "prod", "mean", "max", "min", "amax",
+    "bitwise_xor", "clip", "where", "nonzero", "sum", "prod", "mean", "max", "min", "amax",
     "amin", "var", "std", "argmax", "argmin", "any", "all", "cumsum", "dot", "matmul",
     "inner", "outer", "vdot", "tensordot", "einsum", "around", "round", "round_",
-    "result_type"})
+    "result_type", "nan_to_num"})
