@@ -76,12 +76,14 @@ class Case:
     non-differentiable ops); grad_inputs: positions of the inputs that get gradients
     (default all); tol / grad_tol: scales on the per-dtype forward / gradient
     tolerances; eps: the finite-difference step (in float64; 1e-2 for an operator
-    without float64, whose numeric gradient is taken in its widest dtype).
+    without float64, whose numeric gradient is taken in its widest dtype);
+    input_dtypes: {position: dtype} for inputs whose dtype is fixed (an int32 length).
+    An input that gets no gradient (``grad_inputs``) keeps its values in every check.
     """
 
     def __init__(self, op, ref, shapes=None, kwargs=None, *, inputs=None, sample=None,
                  dtypes=FLOATS, out_dtype=None, grad=True, grad_inputs=None, tol=1.0,
-                 grad_tol=None, eps=1e-6, ref_kwargs=True, name=None):
+                 grad_tol=None, eps=1e-6, ref_kwargs=True, input_dtypes=None, name=None):
         if (shapes is None) == (inputs is None):
             raise ValueError("Case: give either shapes or inputs")
         if inputs is not None:
@@ -94,6 +96,7 @@ class Case:
         self.grad, self.grad_inputs, self.eps = grad, grad_inputs, eps
         self.tol, self.grad_tol = tol, tol if grad_tol is None else grad_tol
         self.ref_kwargs = ref_kwargs
+        self.input_dtypes = {i: np.dtype(t) for i, t in (input_dtypes or {}).items()}
         self.name = name or op + "".join(f"-{k}={v}" for k, v in self.kwargs.items())
 
     def __repr__(self):
@@ -163,7 +166,8 @@ def check(case, shapes=None, dtype=None, ctx=None):
     rng = np.random.RandomState(seed)
     samplers = case.sample if isinstance(case.sample, (list, tuple)) else \
         [case.sample] * len(shapes)
-    xs = [np.asarray(f(s, rng)).astype(dtype) for f, s in zip(samplers, shapes)]
+    types = [case.input_dtypes.get(i, dtype) for i in range(len(shapes))]
+    xs = [np.asarray(f(s, rng)).astype(t) for f, s, t in zip(samplers, shapes, types)]
     rkw = case.kwargs if case.ref_kwargs else {}
     want = [np.asarray(r) for r in _listed(case.ref(*[x.astype(_F64) for x in xs], **rkw))]
     out_types = [np.dtype(t) for t in _listed(case.out_dtype(dtype))] \
@@ -172,7 +176,7 @@ def check(case, shapes=None, dtype=None, ctx=None):
     nd_fn, sym_fn = case.functions()
 
     # 1. imperative forward
-    got = _listed(nd_fn(*[mx.nd.array(x, ctx=ctx, dtype=dtype) for x in xs], **case.kwargs))
+    got = _listed(nd_fn(*[mx.nd.array(x, ctx=ctx, dtype=x.dtype) for x in xs], **case.kwargs))
     assert len(got) == len(want), f"{where}: {len(got)} outputs, reference {len(want)}"
     for i, (g, w, t) in enumerate(zip(got, want, out_types)):
         assert g.dtype == t, f"{where}: output {i} has dtype {g.dtype}, expected {t}"
@@ -186,7 +190,7 @@ def check(case, shapes=None, dtype=None, ctx=None):
     grads = {}
     for req in ("write", "add"):
         reqs = {n: (req if case.grad and i in wanted else "null") for i, n in enumerate(names)}
-        ex = sym.simple_bind(ctx, grad_req=reqs, type_dict={n: dtype for n in names},
+        ex = sym.simple_bind(ctx, grad_req=reqs, type_dict=dict(zip(names, types)),
                              **dict(zip(names, shapes)))
         for n, x in zip(names, xs):
             ex.arg_dict[n][:] = x
@@ -194,7 +198,7 @@ def check(case, shapes=None, dtype=None, ctx=None):
         for n in names:
             g = ex.grad_dict.get(n)
             if g is not None:
-                start[n] = rng.uniform(-1, 1, g.shape).astype(dtype)
+                start[n] = rng.uniform(-1, 1, g.shape).astype(g.dtype)
                 g[:] = start[n]
         outs = ex.forward(is_train=True)
         for i, (o, w) in enumerate(zip(outs, want)):
@@ -210,10 +214,10 @@ def check(case, shapes=None, dtype=None, ctx=None):
     # an operator that takes no float64)
     wide = _F64 if _F64 in case.dtypes else max(case.dtypes, key=lambda t: t.itemsize)
     eps = case.eps if wide == _F64 else 1e-2
-    x64 = [x.astype(wide) for x in xs]
+    x64 = [x.astype(case.input_dtypes.get(i, wide)) for i, x in enumerate(xs)]
 
     def loss(values):
-        outs = _listed(nd_fn(*[mx.nd.array(v, ctx=ctx, dtype=wide) for v in values],
+        outs = _listed(nd_fn(*[mx.nd.array(v, ctx=ctx, dtype=v.dtype) for v in values],
                              **case.kwargs))
         return sum(float((o.asnumpy() * h).sum()) for o, h in zip(outs, heads))
     gtol = _GRAD_TOL[dtype] * case.grad_tol

@@ -9,7 +9,8 @@ from mxnet.base import MXNetError
 from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
 
 import opcheck
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 
@@ -235,8 +236,8 @@ def test_special_function_gradients_at_negative_arguments():
 
 def test_clip():
     x = np.array([-2, -1, -0.5, 0, 0.7, 1, 2], np.float32)
-    check_forward_backward(lambda a: nd.clip(a, a_min=-1, a_max=1), [x],
-                           lambda a: np.clip(a, -1, 1), grad=False)
+    check(Case("clip", lambda a: np.clip(a, -1, 1), kwargs={"a_min": -1, "a_max": 1},
+               ref_kwargs=False, inputs=[x], grad=False))
     # the gradient passes on the closed interval [a_min, a_max]
     a = nd.array(x)
     a.attach_grad()
@@ -275,8 +276,8 @@ def _smooth_l1_ref(x, sigma):
 def test_smooth_l1(sigma):
     x = _rs.uniform(-3, 3, (4, 5))
     x = x[np.abs(np.abs(x) - 1 / sigma ** 2) > 1e-2]       # off the kink
-    check_forward_backward(lambda a: nd.smooth_l1(a, scalar=sigma), [x],
-                           lambda a: _smooth_l1_ref(a, sigma), grad_rtol=1e-3)
+    check(Case("smooth_l1", lambda a: _smooth_l1_ref(a, sigma), kwargs={"scalar": sigma},
+               ref_kwargs=False, inputs=[x]))
     # the default sigma is 1
     assert_almost_equal(nd.smooth_l1(nd.array(x)).asnumpy(), _smooth_l1_ref(x, 1.0),
                         rtol=1e-5, atol=1e-6)
