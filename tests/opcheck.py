@@ -3,9 +3,7 @@ NumPy reference; ``check`` derives the rest. One entry point, two ways to drive 
 
     CASES = [Case("hard_sigmoid", lambda x: np.clip(0.2 * x + 0.5, 0, 1), [[(3, 4)]])]
 
-    @pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-    def test_ops(case, shapes, dtype, ctx):
-        opcheck.check(case, shapes, dtype, ctx)     # one pytest item per combination
+    test_ops = opcheck.cases_test(CASES)          # one pytest item per combination
 
     def test_det():                                 # every combination in one test
         opcheck.check(Case("linalg.det", np.linalg.det, inputs=[well_conditioned(2, 3)]))
@@ -30,8 +28,8 @@ import numpy as np
 
 import mxnet as mx
 
-__all__ = ["Case", "check", "params", "contexts", "uniform", "away_from", "FLOATS",
-           "F32_64"]
+__all__ = ["Case", "check", "params", "cases_test", "contexts", "uniform", "away_from",
+           "FLOATS", "F32_64"]
 log = logging.getLogger("opcheck")
 
 FLOATS = ("float16", "float32", "float64")
@@ -136,6 +134,17 @@ def params(cases, dtypes=None):
                                             else (),
                                             id=f"{case.name}-{shapes}-{dt.name}-{ctx}"))
     return out
+
+
+def cases_test(cases, dtypes=None):
+    """A pytest test (bind it to a module-level ``test_*`` name) running ``check`` once
+    per item of ``params(cases, dtypes)``."""
+    import pytest
+
+    @pytest.mark.parametrize("case, shapes, dtype, ctx", params(cases, dtypes))
+    def test(case, shapes, dtype, ctx):
+        check(case, shapes, dtype, ctx)
+    return test
 
 
 def _listed(x):

@@ -11,6 +11,7 @@ import time
 from collections import namedtuple
 
 from .checkpoint import save_checkpoint
+from ._progress import is_tty, _tqdm
 
 __all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]
@@ -138,7 +139,6 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        from ._progress import is_tty, _tqdm
         tqdm = _tqdm()
         if tqdm is None or not is_tty(sys.stderr):
             return None

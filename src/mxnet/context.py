@@ -2,6 +2,8 @@
 import threading
 
 from .base import MXNetError
+from . import storage
+from .backend import gpu_count, gpu_memory_info as info
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "gpu_memory_info"]
@@ -71,7 +73,6 @@ class Context(metaclass=_ContextMeta):
 
     def empty_cache(self):
         """Release pooled memory of this device back to the system."""
-        from . import storage
         storage.get_pool(self).release_all()
 
     @property
@@ -104,11 +105,9 @@ _DEFAULT = Context("cpu", 0)
 
 def num_gpus():
     """Number of CUDA GPUs visible through CuPy; 0 when CuPy or CUDA is absent."""
-    from .backend import gpu_count
     return gpu_count()
 
 
 def gpu_memory_info(device_id=0):
     """(free, total) bytes of GPU memory."""
-    from .backend import gpu_memory_info as info
     return info(device_id)

@@ -33,8 +33,7 @@ import mxnet as mx
 
 from .base import MXNetError
 from .context import Context, current_context  # noqa: F401
-from . import autograd
-from . import test_utils_symbolic
+from . import autograd, test_utils_symbolic
 from .ndarray import array  # noqa: F401
 from .ndarray.ndarray import NDArray
 from .symbol import Symbol  # noqa: F401
@@ -46,6 +45,7 @@ from .test_utils_compare import (  # noqa: F401  (MXNet's names)
     get_etol, _as_np, same, checkShapes, almost_equal, locationError,
     assert_almost_equal, assert_allclose, assert_almost_equal_with_err,
     assert_almost_equal_ignore_nan, _find_max_violation, _close_mask, _INT_DTYPES)
+from .io.idx import find_mnist_dir, read_idx
 
 def random_arrays(*shapes):
     """Standard-normal float32 arrays, one per shape (a float for shape ()); one array
@@ -585,7 +585,6 @@ def get_mnist(path=None):
     """MNIST-format data as a dict of numpy arrays (train_data, train_label, test_data,
     test_label), read from local IDX files: ``path``, ``$MXNET_MNIST_DIR`` or Debian's
     Fashion-MNIST (/usr/share/datasets/fashion-mnist). No download."""
-    from .io.idx import find_mnist_dir, read_idx
     root = find_mnist_dir(path)
     def load(prefix):
         images = read_idx(root, f"{prefix}-images-idx3-ubyte")

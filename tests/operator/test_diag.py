@@ -4,7 +4,7 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from opcheck import Case, check, params
+from opcheck import Case, cases_test
 from common import check_infer, infer_shapes
 
 nd = mx.nd
@@ -33,9 +33,7 @@ UNARY = [
 ]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", params(UNARY))
-def test_diag(case, shapes, dtype, ctx):
-    check(case, shapes, dtype, ctx)
+test_diag = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])

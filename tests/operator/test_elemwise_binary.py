@@ -104,9 +104,7 @@ def _scalar_case(name):
 CASES += [_scalar_case(n) for n in sorted(SCALAR)]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-def test_binary(case, shapes, dtype, ctx):
-    opcheck.check(case, shapes, dtype, ctx)
+test_binary = opcheck.cases_test(CASES)
 
 
 @pytest.mark.parametrize("key", sorted(LOGIC))

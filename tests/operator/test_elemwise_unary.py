@@ -130,9 +130,7 @@ CASES += [opcheck.Case("_npi_nan_to_num", np.nan_to_num, [[(3, 4)]],
                            [np.nan, np.inf, -np.inf], s), rng.uniform(-2, 2, s)))]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-def test_unary(case, shapes, dtype, ctx):
-    opcheck.check(case, shapes, dtype, ctx)
+test_unary = opcheck.cases_test(CASES)
 
 
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "exp"])

@@ -6,7 +6,7 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from opcheck import Case, check, params
+from opcheck import Case, check, cases_test
 from common import (check_infer, fixture_cases_for, infer_shapes,
                     run_fixture_case)
 
@@ -49,9 +49,7 @@ UNARY = [
 ]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", params(UNARY))
-def test_unary(case, shapes, dtype, ctx):
-    check(case, shapes, dtype, ctx)
+test_unary = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])
