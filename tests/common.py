@@ -1,12 +1,12 @@
-"""Shared test helpers: operator checks against NumPy references and numeric
-gradients, and the golden cases written by the real MXNet 1.9.1."""
+"""Shared test helpers: the golden cases written by the real MXNet 1.9.1 and checks of
+an operator's shape/type inference (operator checks themselves are tests/opcheck.py)."""
 import json
 import os
 
 import numpy as np
 
 import mxnet as mx
-from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
+from mxnet.test_utils import assert_almost_equal
 
 # Files written by the real MXNet 1.9.1, kept in the repository so a fresh clone tests
 # itself with nothing beside it.
@@ -70,30 +70,6 @@ def run_fixture_case(name, rtol=1e-4, atol=1e-5):
     for key in case["after_keys"]:
         assert_almost_equal(inputs[key[len("after_"):]].asnumpy(), data[key], rtol=rtol,
                             atol=atol, names=(f"{name} {key}", "mxnet"))
-
-
-def check_forward_backward(fn, inputs, reference, grad=True, rtol=1e-4, atol=1e-5,
-                           grad_rtol=1e-2, grad_atol=1e-4, eps=1e-3, grad_nodes=None,
-                           dtype=np.float32, train_mode=True):
-    """fn(*NDArrays) -> NDArray(s) is checked against reference(*numpy arrays) ->
-    array(s), then (grad=True) its autograd gradient against finite differences
-    computed in float64."""
-    nds = [mx.nd.array(x, dtype=dtype) for x in inputs]
-    with (mx.autograd.train_mode() if train_mode else mx.autograd.predict_mode()):
-        out = fn(*nds)
-    outs = out if isinstance(out, (list, tuple)) else [out]
-    refs = reference(*[np.asarray(x, dtype=dtype) for x in inputs])
-    refs = refs if isinstance(refs, (list, tuple)) else [refs]
-    assert len(outs) == len(refs), f"{len(outs)} outputs vs {len(refs)} in the reference"
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        r = np.asarray(r)
-        assert tuple(o.shape) == r.shape, f"output {i}: shape {o.shape} vs reference {r.shape}"
-        assert_almost_equal(o.asnumpy(), r, rtol=rtol, atol=atol,
-                            names=(f"output {i}", "reference"))
-    if grad:
-        check_numeric_gradient(fn, inputs, numeric_eps=eps, rtol=grad_rtol, atol=grad_atol,
-                               grad_nodes=grad_nodes, use_forward_train=train_mode,
-                               dtype=np.float64)
 
 
 def check_infer(name, arrays, **kw):

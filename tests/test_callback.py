@@ -90,15 +90,19 @@ def test_log_validation_metrics(caplog):
     assert [r.getMessage() for r in caplog.records] == ["Epoch[2] Validation-accuracy=0.750000"]
 
 
-def test_do_checkpoint_calls_save_checkpoint(monkeypatch):
-    calls = []
-    monkeypatch.setattr(mx.model, "save_checkpoint",
-                        lambda *args: calls.append(args), raising=False)
-    cb = callback.do_checkpoint("prefix", period=2)
+def test_do_checkpoint_writes_every_period(tmp_path):
+    prefix = str(tmp_path / "net")
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    arg = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))}
+    cb = callback.do_checkpoint(prefix, period=2)
     for epoch in range(4):
-        cb(epoch, "sym", {"a": 1}, {"b": 2})
-    assert calls == [("prefix", 2, "sym", {"a": 1}, {"b": 2}),
-                     ("prefix", 4, "sym", {"a": 1}, {"b": 2})]
+        cb(epoch, net, arg, {})
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert saved == ["net-0002.params", "net-0004.params", "net-symbol.json"]
+    sym, arg2, aux2 = mx.model.load_checkpoint(prefix, 4)
+    assert sym.list_arguments() == net.list_arguments() and aux2 == {}
+    assert {k: v.asnumpy().tolist() for k, v in arg2.items()} == \
+        {k: v.asnumpy().tolist() for k, v in arg.items()}
 
 
 def test_module_checkpoint():

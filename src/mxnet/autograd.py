@@ -10,6 +10,10 @@ from .tape import (Node, VarNode, _state, is_recording, is_training, mark_variab
 from .tape import record_call as _record
 from .operator import runner
 from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
+from .ndarray.ndarray import NDArray, from_data
+from .backend import array_module
+from .ndarray.dispatch import store
+from .symbol.from_tape import symbol_from_tape
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
@@ -43,7 +47,6 @@ def _topo_order(heads):
 
 
 def _heads_and_grads(heads, head_grads):
-    from .ndarray.ndarray import NDArray
     if isinstance(heads, NDArray):
         heads = [heads]
         if head_grads is not None and not isinstance(head_grads, (list, tuple)):
@@ -103,7 +106,6 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
 
 def _xp(arr):
     """The array module of an NDArray's (or a tape node's) context."""
-    from .backend import array_module
     return array_module(arr.ctx if isinstance(arr, Node) else arr._ctx)
 
 
@@ -142,7 +144,6 @@ def _wants_grad(entry):
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of heads with respect to marked variables, writing or
     adding them into each variable's gradient buffer as its grad_req says."""
-    from .ndarray.dispatch import store
     result = _run_backward(heads, head_grads, retain_graph, train_mode)
     for node, g in result.values():
         buf = node.grad
@@ -161,7 +162,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
          train_mode=True):
     """Gradients of heads with respect to variables, returned as new arrays (the
     variables' own gradient buffers are left alone)."""
-    from .ndarray.ndarray import NDArray, from_data
     if create_graph:
         raise MXNetError("autograd.grad(create_graph=True) (higher-order gradients) is "
                          "not supported by pymxnet")
@@ -190,7 +190,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
 def get_symbol(x):
     """The recorded graph that produced x, as a Symbol."""
-    from .symbol.from_tape import symbol_from_tape
     return symbol_from_tape(x)
 
 
@@ -219,7 +218,6 @@ class Function:
         raise NotImplementedError
 
     def __call__(self, *inputs):
-        from .ndarray.ndarray import NDArray
         with pause(_state.training):
             outputs = self.forward(*inputs)
         single = isinstance(outputs, NDArray)
@@ -241,10 +239,8 @@ class _FunctionOp(Op):
         self.params = None
 
     def backward(self, ctx, p, ograds, in_data, out_data, aux):
-        from .ndarray.ndarray import from_data
         with pause():
             res = self.fn.backward(*[from_data(g, ctx.ctx) for g in ograds])
-        from .ndarray.ndarray import NDArray
         res = [res] if isinstance(res, NDArray) else list(res)
         if len(res) != self.n_in:
             raise MXNetError(f"Function.backward returned {len(res)} gradients for "

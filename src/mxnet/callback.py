@@ -1,16 +1,24 @@
 """Training callbacks (MXNet 1.9.1's ``mx.callback``).
 
 Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
-``eval_metric``, ``locals``; defined in ``mx.model``); epoch-end callbacks receive
-``(epoch, symbol, arg_params, aux_params)``. Everything reports through ``logging``.
+``eval_metric``, ``locals``; also ``mx.model.BatchEndParam``); epoch-end callbacks
+receive ``(epoch, symbol, arg_params, aux_params)``. Everything reports through ``logging``.
 """
 import logging
 import math
 import sys
 import time
+from collections import namedtuple
+
+from .checkpoint import save_checkpoint
+from ._progress import is_tty, _tqdm
 
 __all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]
+
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+BatchEndParam.__doc__ = ("What batch-end and eval-end callbacks receive: the epoch, the "
+                         "batch number, the metric and the caller's locals().")
 
 
 def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
@@ -32,7 +40,6 @@ def do_checkpoint(prefix, period=1):
 
     def _callback(iter_no, sym, arg, aux):
         if (iter_no + 1) % period == 0:
-            from .model import save_checkpoint   # mx.model imports this module
             save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
     return _callback
 
@@ -132,7 +139,6 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        from ._progress import is_tty, _tqdm
         tqdm = _tqdm()
         if tqdm is None or not is_tty(sys.stderr):
             return None

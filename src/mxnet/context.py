@@ -2,6 +2,8 @@
 import threading
 
 from .base import MXNetError
+from . import storage
+from .backend import gpu_count, gpu_memory_info as info
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "gpu_memory_info"]
@@ -72,7 +74,6 @@ class Context(metaclass=_ContextMeta):
     def empty_cache(self):
         """Release pooled memory of this device back to the system (on a GPU, also the
         free blocks of CuPy's memory pool, after the device has finished its work)."""
-        from . import storage
         storage.get_pool(self).release_all()
         if self.device_typeid == 2:
             from .backend import release_gpu_cache, sync_device
@@ -111,11 +112,9 @@ _DEFAULT = Context("cpu", 0)
 
 def num_gpus():
     """Number of CUDA GPUs visible through CuPy; 0 when CuPy or CUDA is absent."""
-    from .backend import gpu_count
     return gpu_count()
 
 
 def gpu_memory_info(device_id=0):
     """(free, total) bytes of GPU memory."""
-    from .backend import gpu_memory_info as info
     return info(device_id)

@@ -23,8 +23,9 @@ from math import sqrt
 import numpy as np
 
 from . import registry
-from .ndarray import NDArray, load
+from .ndarray import NDArray, load, zeros
 from .ndarray.ndarray import from_data
+from .resource import get_rng
 
 __all__ = ["InitDesc", "Initializer", "register", "create", "alias", "Load", "Mixed",
            "Zero", "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier",
@@ -56,7 +57,6 @@ def _fill(arr, value):
 
 
 def _rng(arr):
-    from .resource import get_rng
     return get_rng(arr.context)
 
 
@@ -562,7 +562,6 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _init_weight(self, desc, arr):
-        from .ndarray import zeros
         flat = np.empty(arr.size, dtype=np.float32)
         for name, off, shape in _fused_rnn_slices(arr.size, self._num_hidden,
                                                   self._num_layers, self._mode,

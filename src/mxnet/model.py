@@ -1,117 +1,32 @@
-"""mx.model: checkpoints, the KVStore/updater plumbing shared with mx.mod, and the
-legacy ``FeedForward`` estimator (MXNet 1.9.1's ``mx.model``).
-
-A checkpoint is ``prefix-symbol.json`` (the symbol's JSON) plus
-``prefix-%04d.params`` (an NDArray dict file with keys ``arg:<name>`` for learnable
-arguments and ``aux:<name>`` for auxiliary states), byte-compatible with MXNet 1.x.
-
-The helpers ``_create_kvstore``, ``_initialize_kvstore``, ``_update_params`` and
-``_update_params_on_kvstore`` decide and carry out where weights are updated: on
-the KVStore (``update_on_kvstore``: gradients are pushed, the store runs the
-optimizer, weights are pulled back) or locally (gradients are summed through the
-store if there is one, then an ``Updater`` runs per device).
+"""mx.model (MXNet 1.9.1's): checkpoints (defined in :mod:`mxnet.checkpoint`), the
+KVStore/updater plumbing shared with mx.mod (:mod:`mxnet.kvstore.updates`), both
+re-exported here under MXNet's names, and the legacy ``FeedForward`` estimator.
 """
 import logging
-import os
 import time
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
-from .atomic_file import together
 from . import io
-from . import kvstore as kvs
 from . import metric
 from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
 from .base import MXNetError
-from .callback import LogValidationMetricsCallback
+from .callback import BatchEndParam, LogValidationMetricsCallback
+from .checkpoint import save_checkpoint, load_params, load_checkpoint  # noqa: F401
 from .context import Context, cpu
 from .initializer import Uniform
 from .optimizer import get_updater
+from .module.executor_group import DataParallelExecutorGroup
+from .kvstore.updates import (  # noqa: F401
+    _create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore)
 
 __all__ = ["BatchEndParam", "FeedForward", "save_checkpoint", "load_checkpoint",
            "load_params"]
 
 BASE_ESTIMATOR = object
-
-BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
-BatchEndParam.__doc__ = ("What batch-end and eval-end callbacks receive: the epoch, the "
-                         "batch number, the metric and the caller's locals().")
-
-
-# --------------------------------------------------------------------- kvstore logic
-def _create_kvstore(kvstore, num_device, arg_params):
-    """(kvstore or None, update_on_kvstore) for a store spec and a device count.
-
-    A string spec with one device and no 'dist' needs no store at all. 'local'
-    stops updating on the store when a parameter exceeds 16M elements (the CPU
-    would become the bottleneck); ``MXNET_UPDATE_ON_KVSTORE=0`` turns it off.
-    """
-    update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-    if kvstore is None:
-        kv = None
-    elif isinstance(kvstore, kvs.KVStoreBase):
-        kv = kvstore
-    elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
-            kv = None
-        else:
-            kv = kvs.create(kvstore)
-            if kvstore == "local" and arg_params:
-                max_size = max(int(np.prod(p.shape)) for p in arg_params.values())
-                if max_size > 1024 * 1024 * 16:
-                    update_on_kvstore = False
-    else:
-        raise TypeError("kvstore must be KVStore, str or None")
-    if kv is None:
-        update_on_kvstore = False
-    else:
-        update_on_kvstore &= kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
-    return kv, update_on_kvstore
-
-
-def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
-    """Put every parameter into the store (keyed by name); when the store updates,
-    also pull it back to every device so all copies start equal."""
-    for idx, param_on_devs in enumerate(param_arrays):
-        name = param_names[idx]
-        if update_on_kvstore:
-            kvstore.broadcast(name, arg_params[name], out=param_on_devs)
-        else:
-            kvstore.init(name, arg_params[name])
-
-
-def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
-    """Push each gradient list to the store (which runs the optimizer) and pull the
-    updated weight to every device."""
-    for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
-        if grad_list[0] is None:
-            continue
-        kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
-
-
-def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
-                   param_names=None):
-    """Update weights locally: sum the gradients across devices through the store (if
-    any), then run ``updater`` once per device on all of that device's weights.
-
-    Each (parameter i, device k) gets its own index ``i * num_device + k`` so the
-    optimizer keeps separate state per device copy."""
-    updates = [[] for _ in range(num_device)]
-    for i, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
-        if grad_list[0] is None:
-            continue
-        if kvstore:
-            kvstore.pushpull(param_names[i], grad_list, priority=-i)
-        for k, (w, g) in enumerate(zip(arg_list, grad_list)):
-            updates[k].append((i * num_device + k, g, w))
-    for dev_updates in updates:
-        if dev_updates:
-            indices, grads, weights = zip(*dev_updates)
-            updater(list(indices), list(grads), list(weights))
 
 
 def _multiple_callbacks(callbacks, *args, **kwargs):
@@ -135,61 +50,6 @@ def _check_arguments(symbol):
                                  f"name non-duplicated(using name arguments), arguments "
                                  f"are {names}")
             seen.add(name)
-
-
-# ------------------------------------------------------------------------ checkpoints
-def _params_dict(arg_params, aux_params):
-    """What a ``.params`` file holds: ``arg:``/``aux:`` keys, arrays on the CPU."""
-    save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
-    save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
-    return save_dict
-
-
-def _split_params(save_dict, fname, strict=False):
-    """(arg_params, aux_params) from a loaded ``.params`` dict; a key of another kind
-    is skipped, or a ValueError when ``strict`` (as Module.load_params)."""
-    arg_params, aux_params = {}, {}
-    for key, value in save_dict.items():
-        kind, _, name = key.partition(":")
-        if kind == "arg":
-            arg_params[name] = value
-        elif kind == "aux":
-            aux_params[name] = value
-        elif strict:
-            raise ValueError("Invalid param file " + fname)
-    return arg_params, aux_params
-
-
-def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
-    """Write ``prefix-symbol.json`` (unless symbol is None) and
-    ``prefix-%04d.params`` (``arg:``/``aux:`` keys, arrays copied to the CPU)."""
-    with together():          # the files replace the old ones together
-        if symbol is not None:
-            symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
-        param_name = "%s-%04d.params" % (prefix, epoch)
-        nd.save(param_name, _params_dict(arg_params, aux_params))
-    logging.info('Saved checkpoint to "%s"', param_name)
-
-
-def load_params(prefix, epoch):
-    """(arg_params, aux_params) read from ``prefix-%04d.params``."""
-    fname = "%s-%04d.params" % (prefix, epoch)
-    save_dict = nd.load(fname)
-    if not save_dict:
-        logging.warning("Params file '%s' is empty", fname)
-        return {}, {}
-    if not isinstance(save_dict, dict):
-        raise MXNetError(f"load_params: {fname} holds a list of arrays; a checkpoint "
-                         "holds a dict with arg:/aux: keys")
-    return _split_params(save_dict, fname)
-
-
-def load_checkpoint(prefix, epoch):
-    """(symbol, arg_params, aux_params) from ``prefix-symbol.json`` and
-    ``prefix-%04d.params``."""
-    symbol = sym.load(f"{prefix}-symbol.json")
-    arg_params, aux_params = load_params(prefix, epoch)
-    return symbol, arg_params, aux_params
 
 
 # ------------------------------------------------------------------------ FeedForward
@@ -518,7 +378,6 @@ class _FeedForwardTrainer:
 
     def __init__(self, model, data, param_names, optimizer, kv, update_on_kvstore, logger,
                  work_load_list, monitor):
-        from .module.executor_group import DataParallelExecutorGroup
         self._group_cls = DataParallelExecutorGroup
         self.model, self.data, self.param_names = model, data, param_names
         self.kv, self.update_on_kvstore = kv, update_on_kvstore

@@ -14,6 +14,7 @@ from math import sqrt
 
 from . import ndarray
 from .ndarray import NDArray
+from .ndarray.ndarray import from_data
 
 __all__ = ["Monitor", "report_backward"]
 
@@ -23,7 +24,6 @@ def report_backward(callback, monitor_all, node_name, inputs, grads, ctx):
     MXNet names them: ``<node>_backward_output`` (``..._output<i>`` when the node has
     several inputs), and with monitor_all its inputs ``<node>_backward_input<i>``
     (the output gradients, then the forward inputs/outputs it reads)."""
-    from .ndarray.ndarray import from_data
     if monitor_all:
         for i, x in enumerate(v for v in inputs if v is not None):
             callback(f"{node_name}_backward_input{i}", from_data(x.copy(), ctx))

@@ -20,6 +20,7 @@ import numpy as np
 
 from .atomic_file import AtomicFile, together
 from .base import MXNetError
+from .backend import image_codec as codec
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack",
            "pack_img", "unpack_img"]
@@ -356,7 +357,6 @@ def unpack_img(s, iscolor=-1):
     """Unpacks a record into (IRHeader, image as a numpy uint8 array in BGR order, as
     OpenCV's imdecode gives it). ``iscolor``: -1 keeps the stored channels, 0 gives a
     2-D grayscale image, 1 a 3-channel color image."""
-    from .backend import image_codec as codec
     header, s = unpack(s)
     return header, codec.decode(s, flag=iscolor, to_rgb=False, squeeze_gray=True)
 
@@ -365,6 +365,5 @@ def pack_img(header, img, quality=95, img_fmt=".jpg"):
     """Encodes a numpy image (HxW or HxWxC, BGR order as with OpenCV) as JPEG or PNG and
     packs it with ``header``. ``quality`` is the JPEG quality (1-100) or the PNG
     compression level (0-9)."""
-    from .backend import image_codec as codec
     buf = codec.encode(np.asarray(img), img_fmt, quality, from_bgr=True)
     return pack(header, buf)

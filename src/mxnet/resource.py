@@ -3,7 +3,10 @@ import threading
 
 import numpy as np
 
-from . import storage
+from . import storage, engine
+from .engine import new_variable
+from .backend import array_module
+from .base import MXNetError
 
 __all__ = ["seed", "get_rng", "temp_space"]
 
@@ -36,7 +39,6 @@ def rng_var(ctx):
     key = _key(ctx)
     var = _rng_vars.get(key)
     if var is None:
-        from .engine import new_variable
         with _lock:
             var = _rng_vars.setdefault(key, new_variable(f"rng{key}"))
     return var
@@ -50,7 +52,6 @@ def _derive(base, key):
 
 def _make_rng(ctx, seed_state):
     if ctx.device_typeid == 2:
-        from .backend import array_module
         cp = array_module(ctx)
         return cp.random.Generator(cp.random.XORWOW(None if seed_state is None
                                                      else hash(tuple(seed_state)) & 0x7FFFFFFF))
@@ -64,9 +65,7 @@ def seed(seed_state, ctx="all"):
     """
     global _global_seed
     if not isinstance(seed_state, (int, np.integer)):
-        from .base import MXNetError
         raise MXNetError(f"seed must be an int, got {type(seed_state).__name__}")
-    from . import engine
     for var in list(_rng_vars.values()):      # draws pushed before the seed finish first
         if var.num_pending:
             engine.get().wait_for_var(var)

@@ -17,6 +17,9 @@ import types
 import numpy as np
 
 from .base import MXNetError
+from .backend import cupy_or_none, check_context
+from . import engine
+from .ndarray.ndarray import NDArray
 
 __all__ = ["CudaModule", "CudaKernel", "Rtc"]
 
@@ -34,7 +37,6 @@ _C_TYPES = {
 
 def _cupy():
     """CuPy, or an MXNetError when no GPU can compile/run kernels."""
-    from .backend import cupy_or_none
     cp = cupy_or_none()
     if cp is None:
         raise MXNetError(_NEEDS_GPU.format(why="and none is available on this machine"))
@@ -44,7 +46,6 @@ def _cupy():
 def _check_gpu_ctx(ctx):
     if ctx is None or getattr(ctx, "device_type", None) != "gpu":
         raise MXNetError(_NEEDS_GPU.format(why=f"got context {ctx}"))
-    from .backend import check_context
     check_context(ctx)
 
 
@@ -68,8 +69,6 @@ def _launch(fn, arrays, writes, scalars_and_arrays, ctx, grid, block, shared_mem
     """Run the kernel once its arrays are ready, ordered through the engine like any
     other operation on them. arrays: NDArrays read; writes: NDArrays written;
     scalars_and_arrays: the kernel's arguments (NDArray or numpy scalar) in order."""
-    from . import engine
-    from .ndarray.ndarray import NDArray
     cp = _cupy()
 
     def run(rctx=None):
@@ -128,7 +127,6 @@ class CudaKernel:
     def launch(self, args, ctx, grid_dims, block_dims, shared_mem=0):
         """Launch on ctx (a GPU context) with the given grid/block shapes; args in
         signature order (NDArrays on ctx for pointers, numbers otherwise)."""
-        from .ndarray.ndarray import NDArray
         _check_gpu_ctx(ctx)
         if len(args) != len(self._sig):
             raise MXNetError(f"mx.rtc: kernel {self.name} takes {len(self._sig)} arguments, "
@@ -204,7 +202,6 @@ class Rtc:
                 f'{"".join(decls)}{self.kernel}\n}}\n')
 
     def _get(self, inputs, outputs):
-        from .ndarray.ndarray import NDArray
         if len(inputs) != len(self.input_names) or len(outputs) != len(self.output_names):
             raise MXNetError(f"mx.rtc {self.name}: expected {len(self.input_names)} inputs and "
                              f"{len(self.output_names)} outputs, got {len(inputs)} and "

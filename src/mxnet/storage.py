@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from .base import env_int
+from .backend import array_module
 
 __all__ = ["HostPool", "get_pool", "empty", "Block"]
 
@@ -99,7 +100,6 @@ def get_pool(ctx):
     key = ("gpu", ctx.device_id) if ctx.device_typeid == 2 else ("cpu", 0)
     pool = _pools.get(key)
     if pool is None:
-        from .backend import array_module
         pool = _pools.setdefault(key, HostPool(array_module(ctx)))
     return pool
 

@@ -5,8 +5,13 @@ Executor and compares against expected NumPy values.
 """
 import numpy as np
 
+from . import symbol as sym_mod
 from .base import MXNetError
 from .context import Context, current_context
+from .ndarray import array
+from .ndarray.ndarray import NDArray
+from .test_utils_compare import (assert_almost_equal, default_context, default_numeric_eps,
+                                 get_tolerance)
 
 __all__ = ["check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient",
            "check_consistency", "simple_forward", "executor_numeric_grad"]
@@ -15,13 +20,10 @@ __all__ = ["check_symbolic_forward", "check_symbolic_backward", "check_numeric_g
 def _ctx(ctx):
     if ctx is not None:
         return ctx
-    from .test_utils import default_context
     return default_context()
 
 
 def _nd(value, ctx, dtype):
-    from .ndarray import array
-    from .ndarray.ndarray import NDArray
     if dtype == "asnumpy":
         dtype = None
     if isinstance(value, NDArray):
@@ -50,8 +52,6 @@ def _parse_location(sym, location, ctx, dtype=np.float32):
 
 
 def _nd_from(value, ctx, dtype):
-    from .ndarray import array
-    from .ndarray.ndarray import NDArray
     if isinstance(value, NDArray):
         return value
     value = np.asarray(value)
@@ -89,7 +89,6 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
     """Bind sym to location (inputs as a list or dict of arrays), run forward
     (inference mode) and compare every output with expected (list or dict by output
     name). Returns the outputs as NumPy arrays."""
-    from .test_utils import assert_almost_equal
     ctx = _ctx(ctx)
     args = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux(sym, aux_states, ctx, dtype)
@@ -111,8 +110,6 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     order). grad_req 'add' is checked against the random initial gradient plus the
     expected one; 'null' against the untouched initial gradient. Returns the
     gradients as a dict of NumPy arrays."""
-    from .test_utils import assert_almost_equal
-    from .ndarray import array
     ctx = _ctx(ctx)
     args = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux(sym, aux_states, ctx, dtype)
@@ -158,7 +155,6 @@ def executor_numeric_grad(executor, location, aux_states=None, eps=1e-4,
     """MXNet's numeric_grad: central differences (step eps) of the sum of the executor's
     first output with respect to each float array of location {name: numpy array},
     computed in dtype. Returns {name: gradient}; location is left unchanged."""
-    from .ndarray import array
     location = {k: np.array(v, dtype=dtype, order="C") for k, v in location.items()}
     grads = {k: np.zeros(v.shape, dtype=dtype) for k, v in location.items()}
     for k, v in location.items():
@@ -198,9 +194,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     finite differences, for grad_nodes (all arguments by default; a dict gives each
     one's grad_req: 'add' is checked as the added part, 'null' as untouched).
     numeric_eps defaults by dtype (default_numeric_eps), tolerances by dtype."""
-    from . import symbol as sym_mod
-    from .ndarray import array
-    from .test_utils import assert_almost_equal, default_numeric_eps, get_tolerance
     if np.dtype(dtype) not in (np.float16, np.float32, np.float64):
         raise ValueError(f"check_numeric_gradient: dtype must be float16/32/64, got {dtype}")
     if grad_stype_dict:
@@ -272,7 +265,6 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
     with 'ctx', input shapes and an optional 'type_dict') with the same random
     arguments, and compare outputs and gradients with the most precise run.
     Returns the ground-truth arrays {name: NumPy array}."""
-    from .test_utils import assert_almost_equal
     syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
     if len(syms) != len(ctx_list):
         raise MXNetError("check_consistency: one symbol per context entry is required")

@@ -17,6 +17,8 @@ import os
 import threading
 
 from .base import MXNetError, py_str  # noqa: F401  (py_str re-exported as in MXNet)
+from .context import num_gpus, gpu_memory_info
+from .backend import cupy_or_none
 
 __all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape",
            "is_np_array", "set_np_array", "np_array", "use_np_array",
@@ -218,7 +220,6 @@ def set_module(module):
 
 def get_gpu_count():
     """Number of visible GPUs (0 without CuPy or without a driver)."""
-    from .context import num_gpus
     return num_gpus()
 
 
@@ -231,7 +232,6 @@ def _check_gpu(gpu_dev_id):
 def get_gpu_memory(gpu_dev_id):
     """(free, total) memory in bytes of GPU ``gpu_dev_id``."""
     _check_gpu(gpu_dev_id)
-    from .context import gpu_memory_info
     return gpu_memory_info(gpu_dev_id)
 
 
@@ -240,7 +240,6 @@ def get_cuda_compute_capability(ctx):
     if ctx.device_type != "gpu":
         raise ValueError(f"expecting a gpu context to get cuda compute capability, got {ctx}")
     _check_gpu(ctx.device_id)
-    from .backend import cupy_or_none
     props = cupy_or_none().cuda.runtime.getDeviceProperties(ctx.device_id)
     return int(props["major"]) * 10 + int(props["minor"])
 

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from .base import MXNetError
+from .symbol import Symbol
+from .gluon.block import HybridBlock
 
 __all__ = ["print_summary", "plot_network"]
 
@@ -24,10 +26,8 @@ _COLORS = ("#8dd3c7", "#fb8072", "#ffffb3", "#bebada", "#80b1d3", "#fdb462", "#b
 
 
 def _as_symbol(obj, what):
-    from .symbol import Symbol
     if isinstance(obj, Symbol):
         return obj
-    from .gluon.block import HybridBlock
     if isinstance(obj, HybridBlock):
         graph = getattr(obj, "_cached_graph", ())
         if not graph:

@@ -3,15 +3,15 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from opcheck import check_op
+from opcheck import Case, check
 
 
 def test_amp_cast_float_types():
     x = np.array([1.5, -2.25, 3.0])
-    check_op("amp_cast", [x], lambda a: a.astype(np.float16), {"dtype": "float16"},
-             out_dtypes=lambda dt: np.float16, grad=False)
-    check_op("amp_cast", [x], lambda a: a.astype(np.float64), {"dtype": "float64"},
-             out_dtypes=lambda dt: np.float64)
+    check(Case("amp_cast", lambda a: a.astype(np.float16), kwargs={"dtype": "float16"},
+               ref_kwargs=False, inputs=[x], out_dtype=lambda dt: np.float16, grad=False))
+    check(Case("amp_cast", lambda a: a.astype(np.float64), kwargs={"dtype": "float64"},
+               ref_kwargs=False, inputs=[x], out_dtype=lambda dt: np.float64))
 
 
 def test_amp_cast_leaves_integers():

@@ -5,7 +5,7 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from opcheck import check_op
+from opcheck import F32_64, Case, check
 
 rs = np.random.RandomState(5)
 _ALL = (np.float16, np.float32, np.float64)
@@ -15,7 +15,8 @@ _ALL = (np.float16, np.float32, np.float64)
 def test_cumsum(axis):
     x = rs.uniform(-1, 1, (3, 4))
     ref = (lambda a: np.cumsum(a)) if axis is None else (lambda a: np.cumsum(a, axis=axis))
-    check_op("cumsum", [x], ref, {"axis": axis}, dtypes=_ALL)
+    check(Case("cumsum", ref, kwargs={"axis": axis}, ref_kwargs=False, inputs=[x],
+               dtypes=_ALL))
 
 
 def test_cumsum_dtypes():
@@ -35,7 +36,8 @@ def test_moments(axes, keepdims):
         m = a.mean(axis=axes, keepdims=keepdims)
         v = a.var(axis=axes, keepdims=keepdims)
         return [m.reshape(m.shape or (1,)), v.reshape(v.shape or (1,))]
-    check_op("moments", [x], ref, {"axes": axes, "keepdims": keepdims}, dtypes=_ALL)
+    check(Case("moments", ref, kwargs={"axes": axes, "keepdims": keepdims},
+               ref_kwargs=False, inputs=[x], dtypes=_ALL))
 
 
 def test_moments_rejects_empty_axes():
@@ -51,7 +53,7 @@ def test_khatri_rao():
         for m in ms[1:]:
             out = np.stack([np.kron(out[:, j], m[:, j]) for j in range(m.shape[1])], axis=1)
         return out
-    check_op("khatri_rao", [a, b, c], ref, grad=False)
+    check(Case("khatri_rao", ref, inputs=[a, b, c], grad=False, dtypes=F32_64))
 
 
 def test_khatri_rao_is_not_differentiable():

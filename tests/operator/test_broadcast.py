@@ -6,7 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import (check_forward_backward, check_infer, fixture_cases_for, infer_shapes,
+from opcheck import Case, check, cases_test
+from common import (check_infer, fixture_cases_for, infer_shapes,
                     run_fixture_case)
 
 nd = mx.nd
@@ -24,29 +25,30 @@ def test_fixture(case):
 
 
 UNARY = [
-    ("tile_same", lambda x: nd.tile(x, reps=(2, 3)), (2, 3), lambda x: np.tile(x, (2, 3))),
-    ("tile_short", lambda x: nd.tile(x, reps=(2,)), (2, 3), lambda x: np.tile(x, (2,))),
-    ("tile_long", lambda x: nd.tile(x, reps=(2, 1, 3)), (2, 3),
-     lambda x: np.tile(x, (2, 1, 3))),
-    ("repeat_flat", lambda x: nd.repeat(x, repeats=2), (2, 3), lambda x: np.repeat(x, 2)),
-    ("repeat_axis0", lambda x: nd.repeat(x, repeats=3, axis=0), (2, 3),
-     lambda x: np.repeat(x, 3, axis=0)),
-    ("repeat_neg", lambda x: nd.repeat(x, repeats=2, axis=-1), (2, 3, 2),
-     lambda x: np.repeat(x, 2, axis=-1)),
-    ("broadcast_to", lambda x: nd.broadcast_to(x, shape=(2, 3, 4)), (2, 1, 4),
-     lambda x: np.broadcast_to(x, (2, 3, 4))),
-    ("broadcast_to_zero", lambda x: nd.broadcast_to(x, shape=(0, 5)), (3, 1),
-     lambda x: np.broadcast_to(x, (3, 5))),
-    ("broadcast_axis", lambda x: nd.broadcast_axis(x, axis=(0, 2), size=(2, 3)), (1, 2, 1),
-     lambda x: np.broadcast_to(x, (2, 2, 3))),
-    ("broadcast_axes_int", lambda x: nd.broadcast_axes(x, axis=1, size=4), (2, 1),
-     lambda x: np.broadcast_to(x, (2, 4))),
+    Case("tile", lambda x: np.tile(x, (2, 3)), [[(2, 3)]], kwargs={"reps": (2, 3)},
+         ref_kwargs=False, name="tile_same"),
+    Case("tile", lambda x: np.tile(x, (2,)), [[(2, 3)]], kwargs={"reps": (2,)},
+         ref_kwargs=False, name="tile_short"),
+    Case("tile", lambda x: np.tile(x, (2, 1, 3)), [[(2, 3)]], kwargs={"reps": (2, 1, 3)},
+         ref_kwargs=False, name="tile_long"),
+    Case("repeat", lambda x: np.repeat(x, 2), [[(2, 3)]], kwargs={"repeats": 2},
+         ref_kwargs=False, name="repeat_flat"),
+    Case("repeat", lambda x: np.repeat(x, 3, axis=0), [[(2, 3)]],
+         kwargs={"repeats": 3, "axis": 0}, ref_kwargs=False, name="repeat_axis0"),
+    Case("repeat", lambda x: np.repeat(x, 2, axis=-1), [[(2, 3, 2)]],
+         kwargs={"repeats": 2, "axis": -1}, ref_kwargs=False, name="repeat_neg"),
+    Case("broadcast_to", lambda x: np.broadcast_to(x, (2, 3, 4)), [[(2, 1, 4)]],
+         kwargs={"shape": (2, 3, 4)}, ref_kwargs=False, name="broadcast_to"),
+    Case("broadcast_to", lambda x: np.broadcast_to(x, (3, 5)), [[(3, 1)]],
+         kwargs={"shape": (0, 5)}, ref_kwargs=False, name="broadcast_to_zero"),
+    Case("broadcast_axis", lambda x: np.broadcast_to(x, (2, 2, 3)), [[(1, 2, 1)]],
+         kwargs={"axis": (0, 2), "size": (2, 3)}, ref_kwargs=False, name="broadcast_axis"),
+    Case("broadcast_axes", lambda x: np.broadcast_to(x, (2, 4)), [[(2, 1)]],
+         kwargs={"axis": 1, "size": 4}, ref_kwargs=False, name="broadcast_axes_int"),
 ]
 
 
-@pytest.mark.parametrize("name,call,shape,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_unary(name, call, shape, ref):
-    check_forward_backward(call, [rand(*shape)], ref)
+test_unary = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])
@@ -63,9 +65,8 @@ def test_dtype_kept(dtype):
     ((1, 3, 1), (5, 6), dict(lhs_axes=(-1,), rhs_axes=(-1,)), (1, 3, 6)),
 ])
 def test_broadcast_like(ls, rs_, kw, out):
-    check_forward_backward(lambda a, b: nd.broadcast_like(a, b, **kw),
-                           [rand(*ls), np.zeros(rs_)],
-                           lambda a, b: np.broadcast_to(a, out), grad_nodes=[0])
+    check(Case("broadcast_like", lambda a, b: np.broadcast_to(a, out), kwargs=kw,
+               ref_kwargs=False, inputs=[rand(*ls), np.zeros(rs_)], grad_inputs=[0]))
 
 
 # --- shape inference (what the symbolic executor relies on) --------------------------------

@@ -7,7 +7,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import (check_forward_backward, check_infer, fixture_cases_for, infer_shapes,
+from opcheck import Case, check, cases_test
+from common import (check_infer, fixture_cases_for, infer_shapes,
                     run_fixture_case)
 
 nd = mx.nd
@@ -29,28 +30,31 @@ def ref_split(x, n, axis, squeeze=False):
 
 
 UNARY = [
-    ("split", lambda x: nd.split(x, num_outputs=2, axis=2), (2, 3, 4),
-     lambda x: ref_split(x, 2, 2)),
-    ("split_default_axis", lambda x: nd.SliceChannel(x, num_outputs=3), (2, 3, 4),
-     lambda x: ref_split(x, 3, 1)),
-    ("split_squeeze", lambda x: nd.split(x, num_outputs=2, axis=0, squeeze_axis=True),
-     (2, 3, 4), lambda x: ref_split(x, 2, 0, True)),
-    ("split_neg", lambda x: nd.split(x, num_outputs=2, axis=-1), (2, 3, 4),
-     lambda x: ref_split(x, 2, 2)),
-    ("split_v2_indices", lambda x: nd._internal._split_v2(x, indices=(0, 1, 3), axis=2),
-     (2, 3, 4), lambda x: np.split(x, [1, 3], axis=2)),
-    ("split_v2_sections", lambda x: nd._internal._split_v2(x, indices=(), sections=3, axis=1),
-     (2, 3, 4), lambda x: np.split(x, 3, axis=1)),
-    ("nd_split_v2_indices", lambda x: nd.split_v2(x, (1, 3), axis=2), (2, 3, 4),
-     lambda x: np.split(x, [1, 3], axis=2)),
-    ("nd_split_v2_sections", lambda x: nd.split_v2(x, 2, axis=0, squeeze_axis=True),
-     (2, 3, 4), lambda x: ref_split(x, 2, 0, True)),
+    Case("split", lambda x: ref_split(x, 2, 2), [[(2, 3, 4)]],
+         kwargs={"num_outputs": 2, "axis": 2}, ref_kwargs=False, name="split"),
+    Case("SliceChannel", lambda x: ref_split(x, 3, 1), [[(2, 3, 4)]],
+         kwargs={"num_outputs": 3}, ref_kwargs=False, name="split_default_axis"),
+    Case("split", lambda x: ref_split(x, 2, 0, True), [[(2, 3, 4)]],
+         kwargs={"num_outputs": 2, "axis": 0, "squeeze_axis": True}, ref_kwargs=False,
+         name="split_squeeze"),
+    Case("split", lambda x: ref_split(x, 2, 2), [[(2, 3, 4)]],
+         kwargs={"num_outputs": 2, "axis": -1}, ref_kwargs=False, name="split_neg"),
+    Case("_split_v2", lambda x: np.split(x, [1, 3], axis=2), [[(2, 3, 4)]],
+         kwargs={"indices": (0, 1, 3), "axis": 2}, ref_kwargs=False, name="split_v2_indices"),
+    Case("_split_v2", lambda x: np.split(x, 3, axis=1), [[(2, 3, 4)]],
+         kwargs={"indices": (), "sections": 3, "axis": 1}, ref_kwargs=False,
+         name="split_v2_sections"),
+    # the front end's argument translation (indices_or_sections -> indices / sections)
+    Case("split_v2", lambda x: np.split(x, [1, 3], axis=2), [[(2, 3, 4)]],
+         kwargs={"indices_or_sections": (1, 3), "axis": 2}, ref_kwargs=False,
+         name="nd_split_v2_indices"),
+    Case("split_v2", lambda x: ref_split(x, 2, 0, True), [[(2, 3, 4)]],
+         kwargs={"indices_or_sections": 2, "axis": 0, "squeeze_axis": True},
+         ref_kwargs=False, name="nd_split_v2_sections"),
 ]
 
 
-@pytest.mark.parametrize("name,call,shape,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_unary(name, call, shape, ref):
-    check_forward_backward(call, [rand(*shape)], ref)
+test_unary = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])
@@ -69,14 +73,14 @@ def test_dtype_kept(dtype):
     ([(2, 3)], 1),
 ])
 def test_concat(shapes, dim):
-    check_forward_backward(lambda *a: nd.Concat(*a, dim=dim), [rand(*s) for s in shapes],
-                           lambda *a: np.concatenate(a, axis=dim))
+    check(Case("Concat", lambda *a: np.concatenate(a, axis=dim), kwargs={"dim": dim},
+               ref_kwargs=False, inputs=[rand(*s) for s in shapes]))
 
 
 @pytest.mark.parametrize("n,axis", [(2, 0), (3, 1), (2, 2), (2, -1), (1, 0)])
 def test_stack(n, axis):
-    check_forward_backward(lambda *a: nd.stack(*a, axis=axis), [rand(2, 3) for _ in range(n)],
-                           lambda *a: np.stack(a, axis=axis))
+    check(Case("stack", lambda *a: np.stack(a, axis=axis), kwargs={"axis": axis},
+               ref_kwargs=False, inputs=[rand(2, 3) for _ in range(n)]))
 
 
 def test_split_one_output_returns_array():

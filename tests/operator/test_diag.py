@@ -4,7 +4,8 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from common import check_forward_backward, check_infer, infer_shapes
+from opcheck import Case, cases_test
+from common import check_infer, infer_shapes
 
 nd = mx.nd
 rs = np.random.RandomState(11)
@@ -15,22 +16,24 @@ def rand(*shape):
 
 
 UNARY = [
-    ("diag_1d", lambda x: nd.diag(x), (3,), lambda x: np.diag(x)),
-    ("diag_1d_k", lambda x: nd.diag(x, k=1), (3,), lambda x: np.diag(x, 1)),
-    ("diag_1d_kneg", lambda x: nd.diag(x, k=-2), (3,), lambda x: np.diag(x, -2)),
-    ("diag_2d", lambda x: nd.diag(x), (3, 4), lambda x: np.diag(x)),
-    ("diag_2d_k", lambda x: nd.diag(x, k=2), (3, 4), lambda x: np.diag(x, 2)),
-    ("diag_2d_kneg", lambda x: nd.diag(x, k=-1), (3, 4), lambda x: np.diag(x, -1)),
-    ("diag_3d", lambda x: nd.diag(x, k=-1, axis1=0, axis2=2), (3, 2, 4),
-     lambda x: np.diagonal(x, -1, 0, 2)),
-    ("diag_3d_neg", lambda x: nd.diag(x, k=1, axis1=-1, axis2=1), (2, 3, 4),
-     lambda x: np.diagonal(x, 1, 2, 1)),
+    Case("diag", lambda x: np.diag(x), [[(3,)]], name="diag_1d"),
+    Case("diag", lambda x: np.diag(x, 1), [[(3,)]], kwargs={"k": 1}, ref_kwargs=False,
+         name="diag_1d_k"),
+    Case("diag", lambda x: np.diag(x, -2), [[(3,)]], kwargs={"k": -2}, ref_kwargs=False,
+         name="diag_1d_kneg"),
+    Case("diag", lambda x: np.diag(x), [[(3, 4)]], name="diag_2d"),
+    Case("diag", lambda x: np.diag(x, 2), [[(3, 4)]], kwargs={"k": 2}, ref_kwargs=False,
+         name="diag_2d_k"),
+    Case("diag", lambda x: np.diag(x, -1), [[(3, 4)]], kwargs={"k": -1}, ref_kwargs=False,
+         name="diag_2d_kneg"),
+    Case("diag", lambda x: np.diagonal(x, -1, 0, 2), [[(3, 2, 4)]],
+         kwargs={"k": -1, "axis1": 0, "axis2": 2}, ref_kwargs=False, name="diag_3d"),
+    Case("diag", lambda x: np.diagonal(x, 1, 2, 1), [[(2, 3, 4)]],
+         kwargs={"k": 1, "axis1": -1, "axis2": 1}, ref_kwargs=False, name="diag_3d_neg"),
 ]
 
 
-@pytest.mark.parametrize("name,call,shape,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_diag(name, call, shape, ref):
-    check_forward_backward(call, [rand(*shape)], ref)
+test_diag = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])

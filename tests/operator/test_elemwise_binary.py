@@ -11,7 +11,8 @@ from mxnet.operator.registry import get_op
 from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
 
 import opcheck
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 I = nd._internal
@@ -103,9 +104,7 @@ def _scalar_case(name):
 CASES += [_scalar_case(n) for n in sorted(SCALAR)]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-def test_binary(case, shapes, dtype, ctx):
-    opcheck.check(case, shapes, dtype, ctx)
+test_binary = opcheck.cases_test(CASES)
 
 
 @pytest.mark.parametrize("key", sorted(LOGIC))
@@ -320,7 +319,7 @@ def test_aliases():
 def test_add_n(n):
     rs = np.random.RandomState(n)
     xs = [rs.normal(size=(2, 3)) for _ in range(n)]
-    check_forward_backward(lambda *a: nd.add_n(*a), xs, lambda *a: sum(a))
+    check(Case("add_n", lambda *a: sum(a), inputs=xs))
     out = nd.ElementWiseSum(*[nd.array(x) for x in xs], num_args=n)
     assert_almost_equal(out.asnumpy(), sum(xs).astype(np.float32), rtol=1e-6)
     ints = nd.add_n(*[nd.array(x, dtype="int32") for x in xs])

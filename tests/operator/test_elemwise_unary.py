@@ -9,7 +9,8 @@ from mxnet.base import MXNetError
 from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
 
 import opcheck
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 
@@ -123,9 +124,13 @@ CASES += [opcheck.Case("hard_sigmoid", lambda x, alpha=0.2, beta=0.5:   # MXNet'
           for kw, kinks in [({}, [-2.5, 2.5]), ({"alpha": 0.3, "beta": 0.4}, [-4 / 3, 2])]]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-def test_unary(case, shapes, dtype, ctx):
-    opcheck.check(case, shapes, dtype, ctx)
+CASES += [opcheck.Case("_npi_nan_to_num", np.nan_to_num, [[(3, 4)]],
+                       kwargs={"nan": 1.5, "posinf": 9.0, "neginf": -9.0},
+                       sample=lambda s, rng: np.where(rng.rand(*s) < .4, rng.choice(
+                           [np.nan, np.inf, -np.inf], s), rng.uniform(-2, 2, s)))]
+
+
+test_unary = opcheck.cases_test(CASES)
 
 
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "exp"])
@@ -229,8 +234,8 @@ def test_special_function_gradients_at_negative_arguments():
 
 def test_clip():
     x = np.array([-2, -1, -0.5, 0, 0.7, 1, 2], np.float32)
-    check_forward_backward(lambda a: nd.clip(a, a_min=-1, a_max=1), [x],
-                           lambda a: np.clip(a, -1, 1), grad=False)
+    check(Case("clip", lambda a: np.clip(a, -1, 1), kwargs={"a_min": -1, "a_max": 1},
+               ref_kwargs=False, inputs=[x], grad=False))
     # the gradient passes on the closed interval [a_min, a_max]
     a = nd.array(x)
     a.attach_grad()
@@ -269,8 +274,8 @@ def _smooth_l1_ref(x, sigma):
 def test_smooth_l1(sigma):
     x = _rs.uniform(-3, 3, (4, 5))
     x = x[np.abs(np.abs(x) - 1 / sigma ** 2) > 1e-2]       # off the kink
-    check_forward_backward(lambda a: nd.smooth_l1(a, scalar=sigma), [x],
-                           lambda a: _smooth_l1_ref(a, sigma), grad_rtol=1e-3)
+    check(Case("smooth_l1", lambda a: _smooth_l1_ref(a, sigma), kwargs={"scalar": sigma},
+               ref_kwargs=False, inputs=[x]))
     # the default sigma is 1
     assert_almost_equal(nd.smooth_l1(nd.array(x)).asnumpy(), _smooth_l1_ref(x, 1.0),
                         rtol=1e-5, atol=1e-6)

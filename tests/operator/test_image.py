@@ -5,7 +5,7 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from opcheck import check_op
+from opcheck import Case, check
 
 nd = mx.nd
 rs = np.random.RandomState(11)
@@ -30,8 +30,8 @@ def test_normalize(shape):
     x = rs.uniform(0, 1, shape)
     mean, std = (0.1, 0.2, 0.3), (1.0, 2.0, 4.0)
     m, s = np.reshape(mean, (3, 1, 1)), np.reshape(std, (3, 1, 1))
-    check_op("image.normalize", [x], lambda a: (a - m.astype(a.dtype)) / s.astype(a.dtype),
-             {"mean": mean, "std": std})
+    check(Case("image.normalize", lambda a: (a - m.astype(a.dtype)) / s.astype(a.dtype),
+               kwargs={"mean": mean, "std": std}, ref_kwargs=False, inputs=[x]))
 
 
 def test_normalize_scalar_mean_std():
@@ -53,8 +53,9 @@ def test_resize_shapes_and_opencv_nearest():
 
 def test_crop():
     x = rs.uniform(size=(5, 6, 3))
-    check_op("image.crop", [x], lambda a: a[1:4, 2:4], {"x": 2, "y": 1, "width": 2,
-                                                        "height": 3})
+    check(Case("image.crop", lambda a: a[1:4, 2:4],
+               kwargs={"x": 2, "y": 1, "width": 2, "height": 3}, ref_kwargs=False,
+               inputs=[x]))
     with pytest.raises(MXNetError):
         nd.image.crop(nd.array(x), x=5, y=0, width=2, height=2)
 
@@ -62,8 +63,8 @@ def test_crop():
 @pytest.mark.parametrize("name,axis", [("flip_left_right", 1), ("flip_top_bottom", 0)])
 def test_flips(name, axis):
     x = rs.uniform(size=(3, 4, 3))
-    check_op(f"image.{name}", [x], lambda a: np.flip(a, axis),
-             dtypes=(np.float16, np.float32, np.float64))
+    check(Case(f"image.{name}", lambda a: np.flip(a, axis), inputs=[x],
+               dtypes=(np.float16, np.float32, np.float64)))
 
 
 def test_random_flip_is_identity_or_flip():
@@ -84,9 +85,9 @@ _EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
 def test_adjust_lighting():
     x = rs.uniform(0, 255, (2, 3, 3))
     alpha = (0.1, 0.2, 0.3)
-    check_op("image.adjust_lighting", [x],
-             lambda a: a + (_EIGVEC @ (np.array(alpha) * _EIGVAL)).astype(a.dtype),
-             {"alpha": alpha}, grad=False)
+    check(Case("image.adjust_lighting",
+               lambda a: a + (_EIGVEC @ (np.array(alpha) * _EIGVAL)).astype(a.dtype),
+               kwargs={"alpha": alpha}, ref_kwargs=False, inputs=[x], grad=False))
 
 
 def test_random_brightness_scales_uniformly():

@@ -6,7 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import check_forward_backward, check_infer, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import check_infer, fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(5)
@@ -46,10 +47,10 @@ def ref_take(a, idx, axis=0, mode="clip"):
 ])
 def test_take(shape, idx, axis, mode):
     idx = np.array(idx, dtype=np.float64)
-    check_forward_backward(lambda a, i: nd.take(a, i, axis=axis, mode=mode),
-                           [rand(*shape), idx],
-                           lambda a, i: ref_take(a, i, axis, "wrap" if mode == "wrap" else "clip"),
-                           grad_nodes=[0])
+    check(Case("take",
+               lambda a, i: ref_take(a, i, axis, "wrap" if mode == "wrap" else "clip"),
+               kwargs={"axis": axis, "mode": mode}, ref_kwargs=False,
+               inputs=[rand(*shape), idx], grad_inputs=[0]))
 
 
 def test_take_types_and_index_grad():
@@ -74,10 +75,10 @@ def test_batch_take():
     def ref(a, i):
         j = np.clip(trunc(i), 0, a.shape[1] - 1)
         return a[np.arange(a.shape[0]), j.ravel()].reshape(i.shape)
-    check_forward_backward(lambda a, i: nd.batch_take(a, i), [rand(3, 4), np.array([0, 5, -1.])],
-                           ref, grad_nodes=[0])
-    check_forward_backward(lambda a, i: nd.batch_take(a, i),
-                           [rand(3, 4), np.array([[0], [1], [3.]])], ref, grad_nodes=[0])
+    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([0, 5, -1.])],
+               grad_inputs=[0]))
+    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([[0], [1], [3.]])],
+               grad_inputs=[0]))
     with pytest.raises(MXNetError):
         nd.batch_take(nd.ones((3, 4)), nd.array([0, 1]))
 
@@ -104,10 +105,9 @@ def ref_pick(x, idx, axis, keepdims=False, mode="clip"):
 ])
 def test_pick(shape, idx, axis, keepdims, mode):
     idx = np.array(idx, dtype=np.float64)
-    check_forward_backward(lambda x, i: nd.pick(x, i, axis=axis, keepdims=keepdims, mode=mode),
-                           [rand(*shape), idx],
-                           lambda x, i: ref_pick(x, i, axis % len(shape), keepdims, mode),
-                           grad_nodes=[0])
+    check(Case("pick", lambda x, i: ref_pick(x, i, axis % len(shape), keepdims, mode),
+               kwargs={"axis": axis, "keepdims": keepdims, "mode": mode}, ref_kwargs=False,
+               inputs=[rand(*shape), idx], grad_inputs=[0]))
 
 
 # --- gather_nd / scatter_nd --------------------------------------------------------------------
@@ -128,9 +128,8 @@ def ref_gather_nd(x, idx):
     ((3, 4), [[1, 1, 2], [0, 0, 3]]),                 # repeats accumulate in backward
 ])
 def test_gather_nd(shape, idx):
-    check_forward_backward(lambda x, i: nd.gather_nd(x, i),
-                           [rand(*shape), np.array(idx, dtype=np.float64)],
-                           ref_gather_nd, grad_nodes=[0])
+    check(Case("gather_nd", ref_gather_nd,
+               inputs=[rand(*shape), np.array(idx, dtype=np.float64)], grad_inputs=[0]))
 
 
 def ref_scatter_nd(d, idx, shape):
@@ -146,9 +145,9 @@ def ref_scatter_nd(d, idx, shape):
     ((1, 2, 4), [[[0, 2]]], (3, 4)),
 ])
 def test_scatter_nd(dshape, idx, shape):
-    check_forward_backward(lambda d, i: nd.scatter_nd(d, i, shape=shape),
-                           [rand(*dshape), np.array(idx, dtype=np.float64)],
-                           lambda d, i: ref_scatter_nd(d, i, shape), grad_nodes=[0])
+    check(Case("scatter_nd", lambda d, i: ref_scatter_nd(d, i, shape),
+               kwargs={"shape": shape}, ref_kwargs=False,
+               inputs=[rand(*dshape), np.array(idx, dtype=np.float64)], grad_inputs=[0]))
 
 
 def test_scatter_nd_repeats_last_wins():
@@ -212,8 +211,8 @@ def test_where(cshape, xshape):
     def ref(c, x, y):
         c = c.reshape(c.shape + (1,) * (x.ndim - c.ndim))
         return np.where(c != 0, x, y)
-    check_forward_backward(lambda c, x, y: nd.where(c, x, y), [cond, rand(*xshape), rand(*xshape)],
-                           ref, grad_nodes=[1, 2])
+    check(Case("where", ref, inputs=[cond, rand(*xshape), rand(*xshape)],
+               grad_inputs=[1, 2]))
 
 
 def test_where_types():

@@ -4,7 +4,7 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from opcheck import check_op
+from opcheck import Case, check
 
 rs = np.random.RandomState(6)
 
@@ -16,7 +16,8 @@ def test_fill_element_0index():
         out = a.copy()
         out[np.arange(3), r.astype(int)] = m
         return out
-    check_op("fill_element_0index", [lhs, mhs, rhs], ref, grad=False, dtypes=(np.float32,))
+    check(Case("fill_element_0index", ref, inputs=[lhs, mhs, rhs], grad=False,
+               dtypes=(np.float32,)))
     with pytest.raises(MXNetError, match="fill_element_0index"):
         mx.nd.fill_element_0index(mx.nd.array(lhs, dtype="float64"),
                                   mx.nd.array(mhs, dtype="float64"),
@@ -34,5 +35,5 @@ def test_onehot_encode_writes_out():
 
 def test_choose_element_0index_is_pick():
     data, idx = rs.uniform(-1, 1, (3, 4)), np.array([1.0, 3, 0])
-    check_op("choose_element_0index", [data, idx],
-             lambda d, i: d[np.arange(3), i.astype(int)], grad_nodes=[0])
+    check(Case("choose_element_0index", lambda d, i: d[np.arange(3), i.astype(int)],
+               inputs=[data, idx], grad_inputs=[0]))

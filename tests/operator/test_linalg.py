@@ -5,7 +5,8 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import F32_64, Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(7)
@@ -58,8 +59,9 @@ def ref_dot(a, b, ta=False, tb=False):
 ])
 def test_dot(ls, rs_, ta, tb):
     a, b = rand(*ls), rand(*rs_)
-    check_forward_backward(lambda x, y: nd.dot(x, y, transpose_a=ta, transpose_b=tb),
-                           [a, b], lambda x, y: ref_dot(x, y, ta, tb))
+    check(Case("dot", lambda x, y: ref_dot(x, y, ta, tb),
+               kwargs={"transpose_a": ta, "transpose_b": tb}, ref_kwargs=False,
+               inputs=[a, b]))
 
 
 def test_dot_float64_and_positional():
@@ -98,8 +100,9 @@ def ref_batch_dot(a, b, ta=False, tb=False):
     ((2, 2, 3, 4), (2, 2, 4, 1), False, False),
 ])
 def test_batch_dot(ls, rs_, ta, tb):
-    check_forward_backward(lambda x, y: nd.batch_dot(x, y, transpose_a=ta, transpose_b=tb),
-                           [rand(*ls), rand(*rs_)], lambda x, y: ref_batch_dot(x, y, ta, tb))
+    check(Case("batch_dot", lambda x, y: ref_batch_dot(x, y, ta, tb),
+               kwargs={"transpose_a": ta, "transpose_b": tb}, ref_kwargs=False,
+               inputs=[rand(*ls), rand(*rs_)]))
 
 
 def test_batch_dot_errors():
@@ -132,8 +135,8 @@ def mat(x, ta):
 def test_gemm2(sa, sb, kw):
     ta, tb, alpha = kw.get("transpose_a", False), kw.get("transpose_b", False), \
         kw.get("alpha", 1.0)
-    check_forward_backward(lambda a, b: nd.linalg.gemm2(a, b, **kw), [rand(*sa), rand(*sb)],
-                           lambda a, b: alpha * mat(a, ta) @ mat(b, tb))
+    check(Case("linalg.gemm2", lambda a, b: alpha * mat(a, ta) @ mat(b, tb), kwargs=kw,
+               ref_kwargs=False, inputs=[rand(*sa), rand(*sb)], dtypes=F32_64))
 
 
 def test_gemm2_axis():
@@ -141,7 +144,8 @@ def test_gemm2_axis():
 
     def ref(a, b):     # rows on axis 0: batch over axis 1
         return np.moveaxis(np.moveaxis(a, 0, -2) @ np.moveaxis(b, 0, -2), -2, 0)
-    check_forward_backward(lambda x, y: nd.linalg.gemm2(x, y, axis=0), [a, b], ref)
+    check(Case("linalg.gemm2", ref, kwargs={"axis": 0}, ref_kwargs=False, inputs=[a, b],
+               dtypes=F32_64))
 
 
 @pytest.mark.parametrize("kw", [{}, {"alpha": 2.0, "beta": 3.0, "transpose_b": True},
@@ -151,9 +155,9 @@ def test_gemm(kw):
     a = rand(2, 4, 3) if ta else rand(2, 3, 4)
     b = rand(2, 5, 4) if tb else rand(2, 4, 5)
     c = rand(2, 3, 5)
-    check_forward_backward(
-        lambda x, y, z: nd.linalg.gemm(x, y, z, **kw), [a, b, c],
-        lambda x, y, z: kw.get("alpha", 1.0) * mat(x, ta) @ mat(y, tb) + kw.get("beta", 1.0) * z)
+    alpha, beta = kw.get("alpha", 1.0), kw.get("beta", 1.0)
+    check(Case("linalg.gemm", lambda x, y, z: alpha * mat(x, ta) @ mat(y, tb) + beta * z,
+               kwargs=kw, ref_kwargs=False, inputs=[a, b, c], dtypes=F32_64))
 
 
 def test_gemm_errors():
@@ -173,7 +177,7 @@ def test_gemm_errors():
 
 def test_potrf_potri():
     a = spd(2)
-    check_forward_backward(nd.linalg.potrf, [a], np.linalg.cholesky, grad=False)
+    check(Case("linalg.potrf", np.linalg.cholesky, inputs=[a], grad=False, dtypes=F32_64))
     # MXNet's potrf gradient is the symmetric one; check the directional derivative of a
     # symmetric perturbation against finite differences.
     x = nd.array(a, dtype="float64")
@@ -191,8 +195,8 @@ def test_potrf_potri():
     np.testing.assert_allclose(x.grad.asnumpy(), T(x.grad.asnumpy()), atol=1e-12)
 
     L = lower_tri(2)
-    check_forward_backward(nd.linalg.potri, [L], lambda m: np.linalg.inv(m @ T(m)),
-                           grad_rtol=2e-2, grad_atol=1e-3)
+    check(Case("linalg.potri", lambda m: np.linalg.inv(m @ T(m)), inputs=[L],
+               dtypes=F32_64))
 
 
 def test_potrf_errors():
@@ -222,19 +226,19 @@ def test_trsm_trmm(lower, transpose, rightside):
     def ref_trsm(x, y):
         inv = np.linalg.inv(op_a(x))
         return 1.5 * (y @ inv if rightside else inv @ y)
-    check_forward_backward(lambda x, y: nd.linalg.trmm(x, y, **kw), [a, b], ref_trmm)
-    check_forward_backward(lambda x, y: nd.linalg.trsm(x, y, **kw), [a, b], ref_trsm)
+    check(Case("linalg.trmm", ref_trmm, kwargs=kw, ref_kwargs=False, inputs=[a, b], dtypes=F32_64))
+    check(Case("linalg.trsm", ref_trsm, kwargs=kw, ref_kwargs=False, inputs=[a, b], dtypes=F32_64))
 
 
 def test_syrk_sumlogdiag():
     a = rand(2, 3, 4)
-    check_forward_backward(lambda x: nd.linalg.syrk(x, alpha=2.0), [a],
-                           lambda x: 2.0 * x @ T(x))
-    check_forward_backward(lambda x: nd.linalg.syrk(x, transpose=True), [a],
-                           lambda x: T(x) @ x)
+    check(Case("linalg.syrk", lambda x: 2.0 * x @ T(x), kwargs={"alpha": 2.0},
+               ref_kwargs=False, inputs=[a], dtypes=F32_64))
+    check(Case("linalg.syrk", lambda x: T(x) @ x, kwargs={"transpose": True},
+               ref_kwargs=False, inputs=[a], dtypes=F32_64))
     m = spd(2)
-    check_forward_backward(nd.linalg.sumlogdiag, [m],
-                           lambda x: np.log(np.diagonal(x, axis1=-2, axis2=-1)).sum(-1))
+    check(Case("linalg.sumlogdiag", lambda x: np.log(np.diagonal(x, axis1=-2, axis2=-1)).sum(-1),
+               inputs=[m], dtypes=F32_64))
     out = nd.linalg.sumlogdiag(nd.array(spd()))
     assert out.shape == (1,)
     with pytest.raises(MXNetError, match="square"):

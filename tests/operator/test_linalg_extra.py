@@ -6,7 +6,7 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.test_utils import check_numeric_gradient
-from opcheck import check_op
+from opcheck import F32_64, Case, check
 
 rs = np.random.RandomState(3)
 
@@ -17,7 +17,7 @@ def well_conditioned(*batch, n=3):
 
 def test_det():
     a = well_conditioned(2, n=3)
-    check_op("linalg.det", [a], lambda x: np.linalg.det(x))
+    check(Case("linalg.det", lambda x: np.linalg.det(x), inputs=[a], dtypes=F32_64))
 
 
 def test_det_single_matrix_gives_shape_1():
@@ -28,11 +28,12 @@ def test_det_single_matrix_gives_shape_1():
 def test_slogdet():
     a = well_conditioned(2, n=3)
     a[1] *= -1                                     # negative determinant
-    check_op("linalg.slogdet", [a], lambda x: list(np.linalg.slogdet(x)), grad_rtol=2e-2)
+    check(Case("linalg.slogdet", lambda x: list(np.linalg.slogdet(x)), inputs=[a], dtypes=F32_64))
 
 
 def test_inverse():
-    check_op("linalg.inverse", [well_conditioned(2, n=3)], lambda x: np.linalg.inv(x))
+    check(Case("linalg.inverse", lambda x: np.linalg.inv(x),
+               inputs=[well_conditioned(2, n=3)], dtypes=F32_64))
 
 
 def test_inverse_rejects_non_square():
@@ -43,13 +44,14 @@ def test_inverse_rejects_non_square():
 @pytest.mark.parametrize("offset", [0, 1, -2])
 def test_extractdiag_makediag(offset):
     a = rs.uniform(-1, 1, (2, 4, 4))
-    check_op("linalg.extractdiag", [a],
-             lambda x: np.diagonal(x, offset, axis1=-2, axis2=-1), {"offset": offset})
+    check(Case("linalg.extractdiag", lambda x: np.diagonal(x, offset, axis1=-2, axis2=-1),
+               kwargs={"offset": offset}, ref_kwargs=False, inputs=[a], dtypes=F32_64))
     v = rs.uniform(-1, 1, (2, 3))
 
     def ref(x):
         return np.stack([np.diag(row, offset) for row in x])
-    check_op("linalg.makediag", [v], ref, {"offset": offset})
+    check(Case("linalg.makediag", ref, kwargs={"offset": offset}, ref_kwargs=False,
+               inputs=[v], dtypes=F32_64))
 
 
 def _tri_ref(a, offset, lower):
@@ -66,7 +68,8 @@ def _tri_ref(a, offset, lower):
 def test_extracttrian_maketrian(offset, lower):
     a = rs.uniform(-1, 1, (2, 4, 4))
     kw = {"offset": offset, "lower": lower}
-    check_op("linalg.extracttrian", [a], lambda x: _tri_ref(x, offset, lower), kw)
+    check(Case("linalg.extracttrian", lambda x: _tri_ref(x, offset, lower), kwargs=kw,
+               ref_kwargs=False, inputs=[a], dtypes=F32_64))
     packed = np.ascontiguousarray(_tri_ref(a, offset, lower))
 
     def ref(v):
@@ -78,7 +81,8 @@ def test_extracttrian_maketrian(offset, lower):
             c, r = np.tril_indices(n, -offset)
         out[..., r, c] = v
         return out
-    check_op("linalg.maketrian", [packed], ref, kw)
+    check(Case("linalg.maketrian", ref, kwargs=kw, ref_kwargs=False, inputs=[packed],
+               dtypes=F32_64))
 
 
 def test_extracttrian_row_major_order():
@@ -93,7 +97,7 @@ def test_gelqf_reconstructs_and_matches_householder_qr():
     def ref(x):
         q, r = np.linalg.qr(np.swapaxes(x, -1, -2))
         return [np.swapaxes(q, -1, -2), np.swapaxes(r, -1, -2)]
-    check_op("linalg.gelqf", [a], ref, grad=False)
+    check(Case("linalg.gelqf", ref, inputs=[a], grad=False, dtypes=F32_64))
     q, l = mx.nd.linalg.gelqf(mx.nd.array(a, dtype="float64"))
     q, l = q.asnumpy(), l.asnumpy()
     np.testing.assert_allclose(l @ q, a, atol=1e-10)
@@ -128,7 +132,7 @@ def test_syevd_forward():
         u = np.swapaxes(v, -1, -2)
         big = np.take_along_axis(u, np.abs(u).argmax(-1)[..., None], -1)
         return [u * np.sign(big), lam]
-    check_op("linalg.syevd", [a], ref, grad=False, rtol=1e-4, atol=1e-5)
+    check(Case("linalg.syevd", ref, inputs=[a], grad=False, dtypes=F32_64))
     u, lam = (o.asnumpy() for o in mx.nd.linalg.syevd(mx.nd.array(a, dtype="float64")))
     np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ (lam[..., None] * u), a, atol=1e-10)
 

@@ -33,7 +33,7 @@ def _mentioned():
                     words.add(node.id)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                     words.add(node.value)
-                    if "." in node.value:     # opcheck.check_op("linalg.det", ...)
+                    if "." in node.value:     # opcheck.Case("linalg.det", ...)
                         space, _, leaf = node.value.rpartition(".")
                         words.add(f"_{space.replace('.', '_')}_{leaf}")
     return words

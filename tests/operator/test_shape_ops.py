@@ -6,7 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import (check_forward_backward, check_infer, fixture_cases_for, infer_shapes,
+from opcheck import Case, check, cases_test
+from common import (check_infer, fixture_cases_for, infer_shapes,
                     run_fixture_case)
 
 nd = mx.nd
@@ -24,33 +25,36 @@ def test_fixture(case):
 
 
 UNARY = [
-    ("Flatten", lambda x: nd.Flatten(x), (2, 3, 4), lambda x: x.reshape(2, 12)),
-    ("flatten_4d", lambda x: nd.flatten(x), (2, 3, 2, 2), lambda x: x.reshape(2, 12)),
-    ("flatten_1d", lambda x: nd.Flatten(x), (5,), lambda x: x.reshape(5, 1)),
-    ("transpose", lambda x: nd.transpose(x), (2, 3, 4), lambda x: x.T),
-    ("transpose_axes", lambda x: nd.transpose(x, axes=(1, 2, 0)), (2, 3, 4),
-     lambda x: np.transpose(x, (1, 2, 0))),
-    ("expand_dims0", lambda x: nd.expand_dims(x, axis=0), (2, 3), lambda x: x[None]),
-    ("expand_dims_end", lambda x: nd.expand_dims(x, axis=2), (2, 3), lambda x: x[..., None]),
-    ("expand_dims_neg", lambda x: nd.expand_dims(x, axis=-2), (2, 3), lambda x: x[:, None]),
-    ("squeeze_all", lambda x: nd.squeeze(x), (1, 3, 1, 2), lambda x: x.reshape(3, 2)),
-    ("squeeze_axis", lambda x: nd.squeeze(x, axis=(0, 2)), (1, 3, 1, 2),
-     lambda x: x.reshape(3, 2)),
-    ("squeeze_neg", lambda x: nd.squeeze(x, axis=-1), (2, 3, 1), lambda x: x[..., 0]),
-    ("squeeze_to_1", lambda x: nd.squeeze(x), (1, 1), lambda x: x.reshape(1)),
-    ("SwapAxis", lambda x: nd.SwapAxis(x, dim1=0, dim2=2), (2, 3, 4),
-     lambda x: np.swapaxes(x, 0, 2)),
-    ("swapaxes_neg", lambda x: nd.swapaxes(x, dim1=-1, dim2=1), (2, 3, 4),
-     lambda x: np.swapaxes(x, 2, 1)),
-    ("flip", lambda x: nd.flip(x, axis=1), (2, 3, 4), lambda x: x[:, ::-1]),
-    ("reverse_multi", lambda x: nd.reverse(x, axis=(0, 2)), (2, 3, 4),
-     lambda x: x[::-1, :, ::-1]),
+    Case("Flatten", lambda x: x.reshape(2, 12), [[(2, 3, 4)]], name="Flatten"),
+    Case("flatten", lambda x: x.reshape(2, 12), [[(2, 3, 2, 2)]], name="flatten_4d"),
+    Case("Flatten", lambda x: x.reshape(5, 1), [[(5,)]], name="flatten_1d"),
+    Case("transpose", lambda x: x.T, [[(2, 3, 4)]], name="transpose"),
+    Case("transpose", lambda x: np.transpose(x, (1, 2, 0)), [[(2, 3, 4)]],
+         kwargs={"axes": (1, 2, 0)}, ref_kwargs=False, name="transpose_axes"),
+    Case("expand_dims", lambda x: x[None], [[(2, 3)]], kwargs={"axis": 0}, ref_kwargs=False,
+         name="expand_dims0"),
+    Case("expand_dims", lambda x: x[..., None], [[(2, 3)]], kwargs={"axis": 2},
+         ref_kwargs=False, name="expand_dims_end"),
+    Case("expand_dims", lambda x: x[:, None], [[(2, 3)]], kwargs={"axis": -2},
+         ref_kwargs=False, name="expand_dims_neg"),
+    Case("squeeze", lambda x: x.reshape(3, 2), [[(1, 3, 1, 2)]], name="squeeze_all"),
+    Case("squeeze", lambda x: x.reshape(3, 2), [[(1, 3, 1, 2)]], kwargs={"axis": (0, 2)},
+         ref_kwargs=False, name="squeeze_axis"),
+    Case("squeeze", lambda x: x[..., 0], [[(2, 3, 1)]], kwargs={"axis": -1},
+         ref_kwargs=False, name="squeeze_neg"),
+    Case("squeeze", lambda x: x.reshape(1), [[(1, 1)]], name="squeeze_to_1"),
+    Case("SwapAxis", lambda x: np.swapaxes(x, 0, 2), [[(2, 3, 4)]],
+         kwargs={"dim1": 0, "dim2": 2}, ref_kwargs=False, name="SwapAxis"),
+    Case("swapaxes", lambda x: np.swapaxes(x, 2, 1), [[(2, 3, 4)]],
+         kwargs={"dim1": -1, "dim2": 1}, ref_kwargs=False, name="swapaxes_neg"),
+    Case("flip", lambda x: x[:, ::-1], [[(2, 3, 4)]], kwargs={"axis": 1}, ref_kwargs=False,
+         name="flip"),
+    Case("reverse", lambda x: x[::-1, :, ::-1], [[(2, 3, 4)]], kwargs={"axis": (0, 2)},
+         ref_kwargs=False, name="reverse_multi"),
 ]
 
 
-@pytest.mark.parametrize("name,call,shape,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_unary(name, call, shape, ref):
-    check_forward_backward(call, [rand(*shape)], ref)
+test_unary = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])
@@ -67,9 +71,8 @@ def test_dtype_kept(dtype):
     ((30, 12), (4, 2, 2, 3), dict(lhs_begin=-1, rhs_begin=1), (30, 2, 2, 3)),
 ])
 def test_reshape_like(ls, rs_, kw, out):
-    check_forward_backward(lambda a, b: nd.reshape_like(a, b, **kw),
-                           [rand(*ls), np.zeros(rs_)], lambda a, b: a.reshape(out),
-                           grad_nodes=[0], grad=np.prod(ls) < 100)
+    check(Case("reshape_like", lambda a, b: a.reshape(out), kwargs=kw, ref_kwargs=False,
+               inputs=[rand(*ls), np.zeros(rs_)], grad_inputs=[0], grad=np.prod(ls) < 100))
     # the shape-only input gets a zero gradient
     a, b = nd.array(rand(*ls)), nd.array(np.ones(rs_))
     b.attach_grad()
@@ -104,16 +107,16 @@ def ref_space_to_depth(x, b):
 
 
 def test_depth_to_space():
-    check_forward_backward(lambda x: nd.depth_to_space(x, block_size=2), [rand(2, 8, 2, 3)],
-                           lambda x: ref_depth_to_space(x, 2))
+    check(Case("depth_to_space", lambda x: ref_depth_to_space(x, 2),
+               kwargs={"block_size": 2}, ref_kwargs=False, inputs=[rand(2, 8, 2, 3)]))
     # values MXNet 1.9.1 printed for arange input
     got = nd.depth_to_space(nd.array(np.arange(96).reshape(2, 8, 2, 3)), 2).asnumpy()
     assert got.ravel()[:12].tolist() == [0, 12, 1, 13, 2, 14, 24, 36, 25, 37, 26, 38]
 
 
 def test_space_to_depth():
-    check_forward_backward(lambda x: nd.space_to_depth(x, block_size=2), [rand(2, 2, 4, 6)],
-                           lambda x: ref_space_to_depth(x, 2))
+    check(Case("space_to_depth", lambda x: ref_space_to_depth(x, 2),
+               kwargs={"block_size": 2}, ref_kwargs=False, inputs=[rand(2, 2, 4, 6)]))
     got = nd.space_to_depth(nd.array(np.arange(96).reshape(2, 2, 4, 6)), 2).asnumpy()
     assert got.ravel()[:12].tolist() == [0, 2, 4, 12, 14, 16, 24, 26, 28, 36, 38, 40]
     x = rand(1, 3, 4, 2)

@@ -6,7 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import (check_forward_backward, check_infer, fixture_cases_for, infer_shapes,
+from opcheck import Case, check, cases_test
+from common import (check_infer, fixture_cases_for, infer_shapes,
                     run_fixture_case)
 
 nd = mx.nd
@@ -23,28 +24,32 @@ def test_fixture(case):
 
 
 UNARY = [
-    ("slice", lambda x: nd.slice(x, begin=(1, None), end=(None, 2)), (3, 4, 2),
-     lambda x: x[1:, :2]),
-    ("slice_step", lambda x: nd.slice(x, begin=(None, 3), end=(None, 0), step=(2, -2)),
-     (3, 4, 2), lambda x: x[::2, 3:0:-2]),
-    ("slice_neg", lambda x: nd.slice(x, begin=(-2, -3, 0), end=(None, -1, 1)), (3, 4, 2),
-     lambda x: x[-2:, -3:-1, 0:1]),
-    ("slice_reverse", lambda x: nd.slice(x, begin=(None,), end=(None,), step=(-1,)),
-     (3, 4), lambda x: x[::-1]),
-    ("slice_clamped", lambda x: nd.slice(x, begin=(-10, 1), end=(10, 100)), (3, 4),
-     lambda x: x[-10:10, 1:100]),
-    ("slice_axis", lambda x: nd.slice_axis(x, axis=1, begin=1, end=3), (2, 4, 3),
-     lambda x: x[:, 1:3]),
-    ("slice_axis_none", lambda x: nd.slice_axis(x, axis=-1, begin=-2, end=None), (2, 4, 3),
-     lambda x: x[..., -2:]),
-    ("slice_axis_negend", lambda x: nd.slice_axis(x, axis=0, begin=0, end=-1), (3, 2),
-     lambda x: x[:-1]),
+    Case("slice", lambda x: x[1:, :2], [[(3, 4, 2)]],
+         kwargs={"begin": (1, None), "end": (None, 2)}, ref_kwargs=False, name="slice"),
+    Case("slice", lambda x: x[::2, 3:0:-2], [[(3, 4, 2)]],
+         kwargs={"begin": (None, 3), "end": (None, 0), "step": (2, -2)}, ref_kwargs=False,
+         name="slice_step"),
+    Case("slice", lambda x: x[-2:, -3:-1, 0:1], [[(3, 4, 2)]],
+         kwargs={"begin": (-2, -3, 0), "end": (None, -1, 1)}, ref_kwargs=False,
+         name="slice_neg"),
+    Case("slice", lambda x: x[::-1], [[(3, 4)]],
+         kwargs={"begin": (None,), "end": (None,), "step": (-1,)}, ref_kwargs=False,
+         name="slice_reverse"),
+    Case("slice", lambda x: x[-10:10, 1:100], [[(3, 4)]],
+         kwargs={"begin": (-10, 1), "end": (10, 100)}, ref_kwargs=False,
+         name="slice_clamped"),
+    Case("slice_axis", lambda x: x[:, 1:3], [[(2, 4, 3)]],
+         kwargs={"axis": 1, "begin": 1, "end": 3}, ref_kwargs=False, name="slice_axis"),
+    Case("slice_axis", lambda x: x[..., -2:], [[(2, 4, 3)]],
+         kwargs={"axis": -1, "begin": -2, "end": None}, ref_kwargs=False,
+         name="slice_axis_none"),
+    Case("slice_axis", lambda x: x[:-1], [[(3, 2)]],
+         kwargs={"axis": 0, "begin": 0, "end": -1}, ref_kwargs=False,
+         name="slice_axis_negend"),
 ]
 
 
-@pytest.mark.parametrize("name,call,shape,ref", UNARY, ids=[u[0] for u in UNARY])
-def test_unary(name, call, shape, ref):
-    check_forward_backward(call, [rand(*shape)], ref)
+test_unary = cases_test(UNARY)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])
@@ -57,13 +62,12 @@ def test_dtype_kept(dtype):
 
 def test_slice_like():
     like = np.zeros((1, 2, 3))
-    check_forward_backward(lambda x, l: nd.slice_like(x, l), [rand(2, 3, 4), like],
-                           lambda x, l: x[:1, :2, :3], grad_nodes=[0])
-    check_forward_backward(lambda x, l: nd.slice_like(x, l, axes=(0, -1)),
-                           [rand(2, 3, 4), like], lambda x, l: x[:1, :, :3], grad_nodes=[0])
-    check_forward_backward(lambda x, l: nd.slice_like(x, l, axes=(1,)),
-                           [rand(2, 3, 4), np.zeros((5, 2))], lambda x, l: x[:, :2],
-                           grad_nodes=[0])
+    check(Case("slice_like", lambda x, l: x[:1, :2, :3], inputs=[rand(2, 3, 4), like],
+               grad_inputs=[0]))
+    check(Case("slice_like", lambda x, l: x[:1, :, :3], kwargs={"axes": (0, -1)},
+               ref_kwargs=False, inputs=[rand(2, 3, 4), like], grad_inputs=[0]))
+    check(Case("slice_like", lambda x, l: x[:, :2], kwargs={"axes": (1,)}, ref_kwargs=False,
+               inputs=[rand(2, 3, 4), np.zeros((5, 2))], grad_inputs=[0]))
 
 
 # --- shape inference (what the symbolic executor relies on) --------------------------------

@@ -6,7 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
-from common import check_forward_backward, check_infer, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import check_infer, fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(3)
@@ -42,8 +43,8 @@ def test_sort(shape, axis, ascend):
         i = ref_argsort(x, axis, ascend)
         return np.take_along_axis(x.reshape(-1) if axis is None else x, i,
                                   axis=0 if axis is None else axis)
-    check_forward_backward(lambda x: nd.sort(x, axis=axis, is_ascend=ascend), [rand(*shape)],
-                           ref)
+    check(Case("sort", ref, kwargs={"axis": axis, "is_ascend": ascend}, ref_kwargs=False,
+               inputs=[rand(*shape)]))
 
 
 def test_sort_ties_and_dtypes():
@@ -131,10 +132,11 @@ def ref_topk(x, axis, k, ascend):
 def test_topk(shape, axis, k, ascend):
     kw = dict(axis=axis, k=k, is_ascend=ascend)
     x = rand(*shape)
-    check_forward_backward(lambda a: nd.topk(a, ret_typ="value", **kw), [x],
-                           lambda a: ref_topk(a, axis, k, ascend)[0])
-    check_forward_backward(lambda a: nd.topk(a, ret_typ="both", **kw)[0], [x],
-                           lambda a: ref_topk(a, axis, k, ascend)[0])
+    check(Case("topk", lambda a: ref_topk(a, axis, k, ascend)[0],
+               kwargs={"ret_typ": "value", **kw}, ref_kwargs=False, inputs=[x]))
+    check(Case("topk", lambda a: list(ref_topk(a, axis, k, ascend)),
+               kwargs={"ret_typ": "both", **kw}, ref_kwargs=False, inputs=[x],
+               out_dtype=lambda dt: [dt, np.float32]))
     both = nd.topk(nd.array(x), ret_typ="both", **kw)
     assert len(both) == 2 and both[1].dtype == np.float32
     assert np.array_equal(both[1].asnumpy(), ref_topk(x, axis, k, ascend)[1])

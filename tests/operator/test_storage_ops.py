@@ -3,12 +3,13 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from opcheck import check_op
+from opcheck import Case, check
 
 
 def test_cast_storage_default():
     x = np.random.RandomState(2).normal(size=(2, 3))
-    check_op("cast_storage", [x], lambda a: a, {"stype": "default"})
+    check(Case("cast_storage", lambda a: a, kwargs={"stype": "default"}, ref_kwargs=False,
+               inputs=[x]))
 
 
 @pytest.mark.parametrize("stype", ["csr", "row_sparse"])

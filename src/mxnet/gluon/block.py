@@ -28,6 +28,8 @@ from ..symbol import Symbol
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _brief_print_list, _indent
 from ..util import is_np_array as _is_np_array
+from ..numpy_extension import to_np
+from ._cached_op import CachedOp
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -627,7 +629,6 @@ class HybridBlock(Block):
         return self._cached_graph
 
     def _build_cache(self, *args):
-        from ._cached_op import CachedOp
         data, out = self._get_graph(*args)
         data_pos = {d.name: i for i, d in enumerate(data)}
         params = self.collect_params()
@@ -937,5 +938,4 @@ class SymbolBlock(HybridBlock):
 
 
 def _to_np(value):
-    from ..numpy_extension import to_np
     return to_np(value)

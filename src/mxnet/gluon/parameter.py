@@ -16,8 +16,10 @@ from .. import autograd, initializer, ndarray
 from ..base import MXNetError, mx_real_t
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
-from ..symbol import Symbol
+from ..symbol import Symbol, var
 from .utils import _brief_print_list, _indent, shape_is_known
+from ..util import is_np_array
+from ..numpy_extension import to_np
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict",
            "tensor_types"]
@@ -372,7 +374,6 @@ class Parameter:
     def var(self):
         """The Symbol variable standing for this parameter in hybridized graphs."""
         if self._var is None:
-            from ..symbol import var
             self._var = var(self.name, shape=self.shape, dtype=self.dtype,
                                    lr_mult=self.lr_mult, wd_mult=self.wd_mult,
                                    init=self.init, stype=self._stype)
@@ -650,8 +651,6 @@ tensor_types = (Symbol, NDArray)
 
 def _np_mode(value):
     """Arrays as mx.np views of the same data when NumPy mode is on."""
-    from ..util import is_np_array
     if not is_np_array():
         return value
-    from ..numpy_extension import to_np
     return to_np(value)

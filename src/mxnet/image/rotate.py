@@ -7,6 +7,7 @@ import random as _random
 import numpy as np
 
 from ..ndarray.ndarray import NDArray
+from .. import ndarray as nd
 
 __all__ = ["imrotate", "random_rotate"]
 
@@ -27,7 +28,6 @@ def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
     """Rotate ``src`` (C, H, W) or (N, C, H, W), float32, by ``rotation_degrees`` (a
     number, or an NDArray with one angle per batch image), in the sense of
     ``scipy.ndimage.rotate(hwc_image, angle, axes=(1, 0))``."""
-    from .. import ndarray as nd
     if zoom_in and zoom_out:
         raise ValueError("imrotate: zoom_in and zoom_out cannot both be set")
     if src.ndim not in (3, 4):
@@ -66,7 +66,6 @@ def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
 def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
     """imrotate by angles drawn uniformly from ``angle_limits`` (low, high) degrees, one
     per image."""
-    from .. import ndarray as nd
     low, high = angle_limits
     if src.ndim == 3:
         return imrotate(src, _random.uniform(low, high), zoom_in, zoom_out)

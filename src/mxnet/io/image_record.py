@@ -25,6 +25,9 @@ from .batching import BatchCursor
 from .mx_data_iter import MXDataIter, iterator_schema
 from .record_file import RecordFile
 from .sharding import record_shard
+from ..ndarray import load, save
+from ..context import cpu
+from ..ndarray.ndarray import from_data
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordIter_v1",
            "ImageRecordUInt8Iter_v1"]
@@ -313,9 +316,6 @@ class ImageRecordIter(MXDataIter):
         self._cursor.reset()
 
     def _load_mean_img(self, p):
-        from ..ndarray import load, save
-        from ..context import cpu
-        from ..ndarray.ndarray import from_data
         if os.path.isfile(p.mean_img):
             saved = load(p.mean_img)
             arr = (saved.get("mean_img", next(iter(saved.values())))

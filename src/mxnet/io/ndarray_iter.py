@@ -5,6 +5,7 @@ from ..backend import array_module
 from ..ndarray.ndarray import NDArray, from_data
 from .base import DataBatch, DataDesc, DataIter, IOTypeError, IOValueError, as_int_param
 from .sharding import shard_range
+from ..ndarray import array
 
 __all__ = ["NDArrayIter", "init_data"]
 
@@ -18,7 +19,6 @@ def init_data(data, allow_empty, default_name):
     ``_<i>_<default_name>``) or a dict of name -> array. Non-NDArray values are
     converted with ``mx.nd.array`` (so NumPy arrays become float32, as in MXNet).
     """
-    from ..ndarray import array
     if data is None:
         data = []
     if isinstance(data, (np.ndarray, NDArray)):

@@ -25,6 +25,8 @@ from ..optimizer import get_updater
 from .dist_common import (DistMixin, allreduce_many, host_buffer, keys_text,
                           optimizer_signature, out_is_value, wait_exclusive, wrap_host)
 from .kvstore import KVStore, _group, _reduce
+from .horovod import Horovod
+from .dist_async import DistAsyncKVStore
 
 __all__ = ["DistSyncKVStore", "create"]
 
@@ -32,10 +34,8 @@ __all__ = ["DistSyncKVStore", "create"]
 def create(name):
     """The distributed store for a type name containing 'dist' (or 'horovod')."""
     if name == "horovod":
-        from .horovod import Horovod
         return Horovod()
     if "_async" in name:
-        from .dist_async import DistAsyncKVStore
         return DistAsyncKVStore(name)
     return DistSyncKVStore(name)
 

@@ -17,7 +17,7 @@ import pickle
 from ..base import MXNetError
 from ..atomic_file import write_bytes
 from ..context import cpu
-from ..ndarray import NDArray, empty
+from ..ndarray import NDArray, empty, zeros
 from ..optimizer import get_updater
 from ..optimizer._kernel import apply_inplace
 from .base import KVStoreBase
@@ -263,7 +263,6 @@ class KVStore(KVStoreBase):
         th = self._compression["threshold"]
         res = self._residuals.get((key, slot))
         if res is None or res.context != value.context or res.shape != value.shape:
-            from ..ndarray import zeros
             res = self._residuals[(key, slot)] = zeros(value.shape, value.context,
                                                        value.dtype)
         sent = empty(value.shape, value.context, value.dtype)

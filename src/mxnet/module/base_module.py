@@ -18,7 +18,8 @@ from .. import metric
 from .. import ndarray as nd
 from ..initializer import Uniform
 from .. import io as _io
-from ..model import BatchEndParam, _params_dict, _split_params
+from ..callback import BatchEndParam
+from ..checkpoint import _params_dict, _split_params
 from .executor_group import _as_desc
 
 __all__ = ["BaseModule"]

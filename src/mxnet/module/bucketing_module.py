@@ -16,7 +16,7 @@ from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError
 from ..initializer import Uniform
-from ..model import load_params
+from ..checkpoint import load_params
 from .base_module import BaseModule, _checked_input_names
 from .module import Module
 

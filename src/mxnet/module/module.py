@@ -19,8 +19,9 @@ from ..atomic_file import together, write_bytes
 from ..base import InvalidArgument, MXNetError
 from ..initializer import InitDesc, Uniform
 from .. import io as _io
-from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
-                     _update_params_on_kvstore, load_checkpoint)
+from ..checkpoint import load_checkpoint
+from ..kvstore.updates import (_create_kvstore, _initialize_kvstore, _update_params,
+                               _update_params_on_kvstore)
 from .base_module import BaseModule, _checked_input_names, _parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 

@@ -5,13 +5,13 @@ records whatever the steps compute. Return structures follow MXNet 1.9.1: a sing
 NDArray where the caller gave or returned one, else a list.
 """
 from ..base import MXNetError
+from .ndarray import NDArray
 
 __all__ = ["foreach", "while_loop", "cond"]
 
 
 def _as_list(x):
     """(list of NDArrays, whether x was a single NDArray)."""
-    from .ndarray import NDArray
     if isinstance(x, NDArray):
         return [x], True
     if isinstance(x, (list, tuple)):

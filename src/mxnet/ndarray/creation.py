@@ -7,6 +7,7 @@ from ..base import MXNetError, dtype_np, mx_real_t
 from ..backend import array_module
 from ..engine import base as _engine_base
 from .ndarray import NDArray, _check_ctx, from_data
+from ..util import is_np_shape
 
 __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace"]
 
@@ -80,7 +81,6 @@ def _make_filled(shape, ctx, dtype, fill):
 def _check_known_shape(shape, what):
     """Outside ``mx.np_shape()`` a 0 in a shape means "unknown" (MXNet's legacy
     semantics), so zero-size and zero-dim arrays cannot be created from a shape."""
-    from ..util import is_np_shape
     shape = _shape(shape)
     if not is_np_shape() and (not shape or 0 in shape):
         raise MXNetError(f"{what}: shape {shape} has an unknown (0) or no dimension; "

@@ -67,7 +67,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
     """Run op on NDArray inputs (arguments then aux states). Returns an NDArray, or a
     list when the operator has several visible outputs, or ``out`` when given."""
     if p is None:
-        p = op.params.parse(op.name, kwargs) if kwargs else op._default_params()
+        p = op.parse(kwargs) if kwargs else op._default_params()
     n_args, nvis = _call_meta(op, p)
     if n_args is None or n_args == len(inputs):
         args, aux = inputs, ()

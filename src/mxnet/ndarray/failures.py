@@ -9,6 +9,7 @@ from ..base import MXNetError
 from ..engine.errors import describe_failure
 from .chunk import Chunk
 from .ndarray import NDArray
+from ..resource import rng_var
 
 __all__ = ["failed_outputs", "zero_fill"]
 
@@ -30,7 +31,6 @@ def failed_outputs(op, p, args, aux, ctx, outs_given, err):
                                         for s, t in zip(shapes[n_given:], dtypes[n_given:])]
     mutated = [o._chunk for o in outputs] + [a._chunk for a in aux]
     if op.resources and "random" in op.resources:
-        from ..resource import rng_var
         mutated.append(rng_var(ctx))     # as on the engine path: the generator is written
     engine.get().record_failure(err, mutated, op.name, in_shapes)
     return outputs

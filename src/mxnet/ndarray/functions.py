@@ -14,6 +14,9 @@ import numpy as np
 from ..base import MXNetError, numeric_types
 from .dispatch import invoke_by_name
 from .ndarray import NDArray, from_data
+from .creation import array
+from ..backend.image_codec import decode
+from ..context import cpu
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power",
            "maximum", "minimum", "equal", "not_equal", "greater", "greater_equal",
@@ -150,7 +153,6 @@ def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
             warnings.warn("histogram: no range given, the bins span the data's "
                           "minimum to maximum (numpy.histogram's choice)")
             counts, edges = np.histogram(a.asnumpy(), bins=bins)
-            from .creation import array
             return array(counts, dtype=counts.dtype), array(edges)
         return invoke_by_name("_histogram", [a], {"bin_cnt": bins, "range": range})
     raise ValueError("histogram: bins must be an integer or an NDArray of bin edges")
@@ -161,7 +163,6 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mea
     ``mean`` when given, cropped to ``clip_rect`` (x0, y0, x1, y1) unless all zero
     (MXNet's deprecated ``nd.imdecode``; ``index`` is the batch slot it fills in
     ``out``)."""
-    from ..backend.image_codec import decode
     if channels not in (1, 3):
         raise MXNetError(f"imdecode: channels must be 1 or 3, got {channels}")
     img = decode(bytes(str_img), flag=1 if channels == 3 else 0, to_rgb=True)
@@ -178,7 +179,6 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mea
         m = mean.asnumpy() if isinstance(mean, NDArray) else np.asarray(mean)
         chw = chw - m.reshape(chw.shape if m.size == chw.size else (-1, 1, 1))
     if out is None:
-        from ..context import cpu
         return from_data(np.ascontiguousarray(chw[None], dtype=np.float32), cpu())
     out[index] = chw
     return out

@@ -12,6 +12,8 @@ from ..base import InvalidArgument, InvalidIndex, MXNetError, integer_types, num
 from ..operator.ops.index_keys import IndexArg, resolve_key  # noqa: F401 (re-exported)
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
+from ..tape import is_recording
+from ..backend import array_module
 
 __all__ = ["getitem", "setitem", "IndexArg", "normalize_key", "resolve_key"]
 
@@ -76,7 +78,6 @@ def _contiguous_slices_view(arr, key):
 
 
 def getitem(arr, key):
-    from ..tape import is_recording
     if not (arr._ag is not None and is_recording()):
         view = _first_axis_view(arr, key)
         if view is None:
@@ -144,7 +145,6 @@ def setitem(arr, key, value):
             raise MXNetError(f"cannot assign {type(value).__name__} to an NDArray: {err}") \
                 from None
         if arr._ctx.device_typeid == 2:
-            from ..backend import array_module
             const = array_module(arr._ctx).asarray(const)
         src_chunks = []
         get_value = lambda: const  # noqa: E731
@@ -162,7 +162,6 @@ def setitem(arr, key, value):
             store(arr, v.astype(arr._dtype, copy=True))
             return
         if arr._chunk.data is None:
-            from ..backend import array_module
             arr._chunk.data = array_module(arr._ctx).empty(arr._shape, arr._dtype)
         k = resolve_key(template, [a._data for a in idx_arrays])
         data = arr._data

@@ -6,12 +6,14 @@ dispatched through the operator registry and the engine and return at once;
 """
 import numpy as np
 
-from .. import engine, tape as _tape
+from .. import engine, tape as _tape, ndarray as nd
 from ..base import MXNetError, dtype_np, numeric_types
 from ..context import Context, current_context
 from ..op_methods import OpMethods
 from ..operator import frontend
 from .chunk import Chunk
+from ..backend import to_numpy, check_context
+from ..operator.shape_codes import infer_reshape
 
 __all__ = ["NDArray", "from_data", "waitall"]
 
@@ -130,7 +132,6 @@ class NDArray(OpMethods):
 
     def asnumpy(self):
         """A NumPy copy of the array (waits for pending work)."""
-        from ..backend import to_numpy
         d = self._read()
         if self._ctx.device_typeid == 2:
             _sync_gpu(self._ctx)
@@ -272,7 +273,6 @@ class NDArray(OpMethods):
         reverse = kwargs.pop("reverse", False)
         if kwargs:
             raise MXNetError(f"reshape got unexpected arguments {sorted(kwargs)}")
-        from ..operator.shape_codes import infer_reshape
         _check_plain_reshape(self._shape, tuple(shape))
         new_shape = infer_reshape(self._shape, tuple(shape), reverse)
         if self._ag is not None and _recording():
@@ -290,7 +290,6 @@ class NDArray(OpMethods):
         return NDArray(self._chunk, shape, self._dtype, self._ctx, view)
 
     def _fluent_fn(self, name):
-        from .. import ndarray as nd
         return getattr(nd, name)
 
     def _inplace_view(self, name, *args, **kwargs):
@@ -529,7 +528,6 @@ def _check_ctx(ctx):
     if not isinstance(ctx, Context):
         raise MXNetError(f"expected a Context, got {ctx!r}")
     if ctx.device_typeid == 2:
-        from ..backend import check_context
         check_context(ctx)
     return ctx
 

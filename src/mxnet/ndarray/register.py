@@ -4,6 +4,7 @@ from ..operator.call import bind_call, signature
 from .dispatch import invoke
 from ..context import Context
 from .ndarray import NDArray, _check_ctx
+from ..base import MXNetError
 
 __all__ = ["make_function"]
 
@@ -35,7 +36,6 @@ def make_function(op, public_name):
         for i, v in enumerate(inputs):
             if v is None:
                 names = list(op.arguments(p)) + list(op.aux_states(p))
-                from ..base import MXNetError
                 raise MXNetError(f"Operator {op.name}: required input '{names[i]}' is missing")
         return invoke(op, inputs, None, out, ctx, p)
 

@@ -27,6 +27,9 @@ import numpy as np
 
 from ..atomic_file import AtomicFile
 from ..base import MXNetError
+from .ndarray import from_data, NDArray
+from ..context import Context, cpu, num_gpus
+from ..backend import array_module
 
 __all__ = ["save", "load", "load_frombuffer", "dumps", "loads"]
 
@@ -242,8 +245,6 @@ def _read_file(r):
 
 
 def _to_ndarrays(arrays, names):
-    from .ndarray import from_data
-    from ..context import Context, cpu, num_gpus
     out = []
     gpus = None
     for data, (dev_type, dev_id) in arrays:
@@ -253,7 +254,6 @@ def _to_ndarrays(arrays, names):
             if dev_id < gpus:
                 ctx = Context("gpu", dev_id)
         if ctx.device_typeid == 2:
-            from ..backend import array_module
             data = array_module(ctx).asarray(data)
         out.append(from_data(data, ctx))
     if names:
@@ -295,7 +295,6 @@ loads = load_frombuffer
 # --------------------------------------------------------------------------------------
 def _normalize(data):
     """(list of NDArrays, list of names) from an NDArray, list/tuple or dict."""
-    from .ndarray import NDArray
     if isinstance(data, NDArray):
         return [data], []
     if isinstance(data, dict):

@@ -209,6 +209,14 @@ for _name, _op in _UNARY.items():
     globals()[_name] = _make_unary(_name, _op)
 
 
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
+    """x with NaN, +inf and -inf replaced (copy=False: in x itself)."""
+    if _is_scalar(x):
+        return _onp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+    res = wrap(_fn("_npi_nan_to_num")(x, nan=nan, posinf=posinf, neginf=neginf, **kwargs))
+    return res if copy else _finish(res, x)
+
+
 def invert(x, out=None):
     """Bitwise NOT (logical NOT for bool arrays)."""
     if x._dtype == _BOOL:
@@ -510,4 +518,4 @@ __all__ = sorted(set(_BINARY) | set(_UNARY) | {
     "bitwise_xor", "clip", "where", "nonzero", "sum", "prod", "mean", "max", "min", "amax",
     "amin", "var", "std", "argmax", "argmin", "any", "all", "cumsum", "dot", "matmul",
     "inner", "outer", "vdot", "tensordot", "einsum", "around", "round", "round_",
-    "result_type"})
+    "result_type", "nan_to_num"})

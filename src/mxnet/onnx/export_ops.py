@@ -9,17 +9,11 @@ shapes, ``n.const(i)`` an input's value when it is a constant). It writes
 import numpy as np
 
 from ..base import MXNetError
+from .registry import ConverterTable
 
 OPSET = 13
-CONVERTERS = {}
-
-
-def converts(*names):
-    def deco(fn):
-        for name in names:
-            CONVERTERS[name] = fn
-        return fn
-    return deco
+CONVERTERS = ConverterTable()
+converts = CONVERTERS.converts
 
 
 def _i64(values):

@@ -17,6 +17,9 @@ from ..base import MXNetError
 from ..executor.graph import Graph
 from ..executor.infer import infer_shape_pass, infer_type_pass, is_complete
 from .export_ops import CONVERTERS, OPSET
+from ..symbol import Symbol, load as load_symbol
+from ..ndarray import NDArray, load as load_arrays, array as nd_array
+from .. import ndarray as nd
 
 __all__ = ["export_model", "get_operator_support"]
 
@@ -39,11 +42,10 @@ def get_operator_support(opset_version=None):
 
 
 def _load_symbol(sym):
-    from ..symbol import Symbol, load
     if isinstance(sym, str):
         if not os.path.isfile(sym):
             raise MXNetError(f"export_model: symbol file {sym!r} does not exist")
-        return load(sym)
+        return load_symbol(sym)
     if not isinstance(sym, Symbol):
         raise MXNetError(f"export_model: sym must be a Symbol or a path to a -symbol.json "
                          f"file, got {type(sym).__name__}")
@@ -52,11 +54,10 @@ def _load_symbol(sym):
 
 def _load_params(params):
     """One {name: numpy array} dict from a path, a dict, or [arg_params, aux_params]."""
-    from ..ndarray import NDArray, load
     if isinstance(params, str):
         if not os.path.isfile(params):
             raise MXNetError(f"export_model: params file {params!r} does not exist")
-        params = load(params)
+        params = load_arrays(params)
     if isinstance(params, (list, tuple)):
         if len(params) != 2 or not all(isinstance(d, dict) for d in params):
             raise MXNetError("export_model: params given as a list must be "
@@ -154,7 +155,6 @@ def _foldable(node, g, nid, consts):
 
 def _nd_function(op_name):
     """The imperative front-end function of a registered operator."""
-    from .. import ndarray as nd
     for space, name in ((nd, op_name), (nd._internal, op_name),
                         (nd.contrib, op_name.replace("_contrib_", "", 1))):
         fn = getattr(space, name, None)
@@ -167,7 +167,6 @@ def _fold_constants(g, consts):
     """Evaluate, in topological order, every node computable from constants alone (and
     creation ops such as a begin state's ``zeros``, with the shape the whole graph
     inferred), adding their outputs to consts."""
-    from ..ndarray import array as nd_array
     for nid, node in enumerate(g.nodes):
         if not _foldable(node, g, nid, consts):
             continue

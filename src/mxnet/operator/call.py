@@ -8,7 +8,7 @@ import inspect
 
 from ..base import MXNetError
 from .params import REQUIRED, Params
-from .registry import add_listener
+from .registry import ShapeError, add_listener
 
 __all__ = ["bind_call", "input_names", "signature", "expose"]
 
@@ -103,6 +103,10 @@ def bind_call(op, args, kwargs, is_input):
         if op.variadic in op.params and op.variadic not in raw:
             raw[op.variadic] = len(pos_inputs)
         p = op.parse(raw)
+        want = len(op.arguments(p))
+        if len(pos_inputs) != want:     # checked once here, not in each op's body
+            raise ShapeError(f"Operator {op.name}: {op.variadic}={p[op.variadic]} means "
+                             f"{want} inputs, got {len(pos_inputs)}")
         return list(pos_inputs), p
     p = op.parse(raw)
     arg_names = list(op.arguments(p)) + list(op.aux_states(p))

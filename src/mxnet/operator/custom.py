@@ -31,6 +31,8 @@ from . import frontend
 from .call import FRONT_END_KEYWORDS, HIDDEN_KEYS, bind_call, is_dunder
 from .params import Bool, Params, Schema, Str, format_value
 from .registry import Op, get_op, list_ops, register as register_op
+from ..profiler.core import custom_operator
+from ..backend import to_numpy
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
            "PythonOp", "NumpyOp", "NDArrayOp"]
@@ -218,7 +220,6 @@ def _callback(is_train, label=None):
     """Around a user callback: autograd paused (MXNet runs them outside the tape), and
     the engine told that this worker may wait on work the callback pushes; label
     names it for the profiler (``<label>::pure_python``)."""
-    from ..profiler.core import custom_operator
     with engine.get().blocking_section(), tape.pause(train_mode=is_train), \
             custom_operator(label or "Custom"):
         yield
@@ -612,7 +613,6 @@ class _LegacySpec(_Spec):
 
     def _to_user(self, arrays, ctx):
         if self.numpy:
-            from ..backend import to_numpy
             return [to_numpy(a) for a in arrays]
         return [_wrap(a, ctx) for a in arrays]
 
@@ -647,7 +647,6 @@ class _LegacySpec(_Spec):
         types = [dtype] * len(self.args)
         if self.numpy:
             in_shapes = [tuple(s) for s in octx.in_shapes]
-            from ..backend import to_numpy
             og = [to_numpy(g) for g in ograds] if self.need_top_grad else []
             ind = [to_numpy(v) for v in inputs]
             outd = [to_numpy(v) for v in outputs]

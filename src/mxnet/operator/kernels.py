@@ -14,6 +14,7 @@ does not support) returns ``NotImplemented`` and the operator's ``xp`` body runs
 This is where oneDNN (CPU), cuDNN/cuBLAS (GPU) and sparse storage paths plug in.
 """
 from ..base import MXNetError
+from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES"]
 
@@ -22,7 +23,6 @@ _TABLE = {}     # (operator name, device, is_backward) -> fn
 
 
 def _canonical(op_name):
-    from .registry import all_ops
     op = all_ops().get(op_name)
     return op.name if op is not None else op_name
 

@@ -18,6 +18,9 @@ number of inputs); ``complete_params(p, out_shapes)`` (parameters an executor ru
 with once inference is done, e.g. a creation op's unknown dims filled in);
 ``input_var_attrs(p, input_name)`` (attributes of a variable the symbol front end
 creates for a missing input, e.g. an initializer for BatchNorm's moving stats);
+``check_params(p)`` (rejects parameter values that no single Schema field can: a
+combination, an option not implemented; ``parse`` calls it, so a call, a symbol's
+creation or loading checks once, never infer_shape and forward again);
 ``writes_outputs``.
 
 Compute contract. ``forward(ctx, p, inputs, aux)`` receives device arrays (NumPy or
@@ -179,14 +182,22 @@ class Op:
 
     backward = None   # an operator without backward is not differentiable
 
+    def check_params(self, p):
+        """Raise MXNetError for parameters the Schema accepts field by field but the
+        operator does not (see the module docstring). Default: nothing to check."""
+
     def parse(self, kwargs):
-        return self.params.parse(self.name, kwargs)
+        """The parameters of a call: the Schema's parse, then ``check_params``."""
+        p = self.params.parse(self.name, kwargs)
+        self.check_params(p)
+        return p
 
     def _default_params(self):
         """Parameters for a call with no keyword arguments (cached)."""
         p = self.__dict__.get("_defaults")
         if p is None:
-            p = self._defaults = self.params.parse(self.name, {})
+            p = self.parse({})
+            self._defaults = p
         return p
 
     def __repr__(self):

@@ -8,6 +8,7 @@ import numpy
 from ..operator.ops.optimizer_ops import moving_average, rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
+from ..ndarray import empty
 
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "Adamax", "Nadam",
            "LAMB"]
@@ -425,7 +426,6 @@ class LAMB(Optimizer):
 
 def _l2(arr):
     """||arr||_2 as a 1-element NDArray of arr's dtype, computed on the device."""
-    from ..ndarray import empty
     out = empty((1,), arr.context, arr.dtype)
 
     def norm(xp, a, o):

@@ -14,13 +14,13 @@ import numpy
 
 from ..base import MXNetError
 from ..ndarray import NDArray, zeros
+from ..ndarray.dispatch import invoke_by_name
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
 
 
 def _invoke(opname, inputs, out=None, **params):
     """Run a registered update operator (``sgd_update``...) on NDArrays."""
-    from ..ndarray.dispatch import invoke_by_name
     return invoke_by_name(opname, list(inputs), params, out=out)
 
 

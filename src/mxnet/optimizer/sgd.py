@@ -13,6 +13,8 @@ import numpy
 from ..operator.ops.optimizer_ops import rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
+from ..backend import array_module
+from ..resource import get_rng
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Test"]
 
@@ -212,7 +214,6 @@ def _sq_norm(xp, a, scale=1.0):
 
 def _norm(arr, scale=1.0):
     """L2 norm of an NDArray as a Python float (computed in float32, as MXNet)."""
-    from ..backend import array_module
     return math.sqrt(_sq_norm(array_module(arr.context), arr._read(), scale))
 
 
@@ -354,7 +355,6 @@ class LBSGD(Optimizer):
 
     def _l2norm(self, v):
         """Squared L2 norm (MXNet's LBSGD calls the inner product a norm)."""
-        from ..backend import array_module
         return _sq_norm(array_module(v.context), v._read())
 
     def _get_lars(self, weight, g, wd):
@@ -504,7 +504,6 @@ class SGLD(Optimizer):
         return None
 
     def update(self, index, weight, grad, state):
-        from ..resource import get_rng
         lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self.clip_gradient
         # Drawn here, not inside the kernel, so the draw order is the call order.

@@ -15,6 +15,7 @@ import threading
 import time
 
 from ..base import MXNetError
+from ..engine import base as engine_base
 
 __all__ = ["CONFIG_DEFAULTS", "config", "state", "now_us", "record", "record_instant",
            "record_counter", "custom_scope", "name_scope", "device_name"]
@@ -188,7 +189,6 @@ def _wrap(fn, name, ctx, kind):
 
 def install():
     """Point the engine hook at the recorder when running and not paused."""
-    from ..engine import base as engine_base
     if state.active:
         all_ = bool(config["profile_all"])
         state.symbolic = all_ or bool(config["profile_symbolic"])

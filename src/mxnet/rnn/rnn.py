@@ -6,7 +6,7 @@ unpacked, one array per gate, so the file reads the same whatever cell layout wr
 import warnings
 
 from ..base import _as_list
-from ..model import save_checkpoint, load_checkpoint
+from ..checkpoint import save_checkpoint, load_checkpoint
 
 __all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint", "rnn_unroll",
            "save_checkpoint", "load_checkpoint"]

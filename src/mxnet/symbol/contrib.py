@@ -4,6 +4,7 @@ import math
 
 from ..attribute import AttrScope  # noqa: F401  (MXNet exposes it here too)
 from ..ndarray.contrib import _NEEDS_SPARSE, _needs_sparse, _gradient_node
+from .random import uniform
 
 backward_index_copy = _gradient_node("backward_index_copy", 4)
 backward_hawkesll = _gradient_node("backward_hawkesll", 10)
@@ -31,7 +32,6 @@ cond = _needs_subgraphs("cond")
 
 def rand_zipfian(true_classes, num_sampled, range_max):
     """Symbolic log-uniform candidate sampler; see ``mx.nd.contrib.rand_zipfian``."""
-    from .random import uniform
     log_range = math.log(range_max + 1)
     u = uniform(0, log_range, shape=(num_sampled,), dtype="float64")
     sampled = (u.exp() - 1).astype("int64") % range_max
@@ -62,6 +62,5 @@ def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, be
 
 def __getattr__(name):
     if name == "uniform":
-        from .random import uniform
         return uniform
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

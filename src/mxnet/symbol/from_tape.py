@@ -7,12 +7,12 @@ the tape (constants, auxiliary states).
 from ..base import MXNetError
 from .graph import Node, topo_order
 from .symbol import Symbol
+from ..tape import Node as TapeNode
 
 __all__ = ["symbol_from_tape"]
 
 
 def symbol_from_tape(x):
-    from ..tape import Node as TapeNode
     entry = getattr(x, "_ag", None)
     if entry is None:
         raise MXNetError("autograd.get_symbol: the array was not computed under "

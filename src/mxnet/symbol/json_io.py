@@ -12,6 +12,7 @@ from ..base import MXNetError
 from ..operator.registry import get_op
 from .graph import Node, is_dunder, topo_order
 from .symbol import Symbol
+from ..util import is_np_shape
 
 __all__ = ["to_json", "load_json", "load", "debug_str"]
 
@@ -40,7 +41,6 @@ def to_json(symbol):
         "heads": [[index[id(n)], k, 0] for n, k in symbol._outputs],
         "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
     }
-    from ..util import is_np_shape
     if is_np_shape():       # MXNet marks graphs saved under NumPy shape semantics
         doc["attrs"]["is_np_shape"] = ["int", 1]
     return _dump(doc, 0)

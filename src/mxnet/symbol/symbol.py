@@ -14,6 +14,10 @@ from ..base import MXNetError, NotImplementedForSymbol
 from ..atomic_file import write_text
 from ..op_methods import OpMethods
 from .graph import HIDDEN_KEYS, Node, attr_key, copy_graph, is_dunder, topo_order
+from .. import symbol as sym
+from ..executor.infer import infer_symbol_shapes, infer_symbol_types
+from ..executor.bind import bind, simple_bind
+from ..context import current_context
 
 __all__ = ["Symbol"]
 
@@ -57,7 +61,6 @@ class Symbol(OpMethods):
 
     # ------------------------------------------------------------------ hooks
     def _fluent_fn(self, name):
-        from .. import symbol as sym
         return getattr(sym, name)
 
     def _binary_op(self, other, op, scalar_op, reflect=False):
@@ -301,7 +304,6 @@ class Symbol(OpMethods):
         """Infer shapes from the given input shapes (by position in list_arguments()
         order, or by name). Returns (arg_shapes, out_shapes, aux_shapes), or
         (None, None, None) with a warning when some shape stays unknown."""
-        from ..executor.infer import infer_symbol_shapes
         res = infer_symbol_shapes(self, args, kwargs, partial=False)
         if res is None:
             return None, None, None
@@ -309,21 +311,18 @@ class Symbol(OpMethods):
 
     def infer_shape_partial(self, *args, **kwargs):
         """Like infer_shape, but unknown shapes come back as () and unknown dims as 0."""
-        from ..executor.infer import infer_symbol_shapes
         return infer_symbol_shapes(self, args, kwargs, partial=True)
 
     def infer_type(self, *args, **kwargs):
         """Infer dtypes (numpy types) from the given input dtypes. Returns
         (arg_types, out_types, aux_types), or (None, None, None) with a warning when
         some type stays unknown."""
-        from ..executor.infer import infer_symbol_types
         res = infer_symbol_types(self, args, kwargs, partial=False)
         if res is None:
             return None, None, None
         return res
 
     def infer_type_partial(self, *args, **kwargs):
-        from ..executor.infer import infer_symbol_types
         return infer_symbol_types(self, args, kwargs, partial=True)
 
     # ------------------------------------------------------- serialisation
@@ -353,7 +352,6 @@ class Symbol(OpMethods):
         bound to the same arrays see each other's updates. grad_req: 'write', 'add',
         'null', or a per-argument list or dict ('null' for names left out).
         """
-        from ..executor.bind import bind
         return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx,
                     shared_exec)
 
@@ -362,13 +360,11 @@ class Symbol(OpMethods):
                     shared_buffer=None, **kwargs):
         """Infer every shape from the given input shapes, allocate zero-filled
         arguments, gradients and auxiliary states, and bind them."""
-        from ..executor.bind import simple_bind
         return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
                            shared_arg_names, shared_exec, shared_buffer, kwargs)
 
     def eval(self, ctx=None, **kwargs):
         """Bind the given arrays (by name), run forward and return the outputs."""
-        from ..context import current_context
         ex = self.bind(ctx or current_context(), kwargs, grad_req="null")
         return ex.forward()
 

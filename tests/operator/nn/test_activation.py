@@ -9,7 +9,8 @@ import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
 from mxnet.test_utils import assert_almost_equal
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(3)
@@ -56,7 +57,8 @@ ACT_REFS = {
 @pytest.mark.parametrize("act", sorted(ACT_REFS))
 def test_activation(act):
     x = away_from_zero(3, 4, 2)
-    check_forward_backward(lambda a: nd.Activation(a, act_type=act), [x], ACT_REFS[act])
+    check(Case("Activation", ACT_REFS[act], kwargs={"act_type": act}, ref_kwargs=False,
+               inputs=[x]))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float64])
@@ -103,8 +105,8 @@ LEAKY_REFS = {
 @pytest.mark.parametrize("slope", [0.25, 0.7, -0.3])
 def test_leaky_family(act, slope):
     x = away_from_zero(3, 5)
-    check_forward_backward(lambda a: nd.LeakyReLU(a, act_type=act, slope=slope), [x],
-                           lambda a: LEAKY_REFS[act](a, slope))
+    check(Case("LeakyReLU", lambda a: LEAKY_REFS[act](a, slope),
+               kwargs={"act_type": act, "slope": slope}, ref_kwargs=False, inputs=[x]))
 
 
 def test_leaky_default_slope():
@@ -130,8 +132,8 @@ def test_prelu(gshape):
     def ref(a, g):
         gb = g.reshape(1, -1, 1) if g.size == 3 else g
         return np.where(a > 0, a, gb * a)
-    check_forward_backward(lambda a, g: nd.LeakyReLU(a, g, act_type="prelu"),
-                           [x, gamma], ref)
+    check(Case("LeakyReLU", ref, kwargs={"act_type": "prelu"}, ref_kwargs=False,
+               inputs=[x, gamma]))
 
 
 def test_prelu_names_and_shapes():

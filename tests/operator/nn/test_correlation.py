@@ -3,7 +3,7 @@ gradients (inputs kept apart so |a - b| has no kinks)."""
 import numpy as np
 import pytest
 
-from opcheck import check_op
+from opcheck import Case, check
 
 rs = np.random.RandomState(17)
 
@@ -43,5 +43,5 @@ def test_correlation(k, d, s1, s2, pad, mult):
     b = rs.uniform(1.5, 2.5, (1, 2, 5, 6))
     kw = dict(kernel_size=k, max_displacement=d, stride1=s1, stride2=s2, pad_size=pad,
               is_multiply=mult)
-    check_op("Correlation", [a, b], lambda x, y: ref_corr(x, y, k, d, s1, s2, pad, mult), kw,
-             eps=1e-5, grad_rtol=1e-3)
+    check(Case("Correlation", lambda x, y: ref_corr(x, y, k, d, s1, s2, pad, mult),
+               kwargs=kw, ref_kwargs=False, inputs=[a, b]))

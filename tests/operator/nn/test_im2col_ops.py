@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from opcheck import check_op
+from opcheck import Case, check
 
 rs = np.random.RandomState(16)
 
@@ -28,8 +28,8 @@ def ref_im2col(x, kernel, stride, dilate, pad):
 def test_im2col(kernel, stride, dilate, pad):
     x = rs.uniform(-1, 1, (2, 2, 5, 6))
     kw = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad)
-    check_op("im2col", [x], lambda a: ref_im2col(a, kernel, stride, dilate, pad), kw,
-             dtypes=(np.float16, np.float32, np.float64))
+    check(Case("im2col", lambda a: ref_im2col(a, kernel, stride, dilate, pad), kwargs=kw,
+               ref_kwargs=False, inputs=[x], dtypes=(np.float16, np.float32, np.float64)))
 
 
 def test_col2im_is_adjoint_of_im2col():
@@ -40,8 +40,9 @@ def test_col2im_is_adjoint_of_im2col():
     back = mx.nd.col2im(mx.nd.array(c, dtype="float64"), output_size=(5, 6), **kw).asnumpy()
     # <im2col(x), c> == <x, col2im(c)>
     assert np.sum(cols * c) == pytest.approx(np.sum(x * back), rel=1e-10)
-    check_op("col2im", [c], lambda a: ref_col2im(a, (2, 2, 5, 6), (3, 2), (2, 1), (1, 2),
-                                                 (1, 1)), dict(output_size=(5, 6), **kw))
+    check(Case("col2im",
+               lambda a: ref_col2im(a, (2, 2, 5, 6), (3, 2), (2, 1), (1, 2), (1, 1)),
+               kwargs=dict(output_size=(5, 6), **kw), ref_kwargs=False, inputs=[c]))
 
 
 def ref_col2im(col, shape, kernel, stride, dilate, pad):

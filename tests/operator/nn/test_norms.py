@@ -7,7 +7,8 @@ import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
 from mxnet.test_utils import assert_almost_equal
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(13)
@@ -37,7 +38,7 @@ def test_layer_norm(shape, axis):
     def ref(x, g, b):
         bs = bshape(x.ndim, axis, c)
         return normalize(x, axis, 1e-5) * g.reshape(bs) + b.reshape(bs)
-    check_forward_backward(lambda *a: nd.LayerNorm(*a, axis=axis), [x, g, b], ref)
+    check(Case("LayerNorm", ref, kwargs={"axis": axis}, ref_kwargs=False, inputs=[x, g, b]))
 
 
 def test_layer_norm_output_mean_var():
@@ -59,7 +60,7 @@ def test_instance_norm(shape):
         axes = tuple(range(2, x.ndim))
         bs = bshape(x.ndim, 1, c)
         return normalize(x, axes, 1e-3) * g.reshape(bs) + b.reshape(bs)
-    check_forward_backward(lambda *a: nd.InstanceNorm(*a), [x, g, b], ref)
+    check(Case("InstanceNorm", ref, inputs=[x, g, b]))
 
 
 @pytest.mark.parametrize("groups", [1, 2, 4])
@@ -71,7 +72,8 @@ def test_group_norm(groups, shape):
         n = x.shape[0]
         xr = normalize(x.reshape(n, groups, -1), 2, 1e-5)
         return (xr * g.reshape(1, -1, 1) + b.reshape(1, -1, 1)).reshape(x.shape)
-    check_forward_backward(lambda *a: nd.GroupNorm(*a, num_groups=groups), [x, g, b], ref)
+    check(Case("GroupNorm", ref, kwargs={"num_groups": groups}, ref_kwargs=False,
+               inputs=[x, g, b]))
 
 
 def test_group_norm_output_mean_var():
@@ -88,15 +90,16 @@ def test_group_norm_output_mean_var():
                                        ("spatial", (2, 3))])
 def test_l2_normalization(mode, axes):
     x = rs.randn(2, 3, 2, 2)
-    check_forward_backward(lambda a: nd.L2Normalization(a, mode=mode), [x],
-                           lambda a: a / np.sqrt((a * a).sum(axis=axes, keepdims=True)
-                                                 + 1e-10))
+    check(Case("L2Normalization",
+               lambda a: a / np.sqrt((a * a).sum(axis=axes, keepdims=True) + 1e-10),
+               kwargs={"mode": mode}, ref_kwargs=False, inputs=[x]))
 
 
 def test_l2_normalization_2d_instance():
     x = rs.randn(3, 4)
-    check_forward_backward(lambda a: nd.L2Normalization(a, eps=0.5), [x],
-                           lambda a: a / np.sqrt((a * a).sum(1, keepdims=True) + 0.5))
+    check(Case("L2Normalization",
+               lambda a: a / np.sqrt((a * a).sum(1, keepdims=True) + 0.5),
+               kwargs={"eps": 0.5}, ref_kwargs=False, inputs=[x]))
 
 
 def ref_lrn(x, nsize, alpha, beta, knorm):
@@ -110,7 +113,7 @@ def ref_lrn(x, nsize, alpha, beta, knorm):
 def test_lrn(nsize):
     x = rs.randn(2, 6, 2, 3)
     kw = dict(nsize=nsize, alpha=0.3, beta=0.75, knorm=1.5)
-    check_forward_backward(lambda a: nd.LRN(a, **kw), [x], lambda a: ref_lrn(a, **kw))
+    check(Case("LRN", lambda a: ref_lrn(a, **kw), kwargs=kw, ref_kwargs=False, inputs=[x]))
 
 
 def test_hidden_outputs_and_shapes():

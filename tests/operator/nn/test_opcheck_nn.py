@@ -2,7 +2,6 @@
 executor (planned buffers, grad_req write and add) and against a float64 numeric
 gradient."""
 import numpy as np
-import pytest
 
 import opcheck
 
@@ -85,6 +84,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case, shapes, dtype, ctx", opcheck.params(CASES))
-def test_nn_ops(case, shapes, dtype, ctx):
-    opcheck.check(case, shapes, dtype, ctx)
+test_nn_ops = opcheck.cases_test(CASES)

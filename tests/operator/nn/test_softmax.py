@@ -7,7 +7,8 @@ import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.operator.registry import get_op
 from mxnet.test_utils import assert_almost_equal, check_numeric_gradient
-from common import check_forward_backward, fixture_cases_for, run_fixture_case
+from opcheck import Case, check
+from common import fixture_cases_for, run_fixture_case
 
 nd = mx.nd
 rs = np.random.RandomState(5)
@@ -35,8 +36,9 @@ def test_fixture(case):
 def test_softmax(axis, temperature):
     x = rs.randn(2, 3, 4)
     t = 1.0 if temperature is None else temperature
-    check_forward_backward(lambda a: nd.softmax(a, axis=axis, temperature=temperature),
-                           [x], lambda a: ref_softmax(a, axis, t))
+    check(Case("softmax", lambda a: ref_softmax(a, axis, t),
+               kwargs={"axis": axis, "temperature": temperature}, ref_kwargs=False,
+               inputs=[x]))
 
 
 @pytest.mark.parametrize("axis", [-1, 1])
@@ -44,15 +46,16 @@ def test_softmax(axis, temperature):
 def test_log_softmax(axis, temperature):
     x = rs.randn(3, 4, 2)
     t = 1.0 if temperature is None else temperature
-    check_forward_backward(lambda a: nd.log_softmax(a, axis=axis, temperature=temperature),
-                           [x], lambda a: ref_log_softmax(a, axis, t))
+    check(Case("log_softmax", lambda a: ref_log_softmax(a, axis, t),
+               kwargs={"axis": axis, "temperature": temperature}, ref_kwargs=False,
+               inputs=[x]))
 
 
 @pytest.mark.parametrize("axis", [-1, 0])
 def test_softmin(axis):
     x = rs.randn(3, 5)
-    check_forward_backward(lambda a: nd.softmin(a, axis=axis, temperature=2.0), [x],
-                           lambda a: ref_softmax(-a, axis, 2.0))
+    check(Case("softmin", lambda a: ref_softmax(-a, axis, 2.0),
+               kwargs={"axis": axis, "temperature": 2.0}, ref_kwargs=False, inputs=[x]))
 
 
 def test_softmax_positional_axis():
@@ -82,9 +85,9 @@ def test_softmax_use_length(axis):
         e = np.where(mask, np.exp(a - np.where(mask, a, -np.inf).max(axis, keepdims=True)), 0)
         return e / e.sum(axis, keepdims=True)
 
-    ln = nd.array(length, dtype="int32")
-    check_forward_backward(lambda a: nd.softmax(a, ln, axis=axis, use_length=True), [x],
-                           ref)
+    check(Case("softmax", lambda a, _: ref(a), kwargs={"axis": axis, "use_length": True},
+               ref_kwargs=False, inputs=[x, length], input_dtypes={1: "int32"},
+               grad_inputs=[0]))
 
 
 def test_softmax_length_names_and_shapes():
@@ -130,11 +133,10 @@ def test_softmax_errors():
 
 
 def test_softmax_activation():
-    check_forward_backward(lambda a: nd.SoftmaxActivation(a), [rs.randn(3, 4)],
-                           lambda a: ref_softmax(a, -1))
+    check(Case("SoftmaxActivation", lambda a: ref_softmax(a, -1), inputs=[rs.randn(3, 4)]))
     x = rs.randn(2, 3, 4)
-    check_forward_backward(lambda a: nd.SoftmaxActivation(a, mode="channel"), [x],
-                           lambda a: ref_softmax(a, 1))
+    check(Case("SoftmaxActivation", lambda a: ref_softmax(a, 1), kwargs={"mode": "channel"},
+               ref_kwargs=False, inputs=[x]))
 
 
 def test_softmax_activation_instance_nd_gradient_quirk():

@@ -5,12 +5,11 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import MXNetError
-from opcheck import check_op
+from opcheck import F32_64, Case, check
 
 rs = np.random.RandomState(15)
 # MXNet's GridGenerator takes float32 only
-F32 = dict(dtypes=(np.float32,), grad_dtype=np.float32, eps=1e-2, grad_rtol=1e-2,
-           grad_atol=1e-3)
+F32 = dict(dtypes=("float32",))
 
 
 def ref_affine_grid(theta, h, w):
@@ -36,8 +35,9 @@ def ref_sample(data, grid):
 
 def test_grid_generator_affine():
     theta = rs.uniform(-1, 1, (2, 6))
-    check_op("GridGenerator", [theta], lambda t: ref_affine_grid(t, 3, 4),
-             {"transform_type": "affine", "target_shape": (3, 4)}, **F32)
+    check(Case("GridGenerator", lambda t: ref_affine_grid(t, 3, 4),
+               kwargs={"transform_type": "affine", "target_shape": (3, 4)},
+               ref_kwargs=False, inputs=[theta], **F32))
 
 
 def test_grid_generator_warp():
@@ -47,7 +47,8 @@ def test_grid_generator_warp():
         base = ref_affine_grid(np.array([1.0, 0, 0, 0, 1, 0]), 3, 4)
         scale = np.array([1.5, 1.0]).reshape(1, 2, 1, 1)
         return f / scale + base
-    check_op("GridGenerator", [flow], ref, {"transform_type": "warp"}, **F32)
+    check(Case("GridGenerator", ref, kwargs={"transform_type": "warp"}, ref_kwargs=False,
+               inputs=[flow], **F32))
 
 
 @pytest.mark.parametrize("op,args,kw,bad", [
@@ -72,13 +73,12 @@ def test_bilinear_sampler():
     data = rs.uniform(-1, 1, (2, 2, 4, 5))
     # keep sample points off integer pixel positions (the gradient's kinks)
     grid = rs.uniform(-1.2, 1.2, (2, 2, 3, 3))
-    check_op("BilinearSampler", [data, grid], ref_sample, eps=1e-5, grad_rtol=1e-3)
+    check(Case("BilinearSampler", ref_sample, inputs=[data, grid]))
 
 
 def test_spatial_transformer():
     data = rs.uniform(-1, 1, (1, 2, 4, 5))
     loc = np.array([[0.7, 0.1, 0.05, -0.1, 0.8, 0.02]])
     kw = {"target_shape": (3, 3), "transform_type": "affine", "sampler_type": "bilinear"}
-    check_op("SpatialTransformer", [data, loc],
-             lambda d, t: ref_sample(d, ref_affine_grid(t, 3, 3)), kw, eps=1e-5,
-             grad_rtol=1e-3)
+    check(Case("SpatialTransformer", lambda d, t: ref_sample(d, ref_affine_grid(t, 3, 3)),
+               kwargs=kw, ref_kwargs=False, inputs=[data, loc], dtypes=F32_64))

@@ -9,8 +9,10 @@ import numpy as np
 
 from ... import symbol as sym
 from ...base import MXNetError
+from ...onnx.registry import ConverterTable
 
-CONVERTERS = {}
+CONVERTERS = ConverterTable()
+converts = CONVERTERS.converts
 
 
 class LazyParam:
@@ -26,14 +28,6 @@ class LazyParam:
         if self.sym is None:
             self.sym = self.cx.param(self.name, self.value)
         return self.sym
-
-
-def converts(*names):
-    def deco(fn):
-        for name in names:
-            CONVERTERS[name] = fn
-        return fn
-    return deco
 
 
 def _fail(node, what):

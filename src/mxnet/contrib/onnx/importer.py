@@ -11,6 +11,8 @@ import numpy as np
 
 from ...base import MXNetError
 from .import_ops import CONVERTERS, LazyParam
+from ... import symbol, ndarray as nd
+from ...gluon import SymbolBlock
 
 __all__ = ["import_model", "import_to_gluon", "get_model_metadata"]
 
@@ -52,7 +54,6 @@ class ImportContext:
 
     def param(self, hint, value):
         """A new parameter variable holding value."""
-        from ... import symbol
         name = self.unique(hint)
         self.params[name] = np.asarray(value)
         return symbol.var(name, shape=tuple(np.shape(value)), dtype=np.asarray(value).dtype)
@@ -76,7 +77,6 @@ def _attrs(node):
 
 def _build(model):
     from onnx import numpy_helper
-    from ... import symbol
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
     cx = ImportContext(opset)
     graph = model.graph
@@ -120,7 +120,6 @@ def _as_symbol(s):
 def import_model(model_file):
     """Read an ONNX model: returns ``(sym, arg_params, aux_params)`` with NDArray
     parameters, ready for ``Module.set_params`` or ``sym.bind``."""
-    from ... import ndarray as nd
     sym, cx, _ = _build(_load(model_file))
     args, aux = set(sym.list_arguments()), set(sym.list_auxiliary_states())
     arg_params = {k: nd.array(v, dtype=v.dtype) for k, v in cx.params.items() if k in args}
@@ -130,8 +129,6 @@ def import_model(model_file):
 
 def import_to_gluon(model_file, ctx):
     """Read an ONNX model as a ``gluon.SymbolBlock`` with its parameters on ctx."""
-    from ... import ndarray as nd, symbol
-    from ...gluon import SymbolBlock
     sym, cx, data_inputs = _build(_load(model_file))
     net = SymbolBlock(sym, [symbol.var(n) for n in data_inputs])
     params = net.collect_params()

@@ -27,6 +27,7 @@ from multiprocessing import connection, get_context, get_all_start_methods
 import numpy as np
 
 from ...base import MXNetError
+from ... import engine, random as mx_random
 
 __all__ = ["ProcessPool", "ThreadPool", "WorkerError", "new_tag"]
 
@@ -45,7 +46,6 @@ def _prepare_child(wid, parent_ends):
     for conn in parent_ends:    # the main process's ends: only it may hold them open
         conn.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the main process
-    from ... import engine
     # The parent's engine threads did not survive the fork; run operators at push time.
     engine._engine = engine.NaiveEngine()
     # Forked workers share the parent's generator states; offset them per worker so
@@ -53,7 +53,6 @@ def _prepare_child(wid, parent_ends):
     base = int(np.random.randint(0, 2 ** 31 - 1))
     np.random.seed((base + wid) % 2 ** 32)
     _pyrandom.seed(base + wid)
-    from ... import random as mx_random
     mx_random.seed(base + wid)
 
 

@@ -1,11 +1,11 @@
 """DataLoader: mini-batches from a Dataset, optionally loaded by parallel workers."""
 import numpy as np
 
-from ... import context
-from ... import ndarray as nd
+from ... import context, ndarray as nd
 from ...ndarray import NDArray
 from . import _workers
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from ..parameter import _np_mode
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
@@ -190,7 +190,6 @@ class DataLoader:
         if self._iter is None:
             self.refresh()
         it, self._iter = self._iter, None
-        from ..parameter import _np_mode
         for batch in it:
             yield _np_mode(batch)        # NumPy mode: batches are mx.np arrays
         if self._iter is None and self.auto_reload:

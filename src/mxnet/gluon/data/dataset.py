@@ -8,6 +8,7 @@ import os
 
 from ... import recordio
 from ...ndarray import NDArray
+from .sampler import SequentialSampler, Sampler
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
@@ -35,19 +36,16 @@ class Dataset:
         size, extra = divmod(length, num_shards)
         start = index * size + min(index, extra)
         end = start + size + (1 if index < extra else 0)
-        from .sampler import SequentialSampler
         return _SampledDataset(self, SequentialSampler(end - start, start))
 
     def take(self, count):
         """The first ``count`` samples (all of them when ``count`` is None or larger)."""
         if count is None or count > len(self):
             count = len(self)
-        from .sampler import SequentialSampler
         return _SampledDataset(self, SequentialSampler(count))
 
     def sample(self, sampler):
         """The samples at the indices ``sampler`` yields, in its order."""
-        from .sampler import Sampler
         if not isinstance(sampler, Sampler):
             raise TypeError(f"Invalid sampler type: {type(sampler)}. Expected "
                             "gluon.data.Sampler instead.")

@@ -97,6 +97,22 @@ def get_model_file(name, root=os.path.join(data_dir(), "models")):
     return file_path
 
 
+def pretrained_doc(getter):
+    """Decorator: end a model getter's docstring (its Parameters section) with the
+    ``pretrained``, ``ctx`` and ``root`` arguments every getter shares."""
+    getter.__doc__ = getter.__doc__.rstrip() + "\n" + _PRETRAINED_PARAMS
+    return getter
+
+
+_PRETRAINED_PARAMS = """    pretrained : bool, default False
+        Whether to load the pretrained weights for model (from ``root``).
+    ctx : Context, default CPU
+        The context in which to load the pretrained weights.
+    root : str, default $MXNET_HOME/models
+        Location for keeping the model parameters.
+    """
+
+
 def load_pretrained(net, name, pretrained, ctx, root):
     """``net`` with the pretrained parameters of model ``name`` from the store ``root``
     loaded onto ``ctx`` when ``pretrained`` (the model zoo getters' last step)."""

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ... import ndarray
+from ... import ndarray, symbol
 from ...base import MXNetError
 from ..block import Block, HybridBlock
 from ..utils import _indent
@@ -411,7 +411,6 @@ class HybridLambda(HybridBlock):
 
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
-        from ... import symbol
         if isinstance(function, str):
             if not (hasattr(ndarray, function) and hasattr(symbol, function)):
                 raise AssertionError(f"Function name {function} is not found in "

@@ -6,8 +6,9 @@ index) and concatenates them on every call into the operator's flat parameter ve
 all weights (layer by layer, forward then backward direction, i2h then h2h), then all
 biases in the same order.
 """
-from ... import ndarray
+from ... import ndarray, symbol
 from ..block import HybridBlock
+from . import rnn_cell
 
 __all__ = ["RNN", "LSTM", "GRU"]
 
@@ -65,7 +66,6 @@ class _RNNLayer(HybridBlock):
     def _unfuse(self):
         """The same network as a stack of recurrent cells sharing this layer's
         parameters (same names), for checking the fused kernel step by step."""
-        from . import rnn_cell
         if self._projection_size:
             raise NotImplementedError("_unfuse does not support projection layer yet!")
         if self._lstm_state_clip_min is not None or self._lstm_state_clip_max is not None:
@@ -171,7 +171,6 @@ class _RNNLayer(HybridBlock):
                 states = self.begin_state(batch_size, ctx=inputs.context,
                                           dtype=inputs.dtype)
             else:
-                from ... import symbol
                 states = self.begin_state(0, func=symbol.zeros)
         if not isinstance(states, (list, tuple)):
             states = [states]

@@ -28,7 +28,7 @@ class MultiBoxPrior(Op):
                     steps=FloatTuple((-1.0, -1.0)), offsets=FloatTuple((0.5, 0.5)))
     zero_grad = True
 
-    def _check(self, p):
+    def check_params(self, p):
         if len(p.steps) != 2 or len(p.offsets) != 2:
             raise MXNetError("MultiBoxPrior: steps and offsets must have 2 values (y, x)")
         if not p.sizes or not p.ratios:
@@ -38,7 +38,6 @@ class MultiBoxPrior(Op):
                              "positive")
 
     def infer_shape(self, p, in_shapes):
-        self._check(p)
         d = in_shapes[0]
         if d is None:
             return [None], [None], []

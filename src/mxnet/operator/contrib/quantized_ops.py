@@ -70,18 +70,12 @@ class QuantizedAct(_QuantizedUnary):
     name = "_contrib_quantized_act"
     params = Schema(act_type=Enum(("relu", "sigmoid", "softrelu", "softsign", "tanh")))
 
-    @staticmethod
-    def _check(p):
+    def check_params(self, p):
         if p.act_type != "relu":
             raise MXNetError(f"quantized_act: only act_type='relu' is supported for "
                              f"quantized data, got {p.act_type!r}")
 
-    def infer_shape(self, p, in_shapes):
-        self._check(p)          # a parameter error: raised at the call
-        return super().infer_shape(p, in_shapes)
-
     def _apply(self, ctx, p, data):
-        self._check(p)
         return ctx.xp.maximum(data, 0).astype(data.dtype)
 
 

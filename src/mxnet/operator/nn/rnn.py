@@ -333,7 +333,7 @@ class RNN(Op):
         return len(self.outputs(p)) - 1
 
     # --- inference --------------------------------------------------------------------
-    def _check_params(self, p):
+    def check_params(self, p):
         if p.projection_size is not None:
             raise MXNetError("RNN: projection_size is not supported by pymxnet (MXNet "
                              "1.9.1 implements LSTM projection only with cuDNN)")
@@ -346,7 +346,6 @@ class RNN(Op):
             raise MXNetError("RNN: state_size and num_layers must be positive")
 
     def infer_shape(self, p, in_shapes):
-        self._check_params(p)
         names = self.arguments(p)
         n_out = len(self.outputs(p))
         d = in_shapes[0]

@@ -4,7 +4,7 @@ of ``nd.histogram``/``sym.histogram``)."""
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Any, Bool, DType, Int, IntOrNone, Schema, ShapeOrNone
+from ..params import Any, Bool, DType, Int, IntOrNone, Schema, ShapeOrNone, _literal
 from ..registry import Op, ShapeError, register
 from .reduce import reduce_axes, reduced_shape
 from .shape_utils import norm_axis
@@ -151,7 +151,6 @@ class Histogram(Op):
     def _range(self, p):
         r = p.range
         if isinstance(r, str):
-            from ..params import _literal
             r = _literal(r)
         if r is None or len(r) != 2:
             raise MXNetError("_histogram: bin_cnt needs range=(low, high)")

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ...base import MXNetError
+from ...base import MXNetError, FLAG_TO_DTYPE
 from ..params import Bool, DType, Float, FloatOrNone, Int, Params, Schema, Shape
 from ..registry import Op, register
 
@@ -101,7 +101,6 @@ class ZerosWithoutDType(_Filled):
     def dtype(self, p):
         if p.dtype < 0:
             return "float32"
-        from ...base import FLAG_TO_DTYPE
         try:
             return FLAG_TO_DTYPE[p.dtype]
         except KeyError:

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..params import Enum, Float, Schema
+from ..params import Bool, Enum, Float, FloatOrNone, Schema
 from ..registry import Op, register
 from ..simple import unary
 from ..special import digamma, erf, erfinv, gamma, gammaln
@@ -277,6 +277,12 @@ unary("hard_sigmoid", params=Schema(alpha=Float(0.2), beta=Float(0.5)), uses="in
       forward=lambda xp, x, p, out=None: xp.clip(x * p.alpha + p.beta, 0, 1, out=out),
       gradient=lambda xp, g, x, p: (g * p.alpha) * (xp.abs(x * p.alpha + p.beta - 0.5) < 0.5),
       doc="Hard sigmoid: clip(alpha * x + beta, 0, 1).")
+
+# NumPy's nan_to_num (copy=False is mx.np's: it writes into x); grad passes where finite.
+unary("_npi_nan_to_num", params=Schema(copy=Bool(True), nan=Float(0.0), posinf=FloatOrNone(),
+                                       neginf=FloatOrNone()), uses="in",
+      forward=lambda xp, x, p: xp.nan_to_num(x, nan=p.nan, posinf=p.posinf, neginf=p.neginf),
+      gradient=lambda xp, g, x, p: g * xp.isfinite(x), doc="NumPy's nan_to_num.")
 
 
 @register

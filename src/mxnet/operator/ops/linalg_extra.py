@@ -134,14 +134,55 @@ def _diag_index(xp, m, n, k):
     return (i - min(k, 0), i + max(k, 0))
 
 
+class _Pick(_LinalgOp):
+    """Extract (``_make`` False) or make (True) along an index set ``_index(xp, p, m,
+    n)`` of matrix entries: extracting gathers them into a vector, making scatters a
+    vector into zero matrices; each is the other's backward."""
+    backward_uses = ("out_grad",)
+    _make = False
+
+    def _gather(self, xp, p, a):
+        r, c = self._index(xp, p, *a.shape[-2:])
+        return xp.ascontiguousarray(a[..., r, c])
+
+    def _scatter(self, xp, p, v, shape):
+        res = xp.zeros(tuple(shape), v.dtype)
+        r, c = self._index(xp, p, *shape[-2:])
+        res[..., r, c] = v
+        return res
+
+    def infer_shape(self, p, in_shapes):       # make: (..., len) -> (..., n, n)
+        s = in_shapes[0]
+        if s is None:
+            return [None], [None], []
+        n = self._n(p, s[-1])
+        return [s], [tuple(s[:-1]) + (n, n)], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        a = inputs[0]
+        if self._make:
+            n = self._n(p, a.shape[-1])
+            return [self._scatter(ctx.xp, p, a, a.shape[:-1] + (n, n))]
+        self.infer_shape(p, [a.shape])
+        return [self._gather(ctx.xp, p, a)]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        g = out_grads[0]
+        if self._make:
+            return [self._gather(ctx.xp, p, g)]
+        return [self._scatter(ctx.xp, p, g, ctx.in_shapes[0])]
+
+
 @register
 @restrict_dtypes(F32_64)
-class ExtractDiag(_LinalgOp):
+class ExtractDiag(_Pick):
     """Diagonal ``offset`` of each matrix, as a vector."""
     name = "_linalg_extractdiag"
     aliases = ("linalg_extractdiag",)
     params = Schema(offset=Int(0))
-    backward_uses = ("out_grad",)
+
+    def _index(self, xp, p, m, n):
+        return _diag_index(xp, m, n, p.offset)
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -151,49 +192,17 @@ class ExtractDiag(_LinalgOp):
             raise ShapeError(f"{self.name}: expected a matrix, got shape {tuple(s)}")
         return [s], [tuple(s[:-2]) + (_diag_len(self.name, s[-2], s[-1], p.offset),)], []
 
-    def forward(self, ctx, p, inputs, aux, out=None):
-        a = inputs[0]
-        self.infer_shape(p, [a.shape])
-        r, c = _diag_index(ctx.xp, a.shape[-2], a.shape[-1], p.offset)
-        return [ctx.xp.ascontiguousarray(a[..., r, c])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        m, n = ctx.in_shapes[0][-2:]
-        g = out_grads[0]
-        grad = ctx.xp.zeros(tuple(ctx.in_shapes[0]), g.dtype)
-        r, c = _diag_index(ctx.xp, m, n, p.offset)
-        grad[..., r, c] = g
-        return [grad]
-
-
-@register
-@restrict_dtypes(F32_64)
-class MakeDiag(_LinalgOp):
+@register                           # float32/64 only, as ExtractDiag
+class MakeDiag(ExtractDiag):
     """Square matrices with the input vectors on diagonal ``offset``, zero elsewhere."""
     name = "_linalg_makediag"
     aliases = ("linalg_makediag",)
-    params = Schema(offset=Int(0))
-    backward_uses = ("out_grad",)
+    _make = True
+    infer_shape = _Pick.infer_shape
 
-    def infer_shape(self, p, in_shapes):
-        s = in_shapes[0]
-        if s is None:
-            return [None], [None], []
-        n = s[-1] + abs(p.offset)
-        return [s], [tuple(s[:-1]) + (n, n)], []
-
-    def forward(self, ctx, p, inputs, aux, out=None):
-        a = inputs[0]
-        n = a.shape[-1] + abs(p.offset)
-        res = ctx.xp.zeros(a.shape[:-1] + (n, n), a.dtype)
-        r, c = _diag_index(ctx.xp, n, n, p.offset)
-        res[..., r, c] = a
-        return [res]
-
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        g = out_grads[0]
-        r, c = _diag_index(ctx.xp, g.shape[-1], g.shape[-1], p.offset)
-        return [ctx.xp.ascontiguousarray(g[..., r, c])]
+    def _n(self, p, length):
+        return length + abs(p.offset)
 
 
 # --- triangles ----------------------------------------------------------------------
@@ -214,13 +223,15 @@ def _trian_size(n, offset):
 
 @register
 @restrict_dtypes(F32_64)
-class ExtractTrian(_LinalgOp):
+class ExtractTrian(_Pick):
     """The triangle of each square matrix selected by ``offset``/``lower``, packed
     into a vector."""
     name = "_linalg_extracttrian"
     aliases = ("linalg_extracttrian",)
     params = Schema(offset=Int(0), lower=Bool(True))
-    backward_uses = ("out_grad",)
+
+    def _index(self, xp, p, m, n):
+        return _trian_index(xp, n, p.offset, p.lower)
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -232,30 +243,15 @@ class ExtractTrian(_LinalgOp):
                              f"{s[-1]}x{s[-1]} matrices")
         return [s], [tuple(s[:-2]) + (_trian_size(s[-1], p.offset),)], []
 
-    def forward(self, ctx, p, inputs, aux, out=None):
-        a = inputs[0]
-        self.infer_shape(p, [a.shape])
-        r, c = _trian_index(ctx.xp, a.shape[-1], p.offset, p.lower)
-        return [ctx.xp.ascontiguousarray(a[..., r, c])]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        shape = tuple(ctx.in_shapes[0])
-        g = out_grads[0]
-        grad = ctx.xp.zeros(shape, g.dtype)
-        r, c = _trian_index(ctx.xp, shape[-1], p.offset, p.lower)
-        grad[..., r, c] = g
-        return [grad]
-
-
-@register
-@restrict_dtypes(F32_64)
-class MakeTrian(_LinalgOp):
+@register                           # float32/64 only, as ExtractTrian
+class MakeTrian(ExtractTrian):
     """Square matrices whose triangle (selected as by extracttrian) holds the input
     vectors, zero elsewhere."""
     name = "_linalg_maketrian"
     aliases = ("linalg_maketrian",)
-    params = Schema(offset=Int(0), lower=Bool(True))
-    backward_uses = ("out_grad",)
+    _make = True
+    infer_shape = _Pick.infer_shape
 
     def _n(self, p, length):
         t = int(round((np.sqrt(8 * length + 1) - 1) / 2))
@@ -263,26 +259,6 @@ class MakeTrian(_LinalgOp):
             raise ShapeError(f"{self.name}: {length} is not a triangular number of "
                              "elements")
         return t + abs(p.offset)
-
-    def infer_shape(self, p, in_shapes):
-        s = in_shapes[0]
-        if s is None:
-            return [None], [None], []
-        n = self._n(p, s[-1])
-        return [s], [tuple(s[:-1]) + (n, n)], []
-
-    def forward(self, ctx, p, inputs, aux, out=None):
-        a = inputs[0]
-        n = self._n(p, a.shape[-1])
-        res = ctx.xp.zeros(a.shape[:-1] + (n, n), a.dtype)
-        r, c = _trian_index(ctx.xp, n, p.offset, p.lower)
-        res[..., r, c] = a
-        return [res]
-
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        g = out_grads[0]
-        r, c = _trian_index(ctx.xp, g.shape[-1], p.offset, p.lower)
-        return [ctx.xp.ascontiguousarray(g[..., r, c])]
 
 
 # --- factorisations -----------------------------------------------------------------

@@ -66,13 +66,12 @@ class MultiAllFinite(Op):
         return in_types, [np.dtype(np.float32)], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        _check_count(self.name, p, inputs)
         return [_finite_flag(ctx.xp, p, inputs, out)]
 
 
 def _check_count(name, p, in_shapes):
-    """A wrong number of arrays is a shape error, raised at the call (checked in
-    forward too: the inline path infers shapes only when the body fails)."""
+    """A wrong number of arrays is a shape error (a call's is raised when it is bound,
+    by operator.call; this one is for graphs loaded from JSON)."""
     if len(in_shapes) != p.num_arrays:
         raise ShapeError(f"{name}: num_arrays={p.num_arrays} but {len(in_shapes)} arrays "
                          "were given")
@@ -95,7 +94,6 @@ class MultiSumSq(Op):
         return in_types, [np.dtype(np.float32)], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        _check_count(self.name, p, inputs)
         xp = ctx.xp
         vals = [xp.square(a.astype(np.float32)).sum() for a in inputs]
         return [xp.asarray(xp.stack(vals), dtype=np.float32)]
@@ -120,7 +118,6 @@ class ResetArrays(Op):
         return in_types, [], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        _check_count(self.name, p, inputs)
         for a in inputs:
             a[...] = 0
         return []
@@ -175,6 +172,12 @@ class _MultiSGD(Op):
     def arguments(self, p):
         return [f"arg{i}" for i in range(self._n_inputs(p))]
 
+    def check_params(self, p):
+        if not self.preloaded and (len(p.lrs) != p.num_weights or
+                                   len(p.wds) != p.num_weights):
+            raise MXNetError(f"{self.name}: lrs and wds need num_weights="
+                             f"{p.num_weights} values, got {len(p.lrs)} and {len(p.wds)}")
+
     def infer_shape(self, p, in_shapes):
         k = self.per_weight
         if len(in_shapes) != self._n_inputs(p):
@@ -189,14 +192,7 @@ class _MultiSGD(Op):
 
     def forward(self, ctx, p, inputs, aux, out=None):
         xp, k = ctx.xp, self.per_weight
-        self.infer_shape(p, [a.shape for a in inputs])
-        if self.preloaded:
-            lrs, wds = (a.tolist() for a in inputs[-2:])
-        else:
-            lrs, wds = p.lrs, p.wds
-            if len(lrs) != p.num_weights or len(wds) != p.num_weights:
-                raise MXNetError(f"{self.name}: lrs and wds need num_weights="
-                                 f"{p.num_weights} values, got {len(lrs)} and {len(wds)}")
+        lrs, wds = (a.tolist() for a in inputs[-2:]) if self.preloaded else (p.lrs, p.wds)
         results = []
         for i in range(p.num_weights):
             group = inputs[i * k:(i + 1) * k]

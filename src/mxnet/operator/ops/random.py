@@ -184,7 +184,7 @@ class _NoInputSampler(Op):
         return []
 
     def parse(self, kwargs):
-        return self.params.parse(self.name, _drop_ctx(kwargs))
+        return super().parse(_drop_ctx(kwargs))
 
     def infer_shape(self, p, in_shapes):
         if p.shape is None or len(p.shape) == 0:

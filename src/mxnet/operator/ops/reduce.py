@@ -233,12 +233,11 @@ class Norm(Op):
                     keepdims=Bool(False))
     backward_uses = ("out_grad", "in_data", "out_data")
 
-    def _check(self, p):
+    def check_params(self, p):
         if p["ord"] not in (1, 2):
             raise MXNetError(f"norm: only ord=1 and ord=2 are supported, got ord={p['ord']}")
 
     def infer_shape(self, p, in_shapes):
-        self._check(p)
         s = in_shapes[0]
         if s is None:
             return [None], [None], []
@@ -251,7 +250,6 @@ class Norm(Op):
         return [t], [out], []
 
     def forward(self, ctx, p, inputs, aux):
-        self._check(p)
         xp, x = ctx.xp, inputs[0]
         axes = reduce_axes(self.name, x.shape, p["axis"])
         if p["ord"] == 1:

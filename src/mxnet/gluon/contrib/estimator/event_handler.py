@@ -15,9 +15,10 @@ import warnings
 
 import numpy as np
 
-from ....metric import CompositeEvalMetric, EvalMetric
-from ....metric import Loss as metric_loss
+from ....metric import CompositeEvalMetric, EvalMetric, Loss as metric_loss
 from .utils import check_metrics
+from ...._progress import progress_bar
+from ...block import HybridBlock
 
 __all__ = ["TrainBegin", "TrainEnd", "EpochBegin", "EpochEnd", "BatchBegin", "BatchEnd",
            "StoppingHandler", "MetricHandler", "ValidationHandler", "LoggingHandler",
@@ -233,7 +234,6 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         """Advance this epoch's progress bar (tqdm on a terminal, plain lines otherwise:
         mxnet._progress), opened on the epoch's first batch."""
         if self._bar is None:
-            from ...._progress import progress_bar
             self._bar = progress_bar(total=getattr(estimator, "_batches_per_epoch", None),
                                      desc=f"[Epoch {self.current_epoch}]", unit="batch",
                                      file=sys.stderr)
@@ -375,7 +375,6 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
                                       self.current_batch, name, self.best)
 
     def _save_symbol(self, estimator):
-        from ...block import HybridBlock
         net = estimator.net
         graph = getattr(net, "_cached_graph", ())
         if isinstance(net, HybridBlock) and graph:

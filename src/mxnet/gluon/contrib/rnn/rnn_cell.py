@@ -1,6 +1,7 @@
 """LSTMPCell (an LSTM whose recurrent state is a projection of its hidden state),
 VariationalDropoutCell (one dropout mask per sequence) and dynamic_unroll."""
 from ...rnn.rnn_cell import HybridRecurrentCell, ModifierCell, _mapping
+from .... import ndarray, symbol
 
 __all__ = ["LSTMPCell", "VariationalDropoutCell", "dynamic_unroll"]
 
@@ -113,7 +114,6 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
     are those of its last valid step. ``drop_inputs`` / ``drop_outputs`` apply one
     dropout mask per sequence. NDArray inputs are unrolled step by step; Symbol inputs
     (hybridized blocks) need ``F.contrib.foreach``."""
-    from .... import ndarray, symbol
     F = ndarray if isinstance(inputs, ndarray.NDArray) else symbol
     axis = layout.find("T")
     if axis < 0:

@@ -11,11 +11,11 @@ import warnings
 
 import numpy as np
 
-from .... import ndarray as nd
-from .... import recordio
+from .... import ndarray as nd, recordio
 from ....base import MXNetError, data_dir
 from ...data import dataset
 from ....io.idx import read_idx
+from ....backend import image_codec as codec
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
@@ -30,7 +30,6 @@ def _has_files(folder, names):
 
 
 def _imdecode(buf, flag):
-    from ....backend import image_codec as codec
     return nd.array(codec.decode(buf, flag=flag, to_rgb=True), dtype=np.uint8)
 
 

@@ -5,7 +5,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -49,16 +49,11 @@ class AlexNet(HybridBlock):
         return self.output(x)
 
 
+@pretrained_doc
 def alexnet(pretrained=False, ctx=cpu(), root=os.path.join(data_dir(), "models"), **kwargs):
     r"""AlexNet model.
 
     Parameters
     ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     return load_pretrained(AlexNet(**kwargs), "alexnet", pretrained, ctx, root)

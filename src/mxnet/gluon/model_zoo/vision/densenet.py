@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent, Identity
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
            "get_densenet"]
@@ -100,6 +100,7 @@ densenet_spec = {121: (64, 32, [6, 12, 24, 16]),
                  201: (64, 32, [6, 12, 48, 32])}
 
 
+@pretrained_doc
 def get_densenet(num_layers, pretrained=False, ctx=cpu(),
                  root=os.path.join(data_dir(), "models"), **kwargs):
     r"""Densenet-BC model with ``num_layers`` layers (121, 161, 169 or 201).
@@ -108,12 +109,6 @@ def get_densenet(num_layers, pretrained=False, ctx=cpu(),
     ----------
     num_layers : int
         Number of layers for the variant of densenet. Options are 121, 161, 169, 201.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     num_init_features, growth_rate, block_config = densenet_spec[num_layers]
     net = DenseNet(num_init_features, growth_rate, block_config, **kwargs)

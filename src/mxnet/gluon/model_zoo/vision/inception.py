@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["Inception3", "inception_v3"]
 
@@ -156,17 +156,12 @@ class Inception3(HybridBlock):
         return self.output(x)
 
 
+@pretrained_doc
 def inception_v3(pretrained=False, ctx=cpu(), root=os.path.join(data_dir(), "models"),
                  **kwargs):
     r"""Inception v3 model.
 
     Parameters
     ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     return load_pretrained(Inception3(**kwargs), "inceptionv3", pretrained, ctx, root)

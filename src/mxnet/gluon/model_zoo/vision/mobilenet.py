@@ -5,7 +5,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75",
            "mobilenet_v2_0_75", "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25",
@@ -141,6 +141,7 @@ def _version_suffix(multiplier):
     return suffix[:-1] if suffix in ("1.00", "0.50") else suffix
 
 
+@pretrained_doc
 def get_mobilenet(multiplier, pretrained=False, ctx=cpu(),
                   root=os.path.join(data_dir(), "models"), **kwargs):
     r"""MobileNet model with width ``multiplier``.
@@ -150,12 +151,6 @@ def get_mobilenet(multiplier, pretrained=False, ctx=cpu(),
     multiplier : float
         The width multiplier for controlling the model size. The actual number of
         channels is equal to the original channel size multiplied by this multiplier.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     return load_pretrained(MobileNet(multiplier, **kwargs),
                            f"mobilenet{_version_suffix(multiplier)}", pretrained, ctx, root)

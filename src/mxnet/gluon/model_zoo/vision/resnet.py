@@ -10,7 +10,7 @@ import os
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
            "BottleneckV2", "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1",
@@ -247,6 +247,7 @@ resnet_block_versions = [{"basic_block": BasicBlockV1, "bottle_neck": Bottleneck
                          {"basic_block": BasicBlockV2, "bottle_neck": BottleneckV2}]
 
 
+@pretrained_doc
 def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
                root=os.path.join(data_dir(), "models"), **kwargs):
     r"""ResNet V1 or V2 with ``num_layers`` layers (18, 34, 50, 101 or 152).
@@ -257,12 +258,6 @@ def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
         Version of ResNet. Options are 1, 2.
     num_layers : int
         Numbers of layers. Options are 18, 34, 50, 101, 152.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     assert num_layers in resnet_spec, \
         f"Invalid number of layers: {num_layers}. Options are {str(resnet_spec.keys())}"

@@ -6,7 +6,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from ...nn import HybridConcurrent
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1", "get_squeezenet"]
 
@@ -76,6 +76,7 @@ class SqueezeNet(HybridBlock):
         return self.output(x)
 
 
+@pretrained_doc
 def get_squeezenet(version, pretrained=False, ctx=cpu(),
                    root=os.path.join(data_dir(), "models"), **kwargs):
     r"""SqueezeNet model of ``version`` '1.0' or '1.1'.
@@ -84,12 +85,6 @@ def get_squeezenet(version, pretrained=False, ctx=cpu(),
     ----------
     version : str
         Version of squeezenet. Options are '1.0', '1.1'.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     return load_pretrained(SqueezeNet(version, **kwargs), f"squeezenet{version}", pretrained,
                            ctx, root)

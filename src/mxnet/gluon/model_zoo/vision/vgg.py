@@ -6,7 +6,7 @@ from ....context import cpu
 from ....initializer import Xavier
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir, load_pretrained
+from ..model_store import data_dir, load_pretrained, pretrained_doc
 
 __all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn",
            "vgg19_bn", "get_vgg"]
@@ -67,6 +67,7 @@ vgg_spec = {11: ([1, 1, 2, 2, 2], [64, 128, 256, 512, 512]),
             19: ([2, 2, 4, 4, 4], [64, 128, 256, 512, 512])}
 
 
+@pretrained_doc
 def get_vgg(num_layers, pretrained=False, ctx=cpu(), root=os.path.join(data_dir(), "models"),
             **kwargs):
     r"""VGG model with ``num_layers`` layers (11, 13, 16 or 19); ``batch_norm=True``
@@ -76,12 +77,6 @@ def get_vgg(num_layers, pretrained=False, ctx=cpu(), root=os.path.join(data_dir(
     ----------
     num_layers : int
         Number of layers for the variant of VGG. Options are 11, 13, 16, 19.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model (from ``root``).
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
     layers, filters = vgg_spec[num_layers]
     suffix = "_bn" if kwargs.get("batch_norm") else ""
