@@ -433,7 +433,7 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
         src = by_name[name].data().as_in_context(ctx)
         want = _dtype_of(attrs.get(name, {}), src.dtype)
         param.cast(want)
-        param._load_init(src.astype(want), ctx) if hasattr(param, "_load_init") else None
+        param._load_init(src.astype(want), ctx)
         if name not in arg_names:
             param.grad_req = "null"
     return result
