@@ -219,27 +219,31 @@ def _wrap_nd(op_name, fn, policy):
 
 
 def _wrap_sym(op_name, fn, policy):
+    """Symbolic wrapper: build the node first (so the weight/bias variables the
+    function creates itself are covered too), then route its arguments (not its
+    auxiliary states) through amp_cast, or one amp_multicast for widest-type ops."""
     from ... import symbol as sym
     Symbol = sym.Symbol
 
     def call(*args, **kwargs):
         kind = policy.kind(op_name, kwargs)
-        if kind is None:
-            return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+        if kind is None or not isinstance(out, Symbol):
+            return out
+        node = out._outputs[0][0]
+        n_args = node.num_args()
+        args_in, aux_in = node.inputs[:n_args], node.inputs[n_args:]
         if kind == "widest":
-            found = []
-            _map_inputs(args, kwargs, lambda v: found.append(v) if isinstance(v, Symbol) else v)
-            if len(found) < 2:
-                return fn(*args, **kwargs)
-            cast_all = sym.amp_multicast(*found, num_outputs=len(found))
-            replace = {id(s): cast_all[i] for i, s in enumerate(found)}
-            args, kwargs = _map_inputs(args, kwargs, lambda v: replace.get(id(v), v))
-            return fn(*args, **kwargs)
-        dtype = policy.target if kind == "lp16" else np.dtype(np.float32)
-        args, kwargs = _map_inputs(
-            args, kwargs,
-            lambda v: sym.amp_cast(v, dtype=dtype.name) if isinstance(v, Symbol) else v)
-        return fn(*args, **kwargs)
+            if len(args_in) < 2:
+                return out
+            cast = sym.amp_multicast(*[Symbol([e]) for e in args_in],
+                                     num_outputs=len(args_in))
+            node.inputs = list(cast._outputs) + aux_in
+            return out
+        dtype = (policy.target if kind == "lp16" else np.dtype(np.float32)).name
+        node.inputs = [sym.amp_cast(Symbol([e]), dtype=dtype)._outputs[0]
+                       for e in args_in] + aux_in
+        return out
     return call
 
 
