@@ -19,11 +19,11 @@ raises MXNetError saying so.
 """
 import contextlib
 import logging
-import threading
 
 import numpy as np
 
 from ...base import MXNetError, DTYPE_TO_FLAG
+from . import lists  # noqa: F401  (amp.lists, as in MXNet)
 from .lists import symbol_bf16, symbol_fp16
 from .loss_scaler import LossScaler
 
@@ -33,7 +33,9 @@ __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
            "list_conditional_fp32_ops", "list_widest_type_cast",
            "list_loss_output_functions", "list_lp16_use_fp32_params"]
 
-_state = threading.local()
+class _AMPListError(MXNetError, AssertionError):
+    """Bad AMP operator lists (an AssertionError in MXNet 1.9.1, kept catchable as
+    both)."""
 _amp_initialized = False
 _amp_target = None
 _wrapped = []          # (namespace, name, original) so a test can undo init()
@@ -141,11 +143,11 @@ def _check_lists(target, lp16_ops, fp32_ops, conditional_fp32_ops):
     for what, ops in (("target_dtype_ops", lp16_ops), ("fp32_ops", fp32_ops),
                       ("conditional_fp32_ops", conditional_fp32_ops)):
         if not isinstance(ops, list):
-            raise MXNetError(f"AMP: {what} should be a list, got {type(ops).__name__}")
+            raise _AMPListError(f"AMP: {what} should be a list, got {type(ops).__name__}")
     for item in conditional_fp32_ops:
         if not (isinstance(item, (tuple, list)) and len(item) == 3 and isinstance(item[0], str)
                 and isinstance(item[1], str) and isinstance(item[2], list)):
-            raise MXNetError("AMP: conditional_fp32_ops should be a list of "
+            raise _AMPListError("AMP: conditional_fp32_ops should be a list of "
                              "(str, str, list of str)")
     cond_names = [c[0] for c in conditional_fp32_ops]
     for a, an, b, bn in ((lp16_ops, "target_dtype_ops", fp32_ops, "fp32_ops"),
@@ -153,13 +155,13 @@ def _check_lists(target, lp16_ops, fp32_ops, conditional_fp32_ops):
                          (cond_names, "conditional_fp32_ops", fp32_ops, "fp32_ops")):
         common = set(a) & set(b)
         if common:
-            raise MXNetError(f"AMP: ops cannot be in two lists; {an} and {bn} share "
+            raise _AMPListError(f"AMP: ops cannot be in two lists; {an} and {bn} share "
                              f"{sorted(common)}")
     known = set(list_lp16_ops(target) + list_fp32_ops(target) + list_lp16_fp32_ops(target)
                 + [c[0] for c in list_conditional_fp32_ops(target)])
     unknown = set(lp16_ops + fp32_ops + cond_names) - known
     if unknown:
-        raise MXNetError(f"AMP: {sorted(unknown)} are in none of AMP's operator lists "
+        raise _AMPListError(f"AMP: {sorted(unknown)} are in none of AMP's operator lists "
                          "(list_lp16_ops, list_fp32_ops, list_lp16_fp32_ops, "
                          "list_conditional_fp32_ops)")
 
@@ -377,9 +379,13 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
 
 
 def _dtype_of(node_attrs, default=np.float32):
-    code = node_attrs.get("__dtype__")
+    """The dtype a graph's ``__dtype__`` attribute stores a variable in (default when
+    absent or -1, unknown)."""
     from ...base import FLAG_TO_DTYPE
-    return np.dtype(FLAG_TO_DTYPE[int(code)]) if code is not None else np.dtype(default)
+    code = node_attrs.get("__dtype__")
+    if code is None or int(code) < 0:
+        return np.dtype(default)
+    return np.dtype(FLAG_TO_DTYPE[int(code)])
 
 
 def _cast_params(sym, params):
@@ -446,35 +452,32 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
 def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype_ops=None,
                              fp32_ops=None, conditional_fp32_ops=None,
                              excluded_sym_names=None, cast_optional_params=False):
-    """A BucketingModule whose every bucket's symbol is converted by
-    ``convert_symbol``, holding ``bucketing_mod``'s parameters cast accordingly. The
-    source module must be bound with parameters."""
+    """A new (unbound) BucketingModule whose buckets run ``convert_symbol``'s version of
+    ``bucketing_mod``'s symbols, holding its parameters cast accordingly. The source
+    module must be bound with initialized parameters."""
     from ...module import BucketingModule
     _check_target(target_dtype)
     if not (bucketing_mod.binded and bucketing_mod.params_initialized):
         raise MXNetError("convert_bucketing_module: the module must be bound and its "
                          "parameters initialized")
     arg_params, aux_params = bucketing_mod.get_params()
-    original_gen = bucketing_mod._sym_gen
     options = dict(target_dtype=target_dtype, target_dtype_ops=target_dtype_ops,
                    fp32_ops=fp32_ops, conditional_fp32_ops=conditional_fp32_ops,
                    excluded_sym_names=excluded_sym_names,
                    cast_optional_params=cast_optional_params)
+    original_gen = bucketing_mod._sym_gen
 
     def sym_gen(key):
         sym, data_names, label_names = original_gen(key)
-        converted, _, _ = convert_model(sym, arg_params, aux_params, **options)
-        return converted, data_names, label_names
+        return convert_model(sym, arg_params, aux_params, **options)[0], data_names, label_names
 
-    default_sym = sym_gen(bucketing_mod._default_bucket_key)[0]
-    result = BucketingModule(sym_gen, default_bucket_key=bucketing_mod._default_bucket_key,
-                             logger=bucketing_mod.logger, context=bucketing_mod._context,
-                             work_load_list=bucketing_mod._work_load_list,
-                             fixed_param_names=bucketing_mod._fixed_param_names,
-                             state_names=bucketing_mod._state_names)
-    curr = bucketing_mod._curr_module
-    result.bind(curr.data_shapes, curr.label_shapes, for_training=bucketing_mod.for_training,
-                inputs_need_grad=bucketing_mod.inputs_need_grad)
-    result.set_params(_cast_params(default_sym, arg_params),
-                      _cast_params(default_sym, aux_params), allow_missing=False)
-    return result
+    sym_dict = {key: sym_gen(key)[0] for key in bucketing_mod._buckets}
+    default = sym_dict[bucketing_mod._default_bucket_key]
+    return BucketingModule.load_dict(
+        sym_dict, sym_gen=sym_gen, default_bucket_key=bucketing_mod._default_bucket_key,
+        arg_params=_cast_params(default, arg_params),
+        aux_params=_cast_params(default, aux_params),
+        logger=bucketing_mod.logger, context=bucketing_mod._context,
+        work_load_list=bucketing_mod._work_load_list,
+        fixed_param_names=bucketing_mod._fixed_param_names,
+        state_names=bucketing_mod._state_names)

@@ -11,7 +11,7 @@ sequence follow MXNet 1.9.1's pass.
 """
 import numpy as np
 
-from ...base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError
+from ...base import DTYPE_TO_FLAG, FLAG_TO_DTYPE
 from ...operator.registry import get_op
 
 __all__ = ["convert_graph"]
@@ -49,7 +49,6 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
     new_of = {}          # id(old node) -> new node
     dtype_of = {}        # (id(new node), index) -> dtype or None
     casts = {}           # (id(new node), index, dtype name) -> cast node
-    cast_users = {}      # id(cast node) -> number of consumers
     params = []          # new parameter variable nodes
 
     def cast(entry, dtype):
@@ -63,8 +62,6 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
                         {"dtype": dtype.name}, {}, [entry])
             casts[key] = made
             dtype_of[(id(made), 0)] = dtype
-            cast_users[id(made)] = 0
-        cast_users[id(made)] += 1
         return (made, 0)
 
     def cast_to(entries, dtype):
@@ -82,9 +79,10 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
             new = old.copy()
             if old.name not in data_names:
                 new.attrs = dict(new.attrs)
-                new.attrs.setdefault("__dtype__", str(DTYPE_TO_FLAG[f32]))
                 params.append(new)
-                dt = np.dtype(FLAG_TO_DTYPE[int(new.attrs["__dtype__"])])
+                # an untyped parameter is float32 in the float32 graph being converted;
+                # its stored __dtype__ is decided by inference afterwards
+                dt = _var_dtype(new) or f32
             else:
                 dt = f32
             new_of[id(old)] = new
@@ -122,29 +120,73 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
             dtype_of[(id(new), k)] = t
 
     heads = [(new_of[id(n)], i) for n, i in sym._outputs]
+    _fix_param_dtypes(Symbol(heads), params, data_names)
     if cast_optional_params:
-        _store_params_in_target(heads, params, casts, cast_users, target)
+        _store_params_in_target(heads, params, casts, target)
     return Symbol(heads)
 
 
-def _store_params_in_target(heads, params, casts, cast_users, target):
-    """Parameters whose only consumers are target-dtype casts are stored in the target
-    dtype: the casts go and their consumers read the parameter directly."""
+def _fix_param_dtypes(converted, params, data_names):
+    """Every parameter gets a ``__dtype__``: the one it had, else the type the
+    converted graph infers for it from float32 data (a parameter read by an op that
+    now runs in float16 becomes float16), else float32."""
+    untyped = [v for v in params if _var_dtype(v) is None]
+    if not untyped:
+        return
+    known = {n: "float32" for n in converted.list_inputs() if n in data_names}
+    try:
+        arg_t, _, aux_t = converted.infer_type_partial(**known)
+    except Exception:            # inference fails on this graph: keep float32
+        arg_t, aux_t = None, None
+    inferred = {}
+    if arg_t is not None:
+        inferred.update(zip(converted.list_arguments(), arg_t))
+        inferred.update(zip(converted.list_auxiliary_states(), aux_t))
+    for var in untyped:
+        t = inferred.get(var.name)
+        var.attrs["__dtype__"] = str(DTYPE_TO_FLAG[np.dtype(t) if t is not None else
+                                                   np.dtype(np.float32)])
+
+
+def _var_dtype(node):
+    code = node.attrs.get("__dtype__")
+    if code is None or int(code) < 0:
+        return None
+    return np.dtype(FLAG_TO_DTYPE[int(code)])
+
+
+def _wants_target(consumer, target):
+    """Would this consumer of a parameter read it in the target dtype anyway? An
+    amp_cast to the target does; so does an amp_multicast of variables one of which
+    is already stored in the target dtype."""
+    name = consumer.op.name if consumer.op is not None else None
+    if name == "amp_cast":
+        return consumer.params.dtype == target.name
+    if name == "amp_multicast":
+        srcs = [src for src, _ in consumer.inputs]
+        return all(src.op is None for src in srcs) and \
+            any(_var_dtype(src) == target for src in srcs)
+    return False
+
+
+def _store_params_in_target(heads, params, casts, target):
+    """Parameters whose every consumer reads them in the target dtype are stored in
+    it; the casts this pass inserted after them go and their consumers read the
+    parameter directly (casts already in the source graph stay, now no-ops)."""
     from ...symbol.graph import topo_order
     order = topo_order([n for n, _ in heads])
     users = {}
     for node in order:
         for src, _ in node.inputs:
             users.setdefault(id(src), []).append(node)
-    cast_ids = {id(c) for c in casts.values()}
+    inserted = {id(c) for c in casts.values()}
     for var in params:
         consumers = users.get(id(var), [])
-        if not consumers or not all(id(c) in cast_ids and c.given.get("dtype") == target.name
-                                    for c in consumers):
+        if not consumers or not all(_wants_target(c, target) for c in consumers):
             continue
         var.attrs["__dtype__"] = str(DTYPE_TO_FLAG[target])
         for c in consumers:
+            if id(c) not in inserted:
+                continue
             for node in users.get(id(c), []):
                 node.inputs = [(var, 0) if src is c else (src, k) for src, k in node.inputs]
-    if any(n is None for n, _ in heads):
-        raise MXNetError("AMP conversion lost a graph output")
