@@ -151,10 +151,104 @@ def test_convert_hybrid_block_matches_float32():
     for cop in (False, True):
         conv = amp.convert_hybrid_block(blk, ctx=mx.cpu(), cast_optional_params=cop)
         out = conv(x)
-        assert out.dtype == np.float16          # Dense (an fp16 op) is the last layer
+        assert out.dtype == np.float32          # outputs are cast back to float32
         np.testing.assert_allclose(out.asnumpy().astype(np.float32), ref,
                                    rtol=2e-2, atol=2e-2)
         dtypes = {p.name: p.data().dtype for p in conv.collect_params().values()}
         fc_w = [n for n in dtypes if n.endswith("weight") and "dense" in n][0]
         assert dtypes[fc_w] == (np.float16 if cop else np.float32)
         assert all(dtypes[n] == np.float32 for n in dtypes if "batchnorm" in n)
+
+
+def test_convert_hybrid_block_rnn():
+    """MXNet's test_amp_conversion_rnn on CPU (input_size given: pymxnet cannot yet
+    defer an LSTM's input size in a hybridized graph)."""
+    model = mx.gluon.nn.HybridSequential()
+    model.add(mx.gluon.rnn.LSTM(hidden_size=10, num_layers=2, bidirectional=True,
+                                input_size=4))
+    model.add(mx.gluon.nn.Dense(2))
+    model.initialize()
+    model.hybridize()
+    x = mx.nd.ones((2, 3, 4))
+    out = model(x)
+    converted = amp.convert_hybrid_block(model, ctx=mx.cpu())
+    out2 = converted(x)
+    assert out2.dtype == np.float32
+    mx.test_utils.assert_almost_equal(out.asnumpy(), out2.asnumpy(), atol=1e-2, rtol=1e-2)
+
+
+def test_mxnet_fp16_casting_cases():
+    """MXNet's test_fp16_casting (cast_optional_params with amp_cast / amp_multicast
+    already in the graph), on CPU."""
+    def arg_dtypes(sym, **shapes):
+        return [a.dtype for a in sym.simple_bind(ctx=mx.cpu(), **shapes).arg_arrays]
+
+    data = mx.sym.var("data")
+    out1 = mx.sym.amp_cast(data, dtype="float16")
+    out2 = mx.sym.amp_cast(data, dtype="float32")
+    out3 = mx.sym.amp_cast(data, dtype="float16")
+    res = amp.convert_symbol(mx.sym.Group([out1, out2]), data_names=[],
+                             cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2))[0] == np.float32
+    res = amp.convert_symbol(mx.sym.Group([out1, out3]), data_names=[],
+                             cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2))[0] == np.float16
+
+    data = mx.sym.var("data", dtype=np.float32)
+    data2 = mx.sym.var("data2", dtype=np.float16)
+    res = amp.convert_symbol(mx.sym.amp_multicast(data, data2, num_outputs=2),
+                             cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2), data2=(1, 2))[0] == np.float16
+
+    data3 = mx.sym.var("data3", dtype=np.float16)
+    out5 = mx.sym.amp_multicast(data, mx.sym.elemwise_add(data2, data3), num_outputs=2)
+    res = amp.convert_symbol(out5, target_dtype_ops=[], fp32_ops=[], cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2), data2=(1, 2), data3=(1, 2))[0] == np.float32
+
+    d16, d32 = mx.sym.var("data", dtype=np.float16), mx.sym.var("data2", dtype=np.float32)
+    out7 = mx.sym.Group([mx.sym.amp_multicast(d16, d32, num_outputs=2),
+                         mx.sym.amp_cast(d16, dtype="float16")])
+    res = amp.convert_symbol(out7, target_dtype_ops=[], fp32_ops=[], cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2), data2=(1, 2))[0] == np.float16
+    d32, d16 = mx.sym.var("data", dtype=np.float32), mx.sym.var("data2", dtype=np.float16)
+    out8 = mx.sym.Group([mx.sym.amp_multicast(d32, d16, num_outputs=2),
+                         mx.sym.amp_cast(d32, dtype="float16")])
+    res = amp.convert_symbol(out8, target_dtype_ops=[], fp32_ops=[], cast_optional_params=True)
+    assert arg_dtypes(res, data=(1, 2), data2=(1, 2))[0] == np.float16
+
+    a, b = mx.sym.var("data"), mx.sym.var("data2")
+    a._set_attr(__dtype__="-1")
+    b._set_attr(__dtype__="-1")
+    with mx.name.NameManager():
+        out = mx.sym.split(mx.sym.concat(a, b), axis=1, num_outputs=2)
+    conv = amp.convert_symbol(out)
+    assert [(n["op"], n["name"]) for n in json.loads(conv.tojson(remove_amp_cast=False))[
+        "nodes"]] == [("null", "data"), ("null", "data2"), ("amp_multicast", "data_amp_multicast"),
+                      ("Concat", "concat0"), ("SliceChannel", "split0"),
+                      ("amp_cast", "split0_output0_amp_cast_float32"),
+                      ("amp_cast", "split0_output1_amp_cast_float32")]
+
+
+def test_module_with_converted_model():
+    """MXNet's test_module_backward_compatibility on CPU: a parameter read by an op
+    that now sees float16 data is stored as float16."""
+    data = mx.sym.var("data")
+    conv = mx.sym.Convolution(data, num_filter=10, kernel=(2, 3))
+    bn = mx.sym.BatchNorm(conv, fix_gamma=False, name="conv0_batchnorm")
+    fc = mx.sym.FullyConnected(bn, num_hidden=10, name="fullyconnected")
+    mod = mx.mod.Module(fc, data_names=["data"], label_names=None, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (1, 3, 16, 16))])
+    mod.init_params()
+    sym, args, aux = amp.convert_model(mod._symbol, mod._arg_params, mod._aux_params,
+                                       target_dtype_ops=["Convolution"])
+    assert args["fullyconnected_weight"].dtype == np.float16
+    assert args["convolution0_weight"].dtype == np.float32
+    mod2 = mx.mod.Module(sym, data_names=["data"], label_names=None, context=mx.cpu())
+    mod2.bind(data_shapes=[("data", (1, 3, 16, 16))], for_training=False)
+    mod2.set_params(args, aux)
+    x = mx.nd.array(np.random.default_rng(0).normal(size=(1, 3, 16, 16)))
+    mod.forward(mx.io.DataBatch([x]), is_train=False)
+    mod2.forward(mx.io.DataBatch([x]), is_train=False)
+    assert mod2.get_outputs()[0].dtype == np.float32
+    np.testing.assert_allclose(mod2.get_outputs()[0].asnumpy(),
+                               mod.get_outputs()[0].asnumpy(), rtol=2e-2, atol=2e-2)

@@ -1,7 +1,8 @@
 """The offline AMP graph pass: copy a float32 Symbol, inserting cast nodes.
 
 Walks the graph in topological order tracking each entry's dtype (data inputs are
-float32; parameters float32 unless their ``__dtype__`` says otherwise). Before each
+float32; parameters float32 unless their ``__dtype__`` says otherwise, -1 being
+unknown). Before each
 operator node its inputs are cast as its list says: to the target dtype, to
 float32, or (widest-type ops) to the widest known input type. A cast is only
 inserted where the input's type differs (or is unknown) and is shared: one
@@ -82,7 +83,8 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
                 params.append(new)
                 # an untyped parameter is float32 in the float32 graph being converted;
                 # its stored __dtype__ is decided by inference afterwards
-                dt = _var_dtype(new) or f32
+                # (an explicit __dtype__ of -1 means unknown)
+                dt = _var_dtype(new) if "__dtype__" in new.attrs else f32
             else:
                 dt = f32
             new_of[id(old)] = new
@@ -102,7 +104,8 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
                 mc_in = [e for e, t in zip(args, types) if t is None or _is_float(t)]
                 if len(mc_in) > 1:
                     p = multicast_op.parse({"num_outputs": len(mc_in)})
-                    mc = Node(multicast_op, f"{old.name}_amp_multicast", p,
+                    first = mc_in[0][0].output_names()[mc_in[0][1]]
+                    mc = Node(multicast_op, f"{first}_amp_multicast", p,
                               {"num_outputs": len(mc_in)}, {}, mc_in)
                     for k in range(len(mc_in)):
                         dtype_of[(id(mc), k)] = None
@@ -119,7 +122,12 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
         for k, t in enumerate(_infer_out_types(new, in_types)):
             dtype_of[(id(new), k)] = t
 
+    # graph outputs not known to be float32 are cast back to it (as MXNet does)
     heads = [(new_of[id(n)], i) for n, i in sym._outputs]
+    heads = [e if dtype_of.get((id(e[0]), e[1])) == f32 or
+             (dtype_of.get((id(e[0]), e[1])) is not None and
+              not _is_float(dtype_of[(id(e[0]), e[1])])) else cast(e, f32)
+             for e in heads]
     _fix_param_dtypes(Symbol(heads), params, data_names)
     if cast_optional_params:
         _store_params_in_target(heads, params, casts, target)
