@@ -252,3 +252,31 @@ def test_module_with_converted_model():
     assert mod2.get_outputs()[0].dtype == np.float32
     np.testing.assert_allclose(mod2.get_outputs()[0].asnumpy(),
                                mod.get_outputs()[0].asnumpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_convert_bucketing_module():
+    def sym_gen(key):
+        data = mx.sym.var("data")
+        fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+        return mx.sym.SoftmaxOutput(fc, name="softmax"), ("data",), ("softmax_label",)
+
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=5, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (2, 5))], label_shapes=[("softmax_label", (2,))],
+             for_training=False)
+    mod.init_params(mx.init.Xavier())
+    x = mx.nd.array(np.random.default_rng(0).normal(size=(2, 5)))
+    batch = mx.io.DataBatch([x], [mx.nd.zeros((2,))], bucket_key=5,
+                            provide_data=[("data", (2, 5))],
+                            provide_label=[("softmax_label", (2,))])
+    mod.forward(batch, is_train=False)
+    ref = mod.get_outputs()[0].asnumpy()
+    with pytest.raises(MXNetError, match="bound"):
+        amp.convert_bucketing_module(mx.mod.BucketingModule(sym_gen, default_bucket_key=5))
+    conv = amp.convert_bucketing_module(mod)
+    assert not conv.binded
+    conv.bind(data_shapes=[("data", (2, 5))], label_shapes=[("softmax_label", (2,))],
+              for_training=False)
+    conv.forward(batch, is_train=False)
+    ops = [n.op.name for n in conv._curr_module._symbol._topo() if n.op is not None]
+    assert ops.count("amp_cast") == 4          # data, weight, bias to fp16; fc out to fp32
+    np.testing.assert_allclose(conv.get_outputs()[0].asnumpy(), ref, rtol=2e-2, atol=2e-3)
