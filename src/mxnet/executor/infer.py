@@ -186,6 +186,9 @@ def infer_shape_pass(graph, known):
         a = [_as_shape(s) for s in a]
         if any(s is not None and s is not v for s, v in zip(arg_shapes, visible)):
             a = _fill_from_outputs(node, arg_shapes, visible, a, out_shapes)
+        back = getattr(node.op, "infer_shape_from_outputs", None)   # e.g. amp_cast
+        if back is not None and any(s is None for s in a):
+            a = [_as_shape(s) for s in back(node.params, a, out_shapes)]
         return a, [_as_shape(s) for s in o], [_as_shape(s) for s in x]
 
     graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape")

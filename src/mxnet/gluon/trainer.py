@@ -266,6 +266,9 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)   # set by amp.init_trainer
+        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
+            return          # inf/NaN gradients under AMP: skip this update
         on_kv = self._kvstore and self._update_on_kvstore
         updates = [[] for _ in self._updaters]
         for i, param in enumerate(self._params):

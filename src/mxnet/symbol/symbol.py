@@ -329,13 +329,13 @@ class Symbol(OpMethods):
     def tojson(self, remove_amp_cast=True):
         """The graph as MXNet 1.x symbol JSON."""
         from .json_io import to_json
-        return to_json(self)
+        return to_json(_without_amp_casts(self) if remove_amp_cast else self)
 
     def save(self, fname, remove_amp_cast=True):
         """Write the graph to fname as MXNet 1.x symbol JSON (``*-symbol.json``)."""
         if not isinstance(fname, str):
             raise TypeError("fname needs to be a string")
-        write_text(fname, self.tojson())
+        write_text(fname, self.tojson(remove_amp_cast))
 
     def debug_str(self):
         """A readable listing of the graph (outputs, variables, operators)."""
@@ -379,6 +379,29 @@ class Symbol(OpMethods):
     def get_backend_symbol(self, backend):
         raise MXNetError(f"Symbol.get_backend_symbol: backend {backend!r} is not "
                          "supported by pymxnet")
+
+
+def _without_amp_casts(symbol):
+    """A copy of symbol with its amp_cast / amp_multicast nodes bypassed (what MXNet
+    saves by default: the float32 graph AMP was applied to)."""
+    order = symbol._topo()
+    if not any(n.op is not None and n.op.name in ("amp_cast", "amp_multicast")
+               for n in order):
+        return symbol
+    new = {}
+
+    def source(entry):
+        node, k = entry
+        while node.op is not None and node.op.name in ("amp_cast", "amp_multicast"):
+            node, k = node.inputs[k]
+        return (new[id(node)], k)
+    for node in order:
+        if node.op is not None and node.op.name in ("amp_cast", "amp_multicast"):
+            continue
+        copy = node.copy()
+        copy.inputs = [source(e) for e in node.inputs]
+        new[id(node)] = copy
+    return Symbol([source(e) for e in symbol._outputs])
 
 
 def _listed(attrs):

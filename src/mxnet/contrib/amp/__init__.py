@@ -1,7 +1,13 @@
-"""mx.contrib.amp: automatic mixed precision (MXNet 1.9.1 names).
+"""mx.contrib.amp: automatic mixed precision (MXNet 1.9.1's names).
 
-pymxnet does not implement AMP yet: the package imports (code that only imports it
-keeps working) and every function raises NotImplementedError naming itself.
+``amp.init()`` makes the ``mx.nd``/``mx.sym`` operators (and so Gluon) cast their
+inputs per the operator lists in ``lists/``; ``init_trainer``/``scale_loss``/``unscale``
+add dynamic loss scaling; ``convert_symbol``/``convert_model``/``convert_hybrid_block``/
+``convert_bucketing_module`` convert float32 models offline. The target dtype is
+float16 (CPU through NumPy, GPU through CuPy); bfloat16 raises MXNetError because
+pymxnet arrays have no bfloat16 type.
 """
 from . import amp  # noqa: F401
+from . import lists  # noqa: F401
+from . import loss_scaler  # noqa: F401
 from .amp import *  # noqa: F401,F403

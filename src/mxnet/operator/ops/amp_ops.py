@@ -36,6 +36,11 @@ class AmpCast(Op):
     params = Schema(dtype=_AmpDType(enum=_AMP_TYPES))
     backward_uses = ("out_grad", "in_data")
 
+    def infer_shape_from_outputs(self, p, in_shapes, out_shapes):
+        """The output has the input's shape, so a known output shape gives the input's
+        (a parameter read only through amp_cast still gets its shape)."""
+        return [s if s is not None else o for s, o in zip(in_shapes, out_shapes)]
+
     def infer_type(self, p, in_types):
         t = in_types[0]
         return [t], [_target(p) if _is_float(t) else t], []
@@ -74,6 +79,10 @@ class AmpMulticast(Op):
             raise MXNetError(f"amp_multicast: num_outputs={p.num_outputs} but "
                              f"{len(in_shapes)} inputs were given")
         return in_shapes, list(in_shapes), []
+
+    def infer_shape_from_outputs(self, p, in_shapes, out_shapes):
+        """Output i has input i's shape."""
+        return [s if s is not None else o for s, o in zip(in_shapes, out_shapes)]
 
     def infer_type(self, p, in_types):
         c = self._common(p, in_types)
