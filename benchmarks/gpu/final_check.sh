@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 ROOT=$(pwd)
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 PY=${PY:-python3}
-TOTAL_BUDGET=${TOTAL_BUDGET:-265}
+TOTAL_BUDGET=${TOTAL_BUDGET:-340}
 WORK=$(mktemp -d /tmp/final_check.XXXX)     # logs that go into logs.tar.gz
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
@@ -89,15 +89,17 @@ if [ "$NGPU" -gt 0 ]; then
     cp "$WORK/gpu_ops.md" "$OUT/gpu_ops.md" 2>/dev/null
 
     # --- 4. training throughput, ResNet-50 first ------------------------------------------------
-    step gpu-train 115 "$WORK/gpu_train.log" "$PY" benchmarks/gpu_train.py --quick \
+    step gpu-train 170 "$WORK/gpu_train.log" "$PY" benchmarks/gpu_train.py --quick \
         --models resnet50,resnet18,cnn --timeout 45 --out "$WORK/train"
     cp "$WORK/train/gpu_train.md" "$OUT/gpu_train.md" 2>/dev/null
     cp "$WORK/train/gpu_train.json" "$WORK/gpu_train.json" 2>/dev/null
 
-    # ===== 5. AMP step (the `gpu` helper's, merged by the coordinator) ======================
-    # Put its table into $OUT/gpu_train.md (append) and its logs under $WORK, so that
-    # at most 7 files come back.
-    # ===== end AMP step =========================================================================
+    # --- 5. AMP: the float16 rows are gpu_train's 'amp' cases (step 4) ------------------------
+    # every operator case of tests/opcheck.py on the GPU (CPU vs GPU vs NumPy reference):
+    # check_consistency for every registered operator; -v so a cut-off run still shows
+    # each finished item
+    step opcheck-gpu 45 "$OUT/tests.log" "$PY" -m pytest -v --no-header -p no:cacheprovider \
+        -n 8 -k "gpu" tests/operator
 
     # --- 6. profile of one hybridized ResNet-50 step ------------------------------------------
     step profile 40 "$WORK/profile.log" "$PY" benchmarks/gpu/profile_step.py \
