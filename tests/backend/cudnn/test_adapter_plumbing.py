@@ -48,6 +48,8 @@ def _fake_cupy():
     cp.ascontiguousarray = lambda a: _wrap(np.ascontiguousarray(a))
     cp.sqrt = lambda a: _wrap(np.sqrt(np.asarray(a)))
     cp.divide = lambda a, b, out=None: np.divide(a, np.asarray(b), out=out)
+    # the current device, as cupy.cuda.Device() gives it (the adapters key caches by it)
+    cp.cuda = types.SimpleNamespace(Device=lambda *a: types.SimpleNamespace(id=0))
 
     def elementwise(in_params, out_params, body, name):
         def run(mean, invstd, m, eps, mm, mv):
