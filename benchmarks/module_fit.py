@@ -70,6 +70,57 @@ def worker(model, data_file, epochs):
             f"{model} test accuracy": acc}
 
 
+def worker_torch(model, data_file, epochs):
+    """The same networks, initialisation (Xavier uniform, zero bias), optimiser, batch
+    size, shuffling and per-batch accuracy metric in PyTorch (eager)."""
+    import numpy as np
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as F
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    torch.manual_seed(0)
+    d = np.load(data_file)
+    if model == "mlp":
+        net = tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 128), tnn.ReLU(),
+                             tnn.Linear(128, 64), tnn.ReLU(), tnn.Linear(64, 10))
+    else:
+        net = tnn.Sequential(tnn.Conv2d(1, 20, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Conv2d(20, 50, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Flatten(), tnn.Linear(800, 500), tnn.Tanh(),
+                             tnn.Linear(500, 10))
+    for m in net.modules():
+        if isinstance(m, (tnn.Linear, tnn.Conv2d)):
+            tnn.init.xavier_uniform_(m.weight)   # = mx.init.Xavier() (uniform, avg, 3)
+            tnn.init.zeros_(m.bias)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    tx, ty = torch.from_numpy(d["train_x"]), torch.from_numpy(d["train_y"]).long()
+    n = len(ty) // BATCH * BATCH
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        perm = torch.randperm(len(ty))
+        correct = 0
+        net.train()
+        for j in range(0, n, BATCH):
+            idx = perm[j:j + BATCH]
+            x, y = tx[idx], ty[idx]
+            opt.zero_grad()
+            out = net(x)
+            F.cross_entropy(out, y).backward()
+            opt.step()
+            correct += int((out.argmax(1) == y).sum())    # the "acc" metric per batch
+    fit_s = time.perf_counter() - t0
+    vx, vy = torch.from_numpy(d["test_x"]), torch.from_numpy(d["test_y"]).long()
+    net.eval()
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        right = sum(int((net(vx[j:j + BATCH]).argmax(1) == vy[j:j + BATCH]).sum())
+                    for j in range(0, len(vy), BATCH))
+    score_s = time.perf_counter() - t0
+    return {f"{model} fit samples/s": n * epochs / fit_s,
+            f"{model} score samples/s": len(vy) / score_s,
+            f"{model} test accuracy": right / len(vy)}
+
+
 def load_data(n_train, n_test, path):
     sys.path.insert(0, harness.SRC)
     import numpy as np
@@ -91,7 +142,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "module_fit.md"))
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.model, args.data, args.epochs)))
+        run = worker_torch if args.worker == "pytorch" else worker
+        res = run(args.model, args.data, args.epochs)
+        res[f"{args.model} peak RSS MB"] = harness.peak_rss_mb()
+        print(json.dumps(res))
         return
     me = os.path.abspath(__file__)
     runs = {}
