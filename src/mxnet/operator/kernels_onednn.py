@@ -604,4 +604,17 @@ def register_all(register_kernel, lookup_kernel=None, device="cpu"):
             prev = lookup_kernel(name, device, backward) if lookup_kernel else None
             register_kernel(name, device, fn if prev is None else _chain(fn, prev),
                             backward=backward)
+    from .kernels import register_fusion
+    for first, fused in FUSED.items():
+        register_fusion(first, "Activation", device, fused, _relu_after)
     return list(OPS)
+
+
+def _relu_after(p_first, p_act):
+    return p_act.act_type == "relu"
+
+
+# Producer -> its forward with a fused ReLU, for the executor's fusion pass (a ReLU that
+# alone reads the producer's output). The pair's backward needs no change: ReLU's
+# backward reads only its output, the producer's only its inputs.
+FUSED = {"Convolution": conv_relu_forward, "FullyConnected": fc_relu_forward}
