@@ -16,7 +16,7 @@ def _net(extra_head=False):
     c = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, pad=(1, 1), name="conv")
     r = mx.sym.Activation(c, act_type="relu", name="r1")
     f = mx.sym.FullyConnected(r, num_hidden=6, name="fc")
-    r2 = mx.sym.Activation(f, act_type="relu", name="r2")
+    r2 = mx.sym.relu(f, name="r2")
     t = mx.sym.Activation(mx.sym.FullyConnected(r2, num_hidden=5, name="fc2"),
                           act_type="tanh", name="t")
     out = mx.sym.SoftmaxOutput(t, name="sm")

@@ -607,6 +607,7 @@ def register_all(register_kernel, lookup_kernel=None, device="cpu"):
     from .kernels import register_fusion
     for first, fused in FUSED.items():
         register_fusion(first, "Activation", device, fused, _relu_after)
+        register_fusion(first, "relu", device, fused)
     return list(OPS)
 
 
@@ -614,7 +615,7 @@ def _relu_after(p_first, p_act):
     return p_act.act_type == "relu"
 
 
-# Producer -> its forward with a fused ReLU, for the executor's fusion pass (a ReLU that
-# alone reads the producer's output). The pair's backward needs no change: ReLU's
+# Producer -> its forward with a fused ReLU, for the executor's fusion pass (a ReLU,
+# Activation(act_type='relu') or relu, that alone reads the producer's output). The pair's backward needs no change: ReLU's
 # backward reads only its output, the producer's only its inputs.
 FUSED = {"Convolution": conv_relu_forward, "FullyConnected": fc_relu_forward}
