@@ -109,9 +109,14 @@ def _op(name):
     return get_op(name)
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _f32(*arrays):
-    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float32)
-               for a in arrays)
+    for a in arrays:
+        if a is not None and (not isinstance(a, np.ndarray) or a.dtype != _F32):
+            return False
+    return True
 
 
 def _c(a):
@@ -198,7 +203,7 @@ def _conv_geo(p, x_shape, out_spatial):
 @_guard
 def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
-    if not _layout_ok(p) or not _f32(*inputs) or _small("Convolution", _conv_work(inputs)):
+    if _small("Convolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -222,7 +227,7 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if not _layout_ok(p) or not _f32(dy, x, w) or _small(family, _conv_work(inputs)):
+    if _small(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
@@ -261,7 +266,7 @@ def _deconv_geo(p, x_shape):
 @_guard
 def deconv_forward(ctx, p, inputs, aux, out=None):
     """Deconvolution forward on oneDNN."""
-    if not _layout_ok(p) or not _f32(*inputs) or _small("Deconvolution", _conv_work(inputs)):
+    if _small("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -318,7 +323,7 @@ def _pool_plan(p, x_shape, y_shape):
 def pool_forward(ctx, p, inputs, aux, out=None):
     """Pooling forward (max, avg) on oneDNN."""
     x = inputs[0]
-    if not _f32(x) or _small("Pooling", x.size):
+    if _small("Pooling", x.size) or not _f32(x):
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
     plan = _pool_plan(p, x.shape, oshape)
@@ -334,7 +339,7 @@ def pool_forward(ctx, p, inputs, aux, out=None):
 def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Pooling backward on oneDNN (max: with a recomputed workspace)."""
     dy, x = out_grads[0], inputs[0]
-    if not _f32(dy, x) or _small("Pooling", x.size):
+    if _small("Pooling", x.size) or not _f32(dy, x):
         return NotImplemented
     plan = _pool_plan(p, x.shape, dy.shape)
     if plan is None:
@@ -359,7 +364,7 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
     x, gamma, beta = inputs
     mm, mv = aux
-    if not _f32(x, gamma, beta, mm, mv) or _small("BatchNorm", x.size):
+    if _small("BatchNorm", x.size) or not _f32(x, gamma, beta, mm, mv):
         return NotImplemented
     op = _op("BatchNorm")
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -393,7 +398,7 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on oneDNN from the statistics the forward used."""
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
-    if not _f32(dy, x, gamma, mean, invstd) or _small("BatchNorm", x.size):
+    if _small("BatchNorm", x.size) or not _f32(dy, x, gamma, mean, invstd):
         return NotImplemented
     need = _need(ctx, 3)
     c = mean.shape[0]
@@ -423,7 +428,7 @@ def _fc_rows(p, shape):
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
-    if not _f32(*inputs) or _small("FullyConnected", inputs[0].size * p.num_hidden):
+    if _small("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
@@ -445,7 +450,7 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if not _f32(dy, x, w) or _small("FullyConnected", x.size * p.num_hidden):
+    if _small("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
@@ -465,9 +470,9 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 # --- softmax / log_softmax -------------------------------------------------------------------
 def _softmax_ok(p, x):
-    return (_f32(x) and not p.use_length and p.temperature in (None, 1.0)
-            and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1
-            and not _small("softmax", x.size))
+    return (not _small("softmax", x.size) and _f32(x) and not p.use_length
+            and p.temperature in (None, 1.0)
+            and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1)
 
 
 def _softmax_pair(log):
@@ -507,7 +512,7 @@ def _act_family(p):
 def act_forward(ctx, p, inputs, aux, out=None):
     """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
-    if p.act_type not in K.ELTWISE or not _f32(x) or _small(_act_family(p), x.size):
+    if _small(_act_family(p), x.size) or p.act_type not in K.ELTWISE or not _f32(x):
         return NotImplemented
     x = _c(x)
     o = _Out(out, 1, [x])
@@ -519,8 +524,8 @@ def act_forward(ctx, p, inputs, aux, out=None):
 def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Activation gradients from the output (relu, sigmoid, tanh)."""
     dy, y = out_grads[0], outputs[0]
-    if p.act_type not in ("relu", "sigmoid", "tanh") or not _f32(dy, y) \
-            or _small(_act_family(p), y.size):
+    if _small(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
+            or not _f32(dy, y):
         return NotImplemented
     dy, y = _c(dy), _c(y)
     g = _Out(in_grad, 1, [dy, y])
@@ -534,7 +539,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
     """LRN on oneDNN (odd nsize); the hidden output tmp_norm = knorm + alpha/nsize * the
     window sum of x^2, computed as an average pooling of x^2 across channels."""
     x = inputs[0]
-    if not _f32(x) or p.nsize % 2 == 0 or _small("LRN", x.size):
+    if _small("LRN", x.size) or not _f32(x) or p.nsize % 2 == 0:
         return NotImplemented
     _op("LRN").infer_shape(p, [x.shape])
     x = _c(x)
@@ -555,7 +560,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
 def lrn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """LRN gradient on oneDNN."""
     dy, x = out_grads[0], inputs[0]
-    if not _f32(dy, x) or p.nsize % 2 == 0 or _small("LRN", x.size):
+    if _small("LRN", x.size) or not _f32(dy, x) or p.nsize % 2 == 0:
         return NotImplemented
     dy, x = _c(dy), _c(x)
     g = _Out(in_grad, 1, [dy, x])
