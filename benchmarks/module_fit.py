@@ -1,14 +1,16 @@
 """Module.fit on Fashion-MNIST: the 784-128-64-10 MLP and LeNet (conv 5x5x20, tanh,
 max-pool, conv 5x5x50, tanh, max-pool, fc 500, tanh, fc 10), batch 100, SGD lr 0.1
-momentum 0.9, Xavier init, for pymxnet and the real MXNet 1.9.1, 2 threads each, in
-one run. Reports training throughput (samples/s over the whole ``fit`` call, metric
-updates and logging included), scoring throughput and test accuracy.
+momentum 0.9, Xavier init, for pymxnet (with oneDNN and with its NumPy kernels), the
+real MXNet 1.9.1 and the same networks in PyTorch (eager, same init, optimiser, batch
+and per-batch accuracy), 2 threads each, medians of alternating runs. Reports training
+throughput (samples/s over the whole ``fit`` call, metric updates and logging
+included), scoring throughput, test accuracy and each worker's peak RSS.
 
 The parent process reads the Fashion-MNIST files once (pymxnet's IDX reader) and
 hands the same arrays to every worker (an .npz in a temporary directory), so both
 frameworks see identical data; shuffling and initialisation use each framework's RNG.
 
-    python benchmarks/module_fit.py [--train 10000] [--test 10000] [--epochs 1]
+    python benchmarks/module_fit.py [--train 10000] [--test 10000] [--epochs 1] [--repeat 3]
 """
 import argparse
 import json
@@ -22,6 +24,7 @@ import harness  # noqa: E402
 
 BATCH = 100
 MODELS = ("mlp", "lenet")
+VARIANTS = dict([harness.NUMPY_VARIANT])
 
 
 def build(mx, model):
@@ -138,7 +141,8 @@ def main():
     ap.add_argument("--train", type=int, default=10000)
     ap.add_argument("--test", type=int, default=10000)
     ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--frameworks", default="pymxnet,mxnet-1.9.1")
+    ap.add_argument("--frameworks", default="pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch")
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "module_fit.md"))
     args = ap.parse_args()
     if args.worker:
@@ -148,26 +152,30 @@ def main():
         print(json.dumps(res))
         return
     me = os.path.abspath(__file__)
-    runs = {}
+    frameworks = args.frameworks.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "fashion_mnist.npz")
         load_data(args.train, args.test, data)
-        for fw in args.frameworks.split(","):
-            merged = {}
-            for model in MODELS:
-                harness.add_result(merged, harness.run_worker(
-                    me, fw, ["--model", model, "--data", data, "--epochs", str(args.epochs)]),
-                    model)
-            runs[fw] = merged
+        runs = harness.run_alternating(
+            me, frameworks, lambda fw: [["--model", m, "--data", data, "--epochs",
+                                         str(args.epochs)] for m in MODELS],
+            repeat=args.repeat, env_of=lambda fw: dict(VARIANTS.get(fw, {})))
     speed = [f"{m} {k} samples/s" for m in MODELS for k in ("fit", "score")]
     accuracy = [f"{m} test accuracy" for m in MODELS]
+    rss = [f"{m} peak RSS MB" for m in MODELS]
+    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
     text = [f"# Module.fit on Fashion-MNIST (batch {BATCH}, SGD lr 0.1 momentum 0.9, "
             f"{args.epochs} epoch(s) on {args.train} images, tested on {args.test})", "",
             harness.machine_note(), "",
+            f"Medians of {args.repeat} runs per framework, alternating; median load average "
+            f"at the start of each framework's runs: {loads}. pymxnet-numpy is pymxnet "
+            "with oneDNN off (MXNET_MKLDNN_ENABLED=0); PyTorch runs the same networks "
+            "eagerly.", "",
             *harness.section(harness.THROUGHPUT, runs, speed, lower_is_better=False,
                              unit="samples/s"),
             *harness.section("Test accuracy after training (same data; RNG streams differ):",
-                             runs, accuracy, lower_is_better=False, unit="accuracy")]
+                             runs, accuracy, lower_is_better=False, unit="accuracy"),
+            *harness.section(harness.PEAK_RSS, runs, rss, unit="MB")]
     harness.write_report(args.out, text, runs)
 
 

@@ -82,14 +82,17 @@ _FORCE = [0]
 _SCALE = [None]
 
 
-def _small(family, work):
-    """Whether ``work`` is below oneDNN's break-even for ``family`` (NumPy runs)."""
-    if _FORCE[0]:
-        return False
-    scale = _SCALE[0]
-    if scale is None:
-        scale = _SCALE[0] = _scale()
-    return work < MIN_WORK[family] * scale
+def _declined(family, work):
+    """Whether the adapter leaves this call to the NumPy body: ``work`` below oneDNN's
+    break-even for ``family``, or oneDNN off or missing. The library is looked for only
+    for calls large enough, so a process whose calls are all small never loads it."""
+    if not _FORCE[0]:
+        scale = _SCALE[0]
+        if scale is None:
+            scale = _SCALE[0] = _scale()
+        if work < MIN_WORK[family] * scale:
+            return True
+    return try_runtime() is None
 
 
 @contextlib.contextmanager
@@ -169,11 +172,9 @@ def _spatial(v, nd, default):
 
 
 def _guard(fn):
-    """A kernel that meets an unsupported case falls back to the NumPy body, and so does
-    every call when oneDNN is off or missing (the library loads on the first call)."""
+    """A kernel that meets an unsupported case falls back to the NumPy body (every
+    adapter first asks ``_declined``, which also covers oneDNN being off or missing)."""
     def wrapped(*args, **kwargs):
-        if try_runtime() is None:
-            return NotImplemented
         try:
             return fn(*args, **kwargs)
         except NotSupported:
@@ -203,7 +204,7 @@ def _conv_geo(p, x_shape, out_spatial):
 @_guard
 def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
-    if _small("Convolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
+    if _declined("Convolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -227,7 +228,7 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if _small(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
+    if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
@@ -266,7 +267,7 @@ def _deconv_geo(p, x_shape):
 @_guard
 def deconv_forward(ctx, p, inputs, aux, out=None):
     """Deconvolution forward on oneDNN."""
-    if _small("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
+    if _declined("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -323,7 +324,7 @@ def _pool_plan(p, x_shape, y_shape):
 def pool_forward(ctx, p, inputs, aux, out=None):
     """Pooling forward (max, avg) on oneDNN."""
     x = inputs[0]
-    if _small("Pooling", x.size) or not _f32(x):
+    if _declined("Pooling", x.size) or not _f32(x):
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
     plan = _pool_plan(p, x.shape, oshape)
@@ -339,7 +340,7 @@ def pool_forward(ctx, p, inputs, aux, out=None):
 def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Pooling backward on oneDNN (max: with a recomputed workspace)."""
     dy, x = out_grads[0], inputs[0]
-    if _small("Pooling", x.size) or not _f32(dy, x):
+    if _declined("Pooling", x.size) or not _f32(dy, x):
         return NotImplemented
     plan = _pool_plan(p, x.shape, dy.shape)
     if plan is None:
@@ -364,7 +365,7 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
     x, gamma, beta = inputs
     mm, mv = aux
-    if _small("BatchNorm", x.size) or not _f32(x, gamma, beta, mm, mv):
+    if _declined("BatchNorm", x.size) or not _f32(x, gamma, beta, mm, mv):
         return NotImplemented
     op = _op("BatchNorm")
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -398,7 +399,7 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on oneDNN from the statistics the forward used."""
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
-    if _small("BatchNorm", x.size) or not _f32(dy, x, gamma, mean, invstd):
+    if _declined("BatchNorm", x.size) or not _f32(dy, x, gamma, mean, invstd):
         return NotImplemented
     need = _need(ctx, 3)
     c = mean.shape[0]
@@ -428,7 +429,7 @@ def _fc_rows(p, shape):
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
-    if _small("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
+    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
@@ -450,7 +451,7 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if _small("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
+    if _declined("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
@@ -470,7 +471,7 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 # --- softmax / log_softmax -------------------------------------------------------------------
 def _softmax_ok(p, x):
-    return (not _small("softmax", x.size) and _f32(x) and not p.use_length
+    return (not _declined("softmax", x.size) and _f32(x) and not p.use_length
             and p.temperature in (None, 1.0)
             and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1)
 
@@ -512,7 +513,7 @@ def _act_family(p):
 def act_forward(ctx, p, inputs, aux, out=None):
     """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
-    if _small(_act_family(p), x.size) or p.act_type not in K.ELTWISE or not _f32(x):
+    if _declined(_act_family(p), x.size) or p.act_type not in K.ELTWISE or not _f32(x):
         return NotImplemented
     x = _c(x)
     o = _Out(out, 1, [x])
@@ -524,7 +525,7 @@ def act_forward(ctx, p, inputs, aux, out=None):
 def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Activation gradients from the output (relu, sigmoid, tanh)."""
     dy, y = out_grads[0], outputs[0]
-    if _small(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
+    if _declined(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
             or not _f32(dy, y):
         return NotImplemented
     dy, y = _c(dy), _c(y)
@@ -539,7 +540,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
     """LRN on oneDNN (odd nsize); the hidden output tmp_norm = knorm + alpha/nsize * the
     window sum of x^2, computed as an average pooling of x^2 across channels."""
     x = inputs[0]
-    if _small("LRN", x.size) or not _f32(x) or p.nsize % 2 == 0:
+    if _declined("LRN", x.size) or not _f32(x) or p.nsize % 2 == 0:
         return NotImplemented
     _op("LRN").infer_shape(p, [x.shape])
     x = _c(x)
@@ -560,7 +561,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
 def lrn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """LRN gradient on oneDNN."""
     dy, x = out_grads[0], inputs[0]
-    if _small("LRN", x.size) or not _f32(dy, x) or p.nsize % 2 == 0:
+    if _declined("LRN", x.size) or not _f32(dy, x) or p.nsize % 2 == 0:
         return NotImplemented
     dy, x = _c(dy), _c(x)
     g = _Out(in_grad, 1, [dy, x])
@@ -621,6 +622,7 @@ def _relu_after(p_first, p_act):
 
 
 # Producer -> its forward with a fused ReLU, for the executor's fusion pass (a ReLU,
-# Activation(act_type='relu') or relu, that alone reads the producer's output). The pair's backward needs no change: ReLU's
-# backward reads only its output, the producer's only its inputs.
+# Activation(act_type='relu') or relu, that alone reads the producer's output). The
+# pair's backward needs no change: ReLU's backward reads only its output, the
+# producer's only its inputs.
 FUSED = {"Convolution": conv_relu_forward, "FullyConnected": fc_relu_forward}
