@@ -1,6 +1,7 @@
 """Symbolic executors (seed 004): the raw-executor MLP (784-128-10, batch 128) and a
 LeNet executor (batch 64), forward+backward samples/s and peak process memory, for
-pymxnet and the real MXNet 1.9.1 in one run (2 threads each), plus pymxnet's memory
+pymxnet (oneDNN on and off), the real MXNet 1.9.1 and PyTorch (the same graphs, eager)
+in one run (2 threads each, medians of alternating runs), plus pymxnet's memory
 plan: bytes of its planned buffers vs. what a plan without reuse would allocate.
 
     python benchmarks/executor.py
@@ -66,30 +67,66 @@ def worker(model, steps):
     return out
 
 
+def worker_torch(model, steps):
+    """The same graphs' forward+backward (no optimiser) in PyTorch, eager."""
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as F
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    torch.manual_seed(0)
+    if model == "mlp":
+        net, shape = tnn.Sequential(tnn.Linear(784, 128), tnn.ReLU(),
+                                    tnn.Linear(128, 10)), (128, 784)
+    else:
+        net = tnn.Sequential(tnn.Conv2d(1, 20, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Conv2d(20, 50, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Flatten(), tnn.Linear(800, 500), tnn.Tanh(),
+                             tnn.Linear(500, 10))
+        shape = (64, 1, 28, 28)
+    x = torch.randn(*shape)
+    y = torch.randint(0, 10, (shape[0],))
+
+    def step():
+        net.zero_grad(set_to_none=False)
+        F.cross_entropy(net(x), y).backward()
+    for _ in range(3):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return {f"{model} samples/s": steps * shape[0] / (time.perf_counter() - t0),
+            f"{model} peak RSS MB": harness.peak_rss_mb()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker")
     ap.add_argument("--model")
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--frameworks", default="pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch")
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "executor.md"))
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.model, args.steps)))
+        run = worker_torch if args.worker == "pytorch" else worker
+        print(json.dumps(run(args.model, args.steps)))
         return
     me = os.path.abspath(__file__)
-    runs = {}
-    for fw in ("pymxnet", "mxnet-1.9.1"):
-        runs[fw] = {}
-        for model, steps in (("mlp", args.steps), ("lenet", max(10, args.steps // 5))):
-            harness.add_result(runs[fw], harness.run_worker(
-                me, fw, ["--model", model, "--steps", str(steps)]), model)
+    frameworks = args.frameworks.split(",")
+    runs = harness.run_alternating(
+        me, frameworks, lambda fw: [["--model", model, "--steps", str(steps)] for model, steps
+                                    in (("mlp", args.steps), ("lenet", max(10, args.steps // 5)))],
+        repeat=args.repeat, env_of=lambda fw: dict([harness.NUMPY_VARIANT]).get(fw, {}))
     speed = ["mlp samples/s", "lenet samples/s"]
     mem = ["mlp peak RSS MB", "lenet peak RSS MB"]
     ours = runs["pymxnet"]
     plan = [f"- {m}: planned {ours.get(m + ' plan MB', float('nan')):.2f} MB vs "
             f"{ours.get(m + ' no-reuse MB', float('nan')):.2f} MB without reuse"
             for m in ("mlp", "lenet")]
+    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
     text = ["# Executor forward+backward", "", harness.machine_note(), "",
+            f"Medians of {args.repeat} alternating runs; median load average at the start: "
+            f"{loads}. pymxnet-numpy: oneDNN off; PyTorch: the same graphs, eager.", "",
             *harness.section(harness.THROUGHPUT, runs, speed, lower_is_better=False,
                              unit="samples/s"),
             *harness.section(harness.PEAK_RSS, runs, mem, unit="MB"),

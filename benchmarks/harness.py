@@ -74,6 +74,44 @@ def run_worker(script, framework, args=(), env_extra=None, threads=2, timeout=18
     return json.loads(lines[-1])
 
 
+# pymxnet with oneDNN off (its NumPy kernels), for the oneDNN-vs-NumPy columns
+NUMPY_VARIANT = ("pymxnet-numpy", {"MXNET_MKLDNN_ENABLED": "0"})
+
+
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def run_alternating(script, frameworks, args_of, repeat=3, env_of=None, threads=2):
+    """Run every framework's worker ``repeat`` times, round-robin (A, B, C, A, B, C...),
+    so that a change in the machine's load hits every framework alike; returns
+    ``{framework: {metric: median}}`` (plus ``'load'``: the median 1-minute load average
+    at the start of its runs). ``args_of(fw)``: the worker's arguments (a list of
+    argument lists: several workers whose results merge); ``env_of(fw)``: extra
+    environment variables."""
+    runs = {fw: [] for fw in frameworks}
+    for _ in range(repeat):
+        for fw in frameworks:
+            merged = {"load": os.getloadavg()[0]}
+            for i, a in enumerate(args_of(fw)):
+                env = env_of(fw) if env_of else None
+                add_result(merged, run_worker(script, fw, a, env, threads), str(i))
+            runs[fw].append(merged)
+    out = {}
+    for fw, rs in runs.items():
+        row = {}
+        for key in {k for r in rs for k in r}:
+            vals = [r[key] for r in rs if isinstance(r.get(key), (int, float))]
+            if vals:
+                row[key] = _median(vals)
+            else:
+                row[key] = next(r[key] for r in rs if key in r)
+        out[fw] = row
+    return out
+
+
 def table(results, metrics, baseline="mxnet-1.9.1", lower_is_better=True, unit=""):
     """Markdown table: one row per metric, one column per framework, plus ratios of
     pymxnet to each other framework (>1 means pymxnet is better)."""
@@ -84,18 +122,21 @@ def table(results, metrics, baseline="mxnet-1.9.1", lower_is_better=True, unit="
     for o in ours:
         for f in others:
             head.append(f"{o} vs {f}")
+    # pymxnet's own variants (e.g. pymxnet-numpy: oneDNN off) against its default
+    variants = [(ours[0], o) for o in ours[1:]]
+    pairs = [(o, f) for o in ours for f in others] + variants
+    head += [f"{ours[0]} vs {o}" for _, o in variants]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in metrics:
         vals = [results[f].get(m) for f in fws]
         cells = [m] + [("%.3g" % v) if isinstance(v, (int, float)) else
                        ("n/a" if v is None else str(v)) for v in vals]
-        for o in ours:
-            for f in others:
-                a, b = results[o].get(m), results[f].get(m)
-                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
-                    cells.append("%.2fx" % ((b / a) if lower_is_better else (a / b)))
-                else:
-                    cells.append("n/a")
+        for o, f in pairs:
+            a, b = results[o].get(m), results[f].get(m)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
+                cells.append("%.2fx" % ((b / a) if lower_is_better else (a / b)))
+            else:
+                cells.append("n/a")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -109,7 +150,16 @@ def machine_note():
 
 
 def peak_rss_mb():
-    """This process's peak resident memory in MB (for a worker's result)."""
+    """This process's peak resident memory in MB (for a worker's result): VmHWM, the
+    high-water mark of its own address space. (getrusage's ru_maxrss survives exec on
+    Linux, so a worker would report its parent's peak when that was larger.)"""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -141,3 +191,5 @@ def write_report(path, lines, results):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write(out + "\n")
+    with open(os.path.splitext(path)[0] + ".json", "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)

@@ -1,14 +1,16 @@
 """Module.fit on Fashion-MNIST: the 784-128-64-10 MLP and LeNet (conv 5x5x20, tanh,
 max-pool, conv 5x5x50, tanh, max-pool, fc 500, tanh, fc 10), batch 100, SGD lr 0.1
-momentum 0.9, Xavier init, for pymxnet and the real MXNet 1.9.1, 2 threads each, in
-one run. Reports training throughput (samples/s over the whole ``fit`` call, metric
-updates and logging included), scoring throughput and test accuracy.
+momentum 0.9, Xavier init, for pymxnet (with oneDNN and with its NumPy kernels), the
+real MXNet 1.9.1 and the same networks in PyTorch (eager, same init, optimiser, batch
+and per-batch accuracy), 2 threads each, medians of alternating runs. Reports training
+throughput (samples/s over the whole ``fit`` call, metric updates and logging
+included), scoring throughput, test accuracy and each worker's peak RSS.
 
 The parent process reads the Fashion-MNIST files once (pymxnet's IDX reader) and
 hands the same arrays to every worker (an .npz in a temporary directory), so both
 frameworks see identical data; shuffling and initialisation use each framework's RNG.
 
-    python benchmarks/module_fit.py [--train 10000] [--test 10000] [--epochs 1]
+    python benchmarks/module_fit.py [--train 10000] [--test 10000] [--epochs 1] [--repeat 3]
 """
 import argparse
 import json
@@ -22,6 +24,7 @@ import harness  # noqa: E402
 
 BATCH = 100
 MODELS = ("mlp", "lenet")
+VARIANTS = dict([harness.NUMPY_VARIANT])
 
 
 def build(mx, model):
@@ -70,6 +73,57 @@ def worker(model, data_file, epochs):
             f"{model} test accuracy": acc}
 
 
+def worker_torch(model, data_file, epochs):
+    """The same networks, initialisation (Xavier uniform, zero bias), optimiser, batch
+    size, shuffling and per-batch accuracy metric in PyTorch (eager)."""
+    import numpy as np
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as F
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    torch.manual_seed(0)
+    d = np.load(data_file)
+    if model == "mlp":
+        net = tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 128), tnn.ReLU(),
+                             tnn.Linear(128, 64), tnn.ReLU(), tnn.Linear(64, 10))
+    else:
+        net = tnn.Sequential(tnn.Conv2d(1, 20, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Conv2d(20, 50, 5), tnn.Tanh(), tnn.MaxPool2d(2, 2),
+                             tnn.Flatten(), tnn.Linear(800, 500), tnn.Tanh(),
+                             tnn.Linear(500, 10))
+    for m in net.modules():
+        if isinstance(m, (tnn.Linear, tnn.Conv2d)):
+            tnn.init.xavier_uniform_(m.weight)   # = mx.init.Xavier() (uniform, avg, 3)
+            tnn.init.zeros_(m.bias)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    tx, ty = torch.from_numpy(d["train_x"]), torch.from_numpy(d["train_y"]).long()
+    n = len(ty) // BATCH * BATCH
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        perm = torch.randperm(len(ty))
+        correct = 0
+        net.train()
+        for j in range(0, n, BATCH):
+            idx = perm[j:j + BATCH]
+            x, y = tx[idx], ty[idx]
+            opt.zero_grad()
+            out = net(x)
+            F.cross_entropy(out, y).backward()
+            opt.step()
+            correct += int((out.argmax(1) == y).sum())    # the "acc" metric per batch
+    fit_s = time.perf_counter() - t0
+    vx, vy = torch.from_numpy(d["test_x"]), torch.from_numpy(d["test_y"]).long()
+    net.eval()
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        right = sum(int((net(vx[j:j + BATCH]).argmax(1) == vy[j:j + BATCH]).sum())
+                    for j in range(0, len(vy), BATCH))
+    score_s = time.perf_counter() - t0
+    return {f"{model} fit samples/s": n * epochs / fit_s,
+            f"{model} score samples/s": len(vy) / score_s,
+            f"{model} test accuracy": right / len(vy)}
+
+
 def load_data(n_train, n_test, path):
     sys.path.insert(0, harness.SRC)
     import numpy as np
@@ -87,33 +141,41 @@ def main():
     ap.add_argument("--train", type=int, default=10000)
     ap.add_argument("--test", type=int, default=10000)
     ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--frameworks", default="pymxnet,mxnet-1.9.1")
+    ap.add_argument("--frameworks", default="pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch")
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "module_fit.md"))
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.model, args.data, args.epochs)))
+        run = worker_torch if args.worker == "pytorch" else worker
+        res = run(args.model, args.data, args.epochs)
+        res[f"{args.model} peak RSS MB"] = harness.peak_rss_mb()
+        print(json.dumps(res))
         return
     me = os.path.abspath(__file__)
-    runs = {}
+    frameworks = args.frameworks.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "fashion_mnist.npz")
         load_data(args.train, args.test, data)
-        for fw in args.frameworks.split(","):
-            merged = {}
-            for model in MODELS:
-                harness.add_result(merged, harness.run_worker(
-                    me, fw, ["--model", model, "--data", data, "--epochs", str(args.epochs)]),
-                    model)
-            runs[fw] = merged
+        runs = harness.run_alternating(
+            me, frameworks, lambda fw: [["--model", m, "--data", data, "--epochs",
+                                         str(args.epochs)] for m in MODELS],
+            repeat=args.repeat, env_of=lambda fw: dict(VARIANTS.get(fw, {})))
     speed = [f"{m} {k} samples/s" for m in MODELS for k in ("fit", "score")]
     accuracy = [f"{m} test accuracy" for m in MODELS]
+    rss = [f"{m} peak RSS MB" for m in MODELS]
+    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
     text = [f"# Module.fit on Fashion-MNIST (batch {BATCH}, SGD lr 0.1 momentum 0.9, "
             f"{args.epochs} epoch(s) on {args.train} images, tested on {args.test})", "",
             harness.machine_note(), "",
+            f"Medians of {args.repeat} runs per framework, alternating; median load average "
+            f"at the start of each framework's runs: {loads}. pymxnet-numpy is pymxnet "
+            "with oneDNN off (MXNET_MKLDNN_ENABLED=0); PyTorch runs the same networks "
+            "eagerly.", "",
             *harness.section(harness.THROUGHPUT, runs, speed, lower_is_better=False,
                              unit="samples/s"),
             *harness.section("Test accuracy after training (same data; RNG streams differ):",
-                             runs, accuracy, lower_is_better=False, unit="accuracy")]
+                             runs, accuracy, lower_is_better=False, unit="accuracy"),
+            *harness.section(harness.PEAK_RSS, runs, rss, unit="MB")]
     harness.write_report(args.out, text, runs)
 
 

@@ -12,7 +12,24 @@ threadpoolctl (changing it per call from engine threads costs more than it saves
 """
 import os
 
-__all__ = ["configure_blas_threads", "blas_num_threads"]
+__all__ = ["configure_blas_threads", "blas_num_threads", "omp_num_threads"]
+
+
+def omp_num_threads():
+    """The threads one computation may use, as MXNet counts them: OMP_NUM_THREADS,
+    else the cores this process may run on; capped by MXNET_OMP_MAX_THREADS when set.
+    oneDNN's OpenMP team and backend/parallel.py's pool both follow it."""
+    from ..base import env_int
+    n = env_int("OMP_NUM_THREADS", 0)
+    if n <= 0:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+    cap = env_int("MXNET_OMP_MAX_THREADS", 0)
+    if cap > 0:
+        n = min(n, cap)
+    return max(1, n)
 
 _configured = [None]
 

@@ -3,17 +3,18 @@
 BLAS runs on one thread (see cpu_threads.py), so large products use the cores by
 splitting their rows (or a convolution's batch) into parts run on a small thread pool;
 NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
-``MXNET_CPU_PARALLEL`` sets the number of parts (default: the core count, at most 2).
+``MXNET_CPU_PARALLEL`` sets the number of parts (default: the threads OMP_NUM_THREADS /
+MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2).
 """
-import os
 
 import numpy as np
 
 from ..base import env_int
+from .cpu_threads import omp_num_threads
 
 __all__ = ["num_parts", "split", "run_parts", "matmul"]
 
-_THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, os.cpu_count() or 1)))
+_THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
 MATMUL_MIN_FLOPS = 1 << 24      # below this, one thread beats the hand-off
 _pool = []
 

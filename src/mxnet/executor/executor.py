@@ -22,7 +22,9 @@ from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
 from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
+from .fusion import FusedStep, fuse_forward_steps
 from .memory import memory_pass
+from ..engine import base as _engine_base
 from ..monitor import report_backward as monitor_backward
 
 __all__ = ["Executor"]
@@ -59,6 +61,10 @@ class _Memory:
                 block.pool.free(block)
 
 
+def _device(ctx):
+    return "gpu" if ctx.device_typeid == 2 else "cpu"
+
+
 def _xp(ctx):
     from ..backend import array_module
     return array_module(ctx)
@@ -67,7 +73,7 @@ def _xp(ctx):
 class _FwdStep:
     """One forward node, prepared: its inputs, and per output the entry whose planned
     buffer it writes (None: nothing reads it) with the request."""
-    __slots__ = ("op", "p", "node", "inputs", "n_args", "outs", "req", "mon_names")
+    __slots__ = ("op", "p", "node", "nid", "inputs", "n_args", "outs", "req", "mon_names")
 
 
 class _BwdStep:
@@ -157,7 +163,7 @@ class Executor:
                 continue
             s = _FwdStep()
             outs = range(g.row_ptr[nid], g.row_ptr[nid + 1])
-            s.op, s.p, s.node = node.op, node.params, node
+            s.op, s.p, s.node, s.nid = node.op, node.params, node, nid
             # Creation ops whose shape had unknown (0) dimensions run with the shape
             # inference found, as MXNet's fill the output it planned.
             s.p = node.op.complete_params(node.params, [g.shapes[e] for e in outs])
@@ -171,6 +177,9 @@ class Executor:
             names = node.output_names()[:node.num_visible_outputs()]
             s.mon_names = names
             self._fsteps.append(s)
+        # The plain steps serve monitors and the profiler, which see every operator.
+        self._plain_fsteps = self._fsteps
+        self._fsteps = fuse_forward_steps(g, self._plain_fsteps, _device(self._ctx))
         self._bsteps = [self._prepare_backward(st) for st in g.backward.steps]
         self._zeros = {}
 
@@ -286,18 +295,37 @@ class Executor:
         vals = self._vals
         octx = runner.op_context(_xp(self._ctx), self._ctx, is_train)
         monitor = self._monitor
-        fwd = runner.forward
+        plain = monitor is not None or _engine_base.profile_hook is not None
+        if plain:
+            for s in self._plain_fsteps:
+                self._forward_step(s, octx)
+            return
         for s in self._fsteps:
-            ins = [vals[e] for e in s.inputs]
-            if monitor is not None and self._monitor_all:
-                for nm, x in zip(s.node.input_names(), ins):
-                    monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
-            octx.req = s.req
-            res = fwd(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],
-                      [None if e is None else vals[e] for e in s.outs], s.req, s.node.name)
-            if monitor is not None:
-                for k, nm in enumerate(s.mon_names):
-                    monitor(nm, from_data(res[k].copy(), self._ctx))
+            if s.__class__ is FusedStep:
+                first, then = s.first, s.then
+                ins = [vals[e] for e in first.inputs]
+                octx.req = then.req
+                if s.fn(octx, first.p, ins[:first.n_args], ins[first.n_args:],
+                        [vals[then.outs[0]]]) is not NotImplemented:
+                    continue
+                self._forward_step(first, octx)
+                self._forward_step(then, octx)
+                continue
+            self._forward_step(s, octx)
+
+    def _forward_step(self, s, octx):
+        vals, monitor = self._vals, self._monitor
+        ins = [vals[e] for e in s.inputs]
+        if monitor is not None and self._monitor_all:
+            for nm, x in zip(s.node.input_names(), ins):
+                monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
+        octx.req = s.req
+        res = runner.forward(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],
+                             [None if e is None else vals[e] for e in s.outs], s.req,
+                             s.node.name)
+        if monitor is not None:
+            for k, nm in enumerate(s.mon_names):
+                monitor(nm, from_data(res[k].copy(), self._ctx))
 
     def backward(self, out_grads=None, is_train=True):
         """Compute the gradients of the arguments into ``grad_arrays`` (as each

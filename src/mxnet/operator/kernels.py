@@ -12,14 +12,24 @@ in_grad=None)``, and returns the list of results (the ``out``/``in_grad`` arrays
 wrote, or fresh ones). A kernel that cannot handle a call (a parameter or dtype it
 does not support) returns ``NotImplemented`` and the operator's ``xp`` body runs.
 This is where oneDNN (CPU), cuDNN/cuBLAS (GPU) and sparse storage paths plug in.
+
+Fused kernels: ``register_fusion(first, second, device, fn, accepts)`` says that the
+pair ``first -> second`` (``second`` reading ``first``'s only output) can run as one
+call ``fn(ctx, p_first, inputs_of_first, aux_of_first, out=[second's output])`` when
+``accepts(p_first, p_second)``, e.g. Convolution then Activation(relu) as one oneDNN
+primitive with a post-op. The executor's fusion pass (executor/fusion.py) uses them
+where the intermediate value is needed by nothing else; ``fn`` may return
+NotImplemented, and then the two operators run as usual.
 """
 from ..base import MXNetError
 from .registry import all_ops
 
-__all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES"]
+__all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
+           "register_fusion", "lookup_fusion"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
+_FUSIONS = {}   # (first operator name, second operator name, device) -> (fn, accepts)
 
 
 def _canonical(op_name):
@@ -52,3 +62,26 @@ def lookup_kernel(op, device, backward=False):
 def registered_kernels():
     """{(operator name, device, is_backward): fn} for every registered kernel."""
     return dict(_TABLE)
+
+
+def register_fusion(first, second, device, fn, accepts=None):
+    """Run ``second(first(...))`` as ``fn`` on ``device`` where ``accepts(p_first,
+    p_second)`` (None: always); see the module docstring."""
+    if device not in DEVICES:
+        raise MXNetError(f"register_fusion: device must be one of {DEVICES}, got {device!r}")
+    if not callable(fn):
+        raise MXNetError(f"register_fusion: kernel for {first}+{second} is not callable")
+    _FUSIONS[(_canonical(first), _canonical(second), device)] = (fn, accepts)
+    return fn
+
+
+def lookup_fusion(first, second, device, p_first=None, p_second=None):
+    """The fused kernel for operators ``first`` then ``second`` (Op objects) on
+    ``device`` whose ``accepts`` takes these parameters, or None."""
+    if not _FUSIONS:
+        return None
+    entry = _FUSIONS.get((first.name, second.name, device))
+    if entry is None:
+        return None
+    fn, accepts = entry
+    return fn if accepts is None or accepts(p_first, p_second) else None

@@ -19,13 +19,92 @@ buffers cannot tell when an executor's memory plan, an in-place operator or the 
 since rewritten that buffer. The recomputation costs one pooling forward (memory-bound,
 a fraction of the backward pass) and keeps the adapters stateless and thread-safe.
 """
+import contextlib
+import math
+import os
+
 import numpy as np
 
+from ..base import MXNetError
 from ..backend.onednn import kernels as K
 from ..backend.onednn._runtime import try_runtime
 from ..backend.onednn.primitive import NotSupported
 
-__all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward"]
+__all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_WORK",
+           "forced"]
+
+# --- when oneDNN pays ---------------------------------------------------------------------
+# The cost rule. A oneDNN call costs a fixed ~12 us before any arithmetic (the ctypes
+# calls that point its memory at the arrays, the plan lookup, execute and stream wait;
+# measured on a 1000-element ReLU with one thread, where NumPy takes 0.9 us), plus the
+# OpenMP team's fork/join with 2+ threads (another 10-30 us quiet, far more on a loaded
+# machine, where a sleeping team member must be scheduled first). It pays only where
+# its kernels save more than that over the NumPy body, which runs on one thread:
+#   NumPy time ~ work / r_np;  oneDNN time ~ C + work / r_dnn;
+#   oneDNN when work > C / (1/r_np - 1/r_dnn) = MIN_WORK.
+# Measured crossovers (2-core AVX2/AVX-512 machine, OMP_NUM_THREADS=2, fwd and bwd):
+# - FullyConnected (work = rows x in x out multiply-adds): 100x784->128 (10M) is faster
+#   on NumPy's single-thread sgemm when quiet (157 vs 237 us fwd); 64x3136->128 (26M) and
+#   100x800->500 (40M) are 1.3-2.5x faster on oneDNN; 100x128->64 (0.8M): NumPy 3-10x.
+# - Activation relu (work = elements): NumPy wins below ~100k elements (100x128: 6 vs
+#   36 us), oneDNN above (100x20x24x24: 697 vs 217 us fwd). tanh/sigmoid: NumPy's SIMD
+#   tanh/exp is as fast per element as oneDNN's on one core, so only very large arrays
+#   gain from the second thread.
+# - softmax/log_softmax: NumPy below ~100k elements (100x10: 12 vs 61 us).
+# - Pooling, BatchNorm, LRN: the NumPy bodies make several passes (windows, statistics),
+#   so oneDNN wins from a few thousand elements; Convolution/Deconvolution (im2col +
+#   GEMM) from tiny sizes.
+# The table is per family; ``forced()`` sets every threshold to 0 (tests of the oneDNN
+# path on small shapes), and MXNET_ONEDNN_MIN_WORK_SCALE scales them all (0: always
+# oneDNN).
+MIN_WORK = {
+    "FullyConnected": 1 << 24,
+    "Convolution": 1 << 16,
+    "Deconvolution": 1 << 16,
+    "Activation:relu": 1 << 17,
+    "Activation": 1 << 21,        # sigmoid, tanh
+    "softmax": 1 << 17,
+    "Pooling": 1 << 13,
+    "BatchNorm": 1 << 13,
+    "LRN": 1 << 12,
+}
+
+
+def _scale():
+    raw = os.environ.get("MXNET_ONEDNN_MIN_WORK_SCALE", "").strip()
+    try:
+        return float(raw) if raw else 1.0
+    except ValueError:
+        raise MXNetError(f"MXNET_ONEDNN_MIN_WORK_SCALE must be a number, got {raw!r}")
+
+
+_FORCE = [0]
+_SCALE = [None]
+
+
+def _declined(family, work):
+    """Whether the adapter leaves this call to the NumPy body: ``work`` below oneDNN's
+    break-even for ``family``, or oneDNN off or missing. The library is looked for only
+    for calls large enough, so a process whose calls are all small never loads it."""
+    if not _FORCE[0]:
+        scale = _SCALE[0]
+        if scale is None:
+            scale = _SCALE[0] = _scale()
+        if work < MIN_WORK[family] * scale:
+            return True
+    return try_runtime() is None
+
+
+@contextlib.contextmanager
+def forced():
+    """Within the block, every adapter uses oneDNN whatever the size (where it supports
+    the case): the tests run both paths on small shapes."""
+    _FORCE[0] += 1
+    try:
+        yield
+    finally:
+        _FORCE[0] -= 1
+
 
 
 def _op(name):
@@ -33,9 +112,14 @@ def _op(name):
     return get_op(name)
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _f32(*arrays):
-    return all(a is None or (isinstance(a, np.ndarray) and a.dtype == np.float32)
-               for a in arrays)
+    for a in arrays:
+        if a is not None and (not isinstance(a, np.ndarray) or a.dtype != _F32):
+            return False
+    return True
 
 
 def _c(a):
@@ -88,11 +172,9 @@ def _spatial(v, nd, default):
 
 
 def _guard(fn):
-    """A kernel that meets an unsupported case falls back to the NumPy body, and so does
-    every call when oneDNN is off or missing (the library loads on the first call)."""
+    """A kernel that meets an unsupported case falls back to the NumPy body (every
+    adapter first asks ``_declined``, which also covers oneDNN being off or missing)."""
     def wrapped(*args, **kwargs):
-        if try_runtime() is None:
-            return NotImplemented
         try:
             return fn(*args, **kwargs)
         except NotSupported:
@@ -103,6 +185,12 @@ def _guard(fn):
 
 
 # --- Convolution ---------------------------------------------------------------------------
+def _conv_work(inputs):
+    """Multiply-adds of a convolution-like call, by the input's spatial size."""
+    x, w = inputs[0], inputs[1]
+    return w.size * math.prod(x.shape[2:]) * x.shape[0]
+
+
 def _conv_geo(p, x_shape, out_spatial):
     nd = len(p.kernel)
     stride = _spatial(p.stride, nd, 1)
@@ -116,7 +204,7 @@ def _conv_geo(p, x_shape, out_spatial):
 @_guard
 def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
-    if not _layout_ok(p) or not _f32(*inputs):
+    if _declined("Convolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -134,13 +222,13 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
     return conv_forward(ctx, p, inputs, aux, out, relu=True)
 
 
-def _conv_family_backward(ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
+def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
                           bwd_weights):
     """Data, weight and bias gradients of Convolution or Deconvolution (``geo_of(x,
     dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if not _layout_ok(p) or not _f32(dy, x, w):
+    if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
@@ -162,7 +250,7 @@ def _conv_family_backward(ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
 @_guard
 def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Convolution's data, weight and bias gradients on oneDNN."""
-    return _conv_family_backward(ctx, p, out_grads, inputs, in_grad,
+    return _conv_family_backward("Convolution", ctx, p, out_grads, inputs, in_grad,
                                  lambda x, dy: _conv_geo(p, x.shape, dy.shape[2:]),
                                  K.conv_backward_data, K.conv_backward_weights)
 
@@ -179,7 +267,7 @@ def _deconv_geo(p, x_shape):
 @_guard
 def deconv_forward(ctx, p, inputs, aux, out=None):
     """Deconvolution forward on oneDNN."""
-    if not _layout_ok(p) or not _f32(*inputs):
+    if _declined("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -193,7 +281,7 @@ def deconv_forward(ctx, p, inputs, aux, out=None):
 @_guard
 def deconv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Deconvolution's gradients on oneDNN."""
-    return _conv_family_backward(ctx, p, out_grads, inputs, in_grad,
+    return _conv_family_backward("Deconvolution", ctx, p, out_grads, inputs, in_grad,
                                  lambda x, dy: _deconv_geo(p, x.shape)[0],
                                  K.deconv_backward_data, K.deconv_backward_weights)
 
@@ -236,7 +324,7 @@ def _pool_plan(p, x_shape, y_shape):
 def pool_forward(ctx, p, inputs, aux, out=None):
     """Pooling forward (max, avg) on oneDNN."""
     x = inputs[0]
-    if not _f32(x):
+    if _declined("Pooling", x.size) or not _f32(x):
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
     plan = _pool_plan(p, x.shape, oshape)
@@ -252,7 +340,7 @@ def pool_forward(ctx, p, inputs, aux, out=None):
 def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Pooling backward on oneDNN (max: with a recomputed workspace)."""
     dy, x = out_grads[0], inputs[0]
-    if not _f32(dy, x):
+    if _declined("Pooling", x.size) or not _f32(dy, x):
         return NotImplemented
     plan = _pool_plan(p, x.shape, dy.shape)
     if plan is None:
@@ -277,7 +365,7 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
     x, gamma, beta = inputs
     mm, mv = aux
-    if not _f32(x, gamma, beta, mm, mv):
+    if _declined("BatchNorm", x.size) or not _f32(x, gamma, beta, mm, mv):
         return NotImplemented
     op = _op("BatchNorm")
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -311,7 +399,7 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on oneDNN from the statistics the forward used."""
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
-    if not _f32(dy, x, gamma, mean, invstd):
+    if _declined("BatchNorm", x.size) or not _f32(dy, x, gamma, mean, invstd):
         return NotImplemented
     need = _need(ctx, 3)
     c = mean.shape[0]
@@ -341,7 +429,7 @@ def _fc_rows(p, shape):
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
-    if not _f32(*inputs):
+    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
@@ -363,7 +451,7 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if not _f32(dy, x, w):
+    if _declined("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
@@ -383,7 +471,8 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 # --- softmax / log_softmax -------------------------------------------------------------------
 def _softmax_ok(p, x):
-    return (_f32(x) and not p.use_length and p.temperature in (None, 1.0)
+    return (not _declined("softmax", x.size) and _f32(x) and not p.use_length
+            and p.temperature in (None, 1.0)
             and (p.dtype is None or np.dtype(p.dtype) == x.dtype) and x.ndim >= 1)
 
 
@@ -416,11 +505,15 @@ def _softmax_pair(log):
 
 
 # --- Activation ---------------------------------------------------------------------------------
+def _act_family(p):
+    return "Activation:relu" if p.act_type == "relu" else "Activation"
+
+
 @_guard
 def act_forward(ctx, p, inputs, aux, out=None):
     """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
-    if p.act_type not in K.ELTWISE or not _f32(x):
+    if _declined(_act_family(p), x.size) or p.act_type not in K.ELTWISE or not _f32(x):
         return NotImplemented
     x = _c(x)
     o = _Out(out, 1, [x])
@@ -432,7 +525,8 @@ def act_forward(ctx, p, inputs, aux, out=None):
 def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Activation gradients from the output (relu, sigmoid, tanh)."""
     dy, y = out_grads[0], outputs[0]
-    if p.act_type not in ("relu", "sigmoid", "tanh") or not _f32(dy, y):
+    if _declined(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
+            or not _f32(dy, y):
         return NotImplemented
     dy, y = _c(dy), _c(y)
     g = _Out(in_grad, 1, [dy, y])
@@ -446,7 +540,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
     """LRN on oneDNN (odd nsize); the hidden output tmp_norm = knorm + alpha/nsize * the
     window sum of x^2, computed as an average pooling of x^2 across channels."""
     x = inputs[0]
-    if not _f32(x) or p.nsize % 2 == 0:
+    if _declined("LRN", x.size) or not _f32(x) or p.nsize % 2 == 0:
         return NotImplemented
     _op("LRN").infer_shape(p, [x.shape])
     x = _c(x)
@@ -467,7 +561,7 @@ def lrn_forward(ctx, p, inputs, aux, out=None):
 def lrn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """LRN gradient on oneDNN."""
     dy, x = out_grads[0], inputs[0]
-    if not _f32(dy, x) or p.nsize % 2 == 0:
+    if _declined("LRN", x.size) or not _f32(dy, x) or p.nsize % 2 == 0:
         return NotImplemented
     dy, x = _c(dy), _c(x)
     g = _Out(in_grad, 1, [dy, x])
@@ -516,4 +610,19 @@ def register_all(register_kernel, lookup_kernel=None, device="cpu"):
             prev = lookup_kernel(name, device, backward) if lookup_kernel else None
             register_kernel(name, device, fn if prev is None else _chain(fn, prev),
                             backward=backward)
+    from .kernels import register_fusion
+    for first, fused in FUSED.items():
+        register_fusion(first, "Activation", device, fused, _relu_after)
+        register_fusion(first, "relu", device, fused)
     return list(OPS)
+
+
+def _relu_after(p_first, p_act):
+    return p_act.act_type == "relu"
+
+
+# Producer -> its forward with a fused ReLU, for the executor's fusion pass (a ReLU,
+# Activation(act_type='relu') or relu, that alone reads the producer's output). The
+# pair's backward needs no change: ReLU's backward reads only its output, the
+# producer's only its inputs.
+FUSED = {"Convolution": conv_relu_forward, "FullyConnected": fc_relu_forward}

@@ -121,6 +121,9 @@ class SGD(_MomentumSGDBase):
             _invoke(op, args, out=list(weights), lrs=tuple(lrs), wds=tuple(wds),
                     num_weights=len(weights), **kw)
             return
+        if not multi_precision and len(weights) > 1 and _fusable(weights, grads, states):
+            _fused_sgd(weights, grads, states, lrs, wds, kw)
+            return
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
 
@@ -136,6 +139,48 @@ class SGD(_MomentumSGDBase):
             return False
         return all(s is None for s in states) or all(s is not None and not isinstance(
             s, (tuple, list)) for s in states)
+
+
+def _fusable(weights, grads, states):
+    """Whether a list update can run as one fused step: plain dense arrays on one
+    context, each gradient and momentum of its weight's shape and dtype (what the
+    update operators would check; anything else takes the per-weight operators, which
+    raise their errors). With the profiler on, the per-weight operators run, so the
+    profile shows each update."""
+    from ..engine import base as engine_base
+    from ..ndarray import NDArray
+    if engine_base.profile_hook is not None:
+        return False
+    ctx = weights[0].context
+    for w, g, s in zip(weights, grads, states):
+        for a in (w, g) if s is None else (w, g, s):
+            if type(a) is not NDArray or a.context != ctx or a.shape != w.shape \
+                    or a.dtype != w.dtype:
+                return False
+    return True
+
+
+def _fused_sgd(weights, grads, states, lrs, wds, kw):
+    """(Momentum) SGD on a list of weights as one engine step (MXNet's multi_sgd_update
+    / multi_sgd_mom_update): the same rules as sgd_update / sgd_mom_update, run
+    back to back over the raw arrays, instead of one operator dispatch (parameter
+    parsing, shape and dtype inference, an engine push) per weight."""
+    from types import SimpleNamespace
+
+    from ..operator.ops.optimizer_ops import _sgd, _sgd_mom
+    clip = kw.get("clip_gradient")
+    base = dict(rescale_grad=kw["rescale_grad"], momentum=kw.get("momentum", 0.0),
+                clip_gradient=-1.0 if clip is None else clip)
+    params = [SimpleNamespace(lr=lr, wd=wd, **base) for lr, wd in zip(lrs, wds)]
+    has_mom = [s is not None for s in states]
+    n = len(weights)
+
+    def run(xp, *arrays):
+        gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
+        for p, g, w, m in zip(params, gs, ws, has_mom):
+            w[...] = _sgd_mom(xp, p, w, g, next(moms)) if m else _sgd(xp, p, w, g)
+    apply_inplace("multi_sgd_update", run, grads,
+                  list(weights) + [s for s in states if s is not None])
 
 
 @register

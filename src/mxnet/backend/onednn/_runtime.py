@@ -6,6 +6,7 @@ import threading
 import warnings
 
 from ...base import env_int
+from ..cpu_threads import omp_num_threads
 from . import _lib as L
 
 __all__ = ["runtime", "try_runtime", "num_threads", "load_error"]
@@ -17,16 +18,7 @@ _init_lock = threading.Lock()
 def num_threads():
     """OpenMP threads for oneDNN: OMP_NUM_THREADS, else the cores this process may run
     on; capped by MXNET_OMP_MAX_THREADS (MXNet's variable) when set."""
-    n = env_int("OMP_NUM_THREADS", 0)
-    if n <= 0:
-        try:
-            n = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            n = os.cpu_count() or 1
-    cap = env_int("MXNET_OMP_MAX_THREADS", 0)
-    if cap > 0:
-        n = min(n, cap)
-    return max(1, n)
+    return omp_num_threads()
 
 
 class Runtime:
