@@ -220,7 +220,7 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
     ``density`` (default random) is the expected fraction of stored rows/entries;
     ``distribution`` ('uniform' or 'powerlaw', csr only) how entries are spread;
     ``data_init`` fills every stored value; ``rsp_indices`` picks the stored rows."""
-    density = rnd.rand() if density is None else density
+    density = np.random.rand() if density is None else density
     dtype = default_dtype() if dtype is None else dtype
     distribution = "uniform" if distribution is None else distribution
     if stype == "row_sparse":
@@ -248,15 +248,7 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         if distribution == "uniform":
             mask = np.random.uniform(size=shape) < density
         elif distribution == "powerlaw":
-            # row i keeps about density * cols * 2**(-i) entries: a heavy head
-            mask = np.zeros(shape, dtype=bool)
-            budget = int(round(density * shape[0] * shape[1]))
-            for i in range(shape[0]):
-                k = min(shape[1], max(budget // (2 ** (i + 1)), 1 if budget else 0))
-                mask[i, np.random.choice(shape[1], k, replace=False)] = True
-                budget -= k
-                if budget <= 0:
-                    break
+            mask = _powerlaw_mask(shape, density)
         else:
             raise ValueError(f"unknown distribution {distribution!r}")
         dense = np.where(mask, np.random.rand(*shape), 0).astype(dtype)
@@ -273,6 +265,31 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
             arr = shuffle_csr_column_indices(arr)
         return arr, (arr.indptr, arr.indices, arr.data)
     raise ValueError(f"unknown storage type {stype!r}")
+
+
+def _powerlaw_mask(shape, density):
+    """Where a power-law csr matrix stores entries: every row its first column, then
+    row r the columns [0, 2**(r+1)) (so each row holds twice the previous one) until
+    density * size entries are placed."""
+    rows, cols = shape
+    budget = int(rows * cols * density)
+    mask = np.zeros(shape, dtype=bool)
+    first = min(rows, budget)
+    mask[:first, 0] = True
+    budget -= first
+    width = 2
+    for r in range(rows):
+        if budget <= 0:
+            break
+        limit = min(cols, width)
+        extra = min(limit - 1, budget)
+        mask[r, 1:1 + extra] = True
+        budget -= extra
+        if limit < cols:
+            width *= 2
+    if budget > 0:
+        raise ValueError(f"density {density} is too high for a power-law {shape} matrix")
+    return mask
 
 
 def shuffle_csr_column_indices(csr):

@@ -54,8 +54,15 @@ class BaseSparseNDArray(NDArray):
         return self._chunk.data
 
     def _read_value(self):
-        self.wait_to_read()
-        return self._chunk.data
+        """The stored value, after pending writes complete (raises their failure)."""
+        c = self._chunk
+        if c.num_pending or c.exception is not None:
+            from .. import engine
+            engine.get().wait_for_var(c)
+        return c.data
+
+    def wait_to_read(self):
+        self._read_value()
 
     @property
     def _data(self):
@@ -487,7 +494,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
                 row, col = _aux_array(row, "row"), _aux_array(col, "col")
                 coo = sps.coo_matrix((data, (row, col)), shape=shape)
                 _check_shape(coo.shape, shape)
-                return csr_matrix(coo, shape=shape, ctx=ctx,
+                return csr_matrix(coo.tocsr(), shape=shape, ctx=ctx,
                                   dtype=_prepare_default_dtype(arg1[0], dtype))
             _check_shape(arg1, shape)
             return zeros("csr", arg1, ctx=ctx, dtype=dtype)
@@ -573,9 +580,7 @@ def array(source_array, ctx=None, dtype=None):
             raise ValueError("Unexpected input type: only scipy.sparse.csr_matrix is "
                              f"supported, got {type(source_array).__name__}")
         dt = _prepare_default_dtype(source_array, dtype)
-        m = source_array
-        return _wrap(sv.CSR(np.array(m.data, dtype=dt), m.indices.astype(np.int64),
-                            m.indptr.astype(np.int64), m.shape), ctx)
+        return _wrap(sv.from_scipy(source_array, dt), ctx)
     if isinstance(source_array, NDArray):
         raise ValueError("Unexpected input type: a dense NDArray; use tostype()")
     raise ValueError(f"Unexpected source_array type: {type(source_array).__name__}")

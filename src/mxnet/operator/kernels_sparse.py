@@ -125,6 +125,39 @@ def _unary(name):
     return kernel
 
 
+# Scalar comparisons keep the storage type when they map zero to zero (x == 1, x > 0).
+SCALAR_COMPARISONS = ("_equal_scalar", "_not_equal_scalar", "_greater_scalar",
+                      "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar")
+
+
+def _scalar_compare(name):
+    unary = _unary(name)
+
+    def kernel(p, vals, call):
+        v = vals[0]
+        if isinstance(v, np.ndarray):
+            return NotImplemented
+        zero = _dense_run(name, p, [np.zeros((1,), v.dtype)], call)[0]
+        if zero[0] != 0:
+            return NotImplemented
+        return unary(p, vals, call)
+    return kernel
+
+
+def _take(p, vals, call):
+    """take(csr, indices, axis=0): the selected rows, a csr array."""
+    a, idx = vals
+    if not (_is(a, "csr") and isinstance(idx, np.ndarray)) or p.axis != 0:
+        return NotImplemented
+    rows = a.shape[0]
+    ids = idx.astype(np.int64).ravel()
+    if p.mode == "wrap":
+        ids = np.mod(ids, rows)
+    else:
+        ids = np.clip(ids, 0, rows - 1)
+    return [sv.from_scipy(sv.to_scipy(a)[ids], a.dtype)]
+
+
 def _rsp_union(a, b):
     """(rows, a's rows, b's rows) as dense blocks over the union of stored rows."""
     rows = np.union1d(a.indices, b.indices).astype(np.int64)
@@ -291,6 +324,9 @@ def _install():
     register_sparse("dot", _dot)
     register_sparse("add_n", _add_n)
     register_sparse("_square_sum", _square_sum)
+    register_sparse("take", _take)
+    for name in SCALAR_COMPARISONS:
+        register_sparse(name, _scalar_compare(name))
     for name in ZERO_PRESERVING:
         try:
             register_sparse(name, _unary(name))
