@@ -123,6 +123,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     init = {k: np.random.normal(size=np.shape(v)).astype(grad_dtype(v))
             for k, v in expected.items()}
     grads = {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in init.items()}
+    for k, st in (grad_stypes or {}).items():        # sparse gradient buffers
+        if k in grads and st != "default":
+            grads[k] = grads[k].tostype(st)
     if isinstance(grad_req, str):
         reqs = {k: grad_req for k in expected}
     elif isinstance(grad_req, (list, tuple)):
@@ -203,10 +206,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     from .test_utils import assert_almost_equal, default_numeric_eps, get_tolerance
     if np.dtype(dtype) not in (np.float16, np.float32, np.float64):
         raise ValueError(f"check_numeric_gradient: dtype must be float16/32/64, got {dtype}")
-    if grad_stype_dict:
-        if any(st != "default" for st in grad_stype_dict.values()):
-            raise NotImplementedError("check_numeric_gradient with sparse gradients: "
-                                      "sparse storage is not implemented in pymxnet yet")
     ctx = _ctx(ctx)
     location = _parse_location(sym, location, ctx, dtype)
     location_npy = {k: v.asnumpy() for k, v in location.items()}
@@ -234,6 +233,10 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     grads_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
     grads_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shapes[0])
     args_grad = {k: array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    for k, st in (grad_stype_dict or {}).items():       # sparse gradient buffers
+        if k in args_grad and st != "default":
+            args_grad[k] = args_grad[k].tostype(st)
+            grads_npy[k] = args_grad[k].asnumpy()
     grad_req["__random_proj"] = "write"
     executor = out.bind(ctx, grad_req=grad_req, args=location, args_grad=args_grad,
                         aux_states=aux)

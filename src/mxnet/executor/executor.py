@@ -173,6 +173,7 @@ class Executor:
             self._fsteps.append(s)
         self._bsteps = [self._prepare_backward(st) for st in g.backward.steps]
         self._zeros = {}
+        self._shadows = {}
 
     def _prepare_backward(self, step):
         g, xp = self._graph, _xp(self._ctx)
@@ -345,8 +346,11 @@ class Executor:
         """The array a gradient target (kind, index, req) names."""
         if target is None:
             return None
-        return self.grad_arrays[target[1]]._data if target[0] == "arg" else \
-            self._vals[target[1]]
+        if target[0] == "arg":
+            g = self.grad_arrays[target[1]]
+            # sparse gradient arrays: backward writes a dense shadow, cast afterwards
+            return self._shadows[target[1]] if g._sparse else g._data
+        return self._vals[target[1]]
 
     def _ones_like_head(self, pos):
         """The head gradient used for a loss head given none (its values are ignored)."""
@@ -362,6 +366,8 @@ class Executor:
 
     def _run_backward(self, out_grads, is_train):
         self._refresh()
+        self._shadows = {pos: g._data for pos, g in enumerate(self.grad_arrays)
+                         if g is not None and g._sparse}       # dense forms, fresh
         plan, vals = self._graph.backward, self._vals
         head_data = [self._ones_like_head(pos) if og is None else og._data
                      for pos, og in enumerate(out_grads)]
@@ -385,7 +391,12 @@ class Executor:
                 monitor_backward(monitor, self._monitor_all, b.name, ograds + ins + outd,
                                  grads, self._ctx)
         for pos in plan.zero_fill:
-            self.grad_arrays[pos]._data[...] = 0
+            if pos in self._shadows:
+                self._shadows[pos][...] = 0
+            else:
+                self.grad_arrays[pos]._data[...] = 0
+        for pos, dense in self._shadows.items():      # sparse gradients take their values
+            self.grad_arrays[pos]._set_dense(dense)
 
     # --------------------------------------------------------------- utilities
     def set_monitor_callback(self, callback, monitor_all=False):

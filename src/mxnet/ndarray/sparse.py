@@ -80,6 +80,10 @@ class BaseSparseNDArray(NDArray):
             value = _with_data(value, value.data.astype(self._dtype))
         self._chunk.data = value
 
+    def _set_dense(self, dense):
+        """Take the values of dense numpy array ``dense`` (zeros are not stored)."""
+        self._chunk.data = sv.from_dense(np.asarray(dense, dtype=self._dtype), self.stype)
+
     @property
     def stype(self):
         return type(self)._stype
