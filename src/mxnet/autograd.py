@@ -146,7 +146,12 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     for node, g in result.values():
         buf = node.grad
         node.fresh_grad = True
-        if node.grad_req == REQ_ADD:
+        if buf._sparse:          # a sparse gradient buffer (attach_grad(stype=...))
+            if node.grad_req != REQ_NULL:
+                from .ndarray.sparse_dispatch import grad_store
+                buf.wait_to_write()
+                grad_store(buf, g, node.grad_req == REQ_ADD)
+        elif node.grad_req == REQ_ADD:
             buf.wait_to_write()
             buf._data[...] += g.astype(buf._dtype, copy=False)
         elif node.grad_req != REQ_NULL:

@@ -154,8 +154,8 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         if arr is None:
             arr = zeros(shape, ctx, dtype, stype=st)
         if req != REQ_NULL and grad is None:
-            grad = zeros(shape, ctx, dtype, stype="row_sparse" if st == "row_sparse"
-                         else None)
+            sparse_grad = st == "row_sparse" or name in _sparse_grad_args(g)
+            grad = zeros(shape, ctx, dtype, stype="row_sparse" if sparse_grad else None)
         args.append(arr)
         grads.append(grad)
     aux = []
@@ -171,6 +171,23 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
 
 
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
+
+
+def _sparse_grad_args(g):
+    """Names of the variables whose gradient MXNet infers row_sparse: the weight of
+    an Embedding with sparse_grad=True (and of the contrib SparseEmbedding)."""
+    names = set()
+    for nid, node in enumerate(g.nodes):
+        op = node.op
+        if op is None or op.name not in ("Embedding", "_contrib_SparseEmbedding"):
+            continue
+        if op.name == "Embedding" and not node.params.sparse_grad:
+            continue
+        for e in g.node_inputs[nid][1:2]:
+            for vid in g.arg_nodes:
+                if g.entry(vid) == e:
+                    names.add(g.nodes[vid].name)
+    return names
 
 
 def _dtype(t):
