@@ -51,8 +51,10 @@ class Parameter:
         Allow ``initialize`` before the shape is fully known.
     differentiable : bool, default True
         False forces ``grad_req='null'`` (e.g. BatchNorm running statistics).
-    stype, grad_stype : 'default'
-        Storage types; pymxnet arrays are dense, so only 'default' is supported.
+    stype, grad_stype : 'default' or 'row_sparse'
+        Storage types of the value and of the gradient (an Embedding with
+        sparse_grad has a row_sparse gradient; a row_sparse value is read with
+        ``row_sparse_data``).
     """
 
     def __init__(self, name, grad_req="write", shape=None, dtype=mx_real_t, lr_mult=1.0,
@@ -81,9 +83,9 @@ class Parameter:
             if st not in ("default", "row_sparse", "csr"):
                 raise AssertionError(f"{what} for Parameter '{name}' must be one of "
                                      f"'default', 'row_sparse', or 'csr', but got '{st}'")
-            if st != "default":
-                raise MXNetError(f"Parameter '{name}': {what}={st!r} is not supported by "
-                                 "pymxnet (dense 'default' storage only)")
+            if st == "csr":
+                raise MXNetError(f"Parameter '{name}': {what}='csr' is not supported "
+                                 "('default' or 'row_sparse')")
         self._stype = stype
         self._grad_stype = grad_stype
 
@@ -183,13 +185,16 @@ class Parameter:
                 slots.append(None)
             slots[ctx.device_id] = i
         self._data = [data.copyto(ctx) for ctx in self._ctx_list]
+        if self._stype != "default":
+            self._data = [d.tostype(self._stype) for d in self._data]
         self._init_grad()
 
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [ndarray.zeros(d.shape, d.context, dtype=d.dtype) for d in self._data]
+        self._grad = [ndarray.zeros(d.shape, d.context, dtype=d.dtype,
+                                    stype=self._grad_stype) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _finish_deferred_init(self):
@@ -324,12 +329,22 @@ class Parameter:
             arr[:] = data
 
     def row_sparse_data(self, row_id):
-        raise MXNetError(f"Parameter '{self.name}': row_sparse_data needs stype "
-                         "'row_sparse', which pymxnet does not support (dense only)")
+        """The row_sparse value on row_id's context, holding (at least) the rows
+        ``row_id`` names. pymxnet keeps every row of a row_sparse parameter on each
+        context, so this is the value itself (autograd sees the parameter)."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name} via "
+                               f"row_sparse_data() because its storage type is "
+                               f"{self._stype}. Please use data() instead.")
+        return self._check_and_get(self._data, row_id.context)
 
     def list_row_sparse_data(self, row_id):
-        raise MXNetError(f"Parameter '{self.name}': list_row_sparse_data needs stype "
-                         "'row_sparse', which pymxnet does not support (dense only)")
+        """row_sparse_data on every context."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_row_sparse_data() because its storage "
+                               f"type is {self._stype}. Please use data() instead.")
+        return self._check_and_get(self._data, list)
 
     def data(self, ctx=None):
         """The value on ``ctx`` (default: the only context, or the current one); an

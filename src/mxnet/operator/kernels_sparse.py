@@ -292,9 +292,15 @@ def _lazy_update(name):
             return NotImplemented          # standard update: the dense rule on all rows
         op = get_op(name)
         n_args = len(op.arguments(p))
-        states = vals[n_args:]
-        if any(not isinstance(s, np.ndarray) for s in list(vals[2:n_args]) + list(states)):
+        states = list(vals[n_args:])
+        if any(not isinstance(s, np.ndarray) for s in vals[2:n_args]):
             return NotImplemented
+        # sparse states (made like a row_sparse weight) are updated in dense form and
+        # stored back into their arrays below
+        sparse_states = {k: sv.todense(s) for k, s in enumerate(states)
+                         if not isinstance(s, np.ndarray)}
+        for k, d in sparse_states.items():
+            states[k] = d
         rows = g.indices
         dense_w = w if isinstance(w, np.ndarray) else sv.todense(w)
         w_rows = dense_w[rows]
@@ -304,6 +310,8 @@ def _lazy_update(name):
                              st_rows)
         for s, r in zip(states, st_rows):
             s[rows] = r
+        for k, d in sparse_states.items():
+            call.inputs[n_args + k]._set_dense(d)
         in_place = call.out is not None and call.out[0] is call.inputs[0]
         if isinstance(w, np.ndarray):
             target = w if in_place else w.copy()

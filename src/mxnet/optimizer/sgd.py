@@ -109,6 +109,7 @@ class SGD(_MomentumSGDBase):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         kw = self._op_kwargs()
+        kw["lazy_update"] = self.lazy_update     # row_sparse gradients: present rows only
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
 
