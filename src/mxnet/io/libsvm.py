@@ -92,16 +92,16 @@ class LibSVMIter(MXDataIter):
             if len(p.label_shape) != 1:
                 raise MXNetError(f"{owner}: label_shape must be 1-D, got {p.label_shape}")
             _, label = read_libsvm(p.label_libsvm, p.label_shape[0], owner)
-            if len(label) != len(data):
-                raise MXNetError(f"{owner}: {p.label_libsvm!r} has {len(label)} rows, "
-                                 f"{p.data_libsvm!r} has {len(data)}")
+            if label.shape[0] != data.shape[0]:
+                raise MXNetError(f"{owner}: {p.label_libsvm!r} has {label.shape[0]} rows, "
+                                 f"{p.data_libsvm!r} has {data.shape[0]}")
             label = label.reshape((-1,) + lshape)
         else:
             label = labels.astype(np.float32).reshape((-1,) + lshape)
         if p.part_index >= p.num_parts:
             raise MXNetError(f"{owner}: part_index {p.part_index} must be < num_parts "
                              f"{p.num_parts}")
-        n = len(data)
+        n = data.shape[0]
         lo, hi = n * p.part_index // p.num_parts, n * (p.part_index + 1) // p.num_parts
         dtype = np.dtype(p.dtype or np.float32)
         self._data = data[lo:hi].astype(dtype, copy=False)
