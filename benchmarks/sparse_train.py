@@ -40,8 +40,8 @@ def write_libsvm(path, rows, seed=0):
     truth = rng.standard_normal(FEATURES).astype(np.float32)
     with open(path, "w") as f:
         for _ in range(rows):
-            cols = np.sort(rng.choice(FEATURES, NNZ_PER_ROW, replace=False))
-            vals = rng.uniform(0, 1, NNZ_PER_ROW).astype(np.float32)
+            cols = np.unique(rng.randint(0, FEATURES, NNZ_PER_ROW))   # sorted
+            vals = rng.uniform(0, 1, len(cols)).astype(np.float32)
             label = int(vals @ truth[cols] > 0)
             f.write(f"{label} " + " ".join(f"{c}:{v:.4f}" for c, v in zip(cols, vals))
                     + "\n")

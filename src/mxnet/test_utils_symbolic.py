@@ -88,17 +88,17 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Bind sym to location (inputs as a list or dict of arrays), run forward
     (inference mode) and compare every output with expected (list or dict by output
-    name). Returns the outputs as NumPy arrays."""
+    name). Returns the executor's outputs (NDArrays, in their inferred storage types)."""
     from .test_utils import assert_almost_equal
     ctx = _ctx(ctx)
     args = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux(sym, aux_states, ctx, dtype)
     expected = _by_output(sym, expected)
     ex = sym.bind(ctx, args=args, grad_req="null", aux_states=aux)
-    outputs = [o.asnumpy() for o in ex.forward(is_train=False)]
+    outputs = ex.forward(is_train=False)
     for name, exp, got in zip(sym.list_outputs(), expected, outputs):
-        assert_almost_equal(exp, got, rtol, atol, names=(f"EXPECTED_{name}",
-                                                         f"FORWARD_{name}"),
+        assert_almost_equal(exp, got.asnumpy(), rtol, atol, names=(f"EXPECTED_{name}",
+                                                                   f"FORWARD_{name}"),
                             equal_nan=equal_nan)
     return outputs
 
@@ -110,7 +110,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     gradients of the arguments named in expected (a dict, or a list in argument
     order). grad_req 'add' is checked against the random initial gradient plus the
     expected one; 'null' against the untouched initial gradient. Returns the
-    gradients as a dict of NumPy arrays."""
+    gradient arrays (NDArrays, by argument name)."""
     from .test_utils import assert_almost_equal
     from .ndarray import array
     ctx = _ctx(ctx)
@@ -153,7 +153,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         assert_almost_equal(want, got[name], rtol, atol, names=(f"EXPECTED_{name}",
                                                                f"BACKWARD_{name}"),
                             equal_nan=equal_nan)
-    return got
+    return grads
 
 
 def executor_numeric_grad(executor, location, aux_states=None, eps=1e-4,

@@ -146,6 +146,26 @@ class Executor:
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run
         self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
+        self._sparse_heads = self._sparse_outputs(var_nd)
+
+    def _sparse_outputs(self, var_nd):
+        """Heads whose inferred storage type is sparse: [(position, sparse array)];
+        self.outputs shows those arrays (filled from the dense result after forward)."""
+        if not any(a._sparse for a in var_nd.values()) and not any(
+                n.op is not None and n.op.name in ("cast_storage", "dot", "_square_sum")
+                for n in self._graph.nodes):
+            return []
+        from .stype import infer_stypes
+        from ..ndarray.sparse import zeros as sparse_zeros
+        g = self._graph
+        stypes = infer_stypes(g, {e: a.stype for e, a in var_nd.items()}, self._ctx)
+        heads = []
+        for pos, e in enumerate(g.heads):
+            if stypes[e] != "default" and e in self._out_nd:
+                arr = sparse_zeros(stypes[e], tuple(g.shapes[e]), self._ctx, g.dtypes[e])
+                heads.append((pos, arr))
+                self.outputs[pos] = arr
+        return heads
 
     def _prepare(self):
         g = self._graph
@@ -273,8 +293,8 @@ class Executor:
                     dst[:] = value
         is_train = bool(is_train)
         self._push(lambda rctx: self._run_forward(is_train),
-                   self.arg_arrays, list(self._out_nd.values()) + self.aux_arrays,
-                   "Executor.forward")
+                   self.arg_arrays, list(self._out_nd.values()) + self.aux_arrays +
+                   [a for _, a in self._sparse_heads], "Executor.forward")
         return self.outputs
 
     def _refresh(self):
@@ -299,6 +319,8 @@ class Executor:
             if monitor is not None:
                 for k, nm in enumerate(s.mon_names):
                     monitor(nm, from_data(res[k].copy(), self._ctx))
+        for pos, arr in self._sparse_heads:       # sparse outputs take the dense result
+            arr._set_dense(self._out_nd[self._graph.heads[pos]]._data)
 
     def backward(self, out_grads=None, is_train=True):
         """Compute the gradients of the arguments into ``grad_arrays`` (as each
