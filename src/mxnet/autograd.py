@@ -3,6 +3,8 @@
 The tape itself (recording and training mode, the nodes operator calls append) is
 ``mxnet.tape``; ``backward()`` walks its nodes in reverse topological order.
 """
+import numpy as _np
+
 from . import tape as _tape
 from .base import MXNetError
 from .tape import (Node, VarNode, _state, is_recording, is_training, mark_variables,  # noqa: F401
@@ -73,7 +75,7 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
 
     def accumulate(key, g):
         prev = grads.get(key)
-        grads[key] = g if prev is None else prev + g
+        grads[key] = g if prev is None else _add(prev, g)
 
     for h, g in zip(heads, head_grads):
         # a head whose computation failed raises that failure here, once (a failed
@@ -118,7 +120,11 @@ def _backward_node(node, ograds, accumulate, train_mode):
            else REQ_NULL for par, w in zip(node.parents, need)]
     octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
                              need, node.in_shapes, req)
-    if op.zero_grad or op.backward is None:
+    in_grads = NotImplemented if op.zero_grad or op.backward is None else \
+        _sparse_backward(node, ograds, need)
+    if in_grads is not NotImplemented:
+        in_data = out_data = aux = None
+    elif op.zero_grad or op.backward is None:
         in_data = out_data = aux = None
     else:
         in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
@@ -126,11 +132,56 @@ def _backward_node(node, ograds, accumulate, train_mode):
         out_data = [o._read() for o in node.out_data] if node.out_data is not None else \
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
-    in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
-                               out_meta=node.out_meta)
+    if in_grads is NotImplemented:
+        in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
+                                   out_meta=node.out_meta)
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
             accumulate((id(par[0]), par[1]), g)
+
+
+_np_ndarray = _np.ndarray
+
+
+def _add(a, b):
+    """Sum of two gradients; row_sparse values (sparse backward kernels) included."""
+    if isinstance(a, _np_ndarray) and isinstance(b, _np_ndarray):
+        return a + b
+    from .operator.kernels_sparse import add_values
+    return add_values(a, b)
+
+
+def _sparse_backward(node, ograds, need):
+    """Row_sparse gradients from the operator's sparse backward kernel, when one exists
+    and a gradient goes straight into a sparse variable buffer; else NotImplemented."""
+    op = node.op
+    if not getattr(node.p, "sparse_grad", op.name == "_contrib_SparseEmbedding"):
+        return NotImplemented
+    sparse_var = any(w and isinstance(par[0], VarNode) and getattr(par[0].grad, "_sparse",
+                                                                    False)
+                     for par, w in zip(node.parents, need))
+    if not sparse_var or node.in_data is None or any(g is None for g in ograds):
+        return NotImplemented
+    from .operator.kernels_sparse import lookup_sparse_backward
+    fn = lookup_sparse_backward(op.name)
+    first = node.in_data[0]
+    if fn is None or first._sparse:
+        return NotImplemented
+    first = first._read()
+    if not isinstance(first, _np_ndarray) or not all(isinstance(g, _np_ndarray)
+                                                     for g in ograds):
+        return NotImplemented
+    res = fn(node.p, ograds, [first], need, node.in_shapes)
+    if res is NotImplemented:
+        return res
+    # only the parents that are sparse variables take the sparse value
+    out = []
+    for par, r, w in zip(node.parents, res, need):
+        if r is not None and not (isinstance(par[0], VarNode) and par[0].grad._sparse):
+            from .operator.sparse_values import todense
+            r = todense(r)
+        out.append(r if w else None)
+    return out
 
 
 def _wants_grad(entry):
@@ -187,7 +238,11 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             xp_zero = _xp(v)
             data = xp_zero.zeros(v.shape, v._dtype)
         else:
-            data = hit[1].astype(v._dtype, copy=True)
+            data = hit[1]
+            if not isinstance(data, _np_ndarray) and hasattr(data, "stype"):
+                from .operator.sparse_values import todense
+                data = todense(data)
+            data = data.astype(v._dtype, copy=True)
         out.append(from_data(data, v._ctx))
     return out[0] if single else out
 

@@ -141,7 +141,11 @@ def cast_storage_nd(arr, stype):
 def grad_store(buf, g, add):
     """Write (or add) dense gradient ``g`` into a sparse gradient buffer."""
     from .sparse import _value_of
-    g = np.asarray(g)
+    from ..operator.kernels_sparse import add_values
     if add:
-        g = g + sv.todense(_value_of(buf)).astype(g.dtype, copy=False)
-    buf._set_value(sv.from_dense(g.astype(buf._dtype, copy=False), buf.stype))
+        g = add_values(_value_of(buf), g)
+    if isinstance(g, (sv.RowSparse, sv.CSR)):
+        buf._set_value(g)           # _set_value casts storage and dtype as needed
+    else:
+        buf._set_value(sv.from_dense(np.asarray(g).astype(buf._dtype, copy=False),
+                                     buf.stype))

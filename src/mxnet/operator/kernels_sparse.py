@@ -17,9 +17,14 @@ import numpy as np
 from . import sparse_values as sv
 from .registry import get_op
 
-__all__ = ["register_sparse", "lookup_sparse", "SPARSE_FROM_DENSE"]
+__all__ = ["register_sparse", "lookup_sparse", "lookup_sparse_backward",
+           "SPARSE_FROM_DENSE", "add_values"]
 
 _TABLE = {}
+# Backward kernels giving row_sparse gradients: op name -> fn(p, out_grads, in_data,
+# need) -> one gradient value (or None) per argument. Autograd uses them when the
+# gradient goes into a sparse buffer.
+_BACKWARD = {}
 # Operators whose kernel may return sparse values for all-dense inputs.
 SPARSE_FROM_DENSE = frozenset({"cast_storage", "dot", "_square_sum"})
 
@@ -35,6 +40,47 @@ def lookup_sparse(op_name):
     if not _TABLE:
         _install()        # once every operator is registered
     return _TABLE.get(op_name)
+
+
+def lookup_sparse_backward(op_name):
+    if not _TABLE:
+        _install()
+    return _BACKWARD.get(op_name)
+
+
+def add_values(a, b):
+    """a + b for gradient values of any storage (row_sparse + row_sparse stays so)."""
+    if isinstance(a, sv.RowSparse) and isinstance(b, sv.RowSparse):
+        return _add_n(None, [a, b], None)[0]
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) or not (
+            isinstance(a, (sv.RowSparse, sv.CSR)) or isinstance(b, (sv.RowSparse, sv.CSR))):
+        return a + b
+    return sv.todense(a) + sv.todense(b)
+
+
+def _segment_sum(keys, values):
+    """(unique keys, per-key sums of the value rows), keys sorted."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    if not len(k):
+        return k.astype(np.int64), values[:0]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return k[starts].astype(np.int64), np.add.reduceat(values[order], starts, axis=0)
+
+
+def _embedding_backward(p, out_grads, in_data, need, in_shapes):
+    """The weight gradient of Embedding as row_sparse: the looked-up rows only (the
+    indices' gradient, when wanted, is zero as in the dense rule)."""
+    if len(need) < 2 or not need[1]:
+        return NotImplemented
+    data, weight_shape = in_data[0], tuple(in_shapes[1])
+    idx = data.astype(np.int64).ravel() if data.dtype.kind not in "iu" else \
+        data.astype(np.int64, copy=False).ravel()
+    idx = np.clip(idx, 0, p.input_dim - 1)
+    g = out_grads[0].reshape(-1, p.output_dim)
+    rows, sums = _segment_sum(idx, g)
+    gd = np.zeros(data.shape, data.dtype) if need[0] else None
+    return [gd, sv.RowSparse(np.ascontiguousarray(sums), rows, weight_shape)]
 
 
 def _dense_run(name, p, arrays, call):
@@ -257,14 +303,16 @@ def _dot(p, vals, call):
     sa, sb = sv.stype_of(a), sv.stype_of(b)
     fwd = getattr(p, "forward_stype", None)
     if sa == "csr" and sb == "default" and b.ndim == 2:
-        m = sv.to_scipy(a)
         rhs = b.T if p.transpose_b else b
         if p.transpose_a:
-            # rows of the result are the columns csr stores: a row_sparse result
-            cols = np.unique(a.indices).astype(np.int64)
-            res = np.asarray(m[:, cols].T @ rhs, dtype=a.dtype)
-            out = sv.RowSparse(np.ascontiguousarray(res), cols, (a.shape[1], rhs.shape[1]))
+            # rows of the result are the columns csr stores: a row_sparse result, each
+            # stored value times its row of rhs, summed per column
+            rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+            cols, res = _segment_sum(a.indices, a.data[:, None] * rhs[rows])
+            out = sv.RowSparse(np.ascontiguousarray(res, dtype=a.dtype), cols,
+                               (a.shape[1], rhs.shape[1]))
             return [sv.convert(out, fwd) if fwd else out]
+        m = sv.to_scipy(a)
         out = np.asarray(m @ rhs, dtype=a.dtype)
         return [sv.convert(out, fwd) if fwd else out]
     if sa == "default" and sb == "csr" and a.ndim == 2 and not p.transpose_a:
@@ -325,6 +373,8 @@ def _lazy_update(name):
 
 
 def _install():
+    _BACKWARD["Embedding"] = _embedding_backward
+    _BACKWARD["_contrib_SparseEmbedding"] = _embedding_backward
     register_sparse("cast_storage", _cast_storage)
     register_sparse("zeros_like", _zeros_like)
     register_sparse("_sparse_retain", _retain)
