@@ -531,20 +531,23 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="defa
                       rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
     """Run one update of opt1 and opt2 on the same random weight and gradient and
     compare the states and weights. With a list of shapes (ntensors > 1) opt2 updates
-    all tensors in one multi-tensor call and opt1 one by one."""
+    all tensors in one multi-tensor call and opt1 one by one. A sparse ``w_stype`` /
+    ``g_stype`` gives opt2 fully stored sparse arrays and opt1 their dense copies."""
     from copy import deepcopy
     ctx = default_context()
-    if w_stype != "default" or g_stype != "default":
-        raise NotImplementedError(f"compare_optimizer with w_stype={w_stype!r}, "
-                                  f"g_stype={g_stype!r}: sparse storage is not "
-                                  f"implemented in pymxnet yet")
+
+    def pair(stype):
+        if stype == "default":
+            second = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            return second.copyto(ctx), second
+        second = rand_ndarray(shape, stype, density=1, dtype=dtype)
+        return second.copyto(ctx).tostype("default"), second
+
     if not isinstance(shape, list):
         if ntensors != 1:
             raise ValueError("compare_optimizer: a single shape needs ntensors == 1")
-        w2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+        w1, w2 = pair(w_stype)
+        g1, g2 = pair(g_stype)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

@@ -148,13 +148,13 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             if arr is None:
                 arr = shared_buffer[name] = zeros(shape, ctx, dtype)
         # storage types: stype_dict, else the variable's own (Variable(stype=...));
-        # a row_sparse argument gets a row_sparse gradient, as MXNet infers for it
+        # the weight of an Embedding with sparse_grad gets a row_sparse gradient
         st = stype_dict.get(name) or _STYPE_IDS.get(
             (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
         if arr is None:
             arr = zeros(shape, ctx, dtype, stype=st)
         if req != REQ_NULL and grad is None:
-            sparse_grad = st == "row_sparse" or name in _sparse_grad_args(g)
+            sparse_grad = name in _sparse_grad_args(g)
             grad = zeros(shape, ctx, dtype, stype="row_sparse" if sparse_grad else None)
         args.append(arr)
         grads.append(grad)

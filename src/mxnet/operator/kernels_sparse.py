@@ -190,6 +190,13 @@ def _scalar_compare(name):
     return kernel
 
 
+def _quadratic(p, vals, call):
+    """a*x^2 + b*x + c keeps the storage type when c == 0 (zero stays zero)."""
+    if p.c != 0:
+        return NotImplemented
+    return _unary("_contrib_quadratic")(p, vals, call)
+
+
 def _take(p, vals, call):
     """take(csr, indices, axis=0): the selected rows, a csr array."""
     a, idx = vals
@@ -383,6 +390,7 @@ def _install():
     register_sparse("add_n", _add_n)
     register_sparse("_square_sum", _square_sum)
     register_sparse("take", _take)
+    register_sparse("_contrib_quadratic", _quadratic)
     for name in SCALAR_COMPARISONS:
         register_sparse(name, _scalar_compare(name))
     for name in ZERO_PRESERVING:
