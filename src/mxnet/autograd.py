@@ -15,7 +15,16 @@ from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
-           "Function", "get_symbol"]
+           "Function", "get_symbol", "NDArray"]
+
+
+def __getattr__(name):
+    # MXNet's autograd module exposes NDArray (``from mxnet.autograd import *`` code
+    # relies on it); imported on first use, the ndarray package imports this module
+    if name == "NDArray":
+        from .ndarray.ndarray import NDArray
+        return NDArray
+    raise AttributeError(f"module 'mxnet.autograd' has no attribute {name!r}")
 
 
 def _topo_order(heads):
@@ -155,23 +164,20 @@ def _sparse_backward(node, ograds, need):
     """Row_sparse gradients from the operator's sparse backward kernel, when one exists
     and a gradient goes straight into a sparse variable buffer; else NotImplemented."""
     op = node.op
-    if not getattr(node.p, "sparse_grad", op.name == "_contrib_SparseEmbedding"):
+    from .operator.kernels_sparse import lookup_sparse_backward
+    fn = lookup_sparse_backward(op.name)
+    if fn is None:
         return NotImplemented
     sparse_var = any(w and isinstance(par[0], VarNode) and getattr(par[0].grad, "_sparse",
                                                                     False)
                      for par, w in zip(node.parents, need))
     if not sparse_var or node.in_data is None or any(g is None for g in ograds):
         return NotImplemented
-    from .operator.kernels_sparse import lookup_sparse_backward
-    fn = lookup_sparse_backward(op.name)
-    first = node.in_data[0]
-    if fn is None or first._sparse:
+    from .ndarray.sparse import _value_of
+    if any(a._ctx.device_typeid == 2 for a in node.in_data) or not all(
+            isinstance(g, _np_ndarray) for g in ograds):
         return NotImplemented
-    first = first._read()
-    if not isinstance(first, _np_ndarray) or not all(isinstance(g, _np_ndarray)
-                                                     for g in ograds):
-        return NotImplemented
-    res = fn(node.p, ograds, [first], need, node.in_shapes)
+    res = fn(node.p, ograds, [_value_of(a) for a in node.in_data], need, node.in_shapes)
     if res is NotImplemented:
         return res
     # only the parents that are sparse variables take the sparse value

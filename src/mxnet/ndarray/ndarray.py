@@ -377,7 +377,9 @@ class NDArray(OpMethods):
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a gradient buffer and mark this array as a variable for autograd."""
         from .creation import zeros
-        if stype not in (None, "default"):
+        if stype is None:
+            stype = self.stype          # a sparse array's gradient has its storage type
+        if stype != "default":
             from .sparse import zeros as sparse_zeros
             buf = sparse_zeros(stype, self._shape, self._ctx, self._dtype)
         else:

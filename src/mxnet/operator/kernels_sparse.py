@@ -71,9 +71,11 @@ def _segment_sum(keys, values):
 def _embedding_backward(p, out_grads, in_data, need, in_shapes):
     """The weight gradient of Embedding as row_sparse: the looked-up rows only (the
     indices' gradient, when wanted, is zero as in the dense rule)."""
-    if len(need) < 2 or not need[1]:
+    if len(need) < 2 or not need[1] or not getattr(p, "sparse_grad", True):
         return NotImplemented
     data, weight_shape = in_data[0], tuple(in_shapes[1])
+    if not isinstance(data, np.ndarray):
+        return NotImplemented
     idx = data.astype(np.int64).ravel() if data.dtype.kind not in "iu" else \
         data.astype(np.int64, copy=False).ravel()
     idx = np.clip(idx, 0, p.input_dim - 1)
@@ -81,6 +83,20 @@ def _embedding_backward(p, out_grads, in_data, need, in_shapes):
     rows, sums = _segment_sum(idx, g)
     gd = np.zeros(data.shape, data.dtype) if need[0] else None
     return [gd, sv.RowSparse(np.ascontiguousarray(sums), rows, weight_shape)]
+
+
+def _dot_backward(p, out_grads, in_data, need, in_shapes):
+    """dot(csr, rhs): rhs's gradient csr.T · out_grad as row_sparse (the columns the
+    csr stores); the csr operand's own gradient is not given (NotImplemented)."""
+    a, b = in_data
+    if need[0] or not _is(a, "csr") or p.transpose_a or p.transpose_b or \
+            getattr(p, "forward_stype", None):
+        return NotImplemented
+    og = out_grads[0]
+    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+    cols, res = _segment_sum(a.indices, a.data[:, None] * og[rows])
+    return [None, sv.RowSparse(np.ascontiguousarray(res, dtype=og.dtype), cols,
+                               tuple(in_shapes[1]))]
 
 
 def _dense_run(name, p, arrays, call):
@@ -380,6 +396,7 @@ def _lazy_update(name):
 
 
 def _install():
+    _BACKWARD["dot"] = _dot_backward
     _BACKWARD["Embedding"] = _embedding_backward
     _BACKWARD["_contrib_SparseEmbedding"] = _embedding_backward
     register_sparse("cast_storage", _cast_storage)
