@@ -167,6 +167,16 @@ def test_sum_mean_where_and_fallback_dense():
     np.testing.assert_array_equal(out.asnumpy(), (x > 0).astype(np.float32))
 
 
+def test_getnnz_counts_stored_values():
+    m = sps.random(5, 7, density=0.4, format="csr", random_state=3)
+    a = mx.nd.sparse.csr_matrix(m)
+    assert mx.nd.contrib.getnnz(a).asnumpy().tolist() == [m.nnz]
+    np.testing.assert_array_equal(mx.nd.contrib.getnnz(a, axis=1).asnumpy(),
+                                  m.getnnz(axis=1))
+    with pytest.raises(MXNetError):
+        mx.nd.contrib.getnnz(mx.nd.ones((2, 2)))
+
+
 def test_retain_and_zeros_like():
     x = _dense(11)
     r = mx.nd.array(x).tostype("row_sparse")

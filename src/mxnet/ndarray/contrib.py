@@ -10,8 +10,8 @@ from .control_flow import foreach, while_loop, cond  # noqa: F401
 
 __all__ = ["isfinite", "isnan", "isinf", "rand_zipfian", "foreach", "while_loop", "cond"]
 
-# Graph operators of MXNet's DGL integration work on CSR (sparse) storage, which this
-# namespace does not provide yet: calling them says so.
+# Graph operators of MXNet's DGL integration (on CSR storage) are not implemented yet:
+# calling them says so.
 _NEEDS_SPARSE = ("dgl_adjacency", "dgl_csr_neighbor_non_uniform_sample",
                  "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph",
                  "edge_id")
@@ -19,8 +19,8 @@ _NEEDS_SPARSE = ("dgl_adjacency", "dgl_csr_neighbor_non_uniform_sample",
 
 def _needs_sparse(name):
     def fn(*args, **kwargs):
-        raise NotImplementedError(f"mx.contrib.{name} needs CSR sparse storage, which "
-                                  "pymxnet does not implement yet")
+        raise NotImplementedError(f"mx.contrib.{name} (a CSR graph operator) is not "
+                                  "implemented in pymxnet yet")
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}: not implemented (needs CSR sparse storage)."
     return fn
