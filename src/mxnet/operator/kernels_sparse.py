@@ -60,12 +60,21 @@ def add_values(a, b):
 
 def _segment_sum(keys, values):
     """(unique keys, per-key sums of the value rows), keys sorted."""
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)          # sums do not need a stable order
     k = keys[order]
     if not len(k):
         return k.astype(np.int64), values[:0]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     return k[starts].astype(np.int64), np.add.reduceat(values[order], starts, axis=0)
+
+
+def _csr_t_dot(a, rhs, dtype):
+    """csr.T @ rhs as row_sparse: the transpose in compressed form (scipy's O(nnz)
+    conversion), then only its non-empty rows times rhs."""
+    mt = sv.to_scipy(a).T.tocsr()
+    rows = np.flatnonzero(np.diff(mt.indptr)).astype(np.int64)
+    res = np.asarray(mt[rows] @ rhs, dtype=dtype)
+    return sv.RowSparse(np.ascontiguousarray(res), rows, (a.shape[1], rhs.shape[1]))
 
 
 def _embedding_backward(p, out_grads, in_data, need, in_shapes):
@@ -93,10 +102,8 @@ def _dot_backward(p, out_grads, in_data, need, in_shapes):
             getattr(p, "forward_stype", None):
         return NotImplemented
     og = out_grads[0]
-    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
-    cols, res = _segment_sum(a.indices, a.data[:, None] * og[rows])
-    return [None, sv.RowSparse(np.ascontiguousarray(res, dtype=og.dtype), cols,
-                               tuple(in_shapes[1]))]
+    g = _csr_t_dot(a, og, og.dtype)
+    return [None, sv.RowSparse(g.data, g.indices, tuple(in_shapes[1]))]
 
 
 def _dense_run(name, p, arrays, call):
@@ -328,12 +335,8 @@ def _dot(p, vals, call):
     if sa == "csr" and sb == "default" and b.ndim == 2:
         rhs = b.T if p.transpose_b else b
         if p.transpose_a:
-            # rows of the result are the columns csr stores: a row_sparse result, each
-            # stored value times its row of rhs, summed per column
-            rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
-            cols, res = _segment_sum(a.indices, a.data[:, None] * rhs[rows])
-            out = sv.RowSparse(np.ascontiguousarray(res, dtype=a.dtype), cols,
-                               (a.shape[1], rhs.shape[1]))
+            # rows of the result are the columns csr stores: a row_sparse result
+            out = _csr_t_dot(a, rhs, a.dtype)
             return [sv.convert(out, fwd) if fwd else out]
         m = sv.to_scipy(a)
         out = np.asarray(m @ rhs, dtype=a.dtype)
