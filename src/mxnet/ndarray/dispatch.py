@@ -31,7 +31,8 @@ _fwd_ctx = {}
 _ag_state = _tape._state
 _forward = runner.forward
 # Operators whose sparse kernel may give sparse results from dense inputs.
-from ..operator.kernels_sparse import SPARSE_FROM_DENSE as _SPARSE_OUT_OPS  # noqa: E402
+from ..operator.kernels_sparse import (SPARSE_FROM_DENSE as _SPARSE_OUT_OPS,  # noqa: E402
+                                       sparse_requested as _sparse_requested)
 
 
 def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
@@ -71,7 +72,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False):
     if p is None:
         p = op.params.parse(op.name, kwargs) if kwargs else op._default_params()
     # --- sparse storage: calls with a sparse array go to ndarray.sparse_dispatch ---
-    if not _dense_only and (op.name in _SPARSE_OUT_OPS or _has_sparse(inputs, out)):
+    if not _dense_only and (_has_sparse(inputs, out) or (
+            op.name in _SPARSE_OUT_OPS and _sparse_requested(op.name, p))):
         from .sparse_dispatch import sparse_invoke
         return sparse_invoke(op, p, inputs, out, ctx)
     n_args, nvis = _call_meta(op, p)

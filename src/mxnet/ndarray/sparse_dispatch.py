@@ -59,9 +59,8 @@ def sparse_invoke(op, p, inputs, out, ctx):
     kernel = lookup_sparse(op.name)
     results = NotImplemented
     if kernel is not None:
-        from .. import autograd
         results = kernel(p, _values(inputs),
-                         _SparseCall(ctx, inputs, outs, autograd.is_training()))
+                         _SparseCall(ctx, inputs, outs, _tape.is_training()))
     if results is NotImplemented:
         any_sparse = any(isinstance(a, BaseSparseNDArray) for a in inputs)
         sparse_out = outs is not None and any(isinstance(o, BaseSparseNDArray) for o in outs)

@@ -5,20 +5,7 @@ functions as ``mx.nd``; a sparse input takes the sparse path in
 from ..base import numeric_types
 from .ndarray import NDArray
 
-# Operator names mx.nd.sparse exposes (MXNet 1.9.1 generates these for operators with
-# a sparse implementation); each is the registry's function.
-OP_NAMES = (
-    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
-    "LogisticRegressionOutput", "MAERegressionOutput", "_contrib_round_ste",
-    "_contrib_sign_ste", "abs", "adam_update", "add_n", "arccos", "arccosh", "arcsin",
-    "arcsinh", "arctan", "arctanh", "broadcast_add", "broadcast_div", "broadcast_minus",
-    "broadcast_mul", "broadcast_plus", "broadcast_sub", "cast_storage", "cbrt", "ceil",
-    "clip", "concat", "cos", "cosh", "degrees", "dot", "elemwise_add", "elemwise_div",
-    "elemwise_mul", "elemwise_sub", "exp", "expm1", "fix", "floor", "ftrl_update", "gamma",
-    "gammaln", "log", "log10", "log1p", "log2", "make_loss", "mean", "negative", "norm",
-    "radians", "relu", "rint", "round", "rsqrt", "sgd_mom_update", "sgd_update", "sigmoid",
-    "sign", "sin", "sinh", "slice", "sqrt", "square", "stop_gradient", "sum", "tan", "tanh",
-    "trunc", "where", "zeros_like")
+from ..operator.kernels_sparse import SPARSE_MODULE_OPS as OP_NAMES
 
 __all__ = list(OP_NAMES) + ["retain", "gs_retain", "adagrad_update", "add", "subtract",
                             "multiply", "divide"]

@@ -28,6 +28,30 @@ _BACKWARD = {}
 # Operators whose kernel may return sparse values for all-dense inputs.
 SPARSE_FROM_DENSE = frozenset({"cast_storage", "dot", "_square_sum"})
 
+# The operators mx.nd.sparse / mx.sym.sparse expose (MXNet 1.9.1 lists those with a
+# sparse implementation there).
+SPARSE_MODULE_OPS = (
+    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
+    "LogisticRegressionOutput", "MAERegressionOutput", "_contrib_round_ste",
+    "_contrib_sign_ste", "abs", "adam_update", "add_n", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctanh", "broadcast_add", "broadcast_div", "broadcast_minus",
+    "broadcast_mul", "broadcast_plus", "broadcast_sub", "cast_storage", "cbrt", "ceil",
+    "clip", "concat", "cos", "cosh", "degrees", "dot", "elemwise_add", "elemwise_div",
+    "elemwise_mul", "elemwise_sub", "exp", "expm1", "fix", "floor", "ftrl_update", "gamma",
+    "gammaln", "log", "log10", "log1p", "log2", "make_loss", "mean", "negative", "norm",
+    "radians", "relu", "rint", "round", "rsqrt", "sgd_mom_update", "sgd_update", "sigmoid",
+    "sign", "sin", "sinh", "slice", "sqrt", "square", "stop_gradient", "sum", "tan", "tanh",
+    "trunc", "where", "zeros_like")
+
+
+def sparse_requested(op_name, p):
+    """Whether a call of op_name on dense inputs asks for a sparse result."""
+    if op_name == "cast_storage":
+        return p.stype != "default"
+    if op_name == "dot":
+        return getattr(p, "forward_stype", None) not in (None, "default")
+    return False
+
 
 def register_sparse(op_name, fn):
     """Use ``fn`` for calls of ``op_name`` (and its aliases) with sparse storage."""

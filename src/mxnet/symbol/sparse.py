@@ -2,7 +2,7 @@
 registry's functions, as in mx.sym) plus ``retain`` and the sparse ``adagrad_update``.
 Storage types of a bound graph's arrays are set with ``simple_bind(stype_dict=...)``
 and ``Variable(stype=...)``; ``grad_stype`` on a variable gives sparse gradients."""
-from ..ndarray.sparse_ops import OP_NAMES
+from ..operator.kernels_sparse import SPARSE_MODULE_OPS as OP_NAMES
 
 __all__ = list(OP_NAMES) + ["retain", "adagrad_update"]
 
