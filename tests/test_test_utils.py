@@ -116,8 +116,11 @@ def test_shapes_and_random_helpers():
     assert arr.shape == (4, 5) and arr.dtype == np.float64
     assert tu.random_sample(list(range(10)), 4).__len__() == 4
     assert tu.collapse_sum_like(np.ones((2, 3, 4)), (3, 1)).tolist() == [[8.]] * 3
-    with pytest.raises(NotImplementedError, match="sparse"):
-        tu.rand_ndarray((2, 2), stype="csr")
+    sparse = tu.rand_ndarray((6, 5), stype="csr", density=0.5)
+    assert sparse.stype == "csr" and sparse.shape == (6, 5)
+    rsp, (values, rows) = tu.rand_sparse_ndarray((6, 5), "row_sparse", density=0.5)
+    assert rsp.stype == "row_sparse" and values.shape == (len(rows), 5)
+    np.testing.assert_array_equal(rsp.asnumpy()[rows], values)
 
 
 def test_same_array_detects_shared_memory():

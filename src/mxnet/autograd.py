@@ -3,6 +3,8 @@
 The tape itself (recording and training mode, the nodes operator calls append) is
 ``mxnet.tape``; ``backward()`` walks its nodes in reverse topological order.
 """
+import numpy as _np
+
 from . import tape as _tape
 from .base import MXNetError
 from .tape import (Node, VarNode, _state, is_recording, is_training, mark_variables,  # noqa: F401
@@ -17,7 +19,16 @@ from .symbol.from_tape import symbol_from_tape
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad",
-           "Function", "get_symbol"]
+           "Function", "get_symbol", "NDArray"]
+
+
+def __getattr__(name):
+    # MXNet's autograd module exposes NDArray (``from mxnet.autograd import *`` code
+    # relies on it); imported on first use, the ndarray package imports this module
+    if name == "NDArray":
+        from .ndarray.ndarray import NDArray
+        return NDArray
+    raise AttributeError(f"module 'mxnet.autograd' has no attribute {name!r}")
 
 
 def _topo_order(heads):
@@ -76,7 +87,7 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
 
     def accumulate(key, g):
         prev = grads.get(key)
-        grads[key] = g if prev is None else prev + g
+        grads[key] = g if prev is None else _add(prev, g)
 
     for h, g in zip(heads, head_grads):
         # a head whose computation failed raises that failure here, once (a failed
@@ -120,7 +131,11 @@ def _backward_node(node, ograds, accumulate, train_mode):
            else REQ_NULL for par, w in zip(node.parents, need)]
     octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
                              need, node.in_shapes, req)
-    if op.zero_grad or op.backward is None:
+    in_grads = NotImplemented if op.zero_grad or op.backward is None else \
+        _sparse_backward(node, ograds, need)
+    if in_grads is not NotImplemented:
+        in_data = out_data = aux = None
+    elif op.zero_grad or op.backward is None:
         in_data = out_data = aux = None
     else:
         in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
@@ -129,11 +144,53 @@ def _backward_node(node, ograds, accumulate, train_mode):
             if node.out_data is not None else \
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
-    in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
-                               out_meta=node.out_meta)
+    if in_grads is NotImplemented:
+        in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
+                                   out_meta=node.out_meta)
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
             accumulate((id(par[0]), par[1]), g)
+
+
+_np_ndarray = _np.ndarray
+
+
+def _add(a, b):
+    """Sum of two gradients; row_sparse values (sparse backward kernels) included."""
+    if isinstance(a, _np_ndarray) and isinstance(b, _np_ndarray):
+        return a + b
+    from .operator.kernels_sparse import add_values
+    return add_values(a, b)
+
+
+def _sparse_backward(node, ograds, need):
+    """Row_sparse gradients from the operator's sparse backward kernel, when one exists
+    and a gradient goes straight into a sparse variable buffer; else NotImplemented."""
+    op = node.op
+    from .operator.kernels_sparse import lookup_sparse_backward
+    fn = lookup_sparse_backward(op.name)
+    if fn is None:
+        return NotImplemented
+    sparse_var = any(w and isinstance(par[0], VarNode) and getattr(par[0].grad, "_sparse",
+                                                                    False)
+                     for par, w in zip(node.parents, need))
+    if not sparse_var or node.in_data is None or any(g is None for g in ograds):
+        return NotImplemented
+    from .ndarray.sparse import _value_of
+    if any(a._ctx.device_typeid == 2 for a in node.in_data) or not all(
+            isinstance(g, _np_ndarray) for g in ograds):
+        return NotImplemented
+    res = fn(node.p, ograds, [_value_of(a) for a in node.in_data], need, node.in_shapes)
+    if res is NotImplemented:
+        return res
+    # only the parents that are sparse variables take the sparse value
+    out = []
+    for par, r, w in zip(node.parents, res, need):
+        if r is not None and not (isinstance(par[0], VarNode) and par[0].grad._sparse):
+            from .operator.sparse_values import todense
+            r = todense(r)
+        out.append(r if w else None)
+    return out
 
 
 def _wants_grad(entry):
@@ -148,7 +205,12 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     for node, g in result.values():
         buf = node.grad
         node.fresh_grad = True
-        if node.grad_req == REQ_ADD:
+        if buf._sparse:          # a sparse gradient buffer (attach_grad(stype=...))
+            if node.grad_req != REQ_NULL:
+                from .ndarray.sparse_dispatch import grad_store
+                buf.wait_to_write()
+                grad_store(buf, g, node.grad_req == REQ_ADD)
+        elif node.grad_req == REQ_ADD:
             buf.wait_to_write()
             buf._data[...] += g.astype(buf._dtype, copy=False)
         elif node.grad_req != REQ_NULL:
@@ -183,7 +245,11 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             xp_zero = _xp(v)
             data = xp_zero.zeros(v.shape, v._dtype)
         else:
-            data = hit[1].astype(v._dtype, copy=True)
+            data = hit[1]
+            if not isinstance(data, _np_ndarray) and hasattr(data, "stype"):
+                from .operator.sparse_values import todense
+                data = todense(data)
+            data = data.astype(v._dtype, copy=True)
         out.append(from_data(data, v._ctx))
     return out[0] if single else out
 

@@ -122,27 +122,121 @@ def get_identity_mat_batch(size):
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
-    """Random sparse NDArray: needs mx.nd.sparse, which pymxnet does not have yet."""
-    raise NotImplementedError(f"rand_sparse_ndarray(stype={stype!r}): sparse storage "
-                              f"(mx.nd.sparse) is not implemented in pymxnet yet")
+    """A random sparse NDArray and its parts: ``(arr, (values, row indices))`` (NumPy)
+    for 'row_sparse', ``(arr, (indptr, indices, values))`` (NDArrays) for 'csr'.
+    ``density`` (default random) is the expected fraction of stored rows/entries;
+    ``distribution`` ('uniform' or 'powerlaw', csr only) how entries are spread;
+    ``data_init`` fills every stored value; ``rsp_indices`` picks the stored rows."""
+    density = np.random.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    distribution = "uniform" if distribution is None else distribution
+    if stype == "row_sparse":
+        if distribution != "uniform":
+            raise ValueError(f"row_sparse arrays support the uniform distribution only, "
+                             f"got {distribution!r}")
+        if rsp_indices is not None:
+            indices = np.asarray(rsp_indices, dtype=np.int64)
+            if indices.size and indices.max() >= shape[0]:
+                raise ValueError("rsp_indices must be smaller than shape[0]")
+        else:
+            indices = np.flatnonzero(np.random.uniform(size=shape[0]) < density)
+            indices = indices.astype(np.int64)
+        val = np.random.rand(len(indices), *shape[1:]).astype(dtype)
+        if data_init is not None:
+            val.fill(data_init)
+        if modifier_func is not None:
+            val = np.asarray(modifier_func(val), dtype=dtype)
+        arr = mx.nd.sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype,
+                                            ctx=ctx)
+        return arr, (val, indices)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"csr arrays are 2-D, got shape {shape}")
+        if distribution == "uniform":
+            mask = np.random.uniform(size=shape) < density
+        elif distribution == "powerlaw":
+            mask = _powerlaw_mask(shape, density)
+        else:
+            raise ValueError(f"unknown distribution {distribution!r}")
+        dense = np.where(mask, np.random.rand(*shape), 0).astype(dtype)
+        if data_init is not None:
+            dense[mask] = data_init
+        if modifier_func is not None:
+            dense[mask] = modifier_func(dense[mask])
+        import scipy.sparse as sps
+        m = sps.csr_matrix(mask.astype(np.int8))
+        m.data = dense[mask].astype(dtype)
+        arr = mx.nd.sparse.csr_matrix((m.data, m.indices, m.indptr), shape=shape,
+                                      dtype=dtype, ctx=ctx)
+        if shuffle_csr_indices:
+            arr = shuffle_csr_column_indices(arr)
+        return arr, (arr.indptr, arr.indices, arr.data)
+    raise ValueError(f"unknown storage type {stype!r}")
+
+
+def _powerlaw_mask(shape, density):
+    """Where a power-law csr matrix stores entries: every row its first column, then
+    row r the columns [0, 2**(r+1)) (so each row holds twice the previous one) until
+    density * size entries are placed."""
+    rows, cols = shape
+    budget = int(rows * cols * density)
+    mask = np.zeros(shape, dtype=bool)
+    first = min(rows, budget)
+    mask[:first, 0] = True
+    budget -= first
+    width = 2
+    for r in range(rows):
+        if budget <= 0:
+            break
+        limit = min(cols, width)
+        extra = min(limit - 1, budget)
+        mask[r, 1:1 + extra] = True
+        budget -= extra
+        if limit < cols:
+            width *= 2
+    if budget > 0:
+        raise ValueError(f"density {density} is too high for a power-law {shape} matrix")
+    return mask
 
 
 def shuffle_csr_column_indices(csr):
-    """Shuffle a CSR matrix's column indices: needs mx.nd.sparse (not in pymxnet yet)."""
-    raise NotImplementedError("shuffle_csr_column_indices: sparse storage (mx.nd.sparse) is "
-                              "not implemented in pymxnet yet")
+    """A copy of a CSRNDArray whose column indices are shuffled within each row
+    (values move with them): an unsorted, still valid-valued, csr array."""
+    indptr = csr.indptr.asnumpy()
+    indices = csr.indices.asnumpy().copy()
+    data = csr.data.asnumpy().copy()
+    for i in range(len(indptr) - 1):
+        lo, hi = indptr[i], indptr[i + 1]
+        perm = np.random.permutation(hi - lo) + lo
+        indices[lo:hi], data[lo:hi] = indices[perm], data[perm]
+    return mx.nd.sparse.csr_matrix((data, indices, indptr), shape=csr.shape,
+                                   dtype=csr.dtype)
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
                         modifier_func=None, density=0.5, shuffle_csr_indices=False):
-    """Sparse test array: needs mx.nd.sparse, which pymxnet does not have yet."""
-    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype)
+    """A random sparse array (rand_sparse_ndarray's array only)."""
+    if stype == "row_sparse":
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                     data_init=data_init, rsp_indices=rsp_indices,
+                                     modifier_func=modifier_func)
+    else:
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                     data_init=data_init, modifier_func=modifier_func,
+                                     shuffle_csr_indices=shuffle_csr_indices)
+    return arr
 
 
 def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
                            dtype=None, modifier_func=None, shuffle_csr_indices=False):
-    """Sparse test array: needs mx.nd.sparse, which pymxnet does not have yet."""
-    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype)
+    """create_sparse_array, where row_sparse arrays may have no stored rows."""
+    if stype == "row_sparse":
+        density = 0.0
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            rsp_indices = rsp_indices[:shape[0]]
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
@@ -153,7 +247,7 @@ def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func
         return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
                                    modifier_func=modifier_func,
                                    shuffle_csr_indices=shuffle_csr_indices,
-                                   distribution=distribution, ctx=ctx)
+                                   distribution=distribution, ctx=ctx)[0]
     return mx.nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
 
 
@@ -235,20 +329,23 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="defa
                       rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
     """Run one update of opt1 and opt2 on the same random weight and gradient and
     compare the states and weights. With a list of shapes (ntensors > 1) opt2 updates
-    all tensors in one multi-tensor call and opt1 one by one."""
+    all tensors in one multi-tensor call and opt1 one by one. A sparse ``w_stype`` /
+    ``g_stype`` gives opt2 fully stored sparse arrays and opt1 their dense copies."""
     from copy import deepcopy
     ctx = default_context()
-    if w_stype != "default" or g_stype != "default":
-        raise NotImplementedError(f"compare_optimizer with w_stype={w_stype!r}, "
-                                  f"g_stype={g_stype!r}: sparse storage is not "
-                                  f"implemented in pymxnet yet")
+
+    def pair(stype):
+        if stype == "default":
+            second = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            return second.copyto(ctx), second
+        second = rand_ndarray(shape, stype, density=1, dtype=dtype)
+        return second.copyto(ctx).tostype("default"), second
+
     if not isinstance(shape, list):
         if ntensors != 1:
             raise ValueError("compare_optimizer: a single shape needs ntensors == 1")
-        w2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+        w1, w2 = pair(w_stype)
+        g1, g2 = pair(g_stype)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

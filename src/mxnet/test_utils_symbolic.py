@@ -88,16 +88,16 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
                            ctx=None, equal_nan=False, dtype=np.float32):
     """Bind sym to location (inputs as a list or dict of arrays), run forward
     (inference mode) and compare every output with expected (list or dict by output
-    name). Returns the outputs as NumPy arrays."""
+    name). Returns the executor's outputs (NDArrays, in their inferred storage types)."""
     ctx = _ctx(ctx)
     args = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux(sym, aux_states, ctx, dtype)
     expected = _by_output(sym, expected)
     ex = sym.bind(ctx, args=args, grad_req="null", aux_states=aux)
-    outputs = [o.asnumpy() for o in ex.forward(is_train=False)]
+    outputs = ex.forward(is_train=False)
     for name, exp, got in zip(sym.list_outputs(), expected, outputs):
-        assert_almost_equal(exp, got, rtol, atol, names=(f"EXPECTED_{name}",
-                                                         f"FORWARD_{name}"),
+        assert_almost_equal(exp, got.asnumpy(), rtol, atol, names=(f"EXPECTED_{name}",
+                                                                   f"FORWARD_{name}"),
                             equal_nan=equal_nan)
     return outputs
 
@@ -109,7 +109,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     gradients of the arguments named in expected (a dict, or a list in argument
     order). grad_req 'add' is checked against the random initial gradient plus the
     expected one; 'null' against the untouched initial gradient. Returns the
-    gradients as a dict of NumPy arrays."""
+    gradient arrays (NDArrays, by argument name)."""
     ctx = _ctx(ctx)
     args = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux(sym, aux_states, ctx, dtype)
@@ -120,6 +120,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     init = {k: np.random.normal(size=np.shape(v)).astype(grad_dtype(v))
             for k, v in expected.items()}
     grads = {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in init.items()}
+    for k, st in (grad_stypes or {}).items():        # sparse gradient buffers
+        if k in grads and st != "default":
+            grads[k] = grads[k].tostype(st)
     if isinstance(grad_req, str):
         reqs = {k: grad_req for k in expected}
     elif isinstance(grad_req, (list, tuple)):
@@ -147,7 +150,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         assert_almost_equal(want, got[name], rtol, atol, names=(f"EXPECTED_{name}",
                                                                f"BACKWARD_{name}"),
                             equal_nan=equal_nan)
-    return got
+    return grads
 
 
 def executor_numeric_grad(executor, location, aux_states=None, eps=1e-4,
@@ -196,10 +199,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     numeric_eps defaults by dtype (default_numeric_eps), tolerances by dtype."""
     if np.dtype(dtype) not in (np.float16, np.float32, np.float64):
         raise ValueError(f"check_numeric_gradient: dtype must be float16/32/64, got {dtype}")
-    if grad_stype_dict:
-        if any(st != "default" for st in grad_stype_dict.values()):
-            raise NotImplementedError("check_numeric_gradient with sparse gradients: "
-                                      "sparse storage is not implemented in pymxnet yet")
     ctx = _ctx(ctx)
     location = _parse_location(sym, location, ctx, dtype)
     location_npy = {k: v.asnumpy() for k, v in location.items()}
@@ -227,6 +226,10 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     grads_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
     grads_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shapes[0])
     args_grad = {k: array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    for k, st in (grad_stype_dict or {}).items():       # sparse gradient buffers
+        if k in args_grad and st != "default":
+            args_grad[k] = args_grad[k].tostype(st)
+            grads_npy[k] = args_grad[k].asnumpy()
     grad_req["__random_proj"] = "write"
     executor = out.bind(ctx, grad_req=grad_req, args=location, args_grad=args_grad,
                         aux_states=aux)

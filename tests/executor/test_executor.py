@@ -229,8 +229,20 @@ def test_simple_bind_options_and_errors():
         net.simple_bind(mx.cpu(), softmax_label=(4,))
     with pytest.raises(MXNetError, match="nosuch"):
         net.simple_bind(mx.cpu(), data=(4, 12), nosuch=(1,))
-    with pytest.raises(MXNetError):
-        net.simple_bind(mx.cpu(), stype_dict={"data": "csr"}, data=(4, 12))
+    with pytest.raises(MXNetError, match="storage type"):
+        net.simple_bind(mx.cpu(), stype_dict={"data": "bogus"}, data=(4, 12))
+    sparse = net.simple_bind(mx.cpu(), stype_dict={"data": "csr"}, data=(4, 12))
+    assert sparse.arg_dict["data"].stype == "csr"     # the forward reads its dense form
+    x = np.random.rand(4, 12).astype(np.float32)
+    x[x < 0.5] = 0
+    sparse.arg_dict["data"][:] = mx.nd.array(x).tostype("csr")
+    dense = net.simple_bind(mx.cpu(), grad_req="null", data=(4, 12))
+    for name, arr in sparse.arg_dict.items():
+        if name != "data":
+            arr.copyto(dense.arg_dict[name])
+    dense.arg_dict["data"][:] = x
+    np.testing.assert_allclose(sparse.forward()[0].asnumpy(), dense.forward()[0].asnumpy(),
+                               rtol=1e-5)
 
 
 def test_simple_bind_shared_exec_and_arg_names():

@@ -104,6 +104,7 @@ def test_libsvm_dense(tmp_path):
     it = mx.io.LibSVMIter(data_libsvm=str(tmp_path / "data.t"), data_shape=(3,),
                           batch_size=3)
     b = it.next()
+    assert b.data[0].stype == "csr"          # MXNet's LibSVMIter yields csr batches
     np.testing.assert_array_equal(b.data[0].asnumpy(), ref[:3])
     np.testing.assert_array_equal(b.label[0].asnumpy(), labels[:3])
     b = it.next()
@@ -113,8 +114,10 @@ def test_libsvm_dense(tmp_path):
     it = mx.io.LibSVMIter(data_libsvm=str(tmp_path / "data.t"), data_shape=(3,),
                           label_libsvm=str(tmp_path / "label.t"), label_shape=(3,),
                           batch_size=4)
+    lab = it.next().label[0]
+    assert lab.stype == "csr"
     np.testing.assert_array_equal(
-        it.next().label[0].asnumpy(),
+        lab.asnumpy(),
         np.array([[0, 0, 0], [0.125, 0, 0], [0, 0, 1.2], [0, 1, -1.2]], np.float32))
     with pytest.raises(MXNetError, match="outside"):
         mx.io.LibSVMIter(data_libsvm=str(tmp_path / "data.t"), data_shape=(2,),

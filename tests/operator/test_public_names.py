@@ -28,9 +28,6 @@ OWNED_ELSEWHERE = {("mxnet.ndarray", "hard_sigmoid"), ("mxnet.symbol", "hard_sig
 
 # Present, but raising NotImplementedError: how to call each one.
 NOT_IMPLEMENTED = {
-    ("mxnet.gluon.contrib.nn", "SparseEmbedding"): lambda f: f(10, 4),
-    ("mxnet.ndarray", "cast_storage"): lambda f: f(mx.nd.ones(2), stype="csr"),
-    ("mxnet.symbol", "cast_storage"): lambda f: f(mx.sym.var("a"), stype="row_sparse"),
 }
 
 

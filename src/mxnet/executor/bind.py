@@ -116,11 +116,10 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
                 shared_buffer=None, shapes=None):
     _check_ctx(ctx, group2ctx)
     shapes = dict(shapes or {})
-    if stype_dict:
-        for name, st in stype_dict.items():
-            if st != "default":
-                raise MXNetError(f"simple_bind: storage type {st!r} for {name} is not "
-                                 "supported by pymxnet (dense arrays only)")
+    stype_dict = dict(stype_dict or {})
+    for name, st in stype_dict.items():
+        if st not in ("default", "row_sparse", "csr"):
+            raise MXNetError(f"simple_bind: unknown storage type {st!r} for {name}")
     if type_dict is None:
         attrs = symbol.attr_dict()
         type_dict = {n: np.float32 for n in symbol.list_arguments()
@@ -148,10 +147,15 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             arr = _fit(shared_buffer.get(name), shape, dtype)
             if arr is None:
                 arr = shared_buffer[name] = zeros(shape, ctx, dtype)
+        # storage types: stype_dict, else the variable's own (Variable(stype=...));
+        # the weight of an Embedding with sparse_grad gets a row_sparse gradient
+        st = stype_dict.get(name) or _STYPE_IDS.get(
+            (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
         if arr is None:
-            arr = zeros(shape, ctx, dtype)
+            arr = zeros(shape, ctx, dtype, stype=st)
         if req != REQ_NULL and grad is None:
-            grad = zeros(shape, ctx, dtype)
+            sparse_grad = name in _sparse_grad_args(g)
+            grad = zeros(shape, ctx, dtype, stype="row_sparse" if sparse_grad else None)
         args.append(arr)
         grads.append(grad)
     aux = []
@@ -164,6 +168,26 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         aux.append(arr if arr is not None else
                    zeros(tuple(g.shapes[e]), ctx, _dtype(g.dtypes[e])))
     return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec)
+
+
+_STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
+
+
+def _sparse_grad_args(g):
+    """Names of the variables whose gradient MXNet infers row_sparse: the weight of
+    an Embedding with sparse_grad=True (and of the contrib SparseEmbedding)."""
+    names = set()
+    for nid, node in enumerate(g.nodes):
+        op = node.op
+        if op is None or op.name not in ("Embedding", "_contrib_SparseEmbedding"):
+            continue
+        if op.name == "Embedding" and not node.params.sparse_grad:
+            continue
+        for e in g.node_inputs[nid][1:2]:
+            for vid in g.arg_nodes:
+                if g.entry(vid) == e:
+                    names.add(g.nodes[vid].name)
+    return names
 
 
 def _dtype(t):

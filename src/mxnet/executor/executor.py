@@ -152,6 +152,26 @@ class Executor:
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run
         self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
+        self._sparse_heads = self._sparse_outputs(var_nd)
+
+    def _sparse_outputs(self, var_nd):
+        """Heads whose inferred storage type is sparse: [(position, sparse array)];
+        self.outputs shows those arrays (filled from the dense result after forward)."""
+        if not any(a._sparse for a in var_nd.values()) and not any(
+                n.op is not None and n.op.name in ("cast_storage", "dot", "_square_sum")
+                for n in self._graph.nodes):
+            return []
+        from .stype import infer_stypes
+        from ..ndarray.sparse import zeros as sparse_zeros
+        g = self._graph
+        stypes = infer_stypes(g, {e: a.stype for e, a in var_nd.items()}, self._ctx)
+        heads = []
+        for pos, e in enumerate(g.heads):
+            if stypes[e] != "default" and e in self._out_nd:
+                arr = sparse_zeros(stypes[e], tuple(g.shapes[e]), self._ctx, g.dtypes[e])
+                heads.append((pos, arr))
+                self.outputs[pos] = arr
+        return heads
 
     def _prepare(self):
         g = self._graph
@@ -182,6 +202,7 @@ class Executor:
         self._fsteps = fuse_forward_steps(g, self._plain_fsteps, _device(self._ctx))
         self._bsteps = [self._prepare_backward(st) for st in g.backward.steps]
         self._zeros = {}
+        self._shadows = {}
 
     def _prepare_backward(self, step):
         g, xp = self._graph, _xp(self._ctx)
@@ -281,8 +302,8 @@ class Executor:
                     dst[:] = value
         is_train = bool(is_train)
         self._push(lambda rctx: self._run_forward(is_train),
-                   self.arg_arrays, list(self._out_nd.values()) + self.aux_arrays,
-                   "Executor.forward")
+                   self.arg_arrays, list(self._out_nd.values()) + self.aux_arrays +
+                   [a for _, a in self._sparse_heads], "Executor.forward")
         return self.outputs
 
     def _refresh(self):
@@ -299,6 +320,7 @@ class Executor:
         if plain:
             for s in self._plain_fsteps:
                 self._forward_step(s, octx)
+            self._fill_sparse_heads()
             return
         for s in self._fsteps:
             if s.__class__ is FusedStep:
@@ -312,6 +334,11 @@ class Executor:
                 self._forward_step(then, octx)
                 continue
             self._forward_step(s, octx)
+        self._fill_sparse_heads()
+
+    def _fill_sparse_heads(self):
+        for pos, arr in self._sparse_heads:       # sparse outputs take the dense result
+            arr._set_dense(self._out_nd[self._graph.heads[pos]]._data)
 
     def _forward_step(self, s, octx):
         vals, monitor = self._vals, self._monitor
@@ -373,8 +400,11 @@ class Executor:
         """The array a gradient target (kind, index, req) names."""
         if target is None:
             return None
-        return self.grad_arrays[target[1]]._data if target[0] == "arg" else \
-            self._vals[target[1]]
+        if target[0] == "arg":
+            g = self.grad_arrays[target[1]]
+            # sparse gradient arrays: backward writes a dense shadow, cast afterwards
+            return self._shadows[target[1]] if g._sparse else g._data
+        return self._vals[target[1]]
 
     def _ones_like_head(self, pos):
         """The head gradient used for a loss head given none (its values are ignored)."""
@@ -390,6 +420,8 @@ class Executor:
 
     def _run_backward(self, out_grads, is_train):
         self._refresh()
+        self._shadows = {pos: g._data for pos, g in enumerate(self.grad_arrays)
+                         if g is not None and g._sparse}       # dense forms, fresh
         plan, vals = self._graph.backward, self._vals
         head_data = [self._ones_like_head(pos) if og is None else og._data
                      for pos, og in enumerate(out_grads)]
@@ -414,7 +446,12 @@ class Executor:
                 monitor_backward(monitor, self._monitor_all, b.name, ograds + ins + outd,
                                  grads, self._ctx)
         for pos in plan.zero_fill:
-            self.grad_arrays[pos]._data[...] = 0
+            if pos in self._shadows:
+                self._shadows[pos][...] = 0
+            else:
+                self.grad_arrays[pos]._data[...] = 0
+        for pos, dense in self._shadows.items():      # sparse gradients take their values
+            self.grad_arrays[pos]._set_dense(dense)
 
     # --------------------------------------------------------------- utilities
     def set_monitor_callback(self, callback, monitor_all=False):

@@ -53,8 +53,10 @@ class Parameter:
         Allow ``initialize`` before the shape is fully known.
     differentiable : bool, default True
         False forces ``grad_req='null'`` (e.g. BatchNorm running statistics).
-    stype, grad_stype : 'default'
-        Storage types; pymxnet arrays are dense, so only 'default' is supported.
+    stype, grad_stype : 'default' or 'row_sparse'
+        Storage types of the value and of the gradient (an Embedding with
+        sparse_grad has a row_sparse gradient; a row_sparse value is read with
+        ``row_sparse_data``).
     """
 
     def __init__(self, name, grad_req="write", shape=None, dtype=mx_real_t, lr_mult=1.0,
@@ -83,9 +85,9 @@ class Parameter:
             if st not in ("default", "row_sparse", "csr"):
                 raise AssertionError(f"{what} for Parameter '{name}' must be one of "
                                      f"'default', 'row_sparse', or 'csr', but got '{st}'")
-            if st != "default":
-                raise MXNetError(f"Parameter '{name}': {what}={st!r} is not supported by "
-                                 "pymxnet (dense 'default' storage only)")
+            if st == "csr":
+                raise MXNetError(f"Parameter '{name}': {what}='csr' is not supported "
+                                 "('default' or 'row_sparse')")
         self._stype = stype
         self._grad_stype = grad_stype
 
@@ -185,13 +187,16 @@ class Parameter:
                 slots.append(None)
             slots[ctx.device_id] = i
         self._data = [data.copyto(ctx) for ctx in self._ctx_list]
+        if self._stype != "default":
+            self._data = [d.tostype(self._stype) for d in self._data]
         self._init_grad()
 
     def _init_grad(self):
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [ndarray.zeros(d.shape, d.context, dtype=d.dtype) for d in self._data]
+        self._grad = [ndarray.zeros(d.shape, d.context, dtype=d.dtype,
+                                    stype=self._grad_stype) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _finish_deferred_init(self):
@@ -260,7 +265,17 @@ class Parameter:
         self._deferred_init = ()
 
     def _reduce(self):
-        """The value on the CPU (the average over contexts when there are several)."""
+        """The value on the CPU (the average over contexts when there are several; a
+        row_sparse parameter's whole value, from its Trainer's store when it has one)."""
+        if self._stype != "default":
+            trainer = self._trainer() if self._trainer is not None else None
+            arrays = self._check_and_get(self._data, list)
+            if trainer is None or not trainer._kv_initialized or not trainer._kvstore:
+                return arrays[0].copyto(cpu())
+            out = ndarray.zeros(self.shape, ctx=cpu(), dtype=self.dtype, stype=self._stype)
+            trainer._row_sparse_pull(self, out, ndarray.arange(0, self.shape[0], ctx=cpu()),
+                                     full_idx=True)
+            return out
         arrays = self.list_data()
         if len(arrays) == 1:
             return arrays[0].copyto(cpu())
@@ -325,22 +340,49 @@ class Parameter:
         for arr in self._check_and_get(self._data, list):
             arr[:] = data
 
+    def _pull_rows(self, out, row_id, full_idx=False):
+        trainer = self._trainer() if self._trainer is not None else None
+        if trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' "
+                               "when no Trainer is created with it.")
+        trainer._row_sparse_pull(self, out, row_id, full_idx)
+        return out
+
     def row_sparse_data(self, row_id):
-        raise MXNetError(f"Parameter '{self.name}': row_sparse_data needs stype "
-                         "'row_sparse', which pymxnet does not support (dense only)")
+        """The rows ``row_id`` of this row_sparse parameter on row_id's context, pulled
+        from its Trainer's KVStore into the parameter's array there (the array
+        autograd differentiates)."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name} via "
+                               f"row_sparse_data() because its storage type is "
+                               f"{self._stype}. Please use data() instead.")
+        return self._pull_rows(self._check_and_get(self._data, row_id.context), row_id)
 
     def list_row_sparse_data(self, row_id):
-        raise MXNetError(f"Parameter '{self.name}': list_row_sparse_data needs stype "
-                         "'row_sparse', which pymxnet does not support (dense only)")
+        """row_sparse_data on every context (one row_id array for all)."""
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_row_sparse_data() because its storage "
+                               f"type is {self._stype}. Please use data() instead.")
+        return self._pull_rows(self._check_and_get(self._data, list), row_id)
 
     def data(self, ctx=None):
         """The value on ``ctx`` (default: the only context, or the current one); an
-        ``mx.np`` array in NumPy mode."""
+        ``mx.np`` array in NumPy mode. A row_sparse parameter is read with
+        ``row_sparse_data`` instead."""
+        self._check_dense("data")
         return _np_mode(self._check_and_get(self._data, ctx))
 
     def list_data(self):
         """The values on every context, in ``list_ctx()`` order."""
+        self._check_dense("list_data")
         return _np_mode(self._check_and_get(self._data, list))
+
+    def _check_dense(self, what):
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' via "
+                               f"{what}() because its storage type is {self._stype}. "
+                               "Please use row_sparse_data() instead.")
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""

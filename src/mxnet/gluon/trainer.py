@@ -77,8 +77,10 @@ class Trainer:
             self._param2idx[param.name] = i
             self._params.append(param)
             param._set_trainer(self)
-        self._contains_sparse_weight = False
-        self._contains_sparse_grad = False
+        # row_sparse weights live whole in the KVStore, which runs their updates;
+        # Parameter.row_sparse_data pulls the rows a batch needs (as in MXNet)
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
@@ -138,6 +140,10 @@ class Trainer:
                     continue
                 arrays = param._check_and_get(param._data, list)
                 idx = self._param2idx[param.name]
+                if param._stype != "default":
+                    # the whole value goes to the store; contexts pull rows on demand
+                    self._kvstore.init(idx, arrays[0])
+                    continue
                 # rank 0's value reaches every copy (and every worker), as in MXNet
                 self._kvstore.broadcast(idx, arrays[0], arrays, priority=-idx)
         self._params_to_init = pending
@@ -153,9 +159,22 @@ class Trainer:
 
     def _init_kvstore(self):
         config = self._kvstore_params
-        arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
-        kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
-                                                     arg_arrays)
+        if self._contains_sparse_weight:
+            # a row_sparse weight needs a store holding it whole, which updates it
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights "
+                                 "are present.")
+            kvstore = config["kvstore"]
+            if kvstore is None or isinstance(kvstore, str):
+                kvstore = kv_create(kvstore or "local")
+            update_on_kvstore = True
+            config = dict(config, update_on_kvstore=True)
+        else:
+            arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
+            kvstore, update_on_kvstore = _create_kvstore(config["kvstore"],
+                                                         len(self._contexts), arg_arrays)
+            if self._contains_sparse_grad and config["update_on_kvstore"] is None:
+                update_on_kvstore = False  # sparse gradients: each context updates itself
         self._distributed = "dist" in kvstore.type if kvstore else False
         # A custom KVStoreBase that cannot run the optimizer leaves updates to us.
         can_update = kvstore is None or isinstance(kvstore, KVStore) or \
@@ -249,7 +268,9 @@ class Trainer:
             if param.grad_req == "null":
                 continue
             grads = param.list_grad()
-            if self._update_on_kvstore:
+            if self._update_on_kvstore and param._stype != "default":
+                self._kvstore.push(i, grads, priority=-i)   # rows are pulled on demand
+            elif self._update_on_kvstore:
                 self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
             else:
                 self._kvstore.pushpull(i, grads, priority=-i)
@@ -329,5 +350,15 @@ class Trainer:
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}
 
     def _row_sparse_pull(self, parameter, out, row_id, full_idx=False):
-        raise MXNetError("Trainer: row_sparse parameters are not supported by pymxnet "
-                         "(dense arrays only)")
+        """Pull the rows ``row_id`` of a row_sparse parameter from the store into
+        ``out`` (an array or a list, one per context)."""
+        self._prepare()
+        idx = self._param2idx[parameter.name]
+        if full_idx and "dist" not in self._kvstore.type:
+            if isinstance(out, (list, tuple)):
+                for o in out:
+                    self._kvstore.pull(idx, out=o, priority=-idx)
+            else:
+                self._kvstore.pull(idx, out=out, priority=-idx)
+            return
+        self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)

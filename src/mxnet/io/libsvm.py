@@ -1,7 +1,7 @@
 """LibSVMIter: batches from LibSVM-format text files (zero-based feature indices).
 
-MXNet returns the data as a CSRNDArray; pymxnet has no sparse storage yet, so the
-batches are dense NDArrays with the same values.
+Data batches are CSRNDArrays (as are the labels when they come from a separate LibSVM
+file); the file is parsed once into a scipy csr matrix, never densified.
 """
 import numpy as np
 
@@ -15,7 +15,8 @@ __all__ = ["LibSVMIter", "read_libsvm"]
 
 
 def read_libsvm(uri, dim, owner):
-    """(labels float64 (n,), dense rows float32 (n, dim)) of a LibSVM file or folder."""
+    """(labels float64 (n,), scipy csr_matrix float32 (n, dim)) of a LibSVM file or
+    folder."""
     labels, counts, pairs = [], [], []
     for path in _files(uri, owner):
         with open(path) as f:
@@ -42,15 +43,19 @@ def read_libsvm(uri, dim, owner):
     if cols.size and (cols.min() < 0 or cols.max() >= dim):
         raise MXNetError(f"{owner}: feature index {int(cols.max())} in {uri!r} is outside "
                          f"data_shape ({dim},) (indices are zero-based)")
-    rows = np.repeat(np.arange(len(labels)), counts)
-    dense = np.zeros((len(labels), dim), dtype=np.float32)
-    dense[rows, cols] = flat[:, 1]
-    return np.asarray(labels), dense
+    import scipy.sparse as sps
+    indptr = np.zeros(len(labels) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    rows = sps.csr_matrix((flat[:, 1].astype(np.float32), cols, indptr),
+                          shape=(len(labels), dim))
+    rows.sum_duplicates()
+    rows.sort_indices()
+    return np.asarray(labels), rows
 
 
 class LibSVMIter(MXDataIter):
     """Iterates over a LibSVM-format file: ``label index:value ...`` per line with
-    zero-based, ascending indices. Data batches are dense (MXNet gives CSR).
+    zero-based, ascending indices. Data batches are CSRNDArrays.
 
     Parameters
     ----------
@@ -87,16 +92,16 @@ class LibSVMIter(MXDataIter):
             if len(p.label_shape) != 1:
                 raise MXNetError(f"{owner}: label_shape must be 1-D, got {p.label_shape}")
             _, label = read_libsvm(p.label_libsvm, p.label_shape[0], owner)
-            if len(label) != len(data):
-                raise MXNetError(f"{owner}: {p.label_libsvm!r} has {len(label)} rows, "
-                                 f"{p.data_libsvm!r} has {len(data)}")
+            if label.shape[0] != data.shape[0]:
+                raise MXNetError(f"{owner}: {p.label_libsvm!r} has {label.shape[0]} rows, "
+                                 f"{p.data_libsvm!r} has {data.shape[0]}")
             label = label.reshape((-1,) + lshape)
         else:
             label = labels.astype(np.float32).reshape((-1,) + lshape)
         if p.part_index >= p.num_parts:
             raise MXNetError(f"{owner}: part_index {p.part_index} must be < num_parts "
                              f"{p.num_parts}")
-        n = len(data)
+        n = data.shape[0]
         lo, hi = n * p.part_index // p.num_parts, n * (p.part_index + 1) // p.num_parts
         dtype = np.dtype(p.dtype or np.float32)
         self._data = data[lo:hi].astype(dtype, copy=False)
@@ -105,3 +110,22 @@ class LibSVMIter(MXDataIter):
                                    "round" if p.round_batch else "pad")
         bs = p.batch_size
         return (bs,) + p.data_shape, dtype.type, (bs,) + lshape, np.float32
+
+    def _next_batch(self):
+        step = self._cursor.next()
+        if step is None:
+            return None
+        ids, pad = step
+        label = self._label[ids]
+        if not isinstance(label, np.ndarray):
+            label = _csr_nd(label)
+        return _csr_nd(self._data[ids]), label, pad, ids.astype(np.uint64)
+
+
+def _csr_nd(m):
+    """A CSRNDArray over a scipy csr matrix's arrays."""
+    from ..ndarray.sparse import _wrap
+    from ..context import cpu
+    from ..operator import sparse_values as sv
+    return _wrap(sv.CSR(m.data, m.indices.astype(np.int64), m.indptr.astype(np.int64),
+                        m.shape), cpu())

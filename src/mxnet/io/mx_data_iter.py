@@ -37,7 +37,10 @@ def iterator_schema(**fields):
 
 
 def to_nd(array):
-    """Wraps a fresh host numpy array as a CPU NDArray without copying."""
+    """Wraps a fresh host numpy array as a CPU NDArray without copying (an NDArray,
+    e.g. a sparse batch, is passed through)."""
+    if hasattr(array, "_chunk"):
+        return array
     return from_data(np.ascontiguousarray(array), cpu())
 
 

@@ -8,9 +8,9 @@ initial value for 'device' — then either runs the updater on the stored value
 ``pull`` copies the stored value into every output. Work goes through the engine, so
 pushes and pulls return at once and are ordered by the arrays they touch.
 
-Differences from MXNet, all on paths MXNet reserves for sparse or distributed use:
-``row_sparse_pull`` works on dense arrays (the requested rows are copied, the others
-zeroed); the updater receives str keys as str (MXNet passes bytes).
+``row_sparse_pull`` fills row_sparse outputs with the requested rows of the stored
+value (dense or row_sparse). Difference from MXNet: the updater receives str keys as
+str (MXNet passes bytes).
 """
 import pickle
 
@@ -182,9 +182,9 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Pull only the rows ``row_ids`` of key(s) into row_sparse ``out`` arrays. As in
-        MXNet 1.9.1 a dense ``out`` is refused; pymxnet has no row_sparse storage yet,
-        so this says so (pull the whole value with ``pull`` instead)."""
+        """Pull only the rows ``row_ids`` of key(s) into row_sparse ``out`` arrays (one
+        row_ids array per output, or one for all). As in MXNet 1.9.1 a dense ``out`` is
+        refused (use ``pull``)."""
         if out is None or row_ids is None:
             raise AssertionError("row_sparse_pull needs out and row_ids")
         for o in (out if isinstance(out, (list, tuple)) else [out]):
@@ -193,7 +193,7 @@ class KVStore(KVStoreBase):
                     raise MXNetError(
                         "row_sparse_pull: out must be row_sparse arrays, got storage type "
                         f"{getattr(arr, 'stype', type(arr).__name__)!r} (use pull for dense "
-                        "values; pymxnet has no row_sparse storage yet)")
+                        "values)")
         if isinstance(row_ids, NDArray):
             row_ids = [row_ids]
         if not isinstance(row_ids, list):
@@ -221,14 +221,20 @@ class KVStore(KVStoreBase):
         if out.shape != stored.shape:
             raise MXNetError(f"row_sparse_pull: output shape {out.shape} does not match "
                              f"the stored shape {stored.shape}")
-        src = stored.as_in_context(out.context)
-        rid = rid.as_in_context(out.context)
-
-        def gather(xp, s, r, o):
-            rows = r.astype(xp.int64).ravel()
-            o[...] = 0
-            o[rows] = s[rows]
-        apply_inplace("row_sparse_pull", gather, [src, rid], [out])
+        import numpy as np
+        from ..ndarray.sparse import _value_of
+        from ..operator import sparse_values as sv
+        rows = np.unique(rid.asnumpy().astype(np.int64).ravel())
+        if len(rows) and (rows[0] < 0 or rows[-1] >= stored.shape[0]):
+            raise MXNetError(f"row_sparse_pull: row ids out of range [0, {stored.shape[0]})")
+        v = _value_of(stored)
+        if isinstance(v, sv.RowSparse):       # only rows the store holds can be non-zero
+            rows = rows[np.isin(rows, v.indices)]
+            data = v.data[np.searchsorted(v.indices, rows)]
+        else:
+            data = sv.todense(v)[rows]
+        out.wait_to_write()
+        out._set_value(sv.RowSparse(np.array(data, dtype=out.dtype), rows, out.shape))
 
     # --- gradient compression -------------------------------------------------------------
     def set_gradient_compression(self, compression_params):

@@ -17,6 +17,7 @@ _expose(_make_function, _this, op, _internal,
 from . import random, utils  # noqa: E402,F401
 from .functions import *  # noqa: E402,F401,F403  (add, maximum, concatenate, ...)
 from .utils import save, load, load_frombuffer  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401  (row_sparse / csr storage)
 from .interop import from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402,F401,E501
 
 

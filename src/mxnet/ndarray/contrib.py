@@ -10,17 +10,17 @@ from .control_flow import foreach, while_loop, cond  # noqa: F401
 
 __all__ = ["isfinite", "isnan", "isinf", "rand_zipfian", "foreach", "while_loop", "cond"]
 
-# Graph operators of MXNet's DGL integration work on CSR (sparse) storage, which this
-# namespace does not provide yet: calling them says so.
+# Graph operators of MXNet's DGL integration (on CSR storage) are not implemented yet:
+# calling them says so.
 _NEEDS_SPARSE = ("dgl_adjacency", "dgl_csr_neighbor_non_uniform_sample",
                  "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph",
-                 "edge_id", "getnnz")
+                 "edge_id")
 
 
 def _needs_sparse(name):
     def fn(*args, **kwargs):
-        raise NotImplementedError(f"mx.contrib.{name} needs CSR sparse storage, which "
-                                  "pymxnet does not implement yet")
+        raise NotImplementedError(f"mx.contrib.{name} (a CSR graph operator) is not "
+                                  "implemented in pymxnet yet")
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}: not implemented (needs CSR sparse storage)."
     return fn
@@ -28,6 +28,25 @@ def _needs_sparse(name):
 
 for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
+
+
+def getnnz(data=None, axis=None, out=None, name=None, **kwargs):
+    """The number of stored values of a csr array: in all (axis=None) or per row
+    (axis=1), as an int64 NDArray."""
+    from ..base import MXNetError
+    from .ndarray import from_data
+    if getattr(data, "stype", None) != "csr":
+        raise MXNetError("getnnz: data must be a csr array")
+    if axis not in (None, 1, -1):
+        raise MXNetError(f"getnnz: axis must be None or 1, got {axis}")
+    v = data._read_value()
+    res = (_np.array([v.indptr[-1] - v.indptr[0]], dtype=_np.int64) if axis is None
+           else _np.diff(v.indptr).astype(_np.int64))
+    res = from_data(res, data.context)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
 
 
 def _gradient_node(name, n_inputs):

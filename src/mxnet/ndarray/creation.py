@@ -38,6 +38,10 @@ def array(source_array, ctx=None, dtype=None):
     if source_array is None:
         raise MXNetError("mx.nd.array: source_array is None; expected an array-like "
                          "(NDArray, NumPy array, number or nested list)")
+    if source_array.__class__ is not NDArray and (
+            getattr(source_array, "_sparse", False) or _is_scipy_sparse(source_array)):
+        from .sparse import array as sparse_array      # sparse sources stay sparse
+        return sparse_array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dt = dtype_np(dtype, source_array._dtype)
         data = source_array.asnumpy().astype(dt, copy=False)
@@ -51,6 +55,14 @@ def array(source_array, ctx=None, dtype=None):
     xp = array_module(ctx)
     out = np.array(data, copy=True, order="C") if xp is np else xp.asarray(data)
     return from_data(out, ctx)
+
+
+def _is_scipy_sparse(x):
+    mod = type(x).__module__
+    if not mod.startswith("scipy.sparse"):
+        return False
+    import scipy.sparse as sps
+    return sps.issparse(x)
 
 
 def _filled(shape, ctx, dtype, fill):
@@ -91,9 +103,13 @@ def zeros(shape, ctx=None, dtype=None, **kwargs):
     """An array of zeros (float32 unless dtype says otherwise); with ``out=`` the
     zeros are written into that array instead."""
     out = kwargs.pop("out", None)
+    stype = kwargs.pop("stype", None)
     if out is not None:
         out[:] = 0
         return out
+    if stype not in (None, "default"):
+        from .sparse import zeros as sparse_zeros
+        return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
     _check_known_shape(shape, "zeros")
     return _filled(shape, ctx, dtype, 0)
 
@@ -119,7 +135,11 @@ def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
     return _filled(shape, ctx, dtype, val)
 
 
-def empty(shape, ctx=None, dtype=None):
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """An uninitialised array (of storage type ``stype``: sparse ones hold no entries)."""
+    if stype not in (None, "default"):
+        from .sparse import empty as sparse_empty
+        return sparse_empty(stype, shape, ctx=ctx, dtype=dtype)
     return _filled(shape, ctx, dtype, None)
 
 

@@ -30,6 +30,9 @@ _ops = {}
 _fwd_ctx = {}
 _ag_state = _tape._state
 _forward = runner.forward
+# Operators whose sparse kernel may give sparse results from dense inputs.
+from ..operator.kernels_sparse import (SPARSE_FROM_DENSE as _SPARSE_OUT_OPS,  # noqa: E402
+                                       sparse_requested as _sparse_requested)
 
 
 def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
@@ -63,11 +66,16 @@ def _call_meta(op, p):
             op.num_visible_outputs(p))
 
 
-def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
+def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False):
     """Run op on NDArray inputs (arguments then aux states). Returns an NDArray, or a
     list when the operator has several visible outputs, or ``out`` when given."""
     if p is None:
         p = op.parse(kwargs) if kwargs else op._default_params()
+    # --- sparse storage: calls with a sparse array go to ndarray.sparse_dispatch ---
+    if not _dense_only and (_has_sparse(inputs, out) or (
+            op.name in _SPARSE_OUT_OPS and _sparse_requested(op.name, p))):
+        from .sparse_dispatch import sparse_invoke
+        return sparse_invoke(op, p, inputs, out, ctx)
     n_args, nvis = _call_meta(op, p)
     if n_args is None or n_args == len(inputs):
         args, aux = inputs, ()
@@ -128,6 +136,17 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None):
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]
+
+
+def _has_sparse(inputs, out):
+    for a in inputs:
+        if a._sparse:
+            return True
+    if out is not None:
+        for o in (out if isinstance(out, (list, tuple)) else (out,)):
+            if o._sparse:
+                return True
+    return False
 
 
 def _same_device(a, b):

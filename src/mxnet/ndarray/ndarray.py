@@ -34,6 +34,7 @@ class NDArray(OpMethods):
 
     __slots__ = ("_chunk", "_view", "_shape", "_dtype", "_ctx", "_ag", "__weakref__")
     __array_priority__ = 1000.0
+    _sparse = False             # True on sparse storage (ndarray.sparse)
 
     def __init__(self, chunk, shape, dtype, ctx, view=None):
         self._chunk = chunk
@@ -255,10 +256,9 @@ class NDArray(OpMethods):
         return invoke_by_name("Cast", [self], {"dtype": dt.name})
 
     def tostype(self, stype):
-        if stype != "default":
-            raise MXNetError(f"storage type {stype!r} is not supported by pymxnet "
-                             "(only dense 'default' arrays)")
-        return self
+        """A copy in storage type ``stype`` ('default', 'row_sparse' or 'csr')."""
+        from .sparse_dispatch import cast_storage_nd
+        return cast_storage_nd(self, stype)
 
     def as_np_ndarray(self):
         raise MXNetError("mx.np arrays are not implemented in pymxnet; use mx.nd")
@@ -388,9 +388,14 @@ class NDArray(OpMethods):
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a gradient buffer and mark this array as a variable for autograd."""
         from .creation import zeros
-        if stype not in (None, "default"):
-            raise MXNetError(f"attach_grad: stype {stype!r} is not supported (dense only)")
-        _tape.mark_variables([self], [zeros(self._shape, self._ctx, self._dtype)], grad_req)
+        if stype is None:
+            stype = self.stype          # a sparse array's gradient has its storage type
+        if stype != "default":
+            from .sparse import zeros as sparse_zeros
+            buf = sparse_zeros(stype, self._shape, self._ctx, self._dtype)
+        else:
+            buf = zeros(self._shape, self._ctx, self._dtype)
+        _tape.mark_variables([self], [buf], grad_req)
 
     @property
     def grad(self):

@@ -13,8 +13,8 @@ values (C order) and the aux arrays. Older records are also read: 0xF993FAC8 (de
 shape as above, no storage type) and the oldest layout, whose first word is the ndim
 followed by ``u32`` dims.
 
-pymxnet arrays are dense only, so sparse records load as the dense arrays they stand
-for. ``bfloat16`` records are widened to float32 (NumPy has no bfloat16). Files are
+Sparse records load as RowSparseNDArray / CSRNDArray (aux arrays kept in their saved
+integer types) and sparse arrays are written as such records. ``bfloat16`` records are widened to float32 (NumPy has no bfloat16). Files are
 written with the classic magic, unless they hold a 0-d or zero-size array, which classic
 shapes cannot express: then every record gets the numpy-shape magic, as MXNet writes
 under ``mx.np_shape(True)`` (and MXNet reads such a file only inside ``np_shape(True)``).
@@ -187,38 +187,25 @@ def _read_record(r, i):
         aux.append((adt, _read_shape(r, f"{what} aux {k} shape", True)))
     values = _read_values(r, sshape, dtype, f"{what} values")
     aux = [r.array(s, adt, f"{what} indices") for adt, s in aux]
-    return _densify(r, what, stype, shape, values, aux), ctx
+    return _sparse_value(r, what, stype, shape, values, aux), ctx
 
 
-def _densify(r, what, stype, shape, values, aux):
-    """The dense array a row_sparse or csr record stands for."""
+def _sparse_value(r, what, stype, shape, values, aux):
+    """The RowSparse / CSR value of a sparse record, its indices checked."""
+    from ..operator import sparse_values as sv
     if stype == ROW_SPARSE:
-        rows = aux[0].astype(np.int64)
+        rows = aux[0]
         if not shape or values.shape != (len(rows),) + tuple(shape[1:]) or \
                 (len(rows) and (rows.min() < 0 or rows.max() >= shape[0])):
             raise r.fail(f"{what}: row_sparse indices or values do not fit shape {shape}")
-        out = _zeros(r, what, shape, values.dtype)
-        out[rows] = values
-        return out
-    indptr, indices = (a.astype(np.int64) for a in aux)
+        return sv.RowSparse(values, rows, shape)
+    indptr, indices = aux
     if len(shape) != 2 or indptr.shape != (shape[0] + 1,) or values.ndim != 1 or \
             indices.shape != values.shape or indptr[0] != 0 or indptr[-1] != len(values) or \
             (np.diff(indptr) < 0).any() or \
             (len(indices) and (indices.min() < 0 or indices.max() >= shape[1])):
         raise r.fail(f"{what}: csr indptr/indices do not fit shape {shape}")
-    out = _zeros(r, what, shape, values.dtype)
-    rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
-    out[rows, indices] = values
-    return out
-
-
-def _zeros(r, what, shape, dtype):
-    # The dense shape of a sparse record is not bounded by the file's size.
-    try:
-        return np.zeros(shape, dtype)
-    except (MemoryError, ValueError):
-        raise r.fail(f"{what}: the dense form of this sparse array, shape {shape}, does "
-                     "not fit in memory") from None
+    return sv.CSR(values, indices, indptr, shape)
 
 
 def _read_file(r):
@@ -248,6 +235,11 @@ def _to_ndarrays(arrays, names):
     out = []
     gpus = None
     for data, (dev_type, dev_id) in arrays:
+        if not isinstance(data, np.ndarray):          # a sparse record: host memory
+            from .sparse import _wrap
+            out.append(_wrap(data, cpu(0) if dev_type == 2 else Context(
+                {1: "cpu", 3: "cpu_pinned", 5: "cpu_shared"}[dev_type], dev_id)))
+            continue
         ctx = cpu(0)
         if dev_type == 2:     # saved from a GPU: back there when it exists
             gpus = num_gpus() if gpus is None else gpus
@@ -267,7 +259,7 @@ def _load_stream(stream, size, source):
 
 def load(fname):
     """Load NDArrays saved by ``mx.nd.save`` (or MXNet 1.x): a list, or a dict when the
-    file holds names. Sparse arrays come back dense."""
+    file holds names. Sparse arrays come back sparse."""
     path = os.fspath(fname) if isinstance(fname, (str, bytes, os.PathLike)) else None
     if path is None:
         raise _BadInput(f"fname must be a str or path, got {type(fname).__name__}")
@@ -310,7 +302,38 @@ def _normalize(data):
                    "of NDarrays.")
 
 
+def _flag(dtype):
+    flag = _WRITE_FLAGS.get(np.dtype(dtype))
+    if flag is None:
+        raise MXNetError(f"cannot save an array of dtype {dtype}: MXNet 1.x files hold "
+                         f"{', '.join(_FLAG_TO_DTYPE[k] for k in range(8))} only")
+    return flag
+
+
+def _write_bytes(w, a):
+    if a.size:
+        a = np.ascontiguousarray(a, a.dtype.newbyteorder("<"))
+        w(memoryview(a.reshape(-1)).cast("B"))
+
+
+def _write_sparse_record(w, arr, v, magic):
+    """A row_sparse / csr record: storage shape, shape, context, dtype, aux types and
+    shapes, then the values and the aux arrays (MXNet's order: indptr before indices)."""
+    stype = ROW_SPARSE if arr.stype == "row_sparse" else CSR
+    sshape, shape, ctx = v.data.shape, tuple(arr.shape), arr.context
+    w(struct.pack(f"<Iii{len(sshape)}q", magic, stype, len(sshape), *sshape))
+    w(struct.pack(f"<i{len(shape)}q", len(shape), *shape))
+    w(struct.pack("<iii", ctx.device_typeid, ctx.device_id, _flag(v.data.dtype)))
+    for a in v.aux:
+        w(struct.pack(f"<ii{a.ndim}q", _flag(a.dtype), a.ndim, *a.shape))
+    _write_bytes(w, v.data)
+    for a in v.aux:
+        _write_bytes(w, a)
+
+
 def _write_record(w, arr, a, magic):
+    if getattr(arr, "_sparse", False):
+        return _write_sparse_record(w, arr, a, magic)
     flag = _WRITE_FLAGS.get(a.dtype)
     if flag is None:
         raise MXNetError(f"cannot save an array of dtype {a.dtype}: MXNet 1.x files hold "
@@ -326,7 +349,7 @@ def _write_record(w, arr, a, magic):
 
 def _write(w, data):
     arrays, names = _normalize(data)
-    host = [arr.asnumpy() for arr in arrays]
+    host = [arr._read_value() if arr._sparse else arr.asnumpy() for arr in arrays]
     # MXNet refuses files that mix the two record magics under a scoped np_shape, so
     # one 0-d or zero-size array puts every record in numpy-shape form.
     legacy = all(a.shape and all(a.shape) for a in host)

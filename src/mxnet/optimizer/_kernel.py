@@ -28,7 +28,11 @@ def apply_inplace(name, fn, reads, writes, ctx=None):
     xp = array_module(ctx)
 
     def run(rctx=None):
-        fn(xp, *[a._data for a in reads], *[w._data for w in writes])
+        outs = [w._data for w in writes]
+        fn(xp, *[a._data for a in reads], *outs)
+        for w, d in zip(writes, outs):
+            if w._sparse:       # a sparse array's _data is a dense copy: store it back
+                w._set_dense(d)
 
     chunks = [a._chunk for a in list(reads) + list(writes)]
     if all(not c.num_pending and c.exception is None and c.data is not None

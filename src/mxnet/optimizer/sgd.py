@@ -124,6 +124,7 @@ class SGD(_MomentumSGDBase):
         if not multi_precision and len(weights) > 1 and _fusable(weights, grads, states):
             _fused_sgd(weights, grads, states, lrs, wds, kw)
             return
+        kw["lazy_update"] = self.lazy_update     # row_sparse gradients: present rows only
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
 

@@ -27,6 +27,7 @@ _expose(_make_function, _this, op, _internal,
         leaf_named=("_contrib_",))
 
 from . import random  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401  (mx.sym.sparse)
 
 
 def __getattr__(name):

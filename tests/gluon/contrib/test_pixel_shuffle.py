@@ -39,7 +39,3 @@ def test_pixel_shuffle_bad_factor():
     with pytest.raises(ValueError):
         cnn.PixelShuffle2D((2, 2, 2))
 
-
-def test_sparse_embedding_not_implemented():
-    with pytest.raises(NotImplementedError, match="SparseEmbedding"):
-        cnn.SparseEmbedding(10, 4)

@@ -1,11 +1,11 @@
 """mx.gluon.contrib.nn: the layers MXNet 1.9.1 places here, defined in gluon.nn
 (``Concurrent``/``HybridConcurrent`` are the 1.9.1 names of
 ``Concatenate``/``HybridConcatenate``), and the PixelShuffle blocks. SparseEmbedding
-raises NotImplementedError (no sparse storage)."""
+(row_sparse weight and gradient) has its own module."""
 from ..nn import (Concatenate, Concurrent, HybridConcatenate,  # noqa: F401
                   HybridConcurrent, Identity, SyncBatchNorm)
-from .pixel_shuffle import (PixelShuffle1D, PixelShuffle2D, PixelShuffle3D,  # noqa: F401
-                            SparseEmbedding)
+from .pixel_shuffle import PixelShuffle1D, PixelShuffle2D, PixelShuffle3D  # noqa: F401
+from .sparse_embedding import SparseEmbedding  # noqa: F401
 
 __all__ = ["Concatenate", "Concurrent", "HybridConcatenate", "HybridConcurrent",
            "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D",

@@ -1,8 +1,8 @@
 """PixelShuffle1D/2D/3D: sub-pixel upsampling blocks (channels traded for resolution),
-and SparseEmbedding, which needs row_sparse gradients pymxnet does not have."""
+"""
 from ..block import HybridBlock
 
-__all__ = ["PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D", "SparseEmbedding"]
+__all__ = ["PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D"]
 
 
 class _PixelShuffle(HybridBlock):
@@ -55,13 +55,3 @@ class PixelShuffle2D(_PixelShuffle):
 class PixelShuffle3D(_PixelShuffle):
     """(N, C*f1*f2*f3, D, H, W) -> (N, C, D*f1, H*f2, W*f3)."""
     ndim = 3
-
-
-class SparseEmbedding:
-    """Embedding with row_sparse gradients: needs sparse storage, which pymxnet does
-    not have (use gluon.nn.Embedding)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("gluon.contrib.nn.SparseEmbedding needs row_sparse "
-                                  "storage, which pymxnet does not implement; use "
-                                  "gluon.nn.Embedding")

@@ -348,14 +348,12 @@ class Embedding(HybridBlock):
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise MXNetError("Embedding(sparse_grad=True) needs row_sparse gradients, which "
-                             "pymxnet does not support (dense arrays only)")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True, grad_stype="default")
+                                      allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F, x, weight):
         return F.Embedding(x, weight, name="fwd", **self._kwargs)

@@ -1,7 +1,8 @@
-"""``SparseEmbedding`` (contrib): the Embedding lookup whose weight gradient MXNet 1.9.1
-stores row-sparse. pymxnet has no row_sparse storage yet, so the gradient is the same
-values in a dense array (rows never looked up are zero); the forward is Embedding's."""
+"""``SparseEmbedding`` (contrib): the Embedding lookup whose weight gradient is stored
+row_sparse (autograd and the executor give the weight a row_sparse gradient buffer);
+the forward is Embedding's."""
 from ..nn.embedding import Embedding
+from ..params import Bool, Schema
 from ..registry import register
 
 __all__ = ["SparseEmbedding"]
@@ -9,6 +10,8 @@ __all__ = ["SparseEmbedding"]
 
 @register
 class SparseEmbedding(Embedding):
-    """Embedding lookup (data indices -> rows of weight); dense weight gradient."""
+    """Embedding lookup (data indices -> rows of weight); row_sparse weight gradient.
+    ``deterministic`` (MXNet's GPU accumulation order) changes nothing here."""
     name = "_contrib_SparseEmbedding"
     aliases = ()
+    params = Schema(**dict(Embedding.params.fields), deterministic=Bool(False))

@@ -1,0 +1,57 @@
+"""Gluon with sparse storage: Embedding(sparse_grad=True) and SparseEmbedding give
+row_sparse gradients, lazy SGD changes only the looked-up rows (NumPy reference), and
+row_sparse parameters live whole in the Trainer's store, pulled row by row."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import autograd, gluon
+
+
+def _train_once(block, idx, lr=1.0):
+    trainer = gluon.Trainer(block.collect_params(), "sgd", {"learning_rate": lr})
+    x = mx.nd.array(idx)
+    with autograd.record():
+        y = block(x).sum()
+    y.backward()
+    grad = block.weight.grad()
+    trainer.step(1)
+    return grad, trainer          # the parameter holds its trainer weakly
+
+
+def test_embedding_sparse_grad_updates_looked_up_rows_only():
+    emb = gluon.nn.Embedding(20, 4, sparse_grad=True)
+    emb.initialize(mx.init.Normal(1.0))
+    w0 = emb.weight.data().asnumpy().copy()
+    grad, _ = _train_once(emb, [1, 5, 5])
+    assert grad.stype == "row_sparse"
+    np.testing.assert_array_equal(grad.indices.asnumpy(), [1, 5])
+    want = w0.copy()
+    want[1] -= 1.0
+    want[5] -= 2.0
+    np.testing.assert_allclose(emb.weight.data().asnumpy(), want, rtol=1e-6)
+
+
+def test_sparse_embedding_row_sparse_weight_through_the_store():
+    emb = gluon.contrib.nn.SparseEmbedding(20, 4)
+    emb.initialize(mx.init.Normal(1.0))
+    w0 = emb.weight._reduce().asnumpy()
+    with pytest.raises(RuntimeError):
+        emb.weight.data()                 # MXNet: row_sparse values via row_sparse_data
+    grad, trainer = _train_once(emb, [2, 7, 2])
+    assert grad.stype == "row_sparse"
+    w1 = emb.weight._reduce().asnumpy()
+    want = w0.copy()
+    want[2] -= 2.0
+    want[7] -= 1.0
+    np.testing.assert_allclose(w1, want, rtol=1e-6)
+    rows = emb.weight.row_sparse_data(mx.nd.array([7]))
+    assert rows.stype == "row_sparse"
+    np.testing.assert_array_equal(rows.indices.asnumpy(), [7])
+
+
+def test_row_sparse_data_needs_a_trainer():
+    p = gluon.Parameter("w", shape=(6, 2), stype="row_sparse", grad_stype="row_sparse")
+    p.initialize(init="ones")
+    with pytest.raises(RuntimeError):
+        p.row_sparse_data(mx.nd.array([0, 1]))
