@@ -36,7 +36,7 @@ def test_sparse_retain_dense_body():
     rs = np.random.RandomState(4)
     x = rs.normal(size=(5, 3))
     idx = np.array([0, 3])
-    check_op("_internal._sparse_retain", [x, idx], _retain_ref, grad_nodes=[0])
+    check(Case("_internal._sparse_retain", _retain_ref, inputs=[x, idx], grad_inputs=[0]))
 
 
 def test_sparse_retain_row_sparse():
@@ -54,9 +54,9 @@ def test_sparse_retain_row_sparse():
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True)])
 def test_square_sum_dense_body(axis, keepdims):
     x = np.random.RandomState(5).normal(size=(3, 4))
-    check_op("_internal._square_sum", [x],
-             lambda a: np.atleast_1d(np.sum(np.square(a), axis=axis, keepdims=keepdims)),
-             {"axis": axis, "keepdims": keepdims})
+    check(Case("_internal._square_sum",
+               lambda a: np.atleast_1d(np.sum(np.square(a), axis=axis, keepdims=keepdims)),
+               kwargs={"axis": axis, "keepdims": keepdims}, ref_kwargs=False, inputs=[x]))
 
 
 def test_square_sum_row_sparse():
