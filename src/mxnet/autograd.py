@@ -3,6 +3,8 @@
 The tape itself (recording and training mode, the nodes operator calls append) is
 ``mxnet.tape``; ``backward()`` walks its nodes in reverse topological order.
 """
+from ctypes import cast  # noqa: F401  (MXNet's mx.autograd exposes it)
+
 from . import tape as _tape
 from .base import MXNetError
 from .tape import (Node, VarNode, _state, is_recording, is_training, mark_variables,  # noqa: F401

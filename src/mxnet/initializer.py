@@ -25,6 +25,7 @@ import numpy as np
 from . import registry
 from .ndarray import NDArray, load
 from .ndarray.ndarray import from_data
+from .util import is_np_array  # noqa: F401  (as MXNet's module exposes it)
 
 __all__ = ["InitDesc", "Initializer", "register", "create", "alias", "Load", "Mixed",
            "Zero", "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier",

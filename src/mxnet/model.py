@@ -29,6 +29,7 @@ from . import symbol as sym
 from .base import MXNetError
 from .callback import LogValidationMetricsCallback
 from .context import Context, cpu
+from .executor_manager import DataParallelExecutorManager  # noqa: F401  (as in MXNet's mx.model)
 from .initializer import Uniform
 from .optimizer import get_updater
 
