@@ -49,3 +49,11 @@ def test_np_symbol_has_no_instances():
     assert issubclass(mx.test_utils.np_symbol, mx.sym.Symbol)
     with pytest.raises(NotImplementedError, match="np_symbol"):
         mx.test_utils.np_symbol()
+
+
+def test_python_op_is_the_abstract_base_of_numpy_op():
+    assert issubclass(mx.operator.NumpyOp, mx.operator.PythonOp)
+    with pytest.warns(UserWarning, match="deprecated"):
+        op = mx.operator.PythonOp(need_top_grad=False)
+    with pytest.raises(NotImplementedError, match="abstract"):
+        op(mx.sym.var("x"))
