@@ -29,7 +29,6 @@ from . import symbol as sym
 from .base import MXNetError
 from .callback import LogValidationMetricsCallback
 from .context import Context, cpu
-from .executor_manager import DataParallelExecutorManager  # noqa: F401  (as in MXNet's mx.model)
 from .initializer import Uniform
 from .optimizer import get_updater
 
@@ -646,3 +645,12 @@ class _FeedForwardTrainer:
             _multiple_callbacks(eval_end_callback, BatchEndParam(
                 epoch=epoch, nbatch=total, eval_metric=eval_metric, locals=locals()))
         eval_data.reset()
+
+
+def __getattr__(name):
+    # MXNet's mx.model exposes DataParallelExecutorManager; it lives with Module's
+    # executor group, and mx.module imports this module, so it is looked up on use
+    if name == "DataParallelExecutorManager":
+        from .module.executor_manager import DataParallelExecutorManager
+        return DataParallelExecutorManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

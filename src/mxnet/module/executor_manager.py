@@ -1,12 +1,14 @@
 """``DataParallelExecutorManager``: the executor helper of MXNet's legacy FeedForward
 training loop (one executor per device, the batch split by ``work_load_list``), kept for
 code written against ``mx.model``. It is a thin layer over Module's
-:class:`~mxnet.module.executor_group.DataParallelExecutorGroup`, which does the
+:class:`~mxnet.module.executor_group.DataParallelExecutorGroup` (``mx.model`` exposes
+it), which does the
 binding, slicing and merging; with ``sym_gen`` each bucket key gets its own group
 sharing the parameters of the default one."""
 import logging
 
-from .base import MXNetError
+from ..base import MXNetError
+from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["DataParallelExecutorManager"]
 
@@ -54,8 +56,6 @@ class DataParallelExecutorManager:
         self.curr_execgrp = None
 
     def _group(self, symbol, shared):
-        # mx.module imports mx.model, which exposes this class: import on use
-        from .module.executor_group import DataParallelExecutorGroup
         data, label = self._shapes
         return DataParallelExecutorGroup(symbol, self.ctx, self._work_load, data, label,
                                          self.param_names, for_training=True,
