@@ -7,9 +7,8 @@ following layers, and by clipping where calibration set a range. For these small
 float output's range, 4 * max|y| / 127; MXNet 1.9.1's own quantized outputs (fixtures,
 same parameters and calibration data) stay within the same bound of ours.
 """
+import importlib.util
 import json
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -20,8 +19,18 @@ from mxnet.contrib import quantization as Q
 
 from common import fixture_path
 
-sys.path.insert(0, fixture_path("quantization"))
-from nets import NETS  # noqa: E402
+
+def _load_nets():
+    # the fixture's net definitions, shared with its MXNet 1.9.1 generator (loaded by
+    # path: no sys.path entry to clash with other tests' helper modules)
+    path = fixture_path("quantization", "quantization_nets.py")
+    spec = importlib.util.spec_from_file_location("quantization_nets", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.NETS
+
+
+NETS = _load_nets()
 
 
 def _tol(ref, steps=4):
