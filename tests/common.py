@@ -96,3 +96,32 @@ def infer_shapes(name, shapes, **kw):
     ins, outs, _ = op.infer_shape(op.parse(kw), shapes)
     return [None if s is None else tuple(s) for s in ins], \
         [None if s is None else tuple(s) for s in outs]
+
+
+def mentioned_words(tests_dir, skip=()):
+    """Every identifier, attribute, imported name and string constant in the test
+    modules under ``tests_dir`` (files named in ``skip`` left out); a dotted string
+    ("linalg.det") also counts as its namespaced operator name (``_linalg_det``). The
+    coverage sweeps use it to ask whether a name has some test."""
+    import ast
+    words = set()
+    for root, _, files in os.walk(tests_dir):
+        for f in files:
+            if not f.endswith(".py") or f in skip:
+                continue
+            with open(os.path.join(root, f), encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute):
+                    words.add(node.attr)
+                elif isinstance(node, ast.Name):
+                    words.add(node.id)
+                elif isinstance(node, ast.alias):
+                    words.add(node.name.rpartition(".")[2])
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    words.add(node.value)
+                    if "." in node.value:     # opcheck.Case("linalg.det", ...)
+                        space, _, leaf = node.value.rpartition(".")
+                        words.add(f"_{space.replace('.', '_')}_{leaf}")
+                        words.add(leaf)
+    return words

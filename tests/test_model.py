@@ -168,3 +168,8 @@ def test_feedforward_epoch_size_and_create():
             learning_rate=0.1, batch_end_callback=lambda p: counts.append(p.epoch))
     assert counts == [0, 0, 0, 1, 1, 1]
     assert model.arg_params["fc_weight"].shape == (N_OUT, N_IN)
+
+
+def test_feedforward_base_estimator():
+    # MXNet derives FeedForward from BASE_ESTIMATOR (scikit-learn's base when present)
+    assert issubclass(mx.model.FeedForward, mx.model.BASE_ESTIMATOR)

@@ -3,6 +3,7 @@
 The tape itself (recording and training mode, the nodes operator calls append) is
 ``mxnet.tape``; ``backward()`` walks its nodes in reverse topological order.
 """
+from ctypes import cast  # noqa: F401  (MXNet's mx.autograd exposes it)
 import numpy as _np
 
 from . import tape as _tape

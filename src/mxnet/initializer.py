@@ -26,6 +26,7 @@ from . import registry
 from .ndarray import NDArray, load, zeros
 from .ndarray.ndarray import from_data
 from .resource import get_rng
+from .util import is_np_array  # noqa: F401  (as MXNet's module exposes it)
 
 __all__ = ["InitDesc", "Initializer", "register", "create", "alias", "Load", "Mixed",
            "Zero", "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier",

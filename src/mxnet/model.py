@@ -504,3 +504,12 @@ class _FeedForwardTrainer:
             _multiple_callbacks(eval_end_callback, BatchEndParam(
                 epoch=epoch, nbatch=total, eval_metric=eval_metric, locals=locals()))
         eval_data.reset()
+
+
+def __getattr__(name):
+    # MXNet's mx.model exposes DataParallelExecutorManager; it lives with Module's
+    # executor group, and mx.module imports this module, so it is looked up on use
+    if name == "DataParallelExecutorManager":
+        from .module.executor_manager import DataParallelExecutorManager
+        return DataParallelExecutorManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -780,6 +780,16 @@ class DummyIter(mx.io.DataIter):
     __next__ = next
 
 
+class np_symbol(Symbol):
+    """The class of symbols with NumPy semantics (MXNet's ``mxnet.symbol.numpy._Symbol``),
+    which MXNet's test helpers test against with isinstance. pymxnet has no mx.np
+    symbols yet: no symbol is an instance, and making one raises."""
+
+    def __new__(cls, *args, **kwargs):
+        raise NotImplementedError("np_symbol: symbols with NumPy semantics "
+                                  "(mxnet.symbol.numpy._Symbol) are not implemented")
+
+
 # Symbolic checks and random-generator statistics, re-exported under MXNet's names.
 from .test_utils_symbolic import (  # noqa: E402,F401
     check_symbolic_forward, check_symbolic_backward, check_consistency, simple_forward,

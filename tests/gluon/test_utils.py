@@ -105,3 +105,11 @@ def test_hook_handle_detach_and_context():
         net(mx.nd.ones((1, 3)))
     net(mx.nd.ones((1, 3)))
     assert seen == [(1, 2), "pre"]
+
+
+def test_replace_file_moves_over_the_target(tmp_path):
+    src, dst = tmp_path / "new.txt", tmp_path / "old.txt"
+    src.write_text("new")
+    dst.write_text("old")
+    mx.gluon.utils.replace_file(str(src), str(dst))
+    assert dst.read_text() == "new" and not src.exists()

@@ -1,10 +1,11 @@
 """Every registered operator has a test case somewhere under tests/: its name (or an
 alias) is called as an attribute (``mx.nd.X``, ``F.X``), named in a string (a parameter
 list, an ``opcheck.Case``) or used as a name in some test module."""
-import ast
 import os
 
 from mxnet.operator.registry import all_ops
+
+from common import mentioned_words
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,24 +20,8 @@ NOT_YET_COVERED = {
 
 
 def _mentioned():
-    words = set()
-    for root, _, files in os.walk(TESTS):
-        for f in files:
-            if not f.endswith(".py") or f == os.path.basename(__file__):
-                continue                  # this file's own list does not count
-            with open(os.path.join(root, f), encoding="utf-8") as fh:
-                tree = ast.parse(fh.read())
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Attribute):
-                    words.add(node.attr)
-                elif isinstance(node, ast.Name):
-                    words.add(node.id)
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    words.add(node.value)
-                    if "." in node.value:     # opcheck.Case("linalg.det", ...)
-                        space, _, leaf = node.value.rpartition(".")
-                        words.add(f"_{space.replace('.', '_')}_{leaf}")
-    return words
+    # (this file's own list does not count)
+    return mentioned_words(TESTS, skip=(os.path.basename(__file__),))
 
 
 def _spellings(name):

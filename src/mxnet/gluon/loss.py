@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import ndarray
 from ..base import numeric_types
+from ..util import is_np_array  # noqa: F401  (as MXNet's module exposes it)
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",

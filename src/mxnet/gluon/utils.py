@@ -12,6 +12,7 @@ import numpy as np
 from .. import ndarray
 from ..base import MXNetError
 from ..ndarray import NDArray
+from ..util import is_np_array, is_np_shape  # noqa: F401  (as MXNet's module exposes them)
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
            "shape_is_known", "HookHandle", "replace_file"]

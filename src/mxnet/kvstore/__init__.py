@@ -6,5 +6,6 @@ result back, optionally running an optimizer on the store (``set_optimizer``).
 """
 from .base import KVStoreBase, TestStore, create  # noqa: F401
 from .kvstore import KVStore  # noqa: F401
+from .server import KVStoreServer  # noqa: F401
 
 __all__ = ["KVStore", "KVStoreBase", "create"]

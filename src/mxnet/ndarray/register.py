@@ -16,7 +16,7 @@ def _is_input(v):
 def make_function(op, public_name):
     """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
     simple_arity = None
-    if op.variadic is None:
+    if op.variadic is None and getattr(op, "positional_inputs", None) is None:
         try:
             p0 = op._default_params()
             simple_arity = len(op.arguments(p0)) + len(op.aux_states(p0))

@@ -23,3 +23,8 @@ if _ilu.find_spec("cupy") is not None:
 
 from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
                      NDArrayOp, get_all_registered_operators)
+
+# Names MXNet 1.9.1's mx.operator module exposes (its own imports included).
+from ctypes import cast, pointer  # noqa: E402,F401
+from ..util import is_np_array  # noqa: E402,F401
+from .info import OperatorArguments, get_operator_arguments, ctypes2numpy_shared  # noqa: E402,F401

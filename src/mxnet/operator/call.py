@@ -114,6 +114,13 @@ def bind_call(op, args, kwargs, is_input):
         raise MXNetError(f"Operator {op.name} takes {len(arg_names)} inputs "
                          f"({', '.join(arg_names)}), got {len(pos_inputs)}")
     inputs = list(pos_inputs) + [None] * (len(arg_names) - len(pos_inputs))
+    order = getattr(op, "positional_inputs", None)
+    if order is not None and pos_inputs:
+        # MXNet's call order differs from arguments + aux (quantized_batch_norm takes
+        # its moving statistics before min_data/max_data)
+        inputs = [None] * len(arg_names)
+        for k, v in zip(order(p), pos_inputs):
+            inputs[arg_names.index(k)] = v
     for k, v in named_inputs.items():
         if k not in arg_names:
             raise MXNetError(f"Operator {op.name} got an unexpected input '{k}' "

@@ -134,3 +134,38 @@ def test_dynamic_unroll_symbol_needs_foreach():
     cell = mx.gluon.rnn.RNNCell(3)
     with pytest.raises(NotImplementedError, match="foreach"):
         dynamic_unroll(cell, mx.sym.var("x"), [mx.sym.var("s")])
+
+
+@pytest.mark.parametrize("kind", ["Conv3DLSTMCell", "Conv3DGRUCell"])
+def test_conv3d_cells_with_unit_kernels_are_per_voxel_cells(kind):
+    # 1x1x1 kernels make the conv cell the plain cell applied at every voxel
+    cell = getattr(rnn, kind)((2, 3, 4, 4), 5, (1, 1, 1), (1, 1, 1))
+    cell.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(2).uniform(-1, 1, (2, 2, 3, 4, 4)))
+    states = [mx.nd.array(np.random.RandomState(3).uniform(-1, 1, s.shape))
+              for s in cell.begin_state(batch_size=2)]
+    out, new = cell(x, states)
+    assert out.shape == (2, 5, 3, 4, 4)
+    p = {k.split("_", 1)[1] if "_" in k else k: v.data().asnumpy()
+         for k, v in cell.collect_params().items()}
+    wi = next(v for k, v in p.items() if k.endswith("i2h_weight"))[:, :, 0, 0, 0]
+    wh = next(v for k, v in p.items() if k.endswith("h2h_weight"))[:, :, 0, 0, 0]
+    bi = next(v for k, v in p.items() if k.endswith("i2h_bias"))
+    bh = next(v for k, v in p.items() if k.endswith("h2h_bias"))
+    xs = np.moveaxis(x.asnumpy(), 1, -1).reshape(-1, 2)
+    h = np.moveaxis(states[0].asnumpy(), 1, -1).reshape(-1, 5)
+    sig = lambda v: 1 / (1 + np.exp(-v))                      # noqa: E731
+    gi, gh = xs @ wi.T + bi, h @ wh.T + bh
+    if kind == "Conv3DLSTMCell":
+        c = np.moveaxis(states[1].asnumpy(), 1, -1).reshape(-1, 5)
+        i, f, g, o = np.split(gi + gh, 4, axis=1)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        want = sig(o) * np.tanh(c)
+    else:
+        ri, zi, ni = np.split(gi, 3, axis=1)
+        rh, zh, nh = np.split(gh, 3, axis=1)
+        r, z = sig(ri + rh), sig(zi + zh)
+        n = np.tanh(ni + r * nh)
+        want = (1 - z) * n + z * h
+    got = np.moveaxis(out.asnumpy(), 1, -1).reshape(-1, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

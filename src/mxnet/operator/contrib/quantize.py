@@ -16,7 +16,7 @@ from ..params import Enum, FloatOrNone, Schema
 from ..registry import Op, ShapeError, register
 from ._common import store_all, store
 
-__all__ = ["Quantize", "QuantizeV2", "Dequantize", "Requantize"]
+__all__ = ["Quantize", "QuantizeV2", "Dequantize", "Requantize", "QuantizeAsym"]
 
 _F32 = np.float32
 
@@ -187,3 +187,50 @@ class Requantize(_QuantizeBase):
         q, omin, omax = _quantize(xp, real.astype(_F32), lo, hi, self._out_type(p), True,
                                   ranges=(127, 255))
         return store_all(out, [q, xp.full((1,), omin, _F32), xp.full((1,), omax, _F32)])
+
+
+@register
+class QuantizeAsym(Op):
+    """Asymmetric uint8 quantization (for quantized RNN data): with the calibrated range
+    [lo, hi] (else the data's own), scale = 255 / (hi - lo) and shift = 255 - hi * scale;
+    output = x * scale + shift rounded half to even into [0, 255], and the scale and
+    shift as one-element float32 arrays. A zero-width range gives scale inf, shift -inf
+    and zeros, as MXNet 1.9.1 does (which, unlike pymxnet, only runs 3-d data on CPU)."""
+    name = "_contrib_quantize_asym"
+    writes_outputs = True
+    backward_uses = ()
+    params = Schema(min_calib_range=FloatOrNone(None), max_calib_range=FloatOrNone(None))
+
+    def arguments(self, p):
+        return ["data"]
+
+    def outputs(self, p):
+        return ["output", "scale", "shift"]
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        return [d and tuple(d)], [d and tuple(d), (1,), (1,)], []
+
+    def infer_type(self, p, in_types):
+        t = in_types[0]
+        if t is not None and np.dtype(t) != np.float32:
+            raise MXNetError(f"quantize_asym: data must be float32, got {np.dtype(t).name}")
+        return [np.dtype(_F32)], [np.dtype(np.uint8), np.dtype(_F32), np.dtype(_F32)], []
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        xp = ctx.xp
+        data = inputs[0].astype(_F32, copy=False)
+        if p.min_calib_range is not None and p.max_calib_range is not None:
+            lo, hi = _F32(p.min_calib_range), _F32(p.max_calib_range)
+        else:
+            if data.size == 0:
+                raise MXNetError("quantize_asym: cannot take the range of empty data")
+            lo, hi = _F32(data.min()), _F32(data.max())
+        if hi == lo:
+            scale, shift = _F32(np.inf), _F32(-np.inf)
+            q = xp.zeros(data.shape, np.uint8)
+        else:
+            scale = _F32(255) / (hi - lo)
+            shift = _F32(255) - hi * scale
+            q = xp.clip(xp.rint(data * scale + shift), 0, 255).astype(np.uint8)
+        return store_all(out, [q, xp.full((1,), scale, _F32), xp.full((1,), shift, _F32)])

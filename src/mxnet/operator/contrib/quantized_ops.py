@@ -13,7 +13,7 @@ from ..registry import Op, ShapeError, get_op, register
 from ._common import store_all
 
 __all__ = ["QuantizedFlatten", "QuantizedAct", "QuantizedPooling", "QuantizedConcat",
-           "QuantizedFullyConnected", "QuantizedEmbedding"]
+           "QuantizedFullyConnected", "QuantizedConv", "QuantizedEmbedding"]
 
 _F32 = np.dtype(np.float32)
 
@@ -179,9 +179,10 @@ def _range_of(arr):
 
 
 class _QuantizedProduct(Op):
-    """int8 data x int8 weight -> int32 (exact integer sums, computed by the float
-    operator ``float_op`` on float64 copies), with the int32 range of the product:
-    +-(rd / 127) * (rw / 127) * (2^31 - 1) for data and weight ranges rd, rw."""
+    """int8 (or uint8) data x int8 weight -> int32 (exact integer sums, computed by the
+    float operator ``float_op`` on float64 copies), with the int32 range of the
+    product: +-(rd / Rd) * (rw / 127) * (2^31 - 1) for data and weight ranges rd, rw,
+    where Rd is 127 for int8 data and 255 for uint8 data (whose range is [0, rd])."""
     writes_outputs = True
     backward_uses = ()
     float_op = None
@@ -214,28 +215,32 @@ class _QuantizedProduct(Op):
         xp = ctx.xp
         nb = 0 if p.no_bias else 1
         data, weight = inputs[0], inputs[1]
-        if data.dtype == np.uint8:
-            raise NotImplementedError(f"{self.name}: uint8 data is not implemented (int8 "
-                                      "only)")
-        if data.dtype != np.int8 or weight.dtype != np.int8:
-            raise MXNetError(f"{self.name}: data and weight must be int8, got "
-                             f"{data.dtype.name} and {weight.dtype.name}")
+        if data.dtype not in (np.int8, np.uint8) or weight.dtype != np.int8:
+            raise MXNetError(f"{self.name}: data must be int8 or uint8 and weight int8, "
+                             f"got {data.dtype.name} and {weight.dtype.name}")
         rngs = inputs[2 + nb:]
         rd = max(abs(_range_of(rngs[0])), abs(_range_of(rngs[1])))
         rw = max(abs(_range_of(rngs[2])), abs(_range_of(rngs[3])))
-        # One int32 step is worth (rd / 127) * (rw / 127) in real units.
-        step = (rd / 127.0) * (rw / 127.0)
+        d_levels = 255.0 if data.dtype == np.uint8 else 127.0
+        # One int32 step is worth (rd / Rd) * (rw / 127) in real units.
+        step = (rd / d_levels) * (rw / 127.0)
         fp = self._float_params(p)
         fp = get_op(self.float_op).parse({**fp.given, "no_bias": True})
         y = get_op(self.float_op).forward(ctx, fp, [data.astype(np.float64),
                                                     weight.astype(np.float64)], [])[0]
         if nb:
             rb = max(abs(_range_of(rngs[4])), abs(_range_of(rngs[5])))
-            # The int8 bias as a float (b * rb / 127) times the product's scale
-            # (127 / rd) * (127.5 / rw), in float32 and truncated, as MXNet 1.9.1 does.
+            # The int8 bias as a float (b * rb / 127) into int32 units, truncated, with
+            # the float32 arithmetic of MXNet 1.9.1's kernels (int8 and uint8 data
+            # order the products differently).
             f = np.float32
-            scale = (f(127) / f(rd)) * (f(127.5) / f(rw))
-            bias = xp.trunc((inputs[2].astype(np.float32) * (f(rb) / f(127))) * scale)
+            b = inputs[2].astype(np.float32)
+            if data.dtype == np.int8:
+                scale = (f(127) / f(rd)) * (f(127.5) / f(rw))
+                bias = xp.trunc((b * (f(rb) / f(127))) * scale)
+            else:
+                scale = float(f((255.5 / rd) * (127.0 / rw) * (rb / 127.0)))
+                bias = xp.trunc(b.astype(np.float64) * scale)
             shape = (1, -1) + (1,) * (y.ndim - 2)
             y = y + bias.reshape(shape)
         r = xp.full((1,), step * _INT32_MAX, np.float32)
@@ -248,6 +253,17 @@ class QuantizedFullyConnected(_QuantizedProduct):
     name = "_contrib_quantized_fully_connected"
     float_op = "FullyConnected"
     params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
+
+
+@register
+class QuantizedConv(_QuantizedProduct):
+    """Convolution (Convolution's parameters) on int8 or uint8 data and int8 weight:
+    int32 output and its range. (MXNet 1.9.1's CPU oneDNN kernel, uint8 data only,
+    reports int8 data's range and adds the int8 bias unscaled; pymxnet keeps the
+    int32 result consistent with its range, as quantized_fully_connected does.)"""
+    name = "_contrib_quantized_conv"
+    float_op = "Convolution"
+    params = get_op("Convolution").params
 
 
 

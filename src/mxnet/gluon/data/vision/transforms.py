@@ -15,6 +15,7 @@ from .... import ndarray as nd
 from ....base import MXNetError, numeric_types
 from ....image import image as _image
 from ....ndarray import NDArray
+from ....util import is_np_array  # noqa: F401  (as MXNet's module exposes it)
 from ...block import Block, HybridBlock
 from ...nn import HybridSequential, Sequential
 from . import _image_ops as ops
