@@ -15,6 +15,7 @@ from ..ndarray.ndarray import NDArray
 __all__ = ["ndarray", "as_np", "wrap"]
 
 _FLOAT32 = _onp.dtype(_onp.float32)
+_BOOL = _onp.dtype(_onp.bool_)
 
 
 def wrap(x):
@@ -122,7 +123,7 @@ class ndarray(NDArray):
     def __repr__(self):
         a = self.asnumpy()
         body = _onp.array2string(a, separator=", ", prefix="array(")
-        extra = "" if self._dtype == _FLOAT32 else f", dtype={self._dtype.name}"
+        extra = "" if self._dtype in (_FLOAT32, _BOOL) else f", dtype={self._dtype.name}"
         if self._ctx.device_type != "cpu":
             extra += f", ctx={self._ctx}"
         return f"array({body}{extra})"
@@ -269,19 +270,19 @@ class ndarray(NDArray):
         return _math.absolute(self)
 
     def __invert__(self):
-        from . import math as _math
+        from . import routines as _math
         return _math.invert(self)
 
     def __and__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_and(self, other)
 
     def __or__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_or(self, other)
 
     def __xor__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_xor(self, other)
 
 
