@@ -51,4 +51,7 @@ from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402
 from . import random as rnd  # noqa: F401,E402
 from . import numpy, numpy_extension  # noqa: F401,E402
 from . import numpy as np, numpy_extension as npx  # noqa: F401,E402
+from .ndarray import numpy as _nd_np, numpy_extension as _nd_npx  # noqa: E402
+from .symbol import numpy as _sym_np, numpy_extension as _sym_npx  # noqa: E402
+ndarray.np, ndarray.npx, symbol.np, symbol.npx = _nd_np, _nd_npx, _sym_np, _sym_npx
 from . import onnx  # noqa: F401,E402
