@@ -10,6 +10,7 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 """
 import numpy as _onp
 
+from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["ndarray", "as_np", "wrap"]
@@ -234,6 +235,25 @@ class ndarray(NDArray):
         return fn
 
     def _binary_op(self, other, op, scalar_op, reflect=False):
+        # Fast path (the common case, as cheap as nd mode): two float arrays of one
+        # dtype, or a float array and a Python number, need no promotion, so the
+        # registered operator runs directly. Everything else takes NumPy's rules.
+        dt = self._dtype
+        if dt.kind == "f":
+            cls = other.__class__
+            if cls is ndarray:
+                if other._dtype == dt:
+                    fast = _FAST_OPS.get(op)
+                    if fast is not None:
+                        out = _invoke(fast, [other, self] if reflect else [self, other], None)
+                        out.__class__ = ndarray
+                        return out
+            elif cls is float or cls is int:
+                fast = _FAST_OPS.get(scalar_op)
+                if fast is not None:
+                    out = _invoke(fast, [self], {"scalar": float(other)})
+                    out.__class__ = ndarray
+                    return out
         from . import math as _math
         return _math.binary_from_operator(self, other, op, reflect)
 
@@ -284,6 +304,19 @@ class ndarray(NDArray):
     def __xor__(self, other):
         from . import routines as _math
         return _math.bitwise_xor(self, other)
+
+
+def _fast_ops():
+    from ..operator.registry import get_op
+    names = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+             "broadcast_power", "broadcast_maximum", "broadcast_minimum", "_plus_scalar",
+             "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+             "_rdiv_scalar", "_power_scalar", "_rpower_scalar")
+    return {n: get_op(n) for n in names}
+
+
+# ops whose result for same-dtype float operands is exactly mx.np's (same dtype)
+_FAST_OPS = _fast_ops()
 
 
 def _method(name, module):

@@ -13,14 +13,21 @@ from ..context import (Context, cpu, cpu_pinned, current_context, gpu,  # noqa: 
                        gpu_memory_info, num_gpus)
 from ..ndarray.ndarray import NDArray
 from ..numpy.multiarray import as_np, wrap
+from ..numpy.multiarray import ndarray as np_ndarray
 from ..util import get_cuda_compute_capability  # noqa: F401
 from ..util import (is_np_array, is_np_shape, reset_np, set_np,  # noqa: F401
                     set_np_array, set_np_shape, use_np)
 
 
 def _front(nd_name, doc):
+    nd_fn = getattr(_nd, nd_name, None) or getattr(_nd.contrib, nd_name[len("contrib_"):])
+
     def fn(*args, **kwargs):
-        return wrap(getattr(_nd, nd_name)(*args, **kwargs))
+        out = nd_fn(*args, **kwargs)
+        if out.__class__ is NDArray:
+            out.__class__ = np_ndarray
+            return out
+        return wrap(out)
     fn.__doc__ = doc
     return fn
 
