@@ -14,7 +14,8 @@ import numpy as _onp
 
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["to_host", "from_host", "fallback", "FALLBACK_NAMES"]
+# MXNet's ``np.fallback.__all__`` lists the fallback names (filled in at the end)
+__all__ = []
 
 
 def to_host(x):
@@ -193,3 +194,7 @@ FALLBACK_NAMES = (
 def make_all():
     """{name: host-computed function} for every fallback name."""
     return {n: fallback(_REPLACED.get(n) or getattr(_onp, n), n) for n in FALLBACK_NAMES}
+
+
+globals().update(make_all())
+__all__ = list(FALLBACK_NAMES)

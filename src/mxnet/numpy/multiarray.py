@@ -121,6 +121,14 @@ class ndarray(NDArray):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __array_function__(self, func, types, args, kwargs):
+        from ..numpy_dispatch_protocol import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ..numpy_dispatch_protocol import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     def __repr__(self):
         a = self.asnumpy()
         body = _onp.array2string(a, separator=", ", prefix="array(")
