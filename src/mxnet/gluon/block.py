@@ -747,6 +747,10 @@ class HybridBlock(Block):
                 else:
                     i._finish_deferred_init()
                     inputs.append(i.data(ctx))
+            if _is_np_array() and self._can_trace(args):
+                # NumPy mode: the symbolic graph only inferred the shapes; trace now
+                self._clear_cached_op()
+                return self._call_cached_op(*args)
         for a in inputs:
             if a._ctx != ctx:
                 raise MXNetError(f"HybridBlock {self.name}: all inputs and parameters must "

@@ -248,7 +248,12 @@ class NDArray(OpMethods):
         return self
 
     def as_np_ndarray(self):
-        raise MXNetError("mx.np arrays are not implemented in pymxnet; use mx.nd")
+        """An ``mx.np.ndarray`` sharing this array's data (and autograd entry)."""
+        from ..numpy.multiarray import as_np
+        return as_np(self)
+
+    def as_nd_ndarray(self):
+        return self
 
     # --- reshape and views ---------------------------------------------------------
     def reshape(self, *shape, **kwargs):

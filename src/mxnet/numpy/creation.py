@@ -63,6 +63,9 @@ def ones(shape, dtype=None, order="C", ctx=None, device=None):
 
 def empty(shape, dtype=None, order="C", ctx=None, device=None):
     """An uninitialised array (float32 unless dtype is given)."""
+    if order != "C":
+        raise NotImplementedError(f"mx.np.empty: order={order!r} is not supported "
+                                  "(only 'C')")
     return wrap(_nd.empty(_shape(shape), ctx=ctx or device, dtype=_dt(dtype)))
 
 

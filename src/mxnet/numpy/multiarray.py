@@ -137,6 +137,13 @@ class ndarray(NDArray):
             extra += f", ctx={self._ctx}"
         return f"array({body}{extra})"
 
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.asnumpy()[()], spec)
+        if spec:
+            raise TypeError("unsupported format string passed to mx.np.ndarray.__format__")
+        return str(self)
+
     def __str__(self):
         return str(self.asnumpy())
 
@@ -193,6 +200,9 @@ class ndarray(NDArray):
         return wrap(NDArray._as_view(self, shape, offset_elems))
 
     def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"mx.np.ndarray.copy: order={order!r} is not "
+                                      "supported (only 'C')")
         return wrap(NDArray.copy(self))
 
     def copyto(self, other):

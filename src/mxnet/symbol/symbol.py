@@ -71,6 +71,11 @@ class Symbol(OpMethods):
             return create_by_name(name, [self], {"scalar": other}, hint=hint)
         raise TypeError(f"type {type(other)} not supported")
 
+    def dot(self, other):
+        """``dot(self, other)`` (np-style ``x.dot(w)`` in NumPy-mode graphs)."""
+        from .. import symbol as sym
+        return sym.dot(self, other)
+
     def __neg__(self):
         return self.__mul__(-1.0)
 
