@@ -14,7 +14,12 @@ import numpy as _onp
 from .. import ndarray as _nd
 from ..base import MXNetError, numeric_types
 from ..ndarray.ndarray import NDArray
+from .multiarray import ndarray as _np_ndarray
 from .multiarray import wrap
+from ..ndarray.dispatch import invoke as _invoke
+from ..operator.registry import get_op as _get_op
+
+_DOT = _get_op("dot")
 
 _SCALARS = numeric_types + (bool, _onp.bool_, _onp.generic)
 _BOOL = _onp.dtype(_onp.bool_)
@@ -412,6 +417,12 @@ def cumsum(a, axis=None, dtype=None, out=None):
 def dot(a, b, out=None):
     """NumPy's dot: scalars multiply, 1-d/2-d arrays are inner/matrix products, N-d
     contracts a's last axis with b's second-to-last."""
+    if out is None and a.__class__ is b.__class__ is _np_ndarray and a._dtype == b._dtype \
+            and a._shape and len(b._shape) == 2:
+        # the common case (vector/matrix times matrix): MXNet's dot gives NumPy's result
+        res = _invoke(_DOT, [a, b], None)
+        res.__class__ = _np_ndarray
+        return res
     if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
         return multiply(a, b, out)  # noqa: F821
     a, b = _same_dtype(_as_array(a), _as_array(b))

@@ -30,6 +30,9 @@ def _scalar(x, name):
 
 def _draw(nd_fn, size, dtype, ctx, **kwargs):
     shape = _size(size)
+    if 0 in shape:                    # NumPy shapes: an empty draw is a valid result
+        from .creation import zeros
+        return zeros(shape, dtype=dtype_np(dtype or "float32"), ctx=ctx)
     out = nd_fn(shape=shape if shape else (1,), dtype=dtype_np(dtype or "float32").name,
                 ctx=ctx, **kwargs)
     return wrap(out if shape else out.reshape(()))
@@ -42,8 +45,27 @@ def seed(seed=None, ctx="all"):
     _mxrandom.seed(int(seed), ctx)
 
 
+def _affine(base, shift, scale, size, dtype, ctx):
+    """shift + scale * draws of base(0, 1) for array-valued parameters (broadcast
+    together with size), differentiable in shift and scale as MXNet's samplers are."""
+    from . import math as m
+    shape = _onp.broadcast_shapes(*[_onp.shape(v) if not isinstance(v, NDArray) else v.shape
+                                    for v in (shift, scale)])
+    if size is not None:
+        shape = _onp.broadcast_shapes(shape, _size(size))
+    for v in (shift, scale):
+        if isinstance(v, NDArray):
+            ctx = ctx or v.context
+            dtype = dtype or v.dtype
+    draws = base(0.0, 1.0, shape, dtype, ctx)
+    return m.add(m.multiply(draws, scale), shift)
+
+
 def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
     """Samples from U[low, high)."""
+    if isinstance(low, NDArray) or isinstance(high, NDArray):
+        from .math import subtract
+        return _affine(uniform, low, subtract(high, low), size, dtype, ctx)
     return _draw(_nd.random.uniform, size, dtype, ctx, low=_scalar(low, "low"),
                  high=_scalar(high, "high"))
 
@@ -52,6 +74,8 @@ def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
     """Samples from N(loc, scale^2)."""
     if not isinstance(scale, NDArray) and scale < 0:
         raise MXNetError(f"mx.np.random.normal: scale must be >= 0, got {scale}")
+    if isinstance(loc, NDArray) or isinstance(scale, NDArray):
+        return _affine(normal, loc, scale, size, dtype, ctx)
     return _draw(_nd.random.normal, size, dtype, ctx, loc=_scalar(loc, "loc"),
                  scale=_scalar(scale, "scale"))
 
@@ -73,6 +97,9 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
     if high <= low:
         raise MXNetError(f"mx.np.random.randint: low >= high ({low} >= {high})")
     shape = _size(size)
+    if 0 in shape:
+        from .creation import zeros
+        return zeros(shape, dtype=dtype_np(dtype or _onp.int64), ctx=ctx)
     out = _nd.random.randint(int(low), int(high), shape=shape if shape else (1,),
                              dtype="int32", ctx=ctx)
     out = wrap(out if shape else out.reshape(()))
