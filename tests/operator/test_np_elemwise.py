@@ -33,6 +33,14 @@ def test_integer_binary_ops(name):
     np.testing.assert_array_equal(got.asnumpy(), getattr(np, name[5:])(a, b))
 
 
+def test_around_rounds_half_to_even():
+    x = np.array([0.5, 1.5, 2.5, -0.5, 6.35, 72.54], dtype=np.float32)
+    got = mx.nd._internal._npi_around(mx.nd.array(x), decimals=1)
+    np.testing.assert_array_equal(got.asnumpy(), np.around(x, 1))
+    got = mx.nd._internal._npi_around(mx.nd.array(x))
+    np.testing.assert_array_equal(got.asnumpy(), np.around(x))
+
+
 def test_bitwise_not_and_nan_to_num_replacements():
     a = np.array([0, 5, -3], dtype=np.int32)
     np.testing.assert_array_equal(

@@ -173,17 +173,19 @@ def meshgrid(*xi, **kwargs):
 def tril(m, k=0):
     """The lower triangle of the last two axes (the rest zeroed)."""
     m = asarray(m)
-    mask = array(_onp.tril(_onp.ones(m.shape[-2:]), k), dtype=m.dtype, ctx=m.context)
-    from .math import multiply
-    return multiply(m, mask)
+    mask = array(_onp.tril(_onp.ones(m.shape[-2:], dtype=bool), k), dtype=bool,
+                 ctx=m.context)
+    from .math import where
+    return where(mask, m, zeros((), dtype=m.dtype, ctx=m.context))
 
 
 def triu(m, k=0):
     """The upper triangle of the last two axes (the rest zeroed)."""
     m = asarray(m)
-    mask = array(_onp.triu(_onp.ones(m.shape[-2:]), k), dtype=m.dtype, ctx=m.context)
-    from .math import multiply
-    return multiply(m, mask)
+    mask = array(_onp.triu(_onp.ones(m.shape[-2:], dtype=bool), k), dtype=bool,
+                 ctx=m.context)
+    from .math import where
+    return where(mask, m, zeros((), dtype=m.dtype, ctx=m.context))
 
 
 def copy(a):

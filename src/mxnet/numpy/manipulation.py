@@ -158,7 +158,7 @@ def _split_points(n, indices_or_sections, strict):
     if isinstance(indices_or_sections, (int, _onp.integer)):
         k = int(indices_or_sections)
         if strict and n % k:
-            raise MXNetError("array split does not result in an equal division")
+            raise ValueError("array split does not result in an equal division")
         base, extra = divmod(n, k)
         sizes = [base + (1 if i < extra else 0) for i in range(k)]
         points = list(_onp.cumsum([0] + sizes))
@@ -167,11 +167,21 @@ def _split_points(n, indices_or_sections, strict):
     return [(min(b, n), min(max(e, b), n)) for b, e in zip(cuts[:-1], cuts[1:])]
 
 
+def slice_along(a, axis, begin, end):
+    """a[..., begin:end, ...] along axis (an empty slice is a zero-size array)."""
+    if end <= begin:
+        from .creation import zeros
+        shape = list(a.shape)
+        shape[axis] = 0
+        return zeros(tuple(shape), dtype=a.dtype, ctx=a.context)
+    return wrap(_nd.slice_axis(a, axis=axis, begin=begin, end=end))
+
+
 def split(ary, indices_or_sections, axis=0):
     """Split into equal sections (an int that must divide the axis) or at indices."""
     a = _arr(ary)
     axis = _norm_axis(axis, a.ndim)
-    return [wrap(_nd.slice_axis(a, axis=axis, begin=b, end=e))
+    return [slice_along(a, axis, b, e)
             for b, e in _split_points(a.shape[axis], indices_or_sections, True)]
 
 
@@ -179,20 +189,28 @@ def array_split(ary, indices_or_sections, axis=0):
     """Like split, but the sections may differ by one element."""
     a = _arr(ary)
     axis = _norm_axis(axis, a.ndim)
-    return [wrap(_nd.slice_axis(a, axis=axis, begin=b, end=e))
+    return [slice_along(a, axis, b, e)
             for b, e in _split_points(a.shape[axis], indices_or_sections, False)]
+
+
+def _min_ndim(a, n, name):
+    if a.ndim < n:
+        raise ValueError(f"{name} only works on arrays of {n} or more dimensions")
 
 
 def hsplit(ary, indices_or_sections):
     a = _arr(ary)
+    _min_ndim(a, 1, "hsplit")
     return split(a, indices_or_sections, 0 if a.ndim == 1 else 1)
 
 
 def vsplit(ary, indices_or_sections):
+    _min_ndim(_arr(ary), 2, "vsplit")
     return split(ary, indices_or_sections, 0)
 
 
 def dsplit(ary, indices_or_sections):
+    _min_ndim(_arr(ary), 3, "dsplit")
     return split(ary, indices_or_sections, 2)
 
 
@@ -218,9 +236,8 @@ def roll(a, shift, axis=None):
     a = _arr(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for s, ax in zip(shifts, axes):
+    shifts, axes = _onp.broadcast_arrays(_onp.asarray(shift), _onp.asarray(axis))
+    for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
         ax = _norm_axis(ax, a.ndim)
         n = a.shape[ax]
         if n == 0:
@@ -291,11 +308,15 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 def sort(a, axis=-1, kind=None, order=None):
     a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
     return wrap(_nd.sort(a, axis=_norm_axis(axis, a.ndim)))
 
 
 def argsort(a, axis=-1, kind=None, order=None):
     a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
     return wrap(_nd.argsort(a, axis=_norm_axis(axis, a.ndim), dtype="int64"))
 
 

@@ -372,6 +372,9 @@ def _arg(op, a, axis, out):
         a = a.reshape(-1)
         axis = 0
     res = wrap(_fn(op)(a, axis=int(axis)).astype(_onp.int64))
+    want = _reduced_shape(a.shape, axis, False)
+    if res.shape != want:
+        res = wrap(res.reshape(want))
     return _finish(res, out)
 
 
@@ -404,13 +407,9 @@ def cumsum(a, axis=None, dtype=None, out=None):
         a, axis = a.reshape(-1), 0
     if dtype is not None:
         a = a.astype(dtype)
-    n = a.shape[axis]
-    from .creation import array
-    from .manipulation import moveaxis
-    # a running sum along the last axis is a product with an upper-triangular ones matrix
-    upper = array(_onp.triu(_onp.ones((n, n))), dtype=a._dtype, ctx=a.context)
-    res = matmul(moveaxis(a, axis, -1), upper)
-    return _finish(moveaxis(res, -1, axis), out)
+    if a._dtype == _BOOL:
+        a = a.astype(_onp.int64)
+    return _finish(wrap(_nd.cumsum(a, axis=int(axis))), out)
 
 
 # -------------------------------------------------------------------------- products
@@ -503,10 +502,9 @@ def einsum(*operands, **kwargs):
 def around(a, decimals=0, out=None):
     """Round to the given number of decimals (half to even, as NumPy)."""
     a = _as_array(a)
-    if decimals == 0:
-        return _finish(wrap(_nd.rint(a)), out)
-    scale = 10.0 ** decimals
-    return _finish(true_divide(wrap(_nd.rint(multiply(a, scale))), scale), out)  # noqa: F821
+    if a._dtype.kind in "iub" and decimals >= 0:
+        return _finish(a.copy(), out)
+    return _finish(wrap(_nd._internal._npi_around(a, decimals=int(decimals))), out)
 
 
 round_ = around

@@ -379,8 +379,8 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):  # noqa: A002
     axis = _man._norm_axis(axis, a.ndim)
     for _ in range(n):
         m = a.shape[axis]
-        hi = wrap(_nd.slice_axis(a, axis=axis, begin=1, end=m))
-        lo = wrap(_nd.slice_axis(a, axis=axis, begin=0, end=m - 1))
+        hi = _man.slice_along(a, axis, 1, m)
+        lo = _man.slice_along(a, axis, 0, m - 1)
         a = _m.subtract(hi, lo)
     return a
 

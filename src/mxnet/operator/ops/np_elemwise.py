@@ -3,7 +3,7 @@
 bitwise family, and ``nan_to_num``. Names follow MXNet 1.9.1's ``_npi_*`` operators;
 ``mx.np`` front ends call them.
 """
-from ..params import Float, Optional, Schema
+from ..params import Float, Int, Optional, Schema
 from ..simple import binary, unary
 
 
@@ -53,3 +53,10 @@ unary("_npi_nan_to_num", _nan_to_num,
       gradient=lambda xp, g, x, p: g * xp.isfinite(x).astype(g.dtype),
       params=Schema(nan=Float(0.0), posinf=Optional(Float()), neginf=Optional(Float())),
       doc="Replace NaN and +-inf by finite numbers (NumPy's nan_to_num).")
+
+
+# NumPy's rounding (half to even at the given decimal), which MXNet's classic
+# round/rint do not do; its gradient is zero, as MXNet's _npi_around's
+unary("_npi_around", lambda xp, x, p: xp.around(x, p.decimals), inplace=False,
+      params=Schema(decimals=Int(0)), zero_grad=True,
+      doc="Round to the given number of decimals, half to even (NumPy's around).")
