@@ -50,3 +50,16 @@ def test_bitwise_not_and_nan_to_num_replacements():
     np.testing.assert_array_equal(got.asnumpy(), [1.0, 9.0, -9.0, 2.0])
     got = mx.nd._internal._npi_nan_to_num(mx.nd.array(x))
     np.testing.assert_array_equal(got.asnumpy(), np.nan_to_num(x))
+
+
+@pytest.mark.parametrize("subscripts, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("...ij,jk->...ik", [(2, 2, 3), (3, 2)]),
+    ("ij,ij->i", [(2, 3), (2, 3)]), ("ij,j", [(2, 3), (3,)]), ("ijk->kj", [(2, 3, 4)]),
+    ("i,j->ij", [(3,), (2,)]), ("ij,jk->k", [(2, 3), (3, 4)])])
+def test_einsum_forward_and_gradients(subscripts, shapes):
+    rng = np.random.RandomState(0)
+    inputs = [rng.uniform(-1, 1, s) for s in shapes]
+    assert mx.nd._internal._npi_einsum is mx.nd.op._npi_einsum
+    opcheck.check_op("op._npi_einsum", inputs,
+                     lambda *xs: np.einsum(subscripts, *xs),
+                     kwargs={"subscripts": subscripts, "num_args": len(shapes)})

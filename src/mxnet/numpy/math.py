@@ -495,8 +495,26 @@ def tensordot(a, b, axes=2):
 
 
 def einsum(*operands, **kwargs):
-    """Einstein summation. Not implemented in pymxnet yet."""
-    raise NotImplementedError("mx.np.einsum is not implemented in pymxnet yet")
+    """Einstein summation ``einsum(subscripts, *operands, out=None, optimize=False)``
+    (NumPy's subscripts, ``...`` included; differentiable)."""
+    out = kwargs.pop("out", None)
+    optimize = kwargs.pop("optimize", False)
+    if kwargs:
+        raise TypeError(f"einsum() got unexpected keyword arguments {sorted(kwargs)}")
+    if not operands or not isinstance(operands[0], str):
+        raise NotImplementedError("mx.np.einsum: only the subscripts-string form is "
+                                  "supported")
+    subscripts, arrays = operands[0], [_as_array(a) for a in operands[1:]]
+    dt = arrays[0]._dtype
+    for a in arrays[1:]:
+        dt = result_type(dt, a._dtype)
+    arrays = [a if a._dtype == dt else a.astype(dt) for a in arrays]
+    res = wrap(_nd._internal._npi_einsum(*arrays, subscripts=subscripts,
+                                         num_args=len(arrays), optimize=int(bool(optimize))))
+    from ..operator.ops.np_einsum import explicit
+    if not explicit(subscripts, [a.ndim for a in arrays])[1] and res.shape != ():
+        res = wrap(res.reshape(()))          # a full contraction is 0-d
+    return _finish(res, out)
 
 
 def around(a, decimals=0, out=None):
