@@ -68,11 +68,29 @@ def test_training_updates_traced_parameters(np_mode):
     assert not onp.allclose(net(x).asnumpy(), before)
 
 
-def test_host_reads_refuse_to_hybridize(np_mode):
+def test_host_reads_run_imperatively_and_refuse_export(np_mode, tmp_path):
     class HostRead(gluon.HybridBlock):
         def hybrid_forward(self, F, x):
             return x * float(x.sum())
     blk = HostRead()
     blk.hybridize()
+    x = np.ones((2, 2))
+    assert blk(x).asnumpy().tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    x2 = np.full((2, 2), 2.0)            # not frozen into a graph: the value is read again
+    assert blk(x2).asnumpy().tolist() == [[16.0, 16.0], [16.0, 16.0]]
     with pytest.raises(mx.MXNetError, match="host"):
-        blk(np.ones((2, 2)))
+        blk.export(str(tmp_path / "blk"))
+
+
+def test_zero_size_inputs_replay_the_traced_graph(np_mode):
+    class Sum(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return F.np.concatenate([x + y, y * 2], axis=1)
+    blk = Sum()
+    blk.hybridize()
+    x = np.ones((0, 3))
+    x.attach_grad()
+    with autograd.record():
+        out = blk(x, np.ones((0, 3)))
+    out.backward()
+    assert out.shape == (0, 6) and x.grad.shape == (0, 3)

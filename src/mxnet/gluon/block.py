@@ -529,6 +529,7 @@ class HybridBlock(Block):
         self._cached_op = None
         self._cached_op_args = None
         self._trace = None      # NumPy mode: (input signature, {const name: NDArray})
+        self._untraceable = None   # NumPy mode: why this block runs imperatively
         self._out_format = None
         self._in_format = None
         self._active = False
@@ -567,6 +568,7 @@ class HybridBlock(Block):
                        ("inline_limit", inline_limit)] + list(kwargs.items())
         if clear:
             self._clear_cached_op()
+            self._untraceable = None
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn(f'"{self}" is being hybridized while still having forward '
                           f'hook/pre-hook. If "{self}" is a child of HybridBlock, the hooks '
@@ -755,7 +757,14 @@ class HybridBlock(Block):
             if a._ctx != ctx:
                 raise MXNetError(f"HybridBlock {self.name}: all inputs and parameters must "
                                  f"be on one context; got {a._ctx} and {ctx}")
-        out = self._cached_op(inputs, ctx)
+        if self._trace is not None and any(0 in a.shape for a in inputs):
+            # zero-size arrays: the executor's legacy shapes (0 = unknown) cannot hold
+            # them, so the traced operators run through the imperative dispatcher
+            from .np_trace import replay
+            names = self._cached_graph[1].list_inputs()
+            out = replay(self._cached_graph[1], dict(zip(names, inputs)))
+        else:
+            out = self._cached_op(inputs, ctx)
         if self._trace is not None:       # 0-d results travel as (1,) in the graph
             out = [o if o.shape == s else o.reshape(s) for o, s in zip(out, self._trace[2])]
         return _regroup(out, self._out_format)
@@ -790,6 +799,8 @@ class HybridBlock(Block):
         """Write ``<path>-symbol.json`` and ``<path>-%04d.params`` (``arg:``/``aux:``
         keys), loadable by ``SymbolBlock.imports``, ``mx.mod.Module`` and MXNet itself.
         The block must be hybridized and have run forward once."""
+        if self._untraceable is not None:
+            raise MXNetError(f"export: {self.name} cannot be exported: {self._untraceable}")
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward "
                                "with this block at least once before calling export.")
@@ -836,8 +847,15 @@ class HybridBlock(Block):
                 params = {k: p.var() for k, p in self._reg_params.items()}
                 with self.name_scope():
                     return self.hybrid_forward(symbol, x, *args, **params)
-        if self._active and _tape_state.tracer is None:   # tracing inlines children
-            return self._call_cached_op(x, *args)
+        if self._active and _tape_state.tracer is None and self._untraceable is None:
+            from .np_trace import HostReadError
+            try:
+                return self._call_cached_op(x, *args)
+            except HostReadError as err:
+                # the computation depends on values read on the host (unique, boolean
+                # masks...): it runs imperatively, as a non-hybridized block does
+                self._clear_cached_op()
+                self._untraceable = str(err)
         try:
             params = {k: p.data(ctx) for k, p in self._reg_params.items()}
         except DeferredInitializationError:

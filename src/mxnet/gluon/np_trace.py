@@ -23,7 +23,11 @@ from ..operator.registry import get_op
 from ..symbol.graph import Node
 from ..symbol.symbol import Symbol
 
-__all__ = ["trace_graph"]
+__all__ = ["trace_graph", "replay", "HostReadError"]
+
+
+class HostReadError(MXNetError):
+    """The traced computation read an input-derived value on the host."""
 
 
 class _Tracer:
@@ -133,7 +137,7 @@ class _Tracer:
 
     def check_host_read(self, arr):
         if id(arr._chunk) in self.derived:
-            raise MXNetError(
+            raise HostReadError(
                 "hybridize in NumPy mode: the block reads the values of an array computed "
                 "from its inputs on the host (asnumpy/item/bool, a boolean mask or a "
                 "host-computed function); such a computation cannot be hybridized")
@@ -171,3 +175,23 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
             e = (tracer._node("_copy", [e]), 0)
         entries.append(e)
     return Symbol(entries), out_format, tracer.consts, [o.shape for o in flat_out]
+
+
+def replay(sym, feed):
+    """Run the traced graph's operators in order on arrays (``feed``: variable name ->
+    array), through the imperative dispatcher: autograd records them as usual. Used
+    where the graph executor's legacy shape rules (0 = unknown) cannot hold the traced
+    shapes (zero-size arrays)."""
+    from ..executor.graph import topo_order
+    from ..ndarray.dispatch import invoke
+    from ..numpy.multiarray import wrap
+    values = {}
+    heads = [e[0] for e in sym._outputs]
+    for node in topo_order(heads):
+        if node.op is None:
+            values[id(node)] = [feed[node.name]]
+            continue
+        args = [values[id(n)][i] for n, i in node.inputs]
+        res = invoke(node.op, args, None, p=node.params)
+        values[id(node)] = res if isinstance(res, list) else [res]
+    return [wrap(values[id(n)][i]) for n, i in sym._outputs]
