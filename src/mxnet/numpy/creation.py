@@ -110,6 +110,8 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
     """Evenly spaced values in [start, stop) (float32 unless dtype is given)."""
     if stop is None:
         start, stop = 0, start
+    if step is None:
+        step = 1
     if step == 0:
         raise MXNetError("mx.np.arange: step must not be zero")
     return wrap(_nd.arange(start, stop, step, ctx=ctx or device, dtype=_dt(dtype)))

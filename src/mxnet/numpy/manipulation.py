@@ -298,7 +298,16 @@ def take(a, indices, axis=None, mode="raise", out=None):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    return wrap(_nd.diag(_arr(a), k=offset, axis1=axis1, axis2=axis2))
+    """The offset diagonal of the (axis1, axis2) planes, as the last axis."""
+    a = _arr(a)
+    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    r, c = a.shape[ax1], a.shape[ax2]
+    n = min(r, c - offset) if offset >= 0 else min(r + offset, c)
+    if n <= 0:                       # no such diagonal: an empty one, as NumPy gives
+        from .creation import zeros
+        rest = tuple(d for i, d in enumerate(a.shape) if i not in (ax1, ax2))
+        return zeros(rest + (0,), dtype=a.dtype, ctx=a.context)
+    return wrap(_nd.diag(a, k=offset, axis1=axis1, axis2=axis2))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

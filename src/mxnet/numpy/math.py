@@ -149,13 +149,36 @@ def _make_binary(name):
     return fn
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _check_ufunc_kwargs(name, kwargs):
+    """NumPy's ufunc keywords as MXNet 1.9.1 takes them: their defaults are accepted,
+    other valid values raise NotImplementedError, invalid ones TypeError."""
     for k, v in kwargs.items():
-        if k == "where" and v is True or k == "casting" and v == "same_kind" or \
-                k == "order" and v in ("K", "C") or k == "dtype" and v is None or \
-                k == "subok" and v:
+        if k == "where":
+            ok, valid = v is True, isinstance(v, bool)
+        elif k == "subok":
+            ok, valid = bool(v), True
+        elif k == "dtype":
+            if v is None:
+                continue
+            try:
+                _onp.dtype(v)
+            except TypeError:
+                raise TypeError(f"mx.np.{name}: data type {v!r} not understood") from None
+            ok, valid = False, True
+        elif k == "casting":
+            ok, valid = v == "same_kind", v in _CASTINGS
+        elif k == "order":
+            ok, valid = v == "K", v in ("K", "C", "F", "A")
+        else:
+            raise TypeError(f"mx.np.{name}() got an unexpected keyword argument {k!r}")
+        if ok:
             continue
-        raise MXNetError(f"mx.np.{name}: argument {k}={v!r} is not supported")
+        if not valid:
+            raise TypeError(f"mx.np.{name}: invalid {k}={v!r}")
+        raise NotImplementedError(f"mx.np.{name}: {k}={v!r} is not implemented yet")
 
 
 for _name in _BINARY:

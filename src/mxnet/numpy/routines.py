@@ -401,6 +401,8 @@ def diag(array, k=0):  # noqa: A002
     a = _arr(array)
     if a.ndim not in (1, 2):
         raise ValueError("Input must be 1- or 2-d.")
+    if a.ndim == 2:
+        return _man.diagonal(a, k)
     return wrap(_nd.diag(a, k=k))
 
 

@@ -15,6 +15,7 @@ from ..ndarray.ndarray import NDArray
 from ..numpy.multiarray import as_np, wrap
 from ..numpy.multiarray import ndarray as np_ndarray
 from ..util import get_cuda_compute_capability  # noqa: F401
+from . import random  # noqa: F401
 from ..util import (is_np_array, is_np_shape, reset_np, set_np,  # noqa: F401
                     set_np_array, set_np_shape, use_np)
 
