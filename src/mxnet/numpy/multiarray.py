@@ -58,6 +58,21 @@ def _bool_masks_to_host(key):
     return key
 
 
+def _masks_as_indices(key):
+    """Boolean NumPy masks in a key become the integer index arrays of their true
+    positions (NumPy's definition of mask indexing)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_ for k in parts):
+        return key
+    out = []
+    for k in parts:
+        if isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_:
+            out.extend(_onp.nonzero(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
 def _host_key(key):
     if isinstance(key, NDArray):
         k = key.asnumpy()
@@ -179,7 +194,7 @@ class ndarray(NDArray):
         return out
 
     def __setitem__(self, key, value):
-        key = _bool_masks_to_host(key)
+        key = _masks_as_indices(_bool_masks_to_host(key))
         if isinstance(value, NDArray):
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)
