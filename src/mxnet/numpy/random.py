@@ -131,10 +131,12 @@ def multinomial(n, pvals, size=None):
     """Counts of n draws over len(pvals) outcomes (int64)."""
     from .creation import array
     p = _onp.asarray(pvals.asnumpy() if isinstance(pvals, NDArray) else pvals, _onp.float64)
-    if p.ndim != 1 or _onp.any(p < 0) or p[:-1].sum() > 1 + 1e-6:
+    if p.ndim != 1 or _onp.any(p < 0) or (p.size and p[:-1].sum() > 1 + 1e-6):
         raise MXNetError("mx.np.random.multinomial: pvals must be a 1-d probability vector")
     shape = _size(size)
     k = len(p)
+    if k == 0 or 0 in shape:
+        return array(_onp.zeros(shape + (k,), dtype=_onp.int64), dtype=_onp.int64)
     draws = choice(k, size=shape + (int(n),), p=p)
     counts = _onp.stack([(draws.asnumpy() == j).sum(axis=-1) for j in range(k)], axis=-1)
     return array(counts, dtype=_onp.int64)
