@@ -84,15 +84,15 @@ class _Tracer:
         b_off = 0 if base._view is None else base._view[0]
         a_off = 0 if arr._view is None else arr._view[0]
         start = a_off - b_off
-        shape = tuple(arr.shape) or (1,)     # a graph holds 0-d values as (1,)
-        if start == 0 and tuple(arr.shape) == tuple(base.shape):
+        shape = tuple(arr.shape)
+        if start == 0 and shape == tuple(base.shape):
             return base_entry
         if start == 0 and arr.size == base.size:
-            node = self._node("Reshape", [base_entry], shape=shape)
+            node = self._node("_np_reshape", [base_entry], newshape=shape)
             return (node, 0)
-        flat = self._node("Reshape", [base_entry], shape=(-1,))
+        flat = self._node("_np_reshape", [base_entry], newshape=(-1,))
         piece = self._node("slice", [(flat, 0)], begin=(start,), end=(start + arr.size,))
-        return (self._node("Reshape", [(piece, 0)], shape=shape), 0)
+        return (self._node("_np_reshape", [(piece, 0)], newshape=shape), 0)
 
     def __call__(self, op, p, args, aux, outputs, is_train=None, ctx=None):
         if op.params is None:
@@ -133,7 +133,7 @@ class _Tracer:
                 step.append(st)
         sl = self._node("slice", [entry], begin=tuple(begin), end=tuple(end),
                         step=tuple(step))
-        return self._node("Reshape", [(sl, 0)], shape=tuple(out_shape) or (1,))
+        return self._node("_np_reshape", [(sl, 0)], newshape=tuple(out_shape))
 
     def check_host_read(self, arr):
         if id(arr._chunk) in self.derived:

@@ -169,11 +169,10 @@ def _split_points(n, indices_or_sections, strict):
 
 def slice_along(a, axis, begin, end):
     """a[..., begin:end, ...] along axis (an empty slice is a zero-size array)."""
-    if end <= begin:
+    if end <= begin:              # a take of no indices: empty, and on the tape
         from .creation import zeros
-        shape = list(a.shape)
-        shape[axis] = 0
-        return zeros(tuple(shape), dtype=a.dtype, ctx=a.context)
+        none = zeros((0,), dtype=_onp.int64, ctx=a.context)
+        return wrap(_nd.take(a, none, axis=axis))
     return wrap(_nd.slice_axis(a, axis=axis, begin=begin, end=end))
 
 

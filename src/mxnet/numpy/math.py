@@ -313,8 +313,8 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
         a = a.astype(_F32)
     elif a._dtype == _BOOL:
         a = a.astype(_onp.int64)
-    if a.ndim == 0:
-        res = wrap(a.copy())
+    if a.ndim == 0 or (isinstance(axis, (tuple, list)) and not axis):
+        res = wrap(_nd.identity(a))          # nothing to reduce (axis=() in NumPy)
     else:
         res = wrap(_fn(op)(a, axis=_axis(axis), keepdims=bool(keepdims)))
     want = _reduced_shape(a.shape, axis, keepdims)
@@ -324,6 +324,8 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
 
 
 def _reduced_shape(shape, axis, keepdims):
+    if isinstance(axis, (tuple, list)) and not axis:
+        return tuple(shape)
     if axis is None:
         axes = set(range(len(shape)))
     else:
@@ -412,15 +414,15 @@ def argmin(a, axis=None, out=None):
 
 
 def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    """Whether any element (along axis) is true."""
-    nz = not_equal(_as_array(a), 0).astype(_F32)  # noqa: F821
-    return _finish(greater(max(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+    """Whether any element (along axis) is true (False over an empty axis)."""
+    nz = not_equal(_as_array(a), 0).astype(_onp.int32)  # noqa: F821
+    return _finish(greater(sum(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    """Whether every element (along axis) is true."""
-    nz = not_equal(_as_array(a), 0).astype(_F32)  # noqa: F821
-    return _finish(greater(min(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+    """Whether every element (along axis) is true (True over an empty axis)."""
+    zeros = equal(_as_array(a), 0).astype(_onp.int32)  # noqa: F821
+    return _finish(equal(sum(zeros, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

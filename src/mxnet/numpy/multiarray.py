@@ -112,6 +112,10 @@ class ndarray(NDArray):
 
     @property
     def grad(self):
+        """The gradient buffer (None when none is attached or grad_req is 'null')."""
+        ag = self._ag
+        if ag is not None and getattr(ag[0], "grad_req", None) == "null":
+            return None
         g = NDArray.grad.fget(self)
         return None if g is None else wrap(g)
 

@@ -174,7 +174,7 @@ def average(a, axis=None, weights=None, returned=False, out=None):
     a = _arr(a)
     if weights is None:
         avg = _m.mean(a, axis=axis)
-        n = a.size if axis is None else a.shape[axis]
+        n = a.size // max(avg.size, 1) if a.size else 0
         scl = full(avg.shape, n, dtype=avg.dtype, ctx=a.context)
     else:
         w = _arr(weights)

@@ -119,7 +119,11 @@ class Symbol(OpMethods):
         return self
 
     def as_np_ndarray(self):
-        raise MXNetError("mx.np symbols are not implemented in pymxnet")
+        """The same graph for ``mx.sym.np`` functions (one Symbol class serves both)."""
+        return self
+
+    def as_nd_ndarray(self):
+        return self
 
     # ------------------------------------------------------------ structure
     @property
