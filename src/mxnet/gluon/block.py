@@ -685,10 +685,10 @@ class HybridBlock(Block):
             with self.name_scope():
                 return self.hybrid_forward(ndarray, *grouped, **dict(zip(names, p_views)))
 
-        out, self._out_format, consts, shapes = trace_graph(
+        out, self._out_format, consts, shapes, zero_size = trace_graph(
             self, [v for v in views if v is not None], [i for i in inputs if i is not None],
             p_views, p_syms, run)
-        self._trace = (_signature(flat_args), consts, shapes)
+        self._trace = (_signature(flat_args), consts, shapes, zero_size)
         self._cached_graph = ([i for i in inputs if i is not None], out)
         return self._cached_graph
 
@@ -757,7 +757,7 @@ class HybridBlock(Block):
             if a._ctx != ctx:
                 raise MXNetError(f"HybridBlock {self.name}: all inputs and parameters must "
                                  f"be on one context; got {a._ctx} and {ctx}")
-        if self._trace is not None and any(0 in a.shape for a in inputs):
+        if self._trace is not None and self._trace[3]:
             # zero-size arrays: the executor's legacy shapes (0 = unknown) cannot hold
             # them, so the traced operators run through the imperative dispatcher
             from .np_trace import replay

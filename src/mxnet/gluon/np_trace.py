@@ -145,7 +145,8 @@ class _Tracer:
 
 def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
     """Trace ``run()`` (which calls hybrid_forward on the given arrays) and return
-    (output Symbol, output format, {const name: NDArray}, the outputs' shapes)."""
+    (output Symbol, output format, {const name: NDArray}, the outputs' shapes, whether
+    any traced array is zero-size)."""
     tracer = _Tracer(block.prefix)
     for arr, sym in zip(flat_inputs, input_syms):
         tracer.bind(arr, sym._outputs[0])
@@ -174,7 +175,9 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
         if e[0].op is None:          # an input or parameter returned as it is
             e = (tracer._node("_copy", [e]), 0)
         entries.append(e)
-    return Symbol(entries), out_format, tracer.consts, [o.shape for o in flat_out]
+    zero_size = any(0 in a.shape for a in tracer.keep)
+    return (Symbol(entries), out_format, tracer.consts, [o.shape for o in flat_out],
+            zero_size)
 
 
 def replay(sym, feed):

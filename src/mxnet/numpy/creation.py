@@ -72,6 +72,14 @@ def empty(shape, dtype=None, order="C", ctx=None, device=None):
 def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
     """An array filled with fill_value (float32 unless dtype is given)."""
     if isinstance(fill_value, NDArray):
+        if fill_value.size != 1:          # an array fills by broadcasting
+            from .manipulation import broadcast_to
+            res = broadcast_to(fill_value, _shape(shape)).astype(
+                fill_value.dtype if dtype is None else dtype)
+            if out is not None:
+                out[...] = res
+                return out
+            return res
         fill_value = fill_value.item()
     res = wrap(_nd.full(_shape(shape), fill_value, ctx=ctx or device, dtype=_dt(dtype)))
     if out is not None:

@@ -50,13 +50,16 @@ def inv(a):
 
 def det(a):
     """Determinant of the square matrices in the last two axes."""
-    return wrap(_op("det")(_arr(a)))
+    a = _arr(a)
+    return wrap(_op("det")(a)).reshape(a.shape[:-2])
 
 
 def slogdet(a):
     """(sign, log|det|) of the square matrices in the last two axes."""
-    sign, logabs = _op("slogdet")(_arr(a))
-    return wrap(sign), wrap(logabs)
+    a = _arr(a)
+    sign, logabs = _op("slogdet")(a)
+    batch = a.shape[:-2]
+    return wrap(sign).reshape(batch), wrap(logabs).reshape(batch)
 
 
 def cholesky(a):

@@ -112,6 +112,10 @@ def broadcast_to(array, shape):
                          f"{array.shape} -> {shape}") from None
     if array.ndim < len(shape):
         array = reshape(array, (1,) * (len(shape) - array.ndim) + array.shape)
+    if 0 in shape:              # the legacy operator reads 0 as "keep": an empty take
+        from .creation import zeros
+        none = zeros((0,), dtype=_onp.int64, ctx=array.context)
+        return reshape(wrap(_nd.take(ravel(array), none, axis=0)), shape)
     return wrap(_nd.broadcast_to(array, shape=shape))
 
 
@@ -144,12 +148,14 @@ def vstack(tup):
 
 def hstack(tup):
     arrs = [_arr(a) for a in tup]
+    arrs = [a.reshape(1) if a.ndim == 0 else a for a in arrs]
     return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1)
 
 
 def dstack(tup):
     arrs = [_arr(a) for a in tup]
-    arrs = [reshape(a, (1, -1, 1)) if a.ndim == 1 else
+    arrs = [reshape(a, (1, 1, 1)) if a.ndim == 0 else
+            reshape(a, (1, -1, 1)) if a.ndim == 1 else
             reshape(a, a.shape + (1,)) if a.ndim == 2 else a for a in arrs]
     return concatenate(arrs, 2)
 
@@ -262,6 +268,13 @@ def tile(A, reps):
     """Repeat A the given number of times along each axis."""
     A = _arr(A)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if 0 in reps or A.size == 0:      # a zero-size result: its NumPy shape, empty
+        from .creation import zeros
+        n = max(len(reps), A.ndim)
+        shape = (1,) * (n - A.ndim) + A.shape
+        full_reps = (1,) * (n - len(reps)) + reps
+        return zeros(tuple(d * r for d, r in zip(shape, full_reps)), dtype=A.dtype,
+                     ctx=A.context)
     return wrap(_nd.tile(A, reps=reps))
 
 

@@ -252,8 +252,8 @@ class ndarray(NDArray):
 
     def transpose(self, *axes):
         from . import manipulation
-        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
-            axes = tuple(axes[0])
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (list, tuple))):
+            axes = None if axes[0] is None else tuple(axes[0])
         return manipulation.transpose(self, axes or None)
 
     def swapaxes(self, axis1, axis2):

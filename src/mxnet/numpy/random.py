@@ -10,7 +10,8 @@ from ..ndarray.ndarray import NDArray
 from .multiarray import wrap
 
 __all__ = ["seed", "uniform", "normal", "randn", "rand", "randint", "choice", "shuffle",
-           "multinomial", "gamma", "beta", "exponential", "poisson", "permutation"]
+           "multinomial", "gamma", "beta", "exponential", "poisson", "permutation",
+           "lognormal", "rayleigh", "weibull", "pareto", "chisquare", "multivariate_normal"]
 
 
 def _size(size):
@@ -107,6 +108,9 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
 
 
 def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    if isinstance(scale, NDArray):
+        from . import math as m
+        return m.multiply(_neg_log1m(_unit(size, dtype, ctx, scale)), scale)
     return _draw(_nd.random.exponential, size, dtype, ctx, lam=1.0 / _scalar(scale, "scale"))
 
 
@@ -185,3 +189,65 @@ def shuffle(x):
     """Shuffle x in place along its first axis."""
     order = choice(x.shape[0], size=x.shape[0], replace=False)
     x[...] = x[order].copy()
+
+
+def _unit(size, dtype, ctx, *params):
+    """U[0, 1) draws of size (or the parameters' broadcast shape)."""
+    if size is None:
+        shapes = [p.shape for p in params if isinstance(p, NDArray)]
+        size = _onp.broadcast_shapes(*shapes) if shapes else None
+    for p in params:
+        if isinstance(p, NDArray):
+            ctx = ctx or p.context
+    return uniform(0.0, 1.0, size, dtype, ctx)
+
+
+def _neg_log1m(u):
+    """-log(1 - u): a standard exponential draw from a uniform one."""
+    from . import math as m
+    return m.negative(m.log1p(m.negative(u)))
+
+
+def lognormal(mean=0.0, sigma=1.0, size=None, dtype=None, ctx=None, out=None):
+    """exp of N(mean, sigma^2) samples (differentiable in mean and sigma)."""
+    from . import math as m
+    return m.exp(normal(mean, sigma, size, dtype, ctx))
+
+
+def rayleigh(scale=1.0, size=None, ctx=None, out=None):
+    """Rayleigh samples scale * sqrt(2 E), E standard exponential."""
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, scale))
+    return m.multiply(m.sqrt(m.multiply(e, 2.0)), scale)
+
+
+def weibull(a, size=None, ctx=None, out=None):
+    """Weibull samples E ** (1 / a), E standard exponential."""
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, a))
+    return m.power(e, m.true_divide(1.0, a) if isinstance(a, NDArray) else 1.0 / a)
+
+
+def pareto(a, size=None, ctx=None, out=None):
+    """Pareto II (Lomax) samples exp(E / a) - 1, as NumPy's pareto."""
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, a))
+    return m.subtract(m.exp(m.true_divide(e, a)), 1.0)
+
+
+def chisquare(df, size=None, dtype=None, ctx=None):
+    """Chi-square samples with df degrees of freedom (gamma(df / 2, 2))."""
+    return gamma(_scalar(df, "df") / 2.0, 2.0, size, dtype, ctx)
+
+
+def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
+    """Samples of N(mean, cov): mean + z L^T with L the Cholesky factor of cov."""
+    from . import math as m
+    from .creation import array
+    mean_h = mean.asnumpy() if isinstance(mean, NDArray) else _onp.asarray(mean)
+    cov_h = cov.asnumpy() if isinstance(cov, NDArray) else _onp.asarray(cov)
+    chol = array(_onp.linalg.cholesky(cov_h.astype(_onp.float64)), dtype=_onp.float32)
+    shape = _size(size) + mean_h.shape[-1:]
+    z = normal(0.0, 1.0, shape)
+    return m.add(m.matmul(z, chol.T), mean if isinstance(mean, NDArray) else
+                 array(mean_h, dtype=_onp.float32))

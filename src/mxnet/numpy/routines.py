@@ -422,7 +422,10 @@ def diag_indices_from(arr):
 
 def unravel_index(indices, shape, order="C"):
     """The coordinates (a tuple of arrays) of flat indices in an array of shape."""
-    return call_on_host(_onp.unravel_index, (indices, shape, order), {})
+    res = call_on_host(_onp.unravel_index, (indices, shape, order), {})
+    ctx = indices.context if isinstance(indices, NDArray) else None
+    return tuple(array(r, dtype=_onp.int64, ctx=ctx) if not isinstance(r, NDArray) else r
+                 for r in res)
 
 
 def indices(dimensions, dtype=_onp.int32, ctx=None):
