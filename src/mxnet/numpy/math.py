@@ -263,9 +263,11 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in
 
 def clip(a, a_min, a_max, out=None):
     """Limit the values to [a_min, a_max] (None: no bound on that side)."""
+    if a_min is None and a_max is None:
+        raise ValueError("array_clip: must set either max or min")
     lo = -_onp.inf if a_min is None else float(a_min)
     hi = _onp.inf if a_max is None else float(a_max)
-    return _finish(wrap(_nd.clip(a, a_min=lo, a_max=hi)), out)
+    return _finish(wrap(_nd.clip(_as_array(a), a_min=lo, a_max=hi)), out)
 
 
 def where(condition, x=None, y=None):

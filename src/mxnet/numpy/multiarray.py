@@ -256,6 +256,11 @@ class ndarray(NDArray):
             axes = None if axes[0] is None else tuple(axes[0])
         return manipulation.transpose(self, axes or None)
 
+    def clip(self, min=None, max=None, out=None):  # noqa: A002
+        """Same as ``mx.np.clip(self, min, max)``."""
+        from . import math as _math
+        return _math.clip(self, min, max, out)
+
     def swapaxes(self, axis1, axis2):
         from . import manipulation
         return manipulation.swapaxes(self, axis1, axis2)
@@ -366,7 +371,7 @@ def _method(name, module):
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin",
-              "cumsum", "clip", "round", "any", "all", "dot", "repeat", "tile", "take",
+              "cumsum", "round", "any", "all", "dot", "repeat", "tile", "take",
               "nonzero", "sort", "argsort", "exp", "log", "sqrt", "abs", "sign", "square",
               "sin", "cos", "tanh", "expand_dims", "broadcast_to", "split", "flip",
               "diagonal", "trace"):

@@ -107,7 +107,13 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
     return out.astype(dtype_np(dtype or _onp.int64))
 
 
+def _non_negative(name, value):
+    if not isinstance(value, NDArray) and value < 0:
+        raise ValueError(f"mx.np.random: {name} must be non-negative, got {value}")
+
+
 def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    _non_negative("scale", scale)
     if isinstance(scale, NDArray):
         from . import math as m
         return m.multiply(_neg_log1m(_unit(size, dtype, ctx, scale)), scale)
@@ -216,6 +222,7 @@ def lognormal(mean=0.0, sigma=1.0, size=None, dtype=None, ctx=None, out=None):
 
 def rayleigh(scale=1.0, size=None, ctx=None, out=None):
     """Rayleigh samples scale * sqrt(2 E), E standard exponential."""
+    _non_negative("scale", scale)
     from . import math as m
     e = _neg_log1m(_unit(size, None, ctx, scale))
     return m.multiply(m.sqrt(m.multiply(e, 2.0)), scale)
