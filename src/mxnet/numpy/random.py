@@ -74,7 +74,8 @@ def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
 def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
     """Samples from N(loc, scale^2)."""
     if not isinstance(scale, NDArray) and scale < 0:
-        raise MXNetError(f"mx.np.random.normal: scale must be >= 0, got {scale}")
+        from ..base import InvalidArgument          # MXNetError and ValueError
+        raise InvalidArgument(f"mx.np.random.normal: scale must be >= 0, got {scale}")
     if isinstance(loc, NDArray) or isinstance(scale, NDArray):
         return _affine(normal, loc, scale, size, dtype, ctx)
     return _draw(_nd.random.normal, size, dtype, ctx, loc=_scalar(loc, "loc"),

@@ -122,7 +122,8 @@ def constraint_check(x, msg="Constraint violated"):
         raise MXNetError(f"constraint_check: the input must be a bool array, got {x.dtype}")
     ok = bool(x.asnumpy().all())
     if not ok:
-        raise MXNetError(f"ValueError: {msg}")
+        from ..base import InvalidArgument      # an MXNetError that is a ValueError
+        raise InvalidArgument(msg)
     from ..numpy import array
     return array(True, dtype=_onp.bool_, ctx=x.context)
 

@@ -35,6 +35,10 @@ def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, out=None):
         raise ValueError("Either `prob` or `logit` must be specified, but not both. "
                          f"Received prob={prob}, logit={logit}")
     p = prob
+    if prob is not None:
+        host = prob.asnumpy() if isinstance(prob, NDArray) else _onp.asarray(prob)
+        if host.size and (host.min() < 0 or host.max() > 1):
+            raise ValueError("npx.random.bernoulli: prob must be in [0, 1]")
     if logit is not None:
         p = 1.0 / (1.0 + _onp.exp(-logit)) if not isinstance(logit, NDArray) else \
             _m.reciprocal(_m.add(_m.exp(_m.negative(logit)), 1.0))
