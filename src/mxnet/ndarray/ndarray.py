@@ -248,9 +248,9 @@ class NDArray(OpMethods):
         return self
 
     def as_np_ndarray(self):
-        """An ``mx.np.ndarray`` sharing this array's data (and autograd entry)."""
-        from ..numpy.multiarray import as_np
-        return as_np(self)
+        """An ``mx.np.ndarray`` sharing this array's data (``mxnet.numpy`` installs
+        the conversion: the np layer sits above this one)."""
+        raise MXNetError("mx.np arrays are not available (mxnet.numpy is not loaded)")
 
     def as_nd_ndarray(self):
         return self

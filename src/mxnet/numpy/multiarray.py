@@ -141,11 +141,11 @@ class ndarray(NDArray):
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ..numpy_dispatch_protocol import array_function
+        from .dispatch import array_function
         return array_function(func, types, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ..numpy_dispatch_protocol import array_ufunc
+        from .dispatch import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __repr__(self):
@@ -346,6 +346,14 @@ class ndarray(NDArray):
     def __xor__(self, other):
         from . import routines as _math
         return _math.bitwise_xor(self, other)
+
+
+def _nd_as_np_ndarray(self):
+    """An ``mx.np.ndarray`` sharing this array's data (and autograd entry)."""
+    return as_np(self)
+
+
+NDArray.as_np_ndarray = _nd_as_np_ndarray     # the np layer adds the conversion to nd
 
 
 def _fast_ops():

@@ -1,4 +1,4 @@
-"""``mx.sym.np``: NumPy-style functions that build Symbol graphs.
+"""``mx.sym.np`` (``mxnet.symbol.numpy``, installed by ``mxnet/__init__``): NumPy-style functions that build Symbol graphs.
 
 Each function here composes the registered operators' symbolic front ends (``mx.sym``)
 for the NumPy signature (``sum(a, axis, keepdims)``, ``concatenate(seq, axis)``...),
@@ -9,10 +9,10 @@ mode do not need this namespace: they trace ``F.np`` calls on real arrays
 """
 import numbers
 
-from ... import symbol as _sym
-from ..._missing import MissingFeatureError
-from ...numpy.math import _BINARY, _UNARY
-from ..symbol import Symbol as _Symbol
+from .. import symbol as _sym
+from .._missing import MissingFeatureError
+from ..symbol.symbol import Symbol as _Symbol
+from .math import _BINARY, _UNARY
 
 __all__ = ["_Symbol"]
 

@@ -1,9 +1,9 @@
-"""``mx.sym.npx``: the neural-network operators of NumPy mode as Symbol builders, the
+"""``mx.sym.npx`` (``mxnet.symbol.numpy_extension``, installed by ``mxnet/__init__``): the neural-network operators of NumPy mode as Symbol builders, the
 same registered operators ``mx.npx`` calls (``npx.relu`` -> ``relu``,
 ``npx.convolution`` -> ``Convolution`` ...)."""
-from ... import symbol as _sym
-from ..._missing import MissingFeatureError
-from ...numpy_extension import _CONTRIB, _OPERATORS
+from .. import symbol as _sym
+from .._missing import MissingFeatureError
+from . import _CONTRIB, _OPERATORS
 
 __all__ = []
 

@@ -1,10 +1,10 @@
-"""``mx.nd.np``: the imperative function namespace behind ``mx.np`` (MXNet 1.9.1's
+"""``mx.nd.np`` (``mxnet.ndarray.numpy``, installed by ``mxnet/__init__``): the imperative function namespace behind ``mx.np`` (MXNet 1.9.1's
 ``mxnet.ndarray.numpy``). It holds the very functions ``mx.np`` exposes (one front end
 each over the operator registry), so ``F.np.sum`` in a HybridBlock run imperatively is
 ``mx.np.sum``; ``linalg`` and ``random`` are ``mx.np.linalg`` and ``mx.np.random``.
 """
-from ... import numpy as _mnp
-from ...numpy import linalg, random  # noqa: F401
+from .. import numpy as _mnp
+from . import linalg, random  # noqa: F401
 
 # MXNet 1.9.1's mx.nd.np names (its imperative functions; the host-computed fallback
 # functions and the dtype constants live only in mx.np)

@@ -1,6 +1,6 @@
-"""``mx.nd.npx``: the imperative namespace behind ``mx.npx`` (MXNet 1.9.1's
+"""``mx.nd.npx`` (``mxnet.ndarray.numpy_extension``, installed by ``mxnet/__init__``): the imperative namespace behind ``mx.npx`` (MXNet 1.9.1's
 ``mxnet.ndarray.numpy_extension``): the same front ends over the operator registry."""
-from ... import numpy_extension as _mnpx
+from .. import numpy_extension as _mnpx
 
 __all__ = sorted(
     "activation arange_like batch_dot batch_flatten batch_norm cast constraint_check "
