@@ -10,6 +10,7 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 """
 import numpy as _onp
 
+from ..ndarray import register as _nd_register
 from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
 
@@ -354,6 +355,7 @@ def _nd_as_np_ndarray(self):
 
 
 NDArray.as_np_ndarray = _nd_as_np_ndarray     # the np layer adds the conversion to nd
+_nd_register.FAST_CLASSES.add(ndarray)        # mx.nd functions take np arrays directly
 
 
 def _fast_ops():
