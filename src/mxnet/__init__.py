@@ -51,4 +51,11 @@ from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402
 from . import random as rnd  # noqa: F401,E402
 from . import numpy, numpy_extension  # noqa: F401,E402
 from . import numpy as np, numpy_extension as npx  # noqa: F401,E402
+from .numpy import nd_namespace as _nd_np, sym_namespace as _sym_np  # noqa: E402
+from .numpy_extension import nd_namespace as _nd_npx, sym_namespace as _sym_npx  # noqa: E402
+# MXNet's mx.nd.np/npx and mx.sym.np/npx: made by the np layer, above nd and sym
+import sys as _sys  # noqa: E402
+_sys.modules.update({"mxnet.ndarray.numpy": _nd_np, "mxnet.ndarray.numpy_extension": _nd_npx,
+                     "mxnet.symbol.numpy": _sym_np, "mxnet.symbol.numpy_extension": _sym_npx})
+ndarray.np, ndarray.npx, symbol.np, symbol.npx = _nd_np, _nd_npx, _sym_np, _sym_npx
 from . import onnx  # noqa: F401,E402

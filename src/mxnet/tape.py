@@ -21,6 +21,7 @@ class _State(threading.local):
     def __init__(self):
         self.recording = False
         self.training = False
+        self.tracer = None      # gluon.np_trace: records calls instead of the tape
 
 
 _state = _State()
@@ -124,6 +125,8 @@ def mark_variables(variables, gradients, grad_reqs="write"):
 
 def record_call(op, p, args, aux, outputs, is_train, ctx):
     """Append a node for an operator call if any argument is on the tape."""
+    if _state.tracer is not None:
+        return _state.tracer(op, p, args, aux, outputs)
     parents = [a._ag for a in args]
     for par in parents:
         if par is not None:

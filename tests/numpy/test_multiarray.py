@@ -164,8 +164,7 @@ def test_linalg():
 
 
 def test_missing_names_say_so():
-    with pytest.raises(NotImplementedError, match="mx.np.einsum"):
-        np.einsum("ii", np.eye(2))
+    assert float(np.einsum("ii", np.eye(2))) == 2.0       # einsum itself is implemented
     with pytest.raises(NotImplementedError, match="mx.np.fft"):
         np.fft
     assert not hasattr(np, "not_a_numpy_name")

@@ -30,6 +30,7 @@ from .utils import HookHandle, _brief_print_list, _indent
 from ..util import is_np_array as _is_np_array
 from ..numpy_extension import to_np
 from ._cached_op import CachedOp
+from ..tape import _state as _tape_state
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -529,6 +530,8 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = None
+        self._trace = None      # NumPy mode: (input signature, {const name: NDArray})
+        self._untraceable = None   # NumPy mode: why this block runs imperatively
         self._out_format = None
         self._in_format = None
         self._active = False
@@ -567,6 +570,7 @@ class HybridBlock(Block):
                        ("inline_limit", inline_limit)] + list(kwargs.items())
         if clear:
             self._clear_cached_op()
+            self._untraceable = None
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn(f'"{self}" is being hybridized while still having forward '
                           f'hook/pre-hook. If "{self}" is a child of HybridBlock, the hooks '
@@ -604,9 +608,12 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = None
+        self._trace = None
 
     # --- the graph --------------------------------------------------------------------------
     def _get_graph(self, *args):
+        if not self._cached_graph and _is_np_array() and self._can_trace(args):
+            return self._trace_graph(*args)
         if not self._cached_graph:
             flat_args, self._in_format = _flatten(args, "input")
             real = sum(a is not None for a in flat_args)
@@ -628,10 +635,71 @@ class HybridBlock(Block):
             self._cached_graph = ([i for i in inputs if i is not None], symbol.Group(out))
         return self._cached_graph
 
+    def _can_trace(self, args):
+        """NumPy mode traces hybrid_forward on the real arrays (gluon.np_trace): it
+        needs array inputs and this block's own parameters initialised (deferred ones
+        are inferred by the symbolic graph first)."""
+        flat, _ = _flatten(args, "input")
+        if not all(a is None or isinstance(a, NDArray) for a in flat):
+            return False
+        return all(p._data is not None for p in self._reg_params.values())
+
+    def _trace_graph(self, *args):
+        from ..numpy.multiarray import ndarray as np_ndarray
+        from .np_trace import trace_graph
+        flat_args, self._in_format = _flatten(args, "input")
+        real = [a for a in flat_args if a is not None]
+        if not real:
+            raise ValueError("All args are None and we do not support such a case. "
+                             f"Received args={args}")
+        ctx = real[0].context
+
+        def view(a):        # a fresh np array on the same data, off the autograd tape
+            return np_ndarray(a._chunk, a._shape, a._dtype, a._ctx, a._view)
+
+        inputs, views, cnt = [], [], 0
+        for a in flat_args:
+            if a is None:
+                inputs.append(None)
+                views.append(None)
+                continue
+            inputs.append(symbol.var(f"data{cnt}" if len(real) > 1 else "data"))
+            views.append(view(a))
+            cnt += 1
+        grouped = _regroup(views, self._in_format)
+        every = self.collect_params()
+        if any(p._data is None for p in every.values()):
+            # children with deferred shapes: one untraced run initialises them
+            from .. import autograd
+            with autograd.pause(), self.name_scope():
+                self.hybrid_forward(ndarray, *grouped, **{
+                    k: p.data(ctx) for k, p in self._reg_params.items()})
+        names = list(self._reg_params)
+        p_views = [view(self._reg_params[k].data(ctx)) for k in names]
+        p_syms = [self._reg_params[k].var() for k in names]
+        own = {id(self._reg_params[k]) for k in names}
+        for p in every.values():         # children's parameters are graph inputs too
+            if id(p) not in own and p._data is not None:
+                p_views.append(view(p.data(ctx)))
+                p_syms.append(p.var())
+
+        def run():
+            with self.name_scope():
+                return self.hybrid_forward(ndarray, *grouped, **dict(zip(names, p_views)))
+
+        out, self._out_format, consts, shapes, zero_size = trace_graph(
+            self, [v for v in views if v is not None], [i for i in inputs if i is not None],
+            p_views, p_syms, run)
+        self._trace = (_signature(flat_args), consts, shapes, zero_size)
+        self._cached_graph = ([i for i in inputs if i is not None], out)
+        return self._cached_graph
+
     def _build_cache(self, *args):
         data, out = self._get_graph(*args)
         data_pos = {d.name: i for i, d in enumerate(data)}
-        params = self.collect_params()
+        params = dict(self.collect_params().items())
+        if self._trace is not None:
+            params.update({k: _Const(v) for k, v in self._trace[1].items()})
         input_names = out.list_inputs()
         expected = set(input_names)
         for name in expected:
@@ -660,6 +728,9 @@ class HybridBlock(Block):
                              f"inferred. {err}") from err
 
     def _call_cached_op(self, *args):
+        if self._trace is not None and self._trace[0] != _signature(_flatten(args,
+                                                                              "input")[0]):
+            self._clear_cached_op()       # a traced graph holds for one input signature
         if self._cached_op is None:
             self._build_cache(*args)
         flat, fmt = _flatten(args, "input")
@@ -679,11 +750,24 @@ class HybridBlock(Block):
                 else:
                     i._finish_deferred_init()
                     inputs.append(i.data(ctx))
+            if _is_np_array() and self._can_trace(args):
+                # NumPy mode: the symbolic graph only inferred the shapes; trace now
+                self._clear_cached_op()
+                return self._call_cached_op(*args)
         for a in inputs:
             if a._ctx != ctx:
                 raise MXNetError(f"HybridBlock {self.name}: all inputs and parameters must "
                                  f"be on one context; got {a._ctx} and {ctx}")
-        out = self._cached_op(inputs, ctx)
+        if self._trace is not None and self._trace[3]:
+            # zero-size arrays: the executor's legacy shapes (0 = unknown) cannot hold
+            # them, so the traced operators run through the imperative dispatcher
+            from .np_trace import replay
+            names = self._cached_graph[1].list_inputs()
+            out = replay(self._cached_graph[1], dict(zip(names, inputs)))
+        else:
+            out = self._cached_op(inputs, ctx)
+        if self._trace is not None:       # 0-d results travel as (1,) in the graph
+            out = [o if o.shape == s else o.reshape(s) for o, s in zip(out, self._trace[2])]
         return _regroup(out, self._out_format)
 
     def infer_shape(self, *args):
@@ -716,6 +800,8 @@ class HybridBlock(Block):
         """Write ``<path>-symbol.json`` and ``<path>-%04d.params`` (``arg:``/``aux:``
         keys), loadable by ``SymbolBlock.imports``, ``mx.mod.Module`` and MXNet itself.
         The block must be hybridized and have run forward once."""
+        if self._untraceable is not None:
+            raise MXNetError(f"export: {self.name} cannot be exported: {self._untraceable}")
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward "
                                "with this block at least once before calling export.")
@@ -728,6 +814,10 @@ class HybridBlock(Block):
         arg_names = set(sym.list_arguments())
         aux_names = set(sym.list_auxiliary_states())
         arg_dict = {}
+        consts = self._trace[1] if self._trace is not None else {}
+        for name, value in consts.items():
+            if name in arg_names:
+                arg_dict[f"arg:{name}"] = value
         for name, param in self.collect_params().items():
             if name in arg_names:
                 arg_dict[f"arg:{name}"] = param._reduce()
@@ -758,8 +848,15 @@ class HybridBlock(Block):
                 params = {k: p.var() for k, p in self._reg_params.items()}
                 with self.name_scope():
                     return self.hybrid_forward(symbol, x, *args, **params)
-        if self._active:
-            return self._call_cached_op(x, *args)
+        if self._active and _tape_state.tracer is None and self._untraceable is None:
+            from .np_trace import HostReadError
+            try:
+                return self._call_cached_op(x, *args)
+            except HostReadError as err:
+                # the computation depends on values read on the host (unique, boolean
+                # masks...): it runs imperatively, as a non-hybridized block does
+                self._clear_cached_op()
+                self._untraceable = str(err)
         try:
             params = {k: p.data(ctx) for k, p in self._reg_params.items()}
         except DeferredInitializationError:
@@ -935,6 +1032,21 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
+
+
+class _Const:
+    """A traced graph's constant, served to the cached op like a parameter."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def data(self, ctx=None):
+        v = self.value
+        return v if ctx is None or v.context == ctx else v.as_in_context(ctx)
+
+
+def _signature(flat):
+    return tuple(None if a is None else (a.shape, a.dtype, a.context) for a in flat)
 
 
 def _to_np(value):

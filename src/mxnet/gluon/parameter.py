@@ -65,6 +65,8 @@ class Parameter:
         self._var = None
         self._data = None
         self._grad = None
+        from ..util import is_np_array
+        self._is_np = is_np_array()     # made in NumPy mode: its arrays are mx.np arrays
         self._ctx_list = None
         self._ctx_map = None
         self._trainer = None
@@ -368,15 +370,15 @@ class Parameter:
 
     def data(self, ctx=None):
         """The value on ``ctx`` (default: the only context, or the current one); an
-        ``mx.np`` array in NumPy mode. A row_sparse parameter is read with
-        ``row_sparse_data`` instead."""
+        ``mx.np`` array in NumPy mode (or when the parameter was made in it). A
+        row_sparse parameter is read with ``row_sparse_data`` instead."""
         self._check_dense("data")
-        return _np_mode(self._check_and_get(self._data, ctx))
+        return _np_mode(self._check_and_get(self._data, ctx), self)
 
     def list_data(self):
         """The values on every context, in ``list_ctx()`` order."""
         self._check_dense("list_data")
-        return _np_mode(self._check_and_get(self._data, list))
+        return _np_mode(self._check_and_get(self._data, list), self)
 
     def _check_dense(self, what):
         if self._stype != "default":
@@ -389,14 +391,14 @@ class Parameter:
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
-        return _np_mode(self._check_and_get(self._grad, ctx))
+        return _np_mode(self._check_and_get(self._grad, ctx), self)
 
     def list_grad(self):
         """The gradient buffers on every context."""
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
-        return _np_mode(self._check_and_get(self._grad, list))
+        return _np_mode(self._check_and_get(self._grad, list), self)
 
     def list_ctx(self):
         """The contexts this parameter lives on (or will, once deferred init runs)."""
@@ -691,8 +693,9 @@ def _merge_shapes(wanted, existing):
 tensor_types = (Symbol, NDArray)
 
 
-def _np_mode(value):
-    """Arrays as mx.np views of the same data when NumPy mode is on."""
-    if not is_np_array():
+def _np_mode(value, param=None):
+    """Arrays as mx.np views of the same data when NumPy mode is on (or the parameter
+    was made in NumPy mode)."""
+    if not is_np_array() and not getattr(param, "_is_np", False):
         return value
     return to_np(value)

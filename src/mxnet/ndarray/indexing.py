@@ -93,7 +93,8 @@ def _is_whole(arr, key):
         return True
     if key is Ellipsis:
         return True
-    return isinstance(key, tuple) and all(k == slice(None) or k is Ellipsis for k in key)
+    return isinstance(key, tuple) and all((isinstance(k, slice) and k == slice(None)) or
+                                          k is Ellipsis for k in key)
 
 
 def _check_assignable(arr, key, template, vshape):

@@ -261,7 +261,12 @@ class NDArray(OpMethods):
         return cast_storage_nd(self, stype)
 
     def as_np_ndarray(self):
-        raise MXNetError("mx.np arrays are not implemented in pymxnet; use mx.nd")
+        """An ``mx.np.ndarray`` sharing this array's data (``mxnet.numpy`` installs
+        the conversion: the np layer sits above this one)."""
+        raise MXNetError("mx.np arrays are not available (mxnet.numpy is not loaded)")
+
+    def as_nd_ndarray(self):
+        return self
 
     # --- reshape and views ---------------------------------------------------------
     def reshape(self, *shape, **kwargs):

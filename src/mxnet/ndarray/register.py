@@ -6,7 +6,11 @@ from ..context import Context
 from .ndarray import NDArray, _check_ctx
 from ..base import MXNetError
 
-__all__ = ["make_function"]
+__all__ = ["make_function", "FAST_CLASSES"]
+
+# Array classes the generated functions pass straight to the dispatcher (mxnet.numpy
+# adds mx.np.ndarray, an NDArray subclass).
+FAST_CLASSES = {NDArray}
 
 
 def _is_input(v):
@@ -28,7 +32,7 @@ def make_function(op, public_name):
             ctx = _check_ctx(ctx)            # 'cpu(0)' strings, as MXNet accepts
         if not kwargs and simple_arity == len(args):
             for a in args:
-                if a.__class__ is not NDArray:
+                if a.__class__ not in FAST_CLASSES:
                     break
             else:
                 return invoke(op, list(args), None, out, ctx, op._defaults)

@@ -9,7 +9,7 @@ NotImplementedError naming it.
 """
 import numpy as _onp
 
-from . import linalg, random  # noqa: F401
+from . import fallback, fallback_linalg, linalg, random  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_names
 from .manipulation import (array_split, argsort, broadcast_to, concat, concatenate,  # noqa: F401
@@ -20,6 +20,11 @@ from .manipulation import (array_split, argsort, broadcast_to, concat, concatena
 from .math import *  # noqa: F401,F403
 from .math import __all__ as _math_names
 from .multiarray import ndarray
+from .routines import *  # noqa: F401,F403  (after math: its bitwise/invert handle ints)
+from .routines import __all__ as _routine_names
+from .fallback import make_all as _make_fallbacks
+
+globals().update(_make_fallbacks())     # MXNet's host-computed (fallback) functions
 
 # dtypes and constants, as NumPy names them
 bool_ = _onp.bool_
@@ -81,4 +86,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'mxnet.numpy' has no attribute {name!r}")
 
 
-__all__ = ["ndarray", "linalg", "random"] + list(_creation_names) + list(_math_names)
+__all__ = (["ndarray", "linalg", "random"] + list(_creation_names) + list(_math_names) +
+           list(_routine_names))

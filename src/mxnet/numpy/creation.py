@@ -63,12 +63,23 @@ def ones(shape, dtype=None, order="C", ctx=None, device=None):
 
 def empty(shape, dtype=None, order="C", ctx=None, device=None):
     """An uninitialised array (float32 unless dtype is given)."""
+    if order != "C":
+        raise NotImplementedError(f"mx.np.empty: order={order!r} is not supported "
+                                  "(only 'C')")
     return wrap(_nd.empty(_shape(shape), ctx=ctx or device, dtype=_dt(dtype)))
 
 
 def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
     """An array filled with fill_value (float32 unless dtype is given)."""
     if isinstance(fill_value, NDArray):
+        if fill_value.size != 1:          # an array fills by broadcasting
+            from .manipulation import broadcast_to
+            res = broadcast_to(fill_value, _shape(shape)).astype(
+                fill_value.dtype if dtype is None else dtype)
+            if out is not None:
+                out[...] = res
+                return out
+            return res
         fill_value = fill_value.item()
     res = wrap(_nd.full(_shape(shape), fill_value, ctx=ctx or device, dtype=_dt(dtype)))
     if out is not None:
@@ -107,6 +118,8 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
     """Evenly spaced values in [start, stop) (float32 unless dtype is given)."""
     if stop is None:
         start, stop = 0, start
+    if step is None:
+        step = 1
     if step == 0:
         raise MXNetError("mx.np.arange: step must not be zero")
     return wrap(_nd.arange(start, stop, step, ctx=ctx or device, dtype=_dt(dtype)))
@@ -170,17 +183,19 @@ def meshgrid(*xi, **kwargs):
 def tril(m, k=0):
     """The lower triangle of the last two axes (the rest zeroed)."""
     m = asarray(m)
-    mask = array(_onp.tril(_onp.ones(m.shape[-2:]), k), dtype=m.dtype, ctx=m.context)
-    from .math import multiply
-    return multiply(m, mask)
+    mask = array(_onp.tril(_onp.ones(m.shape[-2:], dtype=bool), k), dtype=bool,
+                 ctx=m.context)
+    from .math import where
+    return where(mask, m, zeros((), dtype=m.dtype, ctx=m.context))
 
 
 def triu(m, k=0):
     """The upper triangle of the last two axes (the rest zeroed)."""
     m = asarray(m)
-    mask = array(_onp.triu(_onp.ones(m.shape[-2:]), k), dtype=m.dtype, ctx=m.context)
-    from .math import multiply
-    return multiply(m, mask)
+    mask = array(_onp.triu(_onp.ones(m.shape[-2:], dtype=bool), k), dtype=bool,
+                 ctx=m.context)
+    from .math import where
+    return where(mask, m, zeros((), dtype=m.dtype, ctx=m.context))
 
 
 def copy(a):

@@ -7,7 +7,8 @@ from ..ndarray.ndarray import NDArray
 from .multiarray import wrap
 
 __all__ = ["norm", "inv", "det", "slogdet", "cholesky", "solve", "svd", "qr", "eigh",
-           "eigvalsh", "pinv", "tensorinv", "lstsq", "matrix_rank"]
+           "eigvalsh", "pinv", "tensorinv", "lstsq", "matrix_rank", "tensorsolve", "eig",
+           "eigvals", "cond", "matrix_power", "multi_dot"]
 
 
 def _arr(a):
@@ -49,13 +50,16 @@ def inv(a):
 
 def det(a):
     """Determinant of the square matrices in the last two axes."""
-    return wrap(_op("det")(_arr(a)))
+    a = _arr(a)
+    return wrap(_op("det")(a)).reshape(a.shape[:-2])
 
 
 def slogdet(a):
     """(sign, log|det|) of the square matrices in the last two axes."""
-    sign, logabs = _op("slogdet")(_arr(a))
-    return wrap(sign), wrap(logabs)
+    a = _arr(a)
+    sign, logabs = _op("slogdet")(a)
+    batch = a.shape[:-2]
+    return wrap(sign).reshape(batch), wrap(logabs).reshape(batch)
 
 
 def cholesky(a):
@@ -72,18 +76,37 @@ def solve(a, b):
     return m.matmul(inv(a), b)
 
 
-def _not_yet(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"mx.np.linalg.{name} is not implemented in pymxnet yet")
-    fn.__name__ = name
+def eigh(a, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (the
+    linalg_syevd operator, differentiable)."""
+    a = _arr(a)
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    from .manipulation import swapaxes
+    u, w = _op("syevd")(a)
+    return wrap(w), swapaxes(wrap(u), -1, -2)
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return eigh(a, UPLO)[0]
+
+
+def _host(name):
+    from .fallback import fallback
+    fn = fallback(getattr(_onp.linalg, name), name)
+    fn.__doc__ = (f"``numpy.linalg.{name}`` computed on the host: mx.np arrays in and "
+                  "out, no gradient.")
     return fn
 
 
-svd = _not_yet("svd")
-qr = _not_yet("qr")
-eigh = _not_yet("eigh")
-eigvalsh = _not_yet("eigvalsh")
-pinv = _not_yet("pinv")
-tensorinv = _not_yet("tensorinv")
-lstsq = _not_yet("lstsq")
-matrix_rank = _not_yet("matrix_rank")
+# computed on the host (pymxnet has no operator for them yet): no gradient
+svd = _host("svd")
+pinv = _host("pinv")
+tensorinv = _host("tensorinv")
+tensorsolve = _host("tensorsolve")
+eig = _host("eig")
+eigvals = _host("eigvals")
+# MXNet 1.9.1 computes these on the host too (its np.fallback_linalg)
+cond, lstsq, matrix_power, matrix_rank, multi_dot, qr = (
+    _host(n) for n in ("cond", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "qr"))

@@ -112,6 +112,10 @@ def broadcast_to(array, shape):
                          f"{array.shape} -> {shape}") from None
     if array.ndim < len(shape):
         array = reshape(array, (1,) * (len(shape) - array.ndim) + array.shape)
+    if 0 in shape:              # the legacy operator reads 0 as "keep": an empty take
+        from .creation import zeros
+        none = zeros((0,), dtype=_onp.int64, ctx=array.context)
+        return reshape(wrap(_nd.take(ravel(array), none, axis=0)), shape)
     return wrap(_nd.broadcast_to(array, shape=shape))
 
 
@@ -144,12 +148,14 @@ def vstack(tup):
 
 def hstack(tup):
     arrs = [_arr(a) for a in tup]
+    arrs = [a.reshape(1) if a.ndim == 0 else a for a in arrs]
     return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1)
 
 
 def dstack(tup):
     arrs = [_arr(a) for a in tup]
-    arrs = [reshape(a, (1, -1, 1)) if a.ndim == 1 else
+    arrs = [reshape(a, (1, 1, 1)) if a.ndim == 0 else
+            reshape(a, (1, -1, 1)) if a.ndim == 1 else
             reshape(a, a.shape + (1,)) if a.ndim == 2 else a for a in arrs]
     return concatenate(arrs, 2)
 
@@ -158,7 +164,7 @@ def _split_points(n, indices_or_sections, strict):
     if isinstance(indices_or_sections, (int, _onp.integer)):
         k = int(indices_or_sections)
         if strict and n % k:
-            raise MXNetError("array split does not result in an equal division")
+            raise ValueError("array split does not result in an equal division")
         base, extra = divmod(n, k)
         sizes = [base + (1 if i < extra else 0) for i in range(k)]
         points = list(_onp.cumsum([0] + sizes))
@@ -167,11 +173,20 @@ def _split_points(n, indices_or_sections, strict):
     return [(min(b, n), min(max(e, b), n)) for b, e in zip(cuts[:-1], cuts[1:])]
 
 
+def slice_along(a, axis, begin, end):
+    """a[..., begin:end, ...] along axis (an empty slice is a zero-size array)."""
+    if end <= begin:              # a take of no indices: empty, and on the tape
+        from .creation import zeros
+        none = zeros((0,), dtype=_onp.int64, ctx=a.context)
+        return wrap(_nd.take(a, none, axis=axis))
+    return wrap(_nd.slice_axis(a, axis=axis, begin=begin, end=end))
+
+
 def split(ary, indices_or_sections, axis=0):
     """Split into equal sections (an int that must divide the axis) or at indices."""
     a = _arr(ary)
     axis = _norm_axis(axis, a.ndim)
-    return [wrap(_nd.slice_axis(a, axis=axis, begin=b, end=e))
+    return [slice_along(a, axis, b, e)
             for b, e in _split_points(a.shape[axis], indices_or_sections, True)]
 
 
@@ -179,20 +194,28 @@ def array_split(ary, indices_or_sections, axis=0):
     """Like split, but the sections may differ by one element."""
     a = _arr(ary)
     axis = _norm_axis(axis, a.ndim)
-    return [wrap(_nd.slice_axis(a, axis=axis, begin=b, end=e))
+    return [slice_along(a, axis, b, e)
             for b, e in _split_points(a.shape[axis], indices_or_sections, False)]
+
+
+def _min_ndim(a, n, name):
+    if a.ndim < n:
+        raise ValueError(f"{name} only works on arrays of {n} or more dimensions")
 
 
 def hsplit(ary, indices_or_sections):
     a = _arr(ary)
+    _min_ndim(a, 1, "hsplit")
     return split(a, indices_or_sections, 0 if a.ndim == 1 else 1)
 
 
 def vsplit(ary, indices_or_sections):
+    _min_ndim(_arr(ary), 2, "vsplit")
     return split(ary, indices_or_sections, 0)
 
 
 def dsplit(ary, indices_or_sections):
+    _min_ndim(_arr(ary), 3, "dsplit")
     return split(ary, indices_or_sections, 2)
 
 
@@ -218,9 +241,8 @@ def roll(a, shift, axis=None):
     a = _arr(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for s, ax in zip(shifts, axes):
+    shifts, axes = _onp.broadcast_arrays(_onp.asarray(shift), _onp.asarray(axis))
+    for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
         ax = _norm_axis(ax, a.ndim)
         n = a.shape[ax]
         if n == 0:
@@ -246,6 +268,13 @@ def tile(A, reps):
     """Repeat A the given number of times along each axis."""
     A = _arr(A)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if 0 in reps or A.size == 0:      # a zero-size result: its NumPy shape, empty
+        from .creation import zeros
+        n = max(len(reps), A.ndim)
+        shape = (1,) * (n - A.ndim) + A.shape
+        full_reps = (1,) * (n - len(reps)) + reps
+        return zeros(tuple(d * r for d, r in zip(shape, full_reps)), dtype=A.dtype,
+                     ctx=A.context)
     return wrap(_nd.tile(A, reps=reps))
 
 
@@ -281,7 +310,16 @@ def take(a, indices, axis=None, mode="raise", out=None):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    return wrap(_nd.diag(_arr(a), k=offset, axis1=axis1, axis2=axis2))
+    """The offset diagonal of the (axis1, axis2) planes, as the last axis."""
+    a = _arr(a)
+    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    r, c = a.shape[ax1], a.shape[ax2]
+    n = min(r, c - offset) if offset >= 0 else min(r + offset, c)
+    if n <= 0:                       # no such diagonal: an empty one, as NumPy gives
+        from .creation import zeros
+        rest = tuple(d for i, d in enumerate(a.shape) if i not in (ax1, ax2))
+        return zeros(rest + (0,), dtype=a.dtype, ctx=a.context)
+    return wrap(_nd.diag(a, k=offset, axis1=axis1, axis2=axis2))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -291,11 +329,15 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 def sort(a, axis=-1, kind=None, order=None):
     a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
     return wrap(_nd.sort(a, axis=_norm_axis(axis, a.ndim)))
 
 
 def argsort(a, axis=-1, kind=None, order=None):
     a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
     return wrap(_nd.argsort(a, axis=_norm_axis(axis, a.ndim), dtype="int64"))
 
 

@@ -14,7 +14,12 @@ import numpy as _onp
 from .. import ndarray as _nd
 from ..base import MXNetError, numeric_types
 from ..ndarray.ndarray import NDArray
+from .multiarray import ndarray as _np_ndarray
 from .multiarray import wrap
+from ..ndarray.dispatch import invoke as _invoke
+from ..operator.registry import get_op as _get_op
+
+_DOT = _get_op("dot")
 
 _SCALARS = numeric_types + (bool, _onp.bool_, _onp.generic)
 _BOOL = _onp.dtype(_onp.bool_)
@@ -144,13 +149,36 @@ def _make_binary(name):
     return fn
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _check_ufunc_kwargs(name, kwargs):
+    """NumPy's ufunc keywords as MXNet 1.9.1 takes them: their defaults are accepted,
+    other valid values raise NotImplementedError, invalid ones TypeError."""
     for k, v in kwargs.items():
-        if k == "where" and v is True or k == "casting" and v == "same_kind" or \
-                k == "order" and v in ("K", "C") or k == "dtype" and v is None or \
-                k == "subok" and v:
+        if k == "where":
+            ok, valid = v is True, isinstance(v, bool)
+        elif k == "subok":
+            ok, valid = bool(v), True
+        elif k == "dtype":
+            if v is None:
+                continue
+            try:
+                _onp.dtype(v)
+            except TypeError:
+                raise TypeError(f"mx.np.{name}: data type {v!r} not understood") from None
+            ok, valid = False, True
+        elif k == "casting":
+            ok, valid = v == "same_kind", v in _CASTINGS
+        elif k == "order":
+            ok, valid = v == "K", True       # MXNet: any other order is not implemented
+        else:
+            raise TypeError(f"mx.np.{name}() got an unexpected keyword argument {k!r}")
+        if ok:
             continue
-        raise MXNetError(f"mx.np.{name}: argument {k}={v!r} is not supported")
+        if not valid:
+            raise TypeError(f"mx.np.{name}: invalid {k}={v!r}")
+        raise NotImplementedError(f"mx.np.{name}: {k}={v!r} is not implemented yet")
 
 
 for _name in _BINARY:
@@ -243,9 +271,11 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in
 
 def clip(a, a_min, a_max, out=None):
     """Limit the values to [a_min, a_max] (None: no bound on that side)."""
+    if a_min is None and a_max is None:
+        raise ValueError("array_clip: must set either max or min")
     lo = -_onp.inf if a_min is None else float(a_min)
     hi = _onp.inf if a_max is None else float(a_max)
-    return _finish(wrap(_nd.clip(a, a_min=lo, a_max=hi)), out)
+    return _finish(wrap(_nd.clip(_as_array(a), a_min=lo, a_max=hi)), out)
 
 
 def where(condition, x=None, y=None):
@@ -293,8 +323,8 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
         a = a.astype(_F32)
     elif a._dtype == _BOOL:
         a = a.astype(_onp.int64)
-    if a.ndim == 0:
-        res = wrap(a.copy())
+    if a.ndim == 0 or (isinstance(axis, (tuple, list)) and not axis):
+        res = wrap(_nd.identity(a))          # nothing to reduce (axis=() in NumPy)
     else:
         res = wrap(_fn(op)(a, axis=_axis(axis), keepdims=bool(keepdims)))
     want = _reduced_shape(a.shape, axis, keepdims)
@@ -304,6 +334,8 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
 
 
 def _reduced_shape(shape, axis, keepdims):
+    if isinstance(axis, (tuple, list)) and not axis:
+        return tuple(shape)
     if axis is None:
         axes = set(range(len(shape)))
     else:
@@ -375,6 +407,9 @@ def _arg(op, a, axis, out):
         a = a.reshape(-1)
         axis = 0
     res = wrap(_fn(op)(a, axis=int(axis)).astype(_onp.int64))
+    want = _reduced_shape(a.shape, axis, False)
+    if res.shape != want:
+        res = wrap(res.reshape(want))
     return _finish(res, out)
 
 
@@ -389,15 +424,15 @@ def argmin(a, axis=None, out=None):
 
 
 def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    """Whether any element (along axis) is true."""
-    nz = not_equal(_as_array(a), 0).astype(_F32)  # noqa: F821
-    return _finish(greater(max(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+    """Whether any element (along axis) is true (False over an empty axis)."""
+    nz = not_equal(_as_array(a), 0).astype(_onp.int32)  # noqa: F821
+    return _finish(greater(sum(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    """Whether every element (along axis) is true."""
-    nz = not_equal(_as_array(a), 0).astype(_F32)  # noqa: F821
-    return _finish(greater(min(nz, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+    """Whether every element (along axis) is true (True over an empty axis)."""
+    zeros = equal(_as_array(a), 0).astype(_onp.int32)  # noqa: F821
+    return _finish(equal(sum(zeros, axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -407,19 +442,21 @@ def cumsum(a, axis=None, dtype=None, out=None):
         a, axis = a.reshape(-1), 0
     if dtype is not None:
         a = a.astype(dtype)
-    n = a.shape[axis]
-    from .creation import array
-    from .manipulation import moveaxis
-    # a running sum along the last axis is a product with an upper-triangular ones matrix
-    upper = array(_onp.triu(_onp.ones((n, n))), dtype=a._dtype, ctx=a.context)
-    res = matmul(moveaxis(a, axis, -1), upper)
-    return _finish(moveaxis(res, -1, axis), out)
+    if a._dtype == _BOOL:
+        a = a.astype(_onp.int64)
+    return _finish(wrap(_nd.cumsum(a, axis=int(axis))), out)
 
 
 # -------------------------------------------------------------------------- products
 def dot(a, b, out=None):
     """NumPy's dot: scalars multiply, 1-d/2-d arrays are inner/matrix products, N-d
     contracts a's last axis with b's second-to-last."""
+    if out is None and a.__class__ is b.__class__ is _np_ndarray and a._dtype == b._dtype \
+            and a._shape and len(b._shape) == 2:
+        # the common case (vector/matrix times matrix): MXNet's dot gives NumPy's result
+        res = _invoke(_DOT, [a, b], None)
+        res.__class__ = _np_ndarray
+        return res
     if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
         return multiply(a, b, out)  # noqa: F821
     a, b = _same_dtype(_as_array(a), _as_array(b))
@@ -493,17 +530,34 @@ def tensordot(a, b, axes=2):
 
 
 def einsum(*operands, **kwargs):
-    """Einstein summation. Not implemented in pymxnet yet."""
-    raise NotImplementedError("mx.np.einsum is not implemented in pymxnet yet")
+    """Einstein summation ``einsum(subscripts, *operands, out=None, optimize=False)``
+    (NumPy's subscripts, ``...`` included; differentiable)."""
+    out = kwargs.pop("out", None)
+    optimize = kwargs.pop("optimize", False)
+    if kwargs:
+        raise TypeError(f"einsum() got unexpected keyword arguments {sorted(kwargs)}")
+    if not operands or not isinstance(operands[0], str):
+        raise NotImplementedError("mx.np.einsum: only the subscripts-string form is "
+                                  "supported")
+    subscripts, arrays = operands[0], [_as_array(a) for a in operands[1:]]
+    dt = arrays[0]._dtype
+    for a in arrays[1:]:
+        dt = result_type(dt, a._dtype)
+    arrays = [a if a._dtype == dt else a.astype(dt) for a in arrays]
+    res = wrap(_nd._internal._npi_einsum(*arrays, subscripts=subscripts,
+                                         num_args=len(arrays), optimize=int(bool(optimize))))
+    from ..operator.ops.np_einsum import explicit
+    if not explicit(subscripts, [a.ndim for a in arrays])[1] and res.shape != ():
+        res = wrap(res.reshape(()))          # a full contraction is 0-d
+    return _finish(res, out)
 
 
 def around(a, decimals=0, out=None):
     """Round to the given number of decimals (half to even, as NumPy)."""
     a = _as_array(a)
-    if decimals == 0:
-        return _finish(wrap(_nd.rint(a)), out)
-    scale = 10.0 ** decimals
-    return _finish(true_divide(wrap(_nd.rint(multiply(a, scale))), scale), out)  # noqa: F821
+    if a._dtype.kind in "iub" and decimals >= 0:
+        return _finish(a.copy(), out)
+    return _finish(wrap(_nd._internal._npi_around(a, decimals=int(decimals))), out)
 
 
 round_ = around

@@ -10,11 +10,14 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 """
 import numpy as _onp
 
+from ..ndarray import register as _nd_register
+from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["ndarray", "as_np", "wrap"]
 
 _FLOAT32 = _onp.dtype(_onp.float32)
+_BOOL = _onp.dtype(_onp.bool_)
 
 
 def wrap(x):
@@ -56,6 +59,21 @@ def _bool_masks_to_host(key):
     return key
 
 
+def _masks_as_indices(key):
+    """Boolean NumPy masks in a key become the integer index arrays of their true
+    positions (NumPy's definition of mask indexing)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_ for k in parts):
+        return key
+    out = []
+    for k in parts:
+        if isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_:
+            out.extend(_onp.nonzero(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
 def _host_key(key):
     if isinstance(key, NDArray):
         k = key.asnumpy()
@@ -95,6 +113,10 @@ class ndarray(NDArray):
 
     @property
     def grad(self):
+        """The gradient buffer (None when none is attached or grad_req is 'null')."""
+        ag = self._ag
+        if ag is not None and getattr(ag[0], "grad_req", None) == "null":
+            return None
         g = NDArray.grad.fget(self)
         return None if g is None else wrap(g)
 
@@ -119,13 +141,28 @@ class ndarray(NDArray):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __array_function__(self, func, types, args, kwargs):
+        from .dispatch import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .dispatch import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     def __repr__(self):
         a = self.asnumpy()
         body = _onp.array2string(a, separator=", ", prefix="array(")
-        extra = "" if self._dtype == _FLOAT32 else f", dtype={self._dtype.name}"
+        extra = "" if self._dtype in (_FLOAT32, _BOOL) else f", dtype={self._dtype.name}"
         if self._ctx.device_type != "cpu":
             extra += f", ctx={self._ctx}"
         return f"array({body}{extra})"
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.asnumpy()[()], spec)
+        if spec:
+            raise TypeError("unsupported format string passed to mx.np.ndarray.__format__")
+        return str(self)
 
     def __str__(self):
         return str(self.asnumpy())
@@ -162,7 +199,7 @@ class ndarray(NDArray):
         return out
 
     def __setitem__(self, key, value):
-        key = _bool_masks_to_host(key)
+        key = _masks_as_indices(_bool_masks_to_host(key))
         if isinstance(value, NDArray):
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)
@@ -183,6 +220,9 @@ class ndarray(NDArray):
         return wrap(NDArray._as_view(self, shape, offset_elems))
 
     def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"mx.np.ndarray.copy: order={order!r} is not "
+                                      "supported (only 'C')")
         return wrap(NDArray.copy(self))
 
     def copyto(self, other):
@@ -213,9 +253,14 @@ class ndarray(NDArray):
 
     def transpose(self, *axes):
         from . import manipulation
-        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
-            axes = tuple(axes[0])
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (list, tuple))):
+            axes = None if axes[0] is None else tuple(axes[0])
         return manipulation.transpose(self, axes or None)
+
+    def clip(self, min=None, max=None, out=None):  # noqa: A002
+        """Same as ``mx.np.clip(self, min, max)``."""
+        from . import math as _math
+        return _math.clip(self, min, max, out)
 
     def swapaxes(self, axis1, axis2):
         from . import manipulation
@@ -233,6 +278,25 @@ class ndarray(NDArray):
         return fn
 
     def _binary_op(self, other, op, scalar_op, reflect=False):
+        # Fast path (the common case, as cheap as nd mode): two float arrays of one
+        # dtype, or a float array and a Python number, need no promotion, so the
+        # registered operator runs directly. Everything else takes NumPy's rules.
+        dt = self._dtype
+        if dt.kind == "f":
+            cls = other.__class__
+            if cls is ndarray:
+                if other._dtype == dt:
+                    fast = _FAST_OPS.get(op)
+                    if fast is not None:
+                        out = _invoke(fast, [other, self] if reflect else [self, other], None)
+                        out.__class__ = ndarray
+                        return out
+            elif cls is float or cls is int:
+                fast = _FAST_OPS.get(scalar_op)
+                if fast is not None:
+                    out = _invoke(fast, [self], {"scalar": float(other)})
+                    out.__class__ = ndarray
+                    return out
         from . import math as _math
         return _math.binary_from_operator(self, other, op, reflect)
 
@@ -269,20 +333,42 @@ class ndarray(NDArray):
         return _math.absolute(self)
 
     def __invert__(self):
-        from . import math as _math
+        from . import routines as _math
         return _math.invert(self)
 
     def __and__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_and(self, other)
 
     def __or__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_or(self, other)
 
     def __xor__(self, other):
-        from . import math as _math
+        from . import routines as _math
         return _math.bitwise_xor(self, other)
+
+
+def _nd_as_np_ndarray(self):
+    """An ``mx.np.ndarray`` sharing this array's data (and autograd entry)."""
+    return as_np(self)
+
+
+NDArray.as_np_ndarray = _nd_as_np_ndarray     # the np layer adds the conversion to nd
+_nd_register.FAST_CLASSES.add(ndarray)        # mx.nd functions take np arrays directly
+
+
+def _fast_ops():
+    from ..operator.registry import get_op
+    names = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+             "broadcast_power", "broadcast_maximum", "broadcast_minimum", "_plus_scalar",
+             "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+             "_rdiv_scalar", "_power_scalar", "_rpower_scalar")
+    return {n: get_op(n) for n in names}
+
+
+# ops whose result for same-dtype float operands is exactly mx.np's (same dtype)
+_FAST_OPS = _fast_ops()
 
 
 def _method(name, module):
@@ -295,7 +381,7 @@ def _method(name, module):
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin",
-              "cumsum", "clip", "round", "any", "all", "dot", "repeat", "tile", "take",
+              "cumsum", "round", "any", "all", "dot", "repeat", "tile", "take",
               "nonzero", "sort", "argsort", "exp", "log", "sqrt", "abs", "sign", "square",
               "sin", "cos", "tanh", "expand_dims", "broadcast_to", "split", "flip",
               "diagonal", "trace"):

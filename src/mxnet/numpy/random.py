@@ -10,7 +10,8 @@ from ..ndarray.ndarray import NDArray
 from .multiarray import wrap
 
 __all__ = ["seed", "uniform", "normal", "randn", "rand", "randint", "choice", "shuffle",
-           "multinomial", "gamma", "beta", "exponential", "poisson", "permutation"]
+           "multinomial", "gamma", "beta", "exponential", "poisson", "permutation",
+           "lognormal", "rayleigh", "weibull", "pareto", "chisquare", "multivariate_normal"]
 
 
 def _size(size):
@@ -30,6 +31,9 @@ def _scalar(x, name):
 
 def _draw(nd_fn, size, dtype, ctx, **kwargs):
     shape = _size(size)
+    if 0 in shape:                    # NumPy shapes: an empty draw is a valid result
+        from .creation import zeros
+        return zeros(shape, dtype=dtype_np(dtype or "float32"), ctx=ctx)
     out = nd_fn(shape=shape if shape else (1,), dtype=dtype_np(dtype or "float32").name,
                 ctx=ctx, **kwargs)
     return wrap(out if shape else out.reshape(()))
@@ -42,8 +46,27 @@ def seed(seed=None, ctx="all"):
     _mxrandom.seed(int(seed), ctx)
 
 
+def _affine(base, shift, scale, size, dtype, ctx):
+    """shift + scale * draws of base(0, 1) for array-valued parameters (broadcast
+    together with size), differentiable in shift and scale as MXNet's samplers are."""
+    from . import math as m
+    shape = _onp.broadcast_shapes(*[_onp.shape(v) if not isinstance(v, NDArray) else v.shape
+                                    for v in (shift, scale)])
+    if size is not None:
+        shape = _onp.broadcast_shapes(shape, _size(size))
+    for v in (shift, scale):
+        if isinstance(v, NDArray):
+            ctx = ctx or v.context
+            dtype = dtype or v.dtype
+    draws = base(0.0, 1.0, shape, dtype, ctx)
+    return m.add(m.multiply(draws, scale), shift)
+
+
 def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
     """Samples from U[low, high)."""
+    if isinstance(low, NDArray) or isinstance(high, NDArray):
+        from .math import subtract
+        return _affine(uniform, low, subtract(high, low), size, dtype, ctx)
     return _draw(_nd.random.uniform, size, dtype, ctx, low=_scalar(low, "low"),
                  high=_scalar(high, "high"))
 
@@ -51,7 +74,10 @@ def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
 def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
     """Samples from N(loc, scale^2)."""
     if not isinstance(scale, NDArray) and scale < 0:
-        raise MXNetError(f"mx.np.random.normal: scale must be >= 0, got {scale}")
+        from ..base import InvalidArgument          # MXNetError and ValueError
+        raise InvalidArgument(f"mx.np.random.normal: scale must be >= 0, got {scale}")
+    if isinstance(loc, NDArray) or isinstance(scale, NDArray):
+        return _affine(normal, loc, scale, size, dtype, ctx)
     return _draw(_nd.random.normal, size, dtype, ctx, loc=_scalar(loc, "loc"),
                  scale=_scalar(scale, "scale"))
 
@@ -73,13 +99,25 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None):
     if high <= low:
         raise MXNetError(f"mx.np.random.randint: low >= high ({low} >= {high})")
     shape = _size(size)
+    if 0 in shape:
+        from .creation import zeros
+        return zeros(shape, dtype=dtype_np(dtype or _onp.int64), ctx=ctx)
     out = _nd.random.randint(int(low), int(high), shape=shape if shape else (1,),
                              dtype="int32", ctx=ctx)
     out = wrap(out if shape else out.reshape(()))
     return out.astype(dtype_np(dtype or _onp.int64))
 
 
+def _non_negative(name, value):
+    if not isinstance(value, NDArray) and value < 0:
+        raise ValueError(f"mx.np.random: {name} must be non-negative, got {value}")
+
+
 def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    _non_negative("scale", scale)
+    if isinstance(scale, NDArray):
+        from . import math as m
+        return m.multiply(_neg_log1m(_unit(size, dtype, ctx, scale)), scale)
     return _draw(_nd.random.exponential, size, dtype, ctx, lam=1.0 / _scalar(scale, "scale"))
 
 
@@ -104,10 +142,12 @@ def multinomial(n, pvals, size=None):
     """Counts of n draws over len(pvals) outcomes (int64)."""
     from .creation import array
     p = _onp.asarray(pvals.asnumpy() if isinstance(pvals, NDArray) else pvals, _onp.float64)
-    if p.ndim != 1 or _onp.any(p < 0) or p[:-1].sum() > 1 + 1e-6:
+    if p.ndim != 1 or _onp.any(p < 0) or (p.size and p[:-1].sum() > 1 + 1e-6):
         raise MXNetError("mx.np.random.multinomial: pvals must be a 1-d probability vector")
     shape = _size(size)
     k = len(p)
+    if k == 0 or 0 in shape:
+        return array(_onp.zeros(shape + (k,), dtype=_onp.int64), dtype=_onp.int64)
     draws = choice(k, size=shape + (int(n),), p=p)
     counts = _onp.stack([(draws.asnumpy() == j).sum(axis=-1) for j in range(k)], axis=-1)
     return array(counts, dtype=_onp.int64)
@@ -156,3 +196,66 @@ def shuffle(x):
     """Shuffle x in place along its first axis."""
     order = choice(x.shape[0], size=x.shape[0], replace=False)
     x[...] = x[order].copy()
+
+
+def _unit(size, dtype, ctx, *params):
+    """U[0, 1) draws of size (or the parameters' broadcast shape)."""
+    if size is None:
+        shapes = [p.shape for p in params if isinstance(p, NDArray)]
+        size = _onp.broadcast_shapes(*shapes) if shapes else None
+    for p in params:
+        if isinstance(p, NDArray):
+            ctx = ctx or p.context
+    return uniform(0.0, 1.0, size, dtype, ctx)
+
+
+def _neg_log1m(u):
+    """-log(1 - u): a standard exponential draw from a uniform one."""
+    from . import math as m
+    return m.negative(m.log1p(m.negative(u)))
+
+
+def lognormal(mean=0.0, sigma=1.0, size=None, dtype=None, ctx=None, out=None):
+    """exp of N(mean, sigma^2) samples (differentiable in mean and sigma)."""
+    from . import math as m
+    return m.exp(normal(mean, sigma, size, dtype, ctx))
+
+
+def rayleigh(scale=1.0, size=None, ctx=None, out=None):
+    """Rayleigh samples scale * sqrt(2 E), E standard exponential."""
+    _non_negative("scale", scale)
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, scale))
+    return m.multiply(m.sqrt(m.multiply(e, 2.0)), scale)
+
+
+def weibull(a, size=None, ctx=None, out=None):
+    """Weibull samples E ** (1 / a), E standard exponential."""
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, a))
+    return m.power(e, m.true_divide(1.0, a) if isinstance(a, NDArray) else 1.0 / a)
+
+
+def pareto(a, size=None, ctx=None, out=None):
+    """Pareto II (Lomax) samples exp(E / a) - 1, as NumPy's pareto."""
+    from . import math as m
+    e = _neg_log1m(_unit(size, None, ctx, a))
+    return m.subtract(m.exp(m.true_divide(e, a)), 1.0)
+
+
+def chisquare(df, size=None, dtype=None, ctx=None):
+    """Chi-square samples with df degrees of freedom (gamma(df / 2, 2))."""
+    return gamma(_scalar(df, "df") / 2.0, 2.0, size, dtype, ctx)
+
+
+def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
+    """Samples of N(mean, cov): mean + z L^T with L the Cholesky factor of cov."""
+    from . import math as m
+    from .creation import array
+    mean_h = mean.asnumpy() if isinstance(mean, NDArray) else _onp.asarray(mean)
+    cov_h = cov.asnumpy() if isinstance(cov, NDArray) else _onp.asarray(cov)
+    chol = array(_onp.linalg.cholesky(cov_h.astype(_onp.float64)), dtype=_onp.float32)
+    shape = _size(size) + mean_h.shape[-1:]
+    z = normal(0.0, 1.0, shape)
+    return m.add(m.matmul(z, chol.T), mean if isinstance(mean, NDArray) else
+                 array(mean_h, dtype=_onp.float32))

@@ -9,16 +9,26 @@ with the same parameters, and return ``mx.np.ndarray``.
 import numpy as _onp
 
 from .. import ndarray as _nd
-from ..context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
+from ..context import (Context, cpu, cpu_pinned, current_context, gpu,  # noqa: F401
+                       gpu_memory_info, num_gpus)
 from ..ndarray.ndarray import NDArray
 from ..numpy.multiarray import as_np, wrap
+from ..numpy.multiarray import ndarray as np_ndarray
+from ..util import get_cuda_compute_capability  # noqa: F401
+from . import random  # noqa: F401
 from ..util import (is_np_array, is_np_shape, reset_np, set_np,  # noqa: F401
                     set_np_array, set_np_shape, use_np)
 
 
 def _front(nd_name, doc):
+    nd_fn = getattr(_nd, nd_name, None) or getattr(_nd.contrib, nd_name[len("contrib_"):])
+
     def fn(*args, **kwargs):
-        return wrap(getattr(_nd, nd_name)(*args, **kwargs))
+        out = nd_fn(*args, **kwargs)
+        if out.__class__ is NDArray:
+            out.__class__ = np_ndarray
+            return out
+        return wrap(out)
     fn.__doc__ = doc
     return fn
 
@@ -62,7 +72,29 @@ _OPERATORS = {
     "shape_array": ("shape_array", "The shape as an int64 array."),
     "stop_gradient": ("BlockGrad", "The same values, no gradient flowing back."),
     "cast": ("Cast", "Cast to dtype."),
+    "gather_nd": ("gather_nd", "Elements gathered by an index array of leading coordinates."),
+    "reshape_like": ("reshape_like", "Reshape (a span of) lhs like (a span of) rhs."),
+    "slice": ("slice", "Slice with begin/end/step per axis."),
 }
+
+# npx name -> mx.nd.contrib operator
+_CONTRIB = {
+    "multibox_prior": ("MultiBoxPrior", "SSD anchor boxes for a feature map."),
+    "multibox_target": ("MultiBoxTarget", "SSD training targets for anchors."),
+    "multibox_detection": ("MultiBoxDetection", "SSD detections from class scores and "
+                                                "box offsets."),
+}
+
+
+def _contrib_front(nd_name, doc):
+    def fn(*args, **kwargs):
+        return wrap(getattr(_nd.contrib, nd_name)(*args, **kwargs))
+    fn.__doc__ = doc
+    return fn
+
+
+for _name, (_op, _doc) in _CONTRIB.items():
+    globals()[_name] = _contrib_front(_op, _doc)
 
 for _name, (_op, _doc) in _OPERATORS.items():
     if hasattr(_nd, _op) or hasattr(_nd.contrib, _op.replace("contrib_", "")):
@@ -73,6 +105,33 @@ def reshape(a, newshape, reverse=False, order="C"):
     """Reshape with MXNet's special codes (0 keeps an axis, -1 infers, -2 copies the
     rest, -3 merges two axes, -4 splits one), as ``npx.reshape`` does."""
     return wrap(_nd.reshape(a, shape=tuple(newshape), reverse=reverse))
+
+
+def nonzero(a):
+    """The indices of a's nonzero elements as an (N, a.ndim) int64 array."""
+    from ..numpy import array
+    host = _onp.argwhere(a.asnumpy())
+    return array(host, dtype=_onp.int64, ctx=a.context)
+
+
+def constraint_check(x, msg="Constraint violated"):
+    """True (a bool scalar array) when every element of the bool array x holds; an
+    MXNetError carrying msg otherwise."""
+    from ..base import MXNetError
+    if x.dtype != _onp.bool_:
+        raise MXNetError(f"constraint_check: the input must be a bool array, got {x.dtype}")
+    ok = bool(x.asnumpy().all())
+    if not ok:
+        from ..base import InvalidArgument      # an MXNetError that is a ValueError
+        raise InvalidArgument(msg)
+    from ..numpy import array
+    return array(True, dtype=_onp.bool_, ctx=x.context)
+
+
+def save(file, arr):
+    """Save one array (``np.save``)."""
+    from ..numpy import save as np_save
+    np_save(file, arr)
 
 
 def waitall():
@@ -133,4 +192,4 @@ def __getattr__(name):
     raise NotImplementedName(f"mx.npx.{name} is not implemented in pymxnet yet")
 
 
-del _onp, Context
+del Context

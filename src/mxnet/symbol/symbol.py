@@ -74,6 +74,11 @@ class Symbol(OpMethods):
             return create_by_name(name, [self], {"scalar": other}, hint=hint)
         raise TypeError(f"type {type(other)} not supported")
 
+    def dot(self, other):
+        """``dot(self, other)`` (np-style ``x.dot(w)`` in NumPy-mode graphs)."""
+        from .. import symbol as sym
+        return sym.dot(self, other)
+
     def __neg__(self):
         return self.__mul__(-1.0)
 
@@ -117,7 +122,11 @@ class Symbol(OpMethods):
         return self
 
     def as_np_ndarray(self):
-        raise MXNetError("mx.np symbols are not implemented in pymxnet")
+        """The same graph for ``mx.sym.np`` functions (one Symbol class serves both)."""
+        return self
+
+    def as_nd_ndarray(self):
+        return self
 
     # ------------------------------------------------------------ structure
     @property

@@ -162,6 +162,12 @@ def _drop_ctx(kwargs):
 
 
 def _out_shape(opname, shape):
+    from ...util import is_np_shape
+    if is_np_shape() and shape is not None:     # NumPy shapes: () and 0 dims are real
+        if any(s < 0 for s in shape):
+            raise ShapeError(f"{opname}: invalid shape {tuple(shape)}: dimensions must "
+                             "not be negative")
+        return tuple(shape)
     if shape is None or len(shape) == 0:
         raise ShapeError(f"{opname}: the output shape is unknown: pass a non-empty shape")
     if any(s <= 0 for s in shape):
