@@ -142,20 +142,6 @@ isposinf = _predicate("isposinf", lambda x: wrap(_I._equal_scalar(x, scalar=_onp
 isneginf = _predicate("isneginf", lambda x: wrap(_I._equal_scalar(x, scalar=-_onp.inf)))
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
-    """NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's extremes by default);
-    copy=False replaces in x itself."""
-    if _m._is_scalar(x):
-        return _onp.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
-    if x._dtype.kind in "iub":
-        return x.copy() if copy else x
-    res = wrap(_I._npi_nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
-    if copy:
-        return res
-    x[...] = res
-    return x
-
-
 def polyval(p, x):
     """Value of the polynomial with coefficients p (highest power first) at x."""
     p, x = _arr(p), _arr(x)
@@ -461,7 +447,7 @@ def genfromtxt(*args, **kwargs):
 __all__ = [
     "NAN", "NaN", "PINF", "NINF", "bool", "finfo", "arctan2", "copysign", "lcm",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "ldexp", "fabs",
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "polyval",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "polyval",
     "average", "product", "sometrue", "percentile", "quantile", "bincount", "histogram",
     "append", "delete", "insert", "atleast_1d", "atleast_2d", "atleast_3d",
     "broadcast_arrays", "column_stack", "row_stack", "resize", "diff", "ediff1d", "diag",

@@ -1,9 +1,9 @@
 """Elementwise operators of MXNet's NumPy interface that the classic operator set lacks:
 ``arctan2``, ``copysign`` (both differentiable), the integer functions ``lcm`` and the
-bitwise family, and ``nan_to_num``. Names follow MXNet 1.9.1's ``_npi_*`` operators;
+bitwise family (``nan_to_num`` is in elemwise_unary). Names follow MXNet 1.9.1's ``_npi_*`` operators;
 ``mx.np`` front ends call them.
 """
-from ..params import Float, Int, Optional, Schema
+from ..params import Int, Schema
 from ..simple import binary, unary
 
 
@@ -37,22 +37,6 @@ binary("_npi_bitwise_xor", lambda xp, a, b, p: xp.bitwise_xor(a, b), broadcast=T
        doc="Elementwise bitwise XOR of integer (or bool) arrays.")
 unary("_npi_bitwise_not", lambda xp, x, p: xp.invert(x), inplace=False,
       doc="Elementwise bitwise NOT (logical NOT for bool).")
-
-
-def _nan_to_num(xp, x, p):
-    big = xp.finfo(x.dtype).max if x.dtype.kind == "f" else None
-    if big is None:
-        return x.copy()
-    pos = big if p.posinf is None else p.posinf
-    neg = -big if p.neginf is None else p.neginf
-    return xp.nan_to_num(x, nan=p.nan, posinf=pos, neginf=neg)
-
-
-# gradient 1 where the input is finite, 0 where it was replaced
-unary("_npi_nan_to_num", _nan_to_num,
-      gradient=lambda xp, g, x, p: g * xp.isfinite(x).astype(g.dtype),
-      params=Schema(nan=Float(0.0), posinf=Optional(Float()), neginf=Optional(Float())),
-      doc="Replace NaN and +-inf by finite numbers (NumPy's nan_to_num).")
 
 
 # NumPy's rounding (half to even at the given decimal), which MXNet's classic
