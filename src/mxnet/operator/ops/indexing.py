@@ -374,6 +374,7 @@ class Where(Op):
     name = "where"
     params = Schema()
     backward_uses = _INDEX_GRAD
+    infers_partial = False      # MXNet says nothing until the condition is fully known
 
     def arguments(self, p):
         return ["condition", "x", "y"]
@@ -381,7 +382,9 @@ class Where(Op):
     def infer_shape(self, p, in_shapes):
         c, x, y = in_shapes
         xy = merge_shapes(self.name, x, y)
-        if c is not None and xy is not None and None not in c and None not in xy:
+        if c is None:
+            return [c, xy, xy], [None], []
+        if xy is not None and None not in c and None not in xy:
             _where_cond(self.name, c, xy)
         return [c, xy, xy], [xy], []
 
