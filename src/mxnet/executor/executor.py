@@ -19,6 +19,7 @@ from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator import runner
 from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
+from .cse import eliminate_common_expr, enabled as cse_enabled
 from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
@@ -94,7 +95,9 @@ class Executor:
         self.aux_arrays = list(aux_states)
         self._monitor = None
         self._monitor_all = False
-        g = self._graph = Graph(symbol)
+        # the graph actually run: duplicate computations merged (executor/cse.py)
+        self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
+        g = self._graph = Graph(self._optimized)
         self._plan_graph()
         self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
         self._allocate()
@@ -419,7 +422,7 @@ class Executor:
         return reshape(self, partial_shaping, allow_up_sizing, kwargs)
 
     def get_optimized_symbol(self):
-        return self._symbol.__copy__()
+        return self._optimized.__copy__()
 
     def debug_str(self):
         """The graph with its backward steps, and the memory plan's figures."""
