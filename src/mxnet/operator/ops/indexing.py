@@ -104,7 +104,6 @@ class BatchTake(Op):
     [0, M)."""
     name = "batch_take"
     params = Schema()
-    backward_uses = _INDEX_GRAD
 
     def arguments(self, p):
         return ["a", "indices"]
@@ -138,13 +137,8 @@ class BatchTake(Op):
         rows, cols, nm = self._rows(ctx.xp, a.shape, indices)
         return [a.reshape(nm)[rows, cols].reshape(indices.shape)]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        xp, g = ctx.xp, out_grads[0]
-        a_shape, i_shape = ctx.in_shapes
-        rows, cols, nm = self._rows(xp, a_shape, inputs[1])
-        grad = xp.zeros(nm, g.dtype)
-        grad[rows, cols] = g.reshape(-1)
-        return [grad.reshape(a_shape), zeros_if(ctx, 1, i_shape, inputs[1].dtype)]
+    # No backward: MXNet registers no gradient for batch_take (deprecated for pick),
+    # so binding it with a gradient to compute is an error there and here.
 
 
 def _pick_shapes(p, dshape, ishape=None):
