@@ -286,6 +286,14 @@ def test_reshape():
     ex.arg_dict["fc_weight"][:] = 1
     small.forward()
     assert_almost_equal(small.outputs[0].asnumpy(), np.full((2, 5), 3.0))
+    # the smaller executor's outputs live in the first rows of the old one's (MXNet)
+    assert_almost_equal(ex.outputs[0].asnumpy()[:2], np.full((2, 5), 3.0))
+    ex.forward()
+    assert_almost_equal(ex.outputs[0].asnumpy(), np.full((4, 5), 3.0) * [[1], [1], [0], [0]])
+    # a larger one cannot view them: it gets its own
+    big = ex.reshape(allow_up_sizing=True, data=(8, 3))
+    big.forward()
+    assert big.outputs[0].shape == (8, 5) and ex.outputs[0].shape == (4, 5)
 
 
 def test_monitor_callback():

@@ -221,7 +221,8 @@ def reshape(ex, partial_shaping, allow_up_sizing, kwargs):
         grads.append(resize(name, gr, shape, name in kwargs, "arg"))
     aux = [resize(g.nodes[nid].name, a, tuple(g.shapes[g.entry(nid)]), False, "aux")
            for nid, a in zip(g.aux_nodes, ex.aux_arrays)]
-    new = Executor(symbol, ctx, args, grads, list(ex._grad_req), aux, shared_exec=ex)
+    new = Executor(symbol, ctx, args, grads, list(ex._grad_req), aux, shared_exec=ex,
+                   output_base=list(ex._out_nd.get(e) for e in ex._graph.heads))
     if ex._monitor is not None:
         new.set_monitor_callback(ex._monitor, ex._monitor_all)
     return new

@@ -86,8 +86,12 @@ class Executor:
     ``memory_plan`` holds the plan's figures (``planned_bytes``, ``naive_bytes`` ...).
     """
 
-    def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None):
+    def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None,
+                 output_base=None):
         self._symbol = symbol
+        # reshape(): the old executor's outputs, which ours view where they fit (MXNet
+        # carves a reshaped executor's outputs from the memory of the one it came from)
+        self._output_base = output_base or []
         self._ctx = ctx
         self.arg_arrays = list(args)
         self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
@@ -142,6 +146,8 @@ class Executor:
                 continue
             nd = self._out_nd.get(e)
             if nd is None:
+                nd = self._out_nd[e] = self._output_view(len(self.outputs), e)
+            if nd is None:
                 data, block = storage.empty(self._ctx, g.shapes[e], g.dtypes[e])
                 chunk = Chunk(data)
                 chunk.block = block
@@ -149,6 +155,18 @@ class Executor:
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run
         self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
+
+    def _output_view(self, pos, e):
+        """A view of the old executor's output ``pos`` for head entry ``e`` (reshape),
+        or None when there is none or it is too small or of another dtype."""
+        g = self._graph
+        if pos >= len(self._output_base):
+            return None
+        base, shape = self._output_base[pos], tuple(g.shapes[e])
+        if base is None or np.dtype(base.dtype) != np.dtype(g.dtypes[e]) or \
+                int(np.prod(shape)) > base.size:
+            return None
+        return base._as_view(shape, 0)
 
     def _prepare(self):
         g = self._graph
