@@ -6,6 +6,13 @@ import mxnet as mx
 from mxnet.executor.cse import eliminate_common_expr
 
 
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Auto-names from a private counter: other tests' expected names stay put."""
+    with mx.name.NameManager():
+        yield
+
+
 def _count(sym):
     return len(sym.get_internals().list_outputs())
 

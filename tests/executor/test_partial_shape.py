@@ -8,6 +8,13 @@ from mxnet.executor.partial_shape import infer_node, merge_dims
 from mxnet.operator.registry import get_op
 
 
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Auto-names from a private counter: other tests' expected names stay put."""
+    with mx.name.NameManager():
+        yield
+
+
 def _partial(sym, **shapes):
     return sym.infer_shape_partial(**shapes)
 
