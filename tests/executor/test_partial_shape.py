@@ -108,3 +108,31 @@ def test_infer_node_keeps_complete_answers():
     p = op.parse({"num_hidden": 3})
     args, outs, _ = infer_node(op, p, [(2, 4), None, None], [None])
     assert outs == [(2, 3)] and args[1] == (3, 4)
+
+
+def test_slicing_an_unknown_axis_leaves_it_unknown():
+    data = mx.sym.var("data", shape=(0, 20))
+    out = mx.sym.slice(data, begin=(None, 3), end=(5, 10))
+    assert out.infer_shape_partial()[1] == [(0, 7)]
+    out = mx.sym.slice(data, begin=(2, 3), end=(None, 10), step=(3, 3))
+    assert out.infer_shape_partial()[1] == [(0, 3)]
+    data = mx.sym.var("data", shape=(10, 0))
+    assert mx.sym.slice_axis(data, axis=0, begin=0, end=5).infer_shape_partial()[1] == [(5, 0)]
+    assert mx.sym.slice_axis(data, axis=1, begin=0, end=5).infer_shape_partial()[1] == [(10, 0)]
+
+
+def test_np_shape_variable_attribute():
+    with mx.np_shape(True):
+        data = mx.sym.var("data", shape=(-1, 20))
+        out = mx.sym.slice(data, begin=(None, 3), end=(None, 10))
+        assert out.infer_shape_partial()[1] == [(-1, 7)]
+
+
+@pytest.mark.parametrize("first, second", [((2, 3), (-1, -1)), ((2, -1), (3, -1))])
+def test_creation_shapes_learnt_through_transpose(first, second):
+    # -1 in a creation op's shape is unknown; the sum fixes (2, 3), the transpose
+    # carries it back as (3, 2), and the ops run with the shapes found
+    t = mx.sym.transpose(mx.sym.ones(shape=second))
+    ex = (mx.sym.ones(shape=first) + t).bind(mx.cpu(), args={})
+    out = ex.forward()[0].asnumpy()
+    assert out.shape == (2, 3) and (out == 2).all()

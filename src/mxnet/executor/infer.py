@@ -30,7 +30,9 @@ def _as_shape(value):
         return None
     if isinstance(value, (int, np.integer)):
         return (int(value),)
-    return tuple(0 if d is None else int(d) for d in value)   # operators say None
+    # operators say None; -1 (np_shape's spelling, creation ops' shape=(-1, 3)) is
+    # unknown too: no real dimension is negative
+    return tuple(0 if d is None or d < 0 else int(d) for d in value)
 
 
 def _var_shape(node):

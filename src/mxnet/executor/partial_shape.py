@@ -23,7 +23,9 @@ per operator:
 Markers are first given one per unknown input dimension; when the rule rejects that
 (it needs two inputs to agree, as Concat or batch_dot do), one per axis position,
 shared by all inputs. An operator that must see complete inputs before it says
-anything (MXNet's ``where``) sets ``infers_partial = False``.
+anything (MXNet's ``where``) sets ``infers_partial = False``; one whose output axes
+are its first input's axes narrowed (``slice``) sets ``narrows_input_axes = True``: an
+output axis over an input axis of unknown length is unknown, whatever the probes say.
 """
 from ..operator.registry import Op
 
@@ -38,6 +40,14 @@ _MARKER_SETS = (
     tuple(_LCM * q for q in (1103, 1109, 1117, 1123, 1129, 1151, 1153, 1163, 1171, 1181,
                              1187, 1193, 1201, 1213, 1217, 1223)),
 )
+
+
+# The small probe: unknown dimensions of 1. Rules often reject it (a kernel larger
+# than the input); when they accept it, a result that differs from the large probes'
+# depends on the unknown size although the large values hide it (a slice ending at 5
+# of an axis of unknown length is 5 long only if the axis has 5 elements), so it is
+# unknown, as MXNet says.
+_SMALL = (1,) * len(_MARKER_SETS[0])
 
 
 def merge_dims(old, new):
@@ -93,22 +103,27 @@ def _probe(op, p, arg_shapes, markers, shared):
         return None
 
 
-def _probe_twice(op, p, arg_shapes):
+def _probe_all(op, p, arg_shapes):
+    """The two marker probes (None if the rule rejects them) and the small probe
+    (None if it rejects that)."""
     for shared in (False, True):
         first = _probe(op, p, arg_shapes, _MARKER_SETS[0], shared)
         if first is None:
             continue
         second = _probe(op, p, arg_shapes, _MARKER_SETS[1], shared)
         if second is not None:
-            return first, second
+            return first, second, _probe(op, p, arg_shapes, _SMALL, shared)
     return None
 
 
-def _stable(a, b, markers):
+def _stable(a, b, c, markers):
     """The dimensions of one result shape that did not move between the probes."""
     if a is None or b is None or len(a) != len(b):
         return None
-    return tuple(x if x == y and x and x not in markers else 0 for x, y in zip(a, b))
+    if c is None or len(c) != len(a):
+        c = a
+    return tuple(x if x == y == z and x and x not in markers else 0
+                 for x, y, z in zip(a, b, c))
 
 
 def _fill(results, learnt):
@@ -127,14 +142,20 @@ def infer_node(op, p, arg_shapes, out_shapes):
     partial = any(s is not None and v is None for s, v in zip(arg_shapes, visible))
     if not partial or not getattr(op, "infers_partial", True):
         return args, outs, aux
-    probes = _probe_twice(op, p, arg_shapes)
+    probes = _probe_all(op, p, arg_shapes)
     if probes is None:
         return args, outs, aux
-    (first, where), (second, _) = probes
+    (first, where), (second, _), small = probes
+    small = small[0] if small is not None else ((), (), ())
     used = set(where) | set(_MARKER_SETS[1])
-    learnt = [[_stable(a, b, used) for a, b in zip(ra or [], rb or [])]
-              for ra, rb in zip(first, second)]
+    learnt = [[_stable(a, b, c, used) for a, b, c in
+               zip(ra or [], rb or [], list(rc or []) + [None] * len(ra or []))]
+              for ra, rb, rc in zip(first, second, small)]
     args, outs, aux = (_fill(res, new) for res, new in zip((args, outs, aux), learnt))
+    data = arg_shapes[0] if arg_shapes else None
+    if getattr(op, "narrows_input_axes", False) and data is not None and visible[0] is None:
+        outs = [o if o is None or len(o) != len(data) else
+                tuple(d if k else 0 for d, k in zip(o, data)) for o in outs]
     args += [None] * (len(arg_shapes) - len(args))
     # Backward: a known output dimension that is exactly a marker fills the input
     # dimensions that marker stood for.
