@@ -24,6 +24,7 @@ from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .memory import memory_pass
+from .placement import place_nodes
 from ..monitor import report_backward as monitor_backward
 
 __all__ = ["Executor"]
@@ -87,8 +88,9 @@ class Executor:
     """
 
     def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None,
-                 output_base=None):
+                 output_base=None, group2ctx=None):
         self._symbol = symbol
+        self._group2ctx = group2ctx or None      # ctx_group placement (placement.py)
         # reshape(): the old executor's outputs, which ours view where they fit (MXNet
         # carves a reshaped executor's outputs from the memory of the one it came from)
         self._output_base = output_base or []
@@ -151,10 +153,18 @@ class Executor:
                 data, block = storage.empty(self._ctx, g.shapes[e], g.dtypes[e])
                 chunk = Chunk(data)
                 chunk.block = block
-                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e], self._ctx)
+                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e],
+                                               self._out_ctx(e))
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run
         self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
+
+    def _out_ctx(self, e):
+        """The context an output array reports: its node's placement (group2ctx)."""
+        if not self._group2ctx:
+            return self._ctx
+        g = self._graph
+        return place_nodes(g, self._ctx, self._group2ctx)[g.entry_node[e]]
 
     def _output_view(self, pos, e):
         """A view of the old executor's output ``pos`` for head entry ``e`` (reshape),
