@@ -136,3 +136,14 @@ def test_creation_shapes_learnt_through_transpose(first, second):
     ex = (mx.sym.ones(shape=first) + t).bind(mx.cpu(), args={})
     out = ex.forward()[0].asnumpy()
     assert out.shape == (2, 3) and (out == 2).all()
+
+
+def test_one_unknown_dimension_solved_through_affine_outputs():
+    # Reshape(-1) gives 40*u, Concat adds 7: the known total 807 gives u = 20
+    w, b = mx.sym.var("w", shape=(40, 0)), mx.sym.var("b", shape=(7,))
+    cat = mx.sym.concat(mx.sym.reshape(w, shape=(-1,)), b, dim=0)
+    args, outs, _ = (cat + mx.sym.var("v", shape=(807,))).infer_shape()
+    assert args == [(40, 20), (7,), (807,)] and outs == [(807,)]
+    # a total the unknown cannot reach in whole steps leaves it unknown
+    args, _, _ = (cat + mx.sym.var("v", shape=(808,))).infer_shape_partial()
+    assert args[0] == (40, 0)

@@ -18,12 +18,15 @@ per operator:
   sets. A result dimension that comes out the same both times does not depend on the
   unknown ones, so it is known; one that changes is unknown (0). An output dimension
   that is exactly a marker tells which input dimension it passes through, so a known
-  output dimension fills that input dimension (backward inference).
+  output dimension fills that input dimension (backward inference); with a single
+  unknown input dimension, an output dimension affine in it (a flattening Reshape,
+  a Concat's total) is solved for it.
 
 Markers are first given one per unknown input dimension; when the rule rejects that
 (it needs two inputs to agree, as Concat or batch_dot do), one per axis position,
 shared by all inputs. An operator that must see complete inputs before it says
-anything (MXNet's ``where``) sets ``infers_partial = False``; one whose output axes
+anything (MXNet's ``where``) sets ``infers_partial = False``; one that needs more (the
+RNN's parameter concat) defines ``infer_shape_partial(p, arg_shapes, out_shapes)``; one whose output axes
 are its first input's axes narrowed (``slice``) sets ``narrows_input_axes = True``: an
 output axis over an input axis of unknown length is unknown, whatever the probes say.
 """
@@ -126,6 +129,28 @@ def _stable(a, b, c, markers):
                  for x, y, z in zip(a, b, c))
 
 
+def _solve_one(where, first, second, out_shapes):
+    """With a single unknown input dimension u, an output dimension that moved between
+    the probes is taken as affine in it, s + k*u (Reshape's -1 gives k*u, Concat's
+    total s + u): a known value V of it gives u = (V - s) / k when that is a positive
+    whole number. {(argument, axis): u} or {}."""
+    (mark_a, pos), = where.items()
+    mark_b = _MARKER_SETS[1][_MARKER_SETS[0].index(mark_a)]
+    for a, b, known in zip(first or [], second or [], out_shapes):
+        if a is None or b is None or known is None or not len(a) == len(b) == len(known):
+            continue
+        for x, y, v in zip(a, b, known):
+            if not v or x == y or x is None or y is None:
+                continue
+            k, rem = divmod(x - y, mark_a - mark_b)
+            if rem or not k:
+                continue
+            u, rem = divmod(v - (x - k * mark_a), k)
+            if not rem and u > 0:
+                return {p: u for p in pos}
+    return {}
+
+
 def _fill(results, learnt):
     """The rule's own results, with what the probes learnt where it said nothing."""
     return [r if r is not None else (learnt[i] if i < len(learnt) else None)
@@ -135,6 +160,9 @@ def _fill(results, learnt):
 def infer_node(op, p, arg_shapes, out_shapes):
     """(argument, output, auxiliary) shapes of one node, each a tuple (0 = unknown
     dimension) or None, from what is known of its arguments and outputs."""
+    rule = getattr(op, "infer_shape_partial", None)
+    if rule is not None:            # an operator with its own rule for partial shapes
+        return rule(p, arg_shapes, out_shapes)
     if getattr(op, "elemwise_shape", type(op).infer_shape is Op.infer_shape):
         return _elementwise(op, p, arg_shapes, out_shapes)
     visible = [s if _complete(s) else None for s in arg_shapes]
@@ -166,6 +194,8 @@ def infer_node(op, p, arg_shapes, out_shapes):
                 if k and g in where:
                     for pos in where[g]:
                         found[pos] = k
+    if not found and len(where) == 1:
+        found = _solve_one(where, first[1], second[1], out_shapes)
     for i, s in enumerate(arg_shapes):
         if s is None or visible[i] is not None:
             continue
