@@ -359,6 +359,9 @@ class Executor:
                     "required when calling backward. If you are attempting to minimize "
                     "the output as an objective, please modify your network and pass it "
                     "through the make_loss symbol.")
+            if g is not None and plan.seeds[i] is None:
+                out_grads[i] = None     # nothing reads it (MXNet neither checks it)
+                continue
             if g is not None:
                 if not isinstance(g, NDArray):
                     raise TypeError("out_grads must be NDArrays")

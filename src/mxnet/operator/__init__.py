@@ -14,3 +14,4 @@ _onednn_register_all(_register_kernel, _lookup_kernel)
 
 from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
                      NDArrayOp, get_all_registered_operators)
+from .arguments import OperatorArguments, get_operator_arguments  # noqa: F401,E402

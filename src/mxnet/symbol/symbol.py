@@ -360,11 +360,13 @@ class Symbol(OpMethods):
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
-        """Infer every shape from the given input shapes, allocate zero-filled
-        arguments, gradients and auxiliary states, and bind them."""
+        """Infer every shape from the given input shapes (keyword arguments whose
+        values are shape tuples; others are ignored, as MXNet does), allocate
+        zero-filled arguments, gradients and auxiliary states, and bind them."""
         from ..executor.bind import simple_bind
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
         return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
-                           shared_arg_names, shared_exec, shared_buffer, kwargs)
+                           shared_arg_names, shared_exec, shared_buffer, shapes)
 
     def eval(self, ctx=None, **kwargs):
         """Bind the given arrays (by name), run forward and return the outputs."""
