@@ -402,3 +402,30 @@ def test_non_differentiable_paths_write_zeros():
     ex.forward(is_train=True)
     ex.backward([mx.nd.ones(3)])
     assert_almost_equal(gx.asnumpy(), xv.asnumpy())
+
+
+def test_simple_bind_takes_shapes_only_from_tuples():
+    # MXNet reads input shapes from the tuple-valued keywords and ignores the rest
+    x = mx.sym.var("x")
+    ex = (x * 2).simple_bind(mx.cpu(), x=(2, 3), axis=0, mode="clip", force_rebind=True)
+    assert ex.arg_dict["x"].shape == (2, 3)
+    with pytest.raises(MXNetError, match="not found"):
+        (x * 2).simple_bind(mx.cpu(), y=(2, 3))
+
+
+def test_backward_ignores_head_gradients_nothing_reads():
+    # shape_array has a zero gradient: its head gradient is never read, so its shape
+    # is not checked either (MXNet neither)
+    x = mx.sym.var("x")
+    xa = mx.nd.ones((4, 5))
+    xg = mx.nd.ones((4, 5))
+    ex = mx.sym.shape_array(x).bind(mx.cpu(), args={"x": xa}, args_grad={"x": xg})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((4, 5))])
+    assert ex.outputs[0].asnumpy().tolist() == [4, 5]
+    assert (xg.asnumpy() == 0).all()
+    # a head gradient that is read must still fit its output
+    ex2 = (x * 2).bind(mx.cpu(), args={"x": xa}, args_grad={"x": xg})
+    ex2.forward(is_train=True)
+    with pytest.raises(MXNetError, match="out_grad"):
+        ex2.backward([mx.nd.ones((2,))])
