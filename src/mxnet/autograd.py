@@ -171,7 +171,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if create_graph:       # gradients recorded as computations (autograd_graph.py)
         from .autograd_graph import on_tape, run_backward_graph
         from .ndarray.creation import zeros
-        found = run_backward_graph(heads, head_grads, train_mode)
+        found = run_backward_graph(heads, head_grads, train_mode,
+                                   (_heads_and_grads, _topo_order, _wants_grad, _xp))
         return [on_tape(found[id(v._ag[0])][1] if id(v._ag[0]) in found else
                         zeros(v.shape, v._ctx, v._dtype), v) for v in variables]
     if retain_graph is None:

@@ -225,9 +225,8 @@ class _NoHigherOrder(Op):
                          "implemented")
 
 
-def _node_grads(node, ograds, train_mode, need):
+def _node_grads(node, ograds, train_mode, need, xp_of):
     """NDArray gradients for the arguments of tape node ``node`` (None where none)."""
-    from .autograd import _xp
     from .ndarray.ndarray import from_data
     from .operator import runner
     nd, op = _nd(), node.op
@@ -248,7 +247,7 @@ def _node_grads(node, ograds, train_mode, need):
     # No rule: the ordinary backward, its results recorded as a node that refuses to
     # be differentiated again.
     raw_og = [None if o is None else o._read() for o in ograds]
-    octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
+    octx = runner.op_context(xp_of(node), node.ctx, node.is_train if train_mode else False,
                              need, node.in_shapes, ["write" if w else "null" for w in need])
     read = lambda arrs: None if arrs is None else [a._read() for a in arrs]  # noqa: E731
     raw = runner.backward(op, octx, node.p, raw_og, read(node.in_data), read(node.out_data),
@@ -263,11 +262,12 @@ def _node_grads(node, ograds, train_mode, need):
     return grads
 
 
-def run_backward_graph(heads, head_grads, train_mode):
+def run_backward_graph(heads, head_grads, train_mode, walk):
     """Propagate gradients as recorded NDArray computations; returns
     {id(VarNode): (VarNode, NDArray)}. The tape is kept (create_graph implies
-    retain_graph)."""
-    from .autograd import _heads_and_grads, _topo_order, _wants_grad
+    retain_graph). ``walk``: autograd's tape helpers (heads_and_grads, topo_order,
+    wants_grad, xp_of), passed in so this module does not import autograd."""
+    _heads_and_grads, _topo_order, _wants_grad, xp_of = walk
     nd = _nd()
     heads, head_grads = _heads_and_grads(heads, head_grads)
     grads = {}
@@ -297,8 +297,8 @@ def run_backward_graph(heads, head_grads, train_mode):
         need = [par is not None and _wants_grad(par) for par in node.parents]
         if not any(need):
             continue
-        for par, g, wanted in zip(node.parents, _node_grads(node, ograds, train_mode, need),
-                                  need):
+        for par, g, wanted in zip(node.parents,
+                                  _node_grads(node, ograds, train_mode, need, xp_of), need):
             if wanted and g is not None:
                 accumulate((id(par[0]), par[1]), g)
     return result

@@ -41,8 +41,8 @@ def _signature(node, inputs):
 def eliminate_common_expr(symbol):
     """``symbol`` with duplicate computations merged (see the module docstring); the
     symbol itself when nothing merges."""
-    from ..symbol.graph import Node
-    from ..symbol.symbol import Symbol
+    # the symbol's own classes (the executor layer does not import the front end)
+    Symbol, Node = type(symbol), None
     heads = list(symbol._outputs)
     mapping, first, merged = {}, {}, False
     for node in topo_order([n for n, _ in heads]):
@@ -69,6 +69,7 @@ def eliminate_common_expr(symbol):
         entry = (mapping[id(n)], k)
         new_id, old_id = (id(entry[0]), k), (id(n), k)
         if new_id in seen_new and old_id not in seen_old:   # made equal by merging
+            Node = Node or type(entry[0])
             copy = Node(copy_op, f"{entry[0].name}_{k}_copy", copy_op._default_params(),
                         inputs=[entry])
             entry = (copy, 0)
