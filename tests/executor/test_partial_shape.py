@@ -147,3 +147,11 @@ def test_one_unknown_dimension_solved_through_affine_outputs():
     # a total the unknown cannot reach in whole steps leaves it unknown
     args, _, _ = (cat + mx.sym.var("v", shape=(808,))).infer_shape_partial()
     assert args[0] == (40, 0)
+
+
+def test_unknown_dimension_through_a_fractional_reshape():
+    # (2, u, 5, 3) reshaped to (-1, 2, 2, 1): the first output dimension is 30*u/4
+    net = mx.sym.elemwise_add(mx.sym.var("data").reshape((-1, 2, 2, 1)),
+                              mx.sym.ones(shape=(30, 2, 2, 1)))
+    args, outs, _ = net.infer_shape(data=(2, 0, 5, 3))
+    assert args[0] == (2, 4, 5, 3) and outs == [(30, 2, 2, 1)]

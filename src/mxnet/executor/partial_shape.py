@@ -30,6 +30,8 @@ RNN's parameter concat) defines ``infer_shape_partial(p, arg_shapes, out_shapes)
 are its first input's axes narrowed (``slice``) sets ``narrows_input_axes = True``: an
 output axis over an input axis of unknown length is unknown, whatever the probes say.
 """
+from fractions import Fraction
+
 from ..operator.registry import Op
 
 __all__ = ["infer_node", "merge_dims"]
@@ -142,12 +144,12 @@ def _solve_one(where, first, second, out_shapes):
         for x, y, v in zip(a, b, known):
             if not v or x == y or x is None or y is None:
                 continue
-            k, rem = divmod(x - y, mark_a - mark_b)
-            if rem or not k:
+            k = Fraction(x - y, mark_a - mark_b)     # a reshape may give 30*u/4
+            if not k:
                 continue
-            u, rem = divmod(v - (x - k * mark_a), k)
-            if not rem and u > 0:
-                return {p: u for p in pos}
+            u = (v - (x - k * mark_a)) / k
+            if u.denominator == 1 and u > 0:
+                return {p: int(u) for p in pos}
     return {}
 
 
@@ -196,6 +198,7 @@ def infer_node(op, p, arg_shapes, out_shapes):
                         found[pos] = k
     if not found and len(where) == 1:
         found = _solve_one(where, first[1], second[1], out_shapes)
+
     for i, s in enumerate(arg_shapes):
         if s is None or visible[i] is not None:
             continue
