@@ -223,18 +223,22 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
-    """Gradients of heads with respect to variables, returned as new arrays (the
-    variables' own gradient buffers are left alone)."""
-    if create_graph:
-        raise MXNetError("autograd.grad(create_graph=True) (higher-order gradients) is "
-                         "not supported by pymxnet")
-    single = isinstance(variables, NDArray)
-    if single:
+    """Gradients of heads with respect to variables, returned as a list of new arrays
+    (the variables' own gradient buffers are left alone). With ``create_graph=True``
+    they are recorded computations that can be differentiated again."""
+    if isinstance(variables, NDArray):
         variables = [variables]
     for v in variables:
         if v._ag is None or not isinstance(v._ag[0], VarNode):
             raise MXNetError("autograd.grad: every variable must be marked with "
                              "attach_grad() or mark_variables() before recording")
+    if create_graph:       # gradients recorded as computations (autograd_graph.py)
+        from .autograd_graph import on_tape, run_backward_graph
+        from .ndarray.creation import zeros
+        found = run_backward_graph(heads, head_grads, train_mode,
+                                   (_heads_and_grads, _topo_order, _wants_grad, _xp))
+        return [on_tape(found[id(v._ag[0])][1] if id(v._ag[0]) in found else
+                        zeros(v.shape, v._ctx, v._dtype), v) for v in variables]
     if retain_graph is None:
         retain_graph = create_graph
     result = _run_backward(heads, head_grads, retain_graph, train_mode)
@@ -252,7 +256,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                 data = todense(data)
             data = data.astype(v._dtype, copy=True)
         out.append(from_data(data, v._ctx))
-    return out[0] if single else out
+    return out              # a list even for a single variable, as in MXNet
 
 
 def get_symbol(x):

@@ -56,14 +56,14 @@ def random_arrays(*shapes):
 
 
 def random_uniform_arrays(*shapes, **kwargs):
-    """Uniform arrays in [low, high) (kwargs low=0, high=1, dtype=float32), one per shape."""
+    """Uniform arrays in [low, high) (kwargs low=0, high=1, dtype=float32): a list with
+    one per shape, even for one shape (unlike random_arrays), as in MXNet."""
     low = kwargs.pop("low", 0.0)
     high = kwargs.pop("high", 1.0)
     dtype = kwargs.pop("dtype", default_dtype())
     if kwargs:
         raise TypeError(f"random_uniform_arrays: unexpected arguments {sorted(kwargs)}")
-    arrays = [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
-    return arrays[0] if len(arrays) == 1 else arrays
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
 
 
 def random_sample(population, k):

@@ -298,6 +298,14 @@ def test_reshape():
     ex.arg_dict["fc_weight"][:] = 1
     small.forward()
     assert_almost_equal(small.outputs[0].asnumpy(), np.full((2, 5), 3.0))
+    # the smaller executor's outputs live in the first rows of the old one's (MXNet)
+    assert_almost_equal(ex.outputs[0].asnumpy()[:2], np.full((2, 5), 3.0))
+    ex.forward()
+    assert_almost_equal(ex.outputs[0].asnumpy(), np.full((4, 5), 3.0) * [[1], [1], [0], [0]])
+    # a larger one cannot view them: it gets its own
+    big = ex.reshape(allow_up_sizing=True, data=(8, 3))
+    big.forward()
+    assert big.outputs[0].shape == (8, 5) and ex.outputs[0].shape == (4, 5)
 
 
 def test_monitor_callback():
@@ -406,3 +414,30 @@ def test_non_differentiable_paths_write_zeros():
     ex.forward(is_train=True)
     ex.backward([mx.nd.ones(3)])
     assert_almost_equal(gx.asnumpy(), xv.asnumpy())
+
+
+def test_simple_bind_takes_shapes_only_from_tuples():
+    # MXNet reads input shapes from the tuple-valued keywords and ignores the rest
+    x = mx.sym.var("x")
+    ex = (x * 2).simple_bind(mx.cpu(), x=(2, 3), axis=0, mode="clip", force_rebind=True)
+    assert ex.arg_dict["x"].shape == (2, 3)
+    with pytest.raises(MXNetError, match="not found"):
+        (x * 2).simple_bind(mx.cpu(), y=(2, 3))
+
+
+def test_backward_ignores_head_gradients_nothing_reads():
+    # shape_array has a zero gradient: its head gradient is never read, so its shape
+    # is not checked either (MXNet neither)
+    x = mx.sym.var("x")
+    xa = mx.nd.ones((4, 5))
+    xg = mx.nd.ones((4, 5))
+    ex = mx.sym.shape_array(x).bind(mx.cpu(), args={"x": xa}, args_grad={"x": xg})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((4, 5))])
+    assert ex.outputs[0].asnumpy().tolist() == [4, 5]
+    assert (xg.asnumpy() == 0).all()
+    # a head gradient that is read must still fit its output
+    ex2 = (x * 2).bind(mx.cpu(), args={"x": xa}, args_grad={"x": xg})
+    ex2.forward(is_train=True)
+    with pytest.raises(MXNetError, match="out_grad"):
+        ex2.backward([mx.nd.ones((2,))])

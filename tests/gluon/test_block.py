@@ -2,6 +2,7 @@
 attribute path, hooks, apply, summary, reprs. Every name, key list, repr and message
 stated as a literal here came from running the same code on MXNet 1.9.1."""
 import io
+import json
 import contextlib
 
 import numpy as np
@@ -278,4 +279,43 @@ def test_save_and_load_model_structure(tmp_path):
     other.add(nn.Dense(3, in_units=2), nn.Dense(2, in_units=3))
     other.load(prefix)
     assert other._active
+    assert_almost_equal(other(x).asnumpy(), ref)
+
+
+def test_save_load_restores_child_keys_of_a_differently_named_model(tmp_path):
+    # children registered under keys made from their (counter-based) names: a second
+    # model built the same way has other keys until load() restores the saved ones
+    class Chain(mx.gluon.nn.Block):
+        def add(self, block):
+            self._children[block.name + str(len(self._children))] = block
+
+        def forward(self, x):
+            for block in self._children.values():
+                x = block(x)
+            return x
+
+    def build():
+        inner = Chain()
+        inner.add(nn.Dense(4))
+        net = Chain()
+        net.add(inner)
+        net.add(nn.Dense(2))
+        return net
+
+    net = build()
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    ref = net(x).asnumpy()
+    prefix = str(tmp_path / "chain")
+    net.save(prefix)
+    with open(prefix + "-model.json") as f:
+        tree = json.load(f)
+    (top_key, top), = tree.items()
+    assert top_key == "chain0" and top["orig_name"] == net.name
+    assert sorted(top["children"].values()) == sorted(net._children)
+    other = build()
+    assert list(other._children) != list(net._children)
+    other.load(prefix)
+    assert list(other._children) == list(net._children)
     assert_almost_equal(other(x).asnumpy(), ref)

@@ -444,3 +444,29 @@ def test_state_names_hold_values_across_batches():
     mod.set_states(states=[[mx.nd.full((2, 3), 3.0)]])
     mod.forward(mx.io.DataBatch([mx.nd.array(X)]), is_train=False)
     assert_almost_equal(mod.get_outputs()[0].asnumpy(), 3 * X)
+
+
+def test_group2ctxs_one_context_per_group_or_per_device():
+    # a group's context may be one Context, a one-element list (both: every device)
+    # or one per device; gradients come back on each group's context
+    import numpy as np
+    with mx.AttrScope(ctx_group="dev1"):
+        a = mx.sym.var("a") * 2
+    with mx.AttrScope(ctx_group="dev2"):
+        c = a + mx.sym.var("b")
+    shape = (2, 5)
+    grads = []
+    for g2c in ({"dev1": mx.cpu(1), "dev2": [mx.cpu(2)]},
+                {"dev1": [mx.cpu(1), mx.cpu(3)], "dev2": [mx.cpu(2), mx.cpu(4)]}, None):
+        mod = mx.mod.Module(c, context=[mx.cpu(0), mx.cpu(5)], data_names=["a", "b"],
+                            label_names=None, group2ctxs=g2c)
+        mod.bind(data_shapes=[("a", shape), ("b", shape)], inputs_need_grad=True)
+        mod.init_params()
+        mod.forward(mx.io.DataBatch(data=[mx.nd.ones(shape), mx.nd.ones(shape)]),
+                    is_train=True)
+        mod.backward([mx.nd.ones(shape)])
+        grads.append([g.asnumpy() for g in mod.get_input_grads()])
+    for got in grads[:2]:
+        np.testing.assert_array_equal(got[0], np.full(shape, 2.0))
+        np.testing.assert_array_equal(got[1], np.ones(shape))
+        np.testing.assert_array_equal(got[0], grads[2][0])

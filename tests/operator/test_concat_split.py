@@ -77,6 +77,21 @@ def test_concat(shapes, dim):
                ref_kwargs=False, inputs=[rand(*s) for s in shapes]))
 
 
+def test_rnn_param_concat():
+    shapes = [(4,), (2,), (3,)]
+    check_forward_backward(
+        lambda *a: nd._internal._rnn_param_concat(*a, dim=0, num_args=3),
+        [rand(*s) for s in shapes], lambda *a: np.concatenate(a))
+    # inputs of unknown length share what the known total leaves, equally
+    a, b, c = (mx.sym.var(n, shape=s) for n, s in (("a", (0,)), ("b", (0,)), ("c", (5,))))
+    cat = mx.sym._internal._rnn_param_concat(a, b, c, dim=0, num_args=3)
+    assert cat.infer_shape_partial()[1] == [(0,)]
+    args, _, _ = (cat + mx.sym.var("v", shape=(25,))).infer_shape()
+    assert args[:3] == [(10,), (10,), (5,)]
+    with pytest.raises(MXNetError, match="equally"):
+        (cat + mx.sym.var("v", shape=(26,))).infer_shape()
+
+
 @pytest.mark.parametrize("n,axis", [(2, 0), (3, 1), (2, 2), (2, -1), (1, 0)])
 def test_stack(n, axis):
     check(Case("stack", lambda *a: np.stack(a, axis=axis), kwargs={"axis": axis},

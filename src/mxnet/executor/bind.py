@@ -14,6 +14,7 @@ from ..operator.registry import REQ_NULL
 from .executor import Executor, _BindError
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
+from .placement import check_array_context, check_group2ctx, var_contexts
 
 __all__ = ["bind", "simple_bind", "reshape"]
 
@@ -68,11 +69,7 @@ def _grad_reqs(grad_req, names):
 def _check_ctx(ctx, group2ctx):
     if not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a Context, got {type(ctx).__name__}")
-    if group2ctx:
-        for group, c in group2ctx.items():
-            if c != ctx:
-                raise MXNetError(f"group2ctx: placing group {group!r} on {c} (other than "
-                                 f"{ctx}) is not implemented by pymxnet")
+    check_group2ctx(ctx, group2ctx)
 
 
 def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
@@ -88,15 +85,18 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
     aux = _arrays(aux_states, aux_names, "aux_states")
     reqs = _grad_reqs(grad_req, arg_names)
     reqs = [r if g is not None else REQ_NULL for r, g in zip(reqs, grads)]
+    placed = var_contexts(Graph(symbol), ctx, group2ctx) if group2ctx else None
     for name, a in list(zip(arg_names, args)) + list(zip(aux_names, aux)) + \
             [(n, g) for n, g in zip(arg_names, grads) if g is not None]:
-        if a.context != ctx:
+        if placed is not None:
+            check_array_context(name, a, placed[name])
+        elif a.context != ctx:
             raise MXNetError(f"bind: array {name} is on {a.context}, the executor on {ctx}")
     for name, a, g in zip(arg_names, args, grads):
         if g is not None and tuple(g.shape) != tuple(a.shape):
             raise MXNetError(f"bind: gradient of {name} has shape {g.shape}, the argument "
                              f"{a.shape}")
-    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec)
+    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx)
 
 
 def _infer_all(symbol, shapes, types):
@@ -134,6 +134,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
                          "arguments")
     reqs = _grad_reqs(grad_req, g.arg_names)
     shared = set(shared_arg_names or ())
+    placed = var_contexts(g, ctx, group2ctx)
     args, grads = [], []
     for nid, req in zip(g.arg_nodes, reqs):
         name, e = g.nodes[nid].name, g.entry(nid)
@@ -152,10 +153,11 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         st = stype_dict.get(name) or _STYPE_IDS.get(
             (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
         if arr is None:
-            arr = zeros(shape, ctx, dtype, stype=st)
+            arr = zeros(shape, placed[name], dtype, stype=st)
         if req != REQ_NULL and grad is None:
             sparse_grad = name in _sparse_grad_args(g)
-            grad = zeros(shape, ctx, dtype, stype="row_sparse" if sparse_grad else None)
+            grad = zeros(shape, placed[name], dtype,
+                         stype="row_sparse" if sparse_grad else None)
         args.append(arr)
         grads.append(grad)
     aux = []
@@ -166,8 +168,8 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         if shared_exec is not None and name in shared and name in shared_exec.aux_dict:
             arr = _fit(shared_exec.aux_dict[name], tuple(g.shapes[e]), _dtype(g.dtypes[e]))
         aux.append(arr if arr is not None else
-                   zeros(tuple(g.shapes[e]), ctx, _dtype(g.dtypes[e])))
-    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec)
+                   zeros(tuple(g.shapes[e]), placed[name], _dtype(g.dtypes[e])))
+    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx)
 
 
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
@@ -245,7 +247,9 @@ def reshape(ex, partial_shaping, allow_up_sizing, kwargs):
         grads.append(resize(name, gr, shape, name in kwargs, "arg"))
     aux = [resize(g.nodes[nid].name, a, tuple(g.shapes[g.entry(nid)]), False, "aux")
            for nid, a in zip(g.aux_nodes, ex.aux_arrays)]
-    new = Executor(symbol, ctx, args, grads, list(ex._grad_req), aux, shared_exec=ex)
+    new = Executor(symbol, ctx, args, grads, list(ex._grad_req), aux, shared_exec=ex,
+                   group2ctx=ex._group2ctx,
+                   output_base=list(ex._out_nd.get(e) for e in ex._graph.heads))
     if ex._monitor is not None:
         new.set_monitor_callback(ex._monitor, ex._monitor_all)
     return new

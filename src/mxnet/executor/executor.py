@@ -19,12 +19,14 @@ from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator import runner
 from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
+from .cse import eliminate_common_expr, enabled as cse_enabled
 from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import FusedStep, fuse_forward_steps
 from .memory import memory_pass
 from ..engine import base as _engine_base
+from .placement import place_nodes
 from ..monitor import report_backward as monitor_backward
 
 __all__ = ["Executor"]
@@ -91,8 +93,13 @@ class Executor:
     ``memory_plan`` holds the plan's figures (``planned_bytes``, ``naive_bytes`` ...).
     """
 
-    def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None):
+    def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None,
+                 output_base=None, group2ctx=None):
         self._symbol = symbol
+        self._group2ctx = group2ctx or None      # ctx_group placement (placement.py)
+        # reshape(): the old executor's outputs, which ours view where they fit (MXNet
+        # carves a reshaped executor's outputs from the memory of the one it came from)
+        self._output_base = output_base or []
         self._ctx = ctx
         self.arg_arrays = list(args)
         self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
@@ -100,7 +107,9 @@ class Executor:
         self.aux_arrays = list(aux_states)
         self._monitor = None
         self._monitor_all = False
-        g = self._graph = Graph(symbol)
+        # the graph actually run: duplicate computations merged (executor/cse.py)
+        self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
+        g = self._graph = Graph(self._optimized)
         self._plan_graph()
         self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
         self._allocate()
@@ -145,10 +154,13 @@ class Executor:
                 continue
             nd = self._out_nd.get(e)
             if nd is None:
+                nd = self._out_nd[e] = self._output_view(len(self.outputs), e)
+            if nd is None:
                 data, block = storage.empty(self._ctx, g.shapes[e], g.dtypes[e])
                 chunk = Chunk(data)
                 chunk.block = block
-                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e], self._ctx)
+                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e],
+                                               self._out_ctx(e))
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run
         self._dynamic = list(var_nd.items()) + list(self._out_nd.items())
@@ -172,6 +184,25 @@ class Executor:
                 heads.append((pos, arr))
                 self.outputs[pos] = arr
         return heads
+
+    def _out_ctx(self, e):
+        """The context an output array reports: its node's placement (group2ctx)."""
+        if not self._group2ctx:
+            return self._ctx
+        g = self._graph
+        return place_nodes(g, self._ctx, self._group2ctx)[g.entry_node[e]]
+
+    def _output_view(self, pos, e):
+        """A view of the old executor's output ``pos`` for head entry ``e`` (reshape),
+        or None when there is none or it is too small or of another dtype."""
+        g = self._graph
+        if pos >= len(self._output_base):
+            return None
+        base, shape = self._output_base[pos], tuple(g.shapes[e])
+        if base is None or np.dtype(base.dtype) != np.dtype(g.dtypes[e]) or \
+                int(np.prod(shape)) > base.size:
+            return None
+        return base._as_view(shape, 0)
 
     def _prepare(self):
         g = self._graph
@@ -383,6 +414,9 @@ class Executor:
                     "required when calling backward. If you are attempting to minimize "
                     "the output as an objective, please modify your network and pass it "
                     "through the make_loss symbol.")
+            if g is not None and plan.seeds[i] is None:
+                out_grads[i] = None     # nothing reads it (MXNet neither checks it)
+                continue
             if g is not None:
                 if not isinstance(g, NDArray):
                     raise TypeError("out_grads must be NDArrays")
@@ -485,7 +519,7 @@ class Executor:
         return reshape(self, partial_shaping, allow_up_sizing, kwargs)
 
     def get_optimized_symbol(self):
-        return self._symbol.__copy__()
+        return self._optimized.__copy__()
 
     def debug_str(self):
         """The graph with its backward steps, and the memory plan's figures."""

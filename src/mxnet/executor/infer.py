@@ -3,13 +3,10 @@
 Each operator's ``infer_shape``/``infer_type`` is applied in topological order,
 repeatedly until nothing changes, so a shape learnt late (a weight inferred from the
 data it multiplies) reaches every node. A dimension of 0 means unknown (MXNet 1.x
-legacy semantics); operators only ever see complete shapes or None. An argument whose
-shape is known but for some dimensions (``mx.sym.zeros(shape=(0, H))``, the begin
-state of an RNN cell) also learns them from its consumer's outputs, as MXNet's
-operators infer backwards: the operator's rule is probed with marker values in the
-unknown dimensions, and a marker that reaches an output dimension already known
-takes that dimension's value. A contradiction is an MXNetError naming the operator,
-the input and both shapes.
+legacy semantics; -1 under ``mx.np_shape()`` at the front end); operators see
+complete shapes or None, and ``partial_shape.infer_node`` derives MXNet's answers
+for partly known shapes from their rules (forwards and backwards). A contradiction is
+an MXNetError naming the operator, the input and both shapes.
 """
 import ast
 import warnings
@@ -18,6 +15,7 @@ import numpy as np
 
 from ..base import FLAG_TO_DTYPE, MXNetError, dtype_np
 from .graph import Graph
+from .partial_shape import infer_node, merge_dims as _merge_shape
 
 __all__ = ["infer_shape_pass", "infer_type_pass", "infer_symbol_shapes",
            "infer_symbol_types", "is_complete"]
@@ -32,7 +30,9 @@ def _as_shape(value):
         return None
     if isinstance(value, (int, np.integer)):
         return (int(value),)
-    return tuple(0 if d is None else int(d) for d in value)   # operators say None
+    # operators say None; -1 (np_shape's spelling, creation ops' shape=(-1, 3)) is
+    # unknown too: no real dimension is negative
+    return tuple(0 if d is None or d < 0 else int(d) for d in value)
 
 
 def _var_shape(node):
@@ -53,17 +53,6 @@ def _var_dtype(node):
         return FLAG_TO_DTYPE[int(text)]
     except (ValueError, KeyError):
         return dtype_np(text)
-
-
-def _merge_shape(old, new):
-    """The combination of two partial shapes, or raise ValueError if they differ."""
-    if new is None:
-        return old
-    if old is None or old == new:
-        return new
-    if len(old) != len(new) or any(a and b and a != b for a, b in zip(old, new)):
-        raise ValueError
-    return tuple(a or b for a, b in zip(old, new))
 
 
 def _merge_dtype(old, new):
@@ -130,47 +119,6 @@ def _key(value):
     return value if value is None or isinstance(value, tuple) else str(value)
 
 
-# Distinct values no real dimension takes, put in an argument's unknown dimensions to
-# see which output dimensions they reach.
-_MARKERS = (999983, 999979, 999961, 999959, 999953, 999931, 999917, 999907)
-
-
-def _fill_from_outputs(node, arg_shapes, visible, inferred, out_shapes):
-    """``inferred`` with the unknown (0) dimensions of partially known arguments set
-    from the node's known output dimensions they pass through to."""
-    probe, where = list(visible), {}
-    for i, s in enumerate(arg_shapes):
-        if s is None or s is visible[i]:
-            continue
-        dims = list(s)
-        for k, d in enumerate(dims):
-            if not d and len(where) < len(_MARKERS):
-                dims[k] = _MARKERS[len(where)]
-                where[dims[k]] = (i, k)
-        probe[i] = tuple(dims)
-    try:
-        _, outs, _ = node.op.infer_shape(node.params, probe)
-    except Exception:                   # the rule rejects the markers: nothing learnt
-        return inferred
-    found = {}
-    for got, known in zip(outs or [], out_shapes):
-        if got is not None and known is not None and len(got) == len(known):
-            for g, k in zip(got, known):
-                if k and g in where:
-                    found[where[g]] = k
-    if not found:
-        return inferred
-    filled = list(inferred) + [None] * (len(arg_shapes) - len(inferred))
-    for i, s in enumerate(arg_shapes):
-        if s is not None and s is not visible[i]:
-            dims = tuple(found.get((i, k), d) for k, d in enumerate(s))
-            try:
-                filled[i] = _merge_shape(filled[i], dims)
-            except ValueError:          # the operator's own answer wins; merging reports
-                pass
-    return filled
-
-
 def infer_shape_pass(graph, known):
     """Fill ``graph.shapes`` (one tuple or None per entry). ``known``: {entry id:
     shape}; variables' ``__shape__`` attributes count as known unless overridden."""
@@ -181,15 +129,11 @@ def infer_shape_pass(graph, known):
         shapes[eid] = _as_shape(s)
 
     def call(node, arg_shapes, out_shapes):
-        visible = [s if is_complete(s) else None for s in arg_shapes]
-        a, o, x = node.op.infer_shape(node.params, visible)
-        a = [_as_shape(s) for s in a]
-        if any(s is not None and s is not v for s, v in zip(arg_shapes, visible)):
-            a = _fill_from_outputs(node, arg_shapes, visible, a, out_shapes)
+        a, o, x = infer_node(node.op, node.params, arg_shapes, out_shapes)
         back = getattr(node.op, "infer_shape_from_outputs", None)   # e.g. amp_cast
         if back is not None and any(s is None for s in a):
-            a = [_as_shape(s) for s in back(node.params, a, out_shapes)]
-        return a, [_as_shape(s) for s in o], [_as_shape(s) for s in x]
+            a = back(node.params, a, out_shapes)
+        return [_as_shape(s) for s in a], [_as_shape(s) for s in o], [_as_shape(s) for s in x]
 
     graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape")
     return graph
@@ -239,12 +183,29 @@ def _results(graph, values):
     return arg, out, aux
 
 
+def _from_np_shape(shape):
+    """A front-end shape under ``mx.np_shape()`` (-1 = unknown dimension) in the
+    passes' notation (0 = unknown)."""
+    if shape is None or isinstance(shape, (int, np.integer)):
+        return shape
+    return tuple(0 if d is None or d < 0 else d for d in shape)
+
+
 def infer_symbol_shapes(symbol, args, kwargs, partial):
+    from ..util import is_np_shape
+    np_shape = is_np_shape()
     g = Graph(symbol)
-    infer_shape_pass(g, _known_by_entry(g, args, kwargs, "shape"))
+    known = _known_by_entry(g, args, kwargs, "shape")
+    if np_shape:
+        known = {e: _from_np_shape(s) for e, s in known.items()}
+    infer_shape_pass(g, known)
     arg, out, aux = _results(g, g.shapes)
     if partial:
-        fix = lambda ss: [() if s is None else s for s in ss]  # noqa: E731
+        if np_shape:        # unknown: None, unknown dimension: -1
+            fix = lambda ss: [None if s is None else tuple(d or -1 for d in s)  # noqa: E731
+                              for s in ss]
+        else:               # unknown: (), unknown dimension: 0
+            fix = lambda ss: [() if s is None else s for s in ss]  # noqa: E731
         return fix(arg), fix(out), fix(aux)
     missing = [(n, s) for n, s in zip(g.arg_names, arg) if not is_complete(s)]
     if missing or not all(is_complete(s) for s in out + aux):

@@ -349,28 +349,54 @@ class Block:
 
     def save(self, prefix):
         """Save the block tree's structure (``<prefix>-model.json``) and parameters
-        (``<prefix>-model.params``) for ``load`` on an identically built model."""
-        def describe(block):
-            return {"orig_name": block.name,
-                    "hybridized": bool(getattr(block, "_active", False)),
-                    "children": {key: describe(c) for key, c in block._children.items()}}
+        (``<prefix>-model.params``) for ``load`` on a model built the same way.
+
+        The structure has MXNet's layout: each block is an entry ``<class><index>``
+        (index: its place in a depth-first walk) holding its name when saved
+        (``orig_name``), whether it was hybridized and ``children``, which maps each
+        child's block name to the key its parent registered it under."""
+        def describe(block, index, structure):
+            entry = {"orig_name": block.name}
+            structure[f"{type(block).__name__.lower()}{index[0]}"] = entry
+            if isinstance(block, HybridBlock):
+                entry["hybridized"] = bool(getattr(block, "_active", False))
+            entry["children"] = {}
+            for key, child in block._children.items():
+                index[0] += 1
+                entry["children"][child.name] = key
+                describe(child, index, entry)
+        model = {}
+        describe(self, [0], model)
         with together():      # the files replace the old ones together
-            write_text(f"{prefix}-model.json", json.dumps({self.name: describe(self)}))
+            write_text(f"{prefix}-model.json", json.dumps(model))
             self.save_parameters(f"{prefix}-model.params")
 
     def load(self, prefix):
-        """Load what ``save(prefix)`` wrote: hybridize blocks that were hybridized, then
-        load the parameters."""
+        """Load what ``save(prefix)`` wrote into this block tree, built the same way:
+        children get back the keys they had when saved (so the parameters' structural
+        names match), hybridized blocks are hybridized, then the parameters are loaded.
+        (Block and parameter names stay this model's own.)"""
         with open(f"{prefix}-model.json") as f:
-            tree = json.load(f)
+            model = json.load(f)
 
-        def restore(block, desc):
-            if desc.get("hybridized") and isinstance(block, HybridBlock):
+        def restore(block, index, structure):
+            """Restore block's subtree; returns the block's name when saved."""
+            key = f"{type(block).__name__.lower()}{index[0]}"
+            if key not in structure:
+                raise MXNetError(f"Block.load: {prefix}-model.json has no entry {key!r}: "
+                                 "the model was not built the way the saved one was")
+            entry = structure[key]
+            if entry.get("hybridized") and isinstance(block, HybridBlock):
                 block.hybridize(True)
-            for key, child in block._children.items():
-                if key in desc.get("children", {}):
-                    restore(child, desc["children"][key])
-        restore(self, next(iter(tree.values())))
+            children = list(block._children.items())
+            saved = entry.get("children", {})
+            block._children.clear()
+            for ckey, child in children:
+                index[0] += 1
+                orig = restore(child, index, entry)
+                block._children[saved.get(orig, ckey)] = child
+            return entry["orig_name"]
+        restore(self, [0], model)
         self.load_parameters(f"{prefix}-model.params")
 
     # --- structure -------------------------------------------------------------------------

@@ -54,6 +54,8 @@ def _prepare_group2ctxs(group2ctxs, num_ctx):
         out = [{} for _ in range(num_ctx)]
         for group, ctxs in group2ctxs.items():
             ctxs = ctxs if isinstance(ctxs, (list, tuple)) else [ctxs] * num_ctx
+            if len(ctxs) == 1:              # one context for every device, as MXNet
+                ctxs = list(ctxs) * num_ctx
             if len(ctxs) != num_ctx:
                 raise MXNetError(f"group2ctxs[{group!r}] must give one context per device")
             for i, c in enumerate(ctxs):

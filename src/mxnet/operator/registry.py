@@ -8,7 +8,8 @@ Must give: ``name``, ``params`` (a ``params.Schema``) and ``forward``.
 
 May declare (defaults in ``Op``): ``aliases``; ``arguments/outputs/aux_states``
 (names, from the parameters); ``num_visible_outputs``; ``infer_shape``/``infer_type``
-(default: elementwise); ``backward`` with ``backward_uses`` (which of out_grad /
+(default: elementwise); ``infers_partial`` (False: say nothing about outputs
+until every input shape is complete; see executor/partial_shape.py); ``backward`` with ``backward_uses`` (which of out_grad /
 in_data / out_data it reads, seed 002's DeclareBackwardDependency); ``zero_grad``
 (the gradient is defined and zero: comparisons, argmax); ``is_loss`` (a loss head:
 backward ignores the head gradient's values, so executors need none); ``inplace``
@@ -110,6 +111,8 @@ class Op:
     zero_grad = False
     # True: a loss head; backward ignores the head gradient's values (make_loss).
     is_loss = False
+    # False: partly known input shapes tell nothing (MXNet's where); see partial_shape.
+    infers_partial = True
     # True: forward/backward take out=/in_grad= destinations (see the module docstring).
     writes_outputs = False
     doc = ""

@@ -118,14 +118,12 @@ class Symbol(OpMethods):
         """Cast to dtype (the ``Cast`` operator)."""
         return self._fluent_fn("cast")(self, dtype=dtype, **kwargs)
 
-    def as_nd_ndarray(self):
-        return self
-
     def as_np_ndarray(self):
         """The same graph for ``mx.sym.np`` functions (one Symbol class serves both)."""
         return self
 
     def as_nd_ndarray(self):
+        """The same graph (one Symbol class serves mx.sym and mx.sym.np)."""
         return self
 
     # ------------------------------------------------------------ structure
@@ -367,10 +365,12 @@ class Symbol(OpMethods):
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
-        """Infer every shape from the given input shapes, allocate zero-filled
-        arguments, gradients and auxiliary states, and bind them."""
+        """Infer every shape from the given input shapes (keyword arguments whose
+        values are shape tuples; others are ignored, as MXNet does), allocate
+        zero-filled arguments, gradients and auxiliary states, and bind them."""
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
         return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
-                           shared_arg_names, shared_exec, shared_buffer, kwargs)
+                           shared_arg_names, shared_exec, shared_buffer, shapes)
 
     def eval(self, ctx=None, **kwargs):
         """Bind the given arrays (by name), run forward and return the outputs."""

@@ -233,9 +233,8 @@ def test_use_sequence_length_matches_cells_with_valid_length():
                             atol=1e-6)
 
 
-def test_lstm_projection_names_and_clear_error():
-    # names and shapes as MXNet 1.9.1 gives them; its CPU kernels (like pymxnet's RNN
-    # operator) do not implement the projection
+def test_lstm_projection_names_and_shapes():
+    # names and shapes as MXNet 1.9.1 gives them
     layer = rnn.LSTM(8, projection_size=3, input_size=5, prefix="lstm1_")
     assert {k: v.shape for k, v in layer.collect_params().items()} == {
         "lstm1_l0_i2h_weight": (32, 5), "lstm1_l0_h2h_weight": (32, 3),
@@ -243,5 +242,29 @@ def test_lstm_projection_names_and_clear_error():
         "lstm1_l0_h2r_weight": (3, 8)}
     assert [s["shape"] for s in layer.state_info(2)] == [(1, 2, 3), (1, 2, 8)]
     layer.initialize()
-    with pytest.raises(mx.base.MXNetError, match="projection_size"):
-        layer(mx.nd.ones((2, 2, 5)))
+    out, states = layer(mx.nd.ones((2, 2, 5)), layer.begin_state(2))
+    assert out.shape == (2, 2, 3) and [s.shape for s in states] == [(1, 2, 3), (1, 2, 8)]
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_hybridized_nested_layer_learns_its_input_size(bidirectional):
+    # the layer's input size is unknown until data arrives; hybridized inside a
+    # HybridSequential it is found through the RNN operator's parameter length
+    def build():
+        net = gluon.nn.HybridSequential()
+        with net.name_scope():
+            net.add(rnn.LSTM(4, bidirectional=bidirectional))
+            net.add(gluon.nn.Dense(3))
+        net.initialize(mx.init.Xavier())
+        return net
+    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 3, 5)))
+    plain, hybrid = build(), build()
+    hybrid.hybridize()
+    out_h = hybrid(x)
+    assert hybrid[0].l0_i2h_weight.shape == (16, 5)
+    # the same computation eagerly, with the same parameters
+    plain(x)
+    for (_, a), (_, b) in zip(sorted(plain.collect_params().items()),
+                              sorted(hybrid.collect_params().items())):
+        a.set_data(b.data())
+    assert_almost_equal(plain(x).asnumpy(), out_h.asnumpy(), rtol=1e-5, atol=1e-6)

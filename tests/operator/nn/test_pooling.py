@@ -61,6 +61,31 @@ def ref_pool(x, kernel, stride, pad, pool_type, convention="valid", include_pad=
     return y, dx
 
 
+@pytest.mark.parametrize("shape, kernel, layout", [
+    ((2, 9, 3), (3,), "NWC"), ((2, 7, 6, 3), (3, 2), "NHWC"),
+    ((1, 4, 5, 4, 2), (2, 3, 2), "NDHWC")])
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+def test_channel_last_layouts(shape, kernel, layout, pool_type):
+    # the loop reference works channel-first: move the channel axis there and back
+    x = rs.randn(*shape)
+    nsp = len(kernel)
+    stride, pad = (2,) * nsp, (1,) * nsp
+    first = np.moveaxis(x, -1, 1)
+    dy_first = rs.randn(*ref_pool(first, kernel, stride, pad, pool_type)[0].shape)
+    y_ref, dx_ref = ref_pool(first, kernel, stride, pad, pool_type, dy=dy_first)
+    xa = nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = nd.Pooling(xa, kernel=kernel, stride=stride, pad=pad, pool_type=pool_type,
+                       layout=layout)
+    y.backward(nd.array(np.moveaxis(dy_first, 1, -1)))
+    assert_almost_equal(y.asnumpy(), np.moveaxis(y_ref, 1, -1), rtol=1e-5, atol=1e-6)
+    assert_almost_equal(xa.grad.asnumpy(), np.moveaxis(dx_ref, 1, -1), rtol=1e-5, atol=1e-6)
+    s = mx.sym.Pooling(mx.sym.var("data"), kernel=kernel, stride=stride, pad=pad,
+                       pool_type=pool_type, layout=layout)
+    assert s.infer_shape(data=shape)[1] == [y.shape]
+
+
 CONFIGS = [
     # shape, kernel, stride, pad, convention
     ((2, 2, 6, 6), (2, 2), (2, 2), (0, 0), "valid"),
@@ -213,7 +238,7 @@ def test_symbol_shape():
     ((2, 3, 7, 7), dict(), "kernel"),
     ((2, 3, 7, 7), dict(kernel=(2, 2), stride=(2,)), "stride"),
     ((2, 3, 7, 7), dict(kernel=(2, 2), pool_type="lp"), "p_value"),
-    ((2, 3, 7, 7), dict(kernel=(2, 2), layout="NHWC"), "layout"),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), layout="NWC"), "layout"),
     ((2, 3, 7), dict(kernel=(2,), pooling_convention="same"), "same"),
     ((3, 7), dict(kernel=(2,)), "3-D"),
     ((1, 1, 2, 2, 2, 2), dict(kernel=(2, 2, 2, 2)), "3-D"),

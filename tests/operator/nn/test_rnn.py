@@ -234,7 +234,7 @@ def test_bad_input():
         nd.RNN(nd.array(x[0]), good[1], good[2], good[3], **kw)
         mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="projection_size"):
-        nd.RNN(*good, projection_size=1, **kw)
+        nd.RNN(*good, projection_size=0, **kw)
         mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError, match="together"):
         nd.RNN(*good, lstm_state_clip_min=-1.0, **kw)
@@ -250,3 +250,69 @@ def test_bad_input():
 @pytest.mark.parametrize("case", fixture_cases_for("RNN"))
 def test_fixture(case):
     run_fixture_case(case, rtol=1e-5, atol=1e-6)
+
+
+def np_lstmp(x, params, h0, c0, H, P, L, bidir, lens=None):
+    """LSTM with projection written out: per layer and direction the flat vector holds
+    i2h (4H, in), h2h (4H, P), h2r (P, H), then the biases as without projection;
+    h = W_hr (o * tanh(c))."""
+    T, N, I = x.shape
+    D = 2 if bidir else 1
+    off, w = 0, []
+    for l in range(L):
+        n_in = I if l == 0 else D * P
+        for _ in range(D):
+            sizes = [(4 * H, n_in), (4 * H, P), (P, H)]
+            mats = []
+            for r, c in sizes:
+                mats.append(params[off:off + r * c].reshape(r, c))
+                off += r * c
+            w.append(mats)
+    for k in range(L * D):
+        w[k] += [params[off:off + 4 * H], params[off + 4 * H:off + 8 * H]]
+        off += 8 * H
+    assert off == params.size
+    lens = [T] * N if lens is None else [int(v) for v in lens]
+    hy, cy = np.zeros_like(h0), np.zeros_like(c0)
+    inp = x
+    for l in range(L):
+        out = np.zeros((T, N, D * P))
+        for d in range(D):
+            k = l * D + d
+            wx, wh, wr, bx, bh = w[k]
+            for n in range(N):
+                h, c = h0[k, n], c0[k, n]
+                for t in (range(lens[n]) if d == 0 else reversed(range(lens[n]))):
+                    a = wx @ inp[t, n] + bx + wh @ h + bh
+                    i, f, g, o = (sigmoid(a[:H]), sigmoid(a[H:2 * H]),
+                                  np.tanh(a[2 * H:3 * H]), sigmoid(a[3 * H:]))
+                    c = f * c + i * g
+                    h = wr @ (o * np.tanh(c))
+                    out[t, n, d * P:(d + 1) * P] = h
+                hy[k, n], cy[k, n] = h, c
+        inp = out
+    return inp, hy, cy
+
+
+@pytest.mark.parametrize("L, bidir, use_lens", [(1, False, False), (2, True, False),
+                                                 (2, True, True)])
+def test_lstm_projection(L, bidir, use_lens):
+    rs = np.random.RandomState(6)
+    T, N, I, H, P = 3, 2, 3, 3, 2
+    D = 2 if bidir else 1
+    size = sum(D * (4 * H * ((I if l == 0 else D * P) + P) + P * H + 8 * H) for l in range(L))
+    x = rs.uniform(-1, 1, (T, N, I))
+    params = rs.uniform(-0.5, 0.5, size)
+    h0, c0 = rs.uniform(-1, 1, (L * D, N, P)), rs.uniform(-1, 1, (L * D, N, H))
+    lens = np.array([3, 2]) if use_lens else None
+    kw = dict(mode="lstm", state_size=H, projection_size=P, num_layers=L,
+              bidirectional=bidir, state_outputs=True, use_sequence_length=use_lens)
+    extra = {"sequence_length": nd.array(lens)} if use_lens else {}
+    outs = nd.RNN(nd.array(x), nd.array(params), nd.array(h0), nd.array(c0), **extra, **kw)
+    for o, r in zip(outs, np_lstmp(x, params, h0, c0, H, P, L, bidir, lens)):
+        assert_almost_equal(o.asnumpy(), r, rtol=1e-5, atol=1e-6)
+    check_numeric_gradient(lambda *a: nd.RNN(*a, **extra, **kw), [x, params, h0, c0],
+                           numeric_eps=1e-5, rtol=1e-4, atol=1e-6)
+    with pytest.raises(MXNetError, match="lstm"):
+        nd.RNN(nd.array(x), nd.array(params), nd.array(h0), projection_size=P,
+               mode="gru", state_size=H, num_layers=L, bidirectional=bidir)

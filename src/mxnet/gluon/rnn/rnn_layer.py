@@ -196,7 +196,10 @@ class _RNNLayer(HybridBlock):
                 for d in ["l", "r"][:self._dir]:
                     extra = ["h2r"] if kind == "weight" and self._projection_size else []
                     names += [f"{d}{layer}_{g}_{kind}" for g in gates + extra]
-        return F.concat(*[F.reshape(kwargs[n], shape=(-1,)) for n in names], dim=0)
+        # _rnn_param_concat: the RNN's parameter length flows back to weights whose
+        # input size is not known yet (deferred initialisation of a hybridized layer)
+        return F._internal._rnn_param_concat(
+            *[F.reshape(kwargs[n], shape=(-1,)) for n in names], dim=0, num_args=len(names))
 
     def _forward_kernel(self, F, inputs, states, sequence_length, **kwargs):
         if self._layout == "NTC":

@@ -1,4 +1,6 @@
-"""Pooling: max / avg / sum / lp pooling over 1-D, 2-D and 3-D windows (NCW/NCHW/NCDHW).
+"""Pooling: max / avg / sum / lp pooling over 1-D, 2-D and 3-D windows (NCW/NCHW/NCDHW;
+the channel-last layouts NWC/NHWC/NDHWC run as their channel-first twins on transposed
+data).
 
 Windows are read through the phase-split buffer of im2col.py: each kernel offset is one
 long slice, so a pooling is K elementwise passes over output-sized arrays (K = kernel
@@ -10,13 +12,32 @@ import itertools
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Enum, IntOrNone, Optional, Schema, Shape
+from ..params import Bool, Enum, IntOrNone, Optional, Params, Schema, Shape
 from ..registry import Op, register
 from .im2col import OptEnum, check_layout, spatial_tuple, windows
 
 __all__ = ["Pooling"]
 
 _LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")
+_FIRST = {"NWC": "NCW", "NHWC": "NCHW", "NDHWC": "NCDHW"}
+
+
+@functools.lru_cache(maxsize=256)
+def _channel_first(p):
+    """The parameters of the channel-first pooling a channel-last one runs as."""
+    q = Params(p)
+    q["layout"] = _FIRST[p.layout]
+    q.given = p.given
+    return q
+
+
+def _to_first(xp, a):
+    """(N, *spatial, C) -> (N, C, *spatial), contiguous."""
+    return xp.ascontiguousarray(xp.moveaxis(a, -1, 1))
+
+
+def _to_last(xp, a):
+    return xp.ascontiguousarray(xp.moveaxis(a, 1, -1))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -133,6 +154,9 @@ class Pooling(Op):
         if d is None:
             return [None], [None], []
         d = tuple(d)
+        if p.layout in _FIRST and len(d) >= 3:
+            _, (o,), _ = self.infer_shape(_channel_first(p), [d[:1] + d[-1:] + d[1:-1]])
+            return [d], [None if o is None else o[:1] + o[2:] + o[1:2]], []
         _, _, _, out, _ = _geometry(p, d)
         if any(o is None for o in out):
             return [d], [None], []
@@ -143,6 +167,10 @@ class Pooling(Op):
 
     # --- forward ------------------------------------------------------------------------
     def forward(self, ctx, p, inputs, aux, out=None):
+        if p.layout in _FIRST:      # fresh results: the runner writes them as req says
+            xp = ctx.xp
+            y = self.forward(ctx, _channel_first(p), [_to_first(xp, inputs[0])], aux)[0]
+            return [_to_last(xp, y)]
         dst = None if out is None else out[0]
         x = inputs[0]
         kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
@@ -220,6 +248,10 @@ class Pooling(Op):
     # --- backward -----------------------------------------------------------------------
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
+        if p.layout in _FIRST:
+            dx = self.backward(ctx, _channel_first(p), [_to_first(xp, out_grads[0])],
+                               [_to_first(xp, inputs[0])], [_to_first(xp, outputs[0])], aux)
+            return [_to_last(xp, dx[0])]
         x, y, dy = inputs[0], outputs[0], out_grads[0]
         # dx is written while dy is still read: never into dy's own buffer ('inplace')
         dst = in_grad[0] if in_grad is not None and ctx.req[0] == "write" else None

@@ -8,6 +8,11 @@ matrix (G*H, in) then the h2h matrix (G*H, H), row-major; then every bias in the
 order, i2h (G*H) then h2h (G*H). Gates: LSTM i, f, g, o (G=4); GRU r, z, n (G=3) with
 n = tanh(W_in x + b_in + r * (W_hn h + b_hn)); plain RNNs G=1.
 
+LSTM with ``projection_size`` P (LSTMP): the hidden state is the cell output projected,
+h = W_hr (o * tanh(c)), of size P; per layer and direction the weights are i2h
+(4H, in), h2h (4H, P) and h2r (P, H), in that order; states h (L*D, N, P) and
+c (L*D, N, H); a layer's output and the next layer's input have D*P features.
+
 Forward runs the recurrence step by step, each step one batched matmul, and keeps
 what BPTT needs (activated gates, cell states, hidden states, each layer's input and
 dropout mask) in a hidden output, the way cuDNN keeps a reserve space; the hand-written
@@ -42,17 +47,20 @@ class _Plan:
 
     def __init__(self, p, T, N, I):
         self.mode, self.L, self.H = p.mode, p.num_layers, p.state_size
+        self.proj = p.projection_size is not None
+        self.P = p.projection_size if self.proj else self.H     # size of h
         self.D = 2 if p.bidirectional else 1
         self.G = _GATES[p.mode]
         self.T, self.N, self.I = T, N, I
         self.dropout = p.p > 0 and self.L > 1
-        G, H = self.G, self.H
+        G, H, P = self.G, self.H, self.P
         self.weights, off = [], 0
         for l in range(self.L):
-            n_in = I if l == 0 else self.D * H
+            n_in = I if l == 0 else self.D * P
             for _ in range(self.D):
-                self.weights.append((off, (G * H, n_in), off + G * H * n_in, (G * H, H)))
-                off += G * H * (n_in + H)
+                self.weights.append((off, (G * H, n_in), off + G * H * n_in, (G * H, P),
+                                     off + G * H * (n_in + P) if self.proj else None))
+                off += G * H * (n_in + P) + (P * H if self.proj else 0)
         self.biases = []
         for _ in range(self.L * self.D):
             self.biases.append((off, off + G * H))
@@ -60,17 +68,21 @@ class _Plan:
         self.n_params = off
         step = T * N * H
         self.block = _RESERVE_K[self.mode] * step            # per layer and direction
-        self.layer_in = T * N * self.D * H                   # inputs of layers 1..L-1
+        if self.proj:               # + the projection's input m = o * tanh(c); h is P wide
+            self.block += T * N * (P - H) + step
+        self.layer_in = T * N * self.D * P                   # inputs of layers 1..L-1
         self.n_reserve = (self.L * self.D * self.block
                           + (self.L - 1) * self.layer_in * (2 if self.dropout else 1))
 
     def params_of(self, flat, k):
-        """(Wx, Wh, bx, bh) views of layer-direction k in a flat parameter vector."""
-        wo, ws, ho, hs = self.weights[k]
+        """(Wx, Wh, bx, bh, Wr) views of layer-direction k in a flat parameter vector
+        (Wr, the projection, None without one)."""
+        wo, ws, ho, hs, ro = self.weights[k]
         bo, bho = self.biases[k]
         GH = self.G * self.H
+        wr = None if ro is None else flat[ro:ro + self.P * self.H].reshape(self.P, self.H)
         return (flat[wo:wo + ws[0] * ws[1]].reshape(ws), flat[ho:ho + hs[0] * hs[1]].reshape(hs),
-                flat[bo:bo + GH], flat[bho:bho + GH])
+                flat[bo:bo + GH], flat[bho:bho + GH], wr)
 
     def reserve_of(self, res, k):
         """Views of layer-direction k's block of the reserve."""
@@ -78,9 +90,14 @@ class _Plan:
         blk = res[k * self.block:(k + 1) * self.block]
         step = T * N * H
         if self.mode == "lstm":
-            return {"gates": blk[:4 * step].reshape(T, N, 4 * H),
-                    "c": blk[4 * step:5 * step].reshape(T, N, H),
-                    "h": blk[5 * step:].reshape(T, N, H)}
+            views = {"gates": blk[:4 * step].reshape(T, N, 4 * H),
+                     "c": blk[4 * step:5 * step].reshape(T, N, H)}
+            if self.proj:
+                views["m"] = blk[5 * step:6 * step].reshape(T, N, H)
+                views["h"] = blk[6 * step:].reshape(T, N, self.P)
+            else:
+                views["h"] = blk[5 * step:].reshape(T, N, H)
+            return views
         if self.mode == "gru":
             return {"gates": blk[:3 * step].reshape(T, N, 3 * H),
                     "hn": blk[3 * step:4 * step].reshape(T, N, H),
@@ -90,7 +107,7 @@ class _Plan:
     def layer_input(self, res, l):
         """The input of layer l >= 1 (after dropout) and its dropout mask (or None)."""
         base = self.L * self.D * self.block
-        shape = (self.T, self.N, self.D * self.H)
+        shape = (self.T, self.N, self.D * self.P)
         o = base + (l - 1) * self.layer_in
         x = res[o:o + self.layer_in].reshape(shape)
         if not self.dropout:
@@ -111,7 +128,7 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
     """Run the recurrence over x (T, N, in), already in processing order, writing the
     reserve views r. Returns the final (h, c)."""
     T, N, H = plan.T, plan.N, plan.H
-    wx, wh, bx, bh = w
+    wx, wh, bx, bh, wr = w
     x2 = x.reshape(T * N, -1)
     hs = r["h"]
     if plan.mode == "lstm":
@@ -131,6 +148,9 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
                 _clip(xp, c_new, *clip)
             h_new = xp.tanh(c_new)
             h_new *= g[:, 3 * H:]
+            if wr is not None:              # LSTMP: h = W_hr m, m = o * tanh(c)
+                r["m"][t] = h_new
+                h_new = h_new @ wr.T
             if mask is not None:
                 c_new = xp.where(mask[t], c_new, c)
                 h_new = xp.where(mask[t], h_new, h)
@@ -181,9 +201,10 @@ def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw
     in processing order; dh/dc the gradients of the final states. Accumulates weight
     gradients into the views dw = (dWx, dWh, dbx, dbh) (or skips them when dw is None).
     Returns (dx or None, dh0, dc0)."""
-    T, N, H = plan.T, plan.N, plan.H
-    wx, wh, _, _ = w
+    T, N, H, P = plan.T, plan.N, plan.H, plan.P
+    wx, wh, _, _, wr = w
     hs = r["h"]
+    dwr = dw[4] if dw is not None else None
     dt = hs.dtype
     if plan.mode == "lstm":
         gates, cs = r["gates"], r["c"]
@@ -195,9 +216,15 @@ def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw
             c_prev = cs[t - 1] if t else c0
             tc = xp.tanh(cs[t])
             d = dG[t]
-            xp.multiply(dh, tc, out=d[:, 3 * H:])
+            dm = dh                         # gradient of o * tanh(c)
+            if wr is not None:
+                dhp = dh if mask is None else xp.where(mask[t], dh, 0)
+                if dwr is not None:
+                    dwr += dhp.T @ r["m"][t]
+                dm = dhp @ wr
+            xp.multiply(dm, tc, out=d[:, 3 * H:])
             d[:, 3 * H:] *= o * (1 - o)
-            dcc = dh * o
+            dcc = dm * o
             dcc *= 1 - tc * tc
             dcc += dc
             if clip is not None:
@@ -258,12 +285,12 @@ def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw
     GH = dX.shape[-1]
     dX2 = dX.reshape(T * N, GH)
     if dw is not None:
-        dwx, dwh, dbx, dbh = dw
+        dwx, dwh, dbx, dbh, _ = dw
         dwx += dX2.T @ x.reshape(T * N, -1)
         dH2 = dH.reshape(T * N, GH)
         dwh += dH[0].T @ h0
         if T > 1:
-            dwh += dH2[N:].T @ hs[:-1].reshape((T - 1) * N, H)
+            dwh += dH2[N:].T @ hs[:-1].reshape((T - 1) * N, P)
         sx = dX2.sum(axis=0)
         dbx += sx
         dbh += sx if dH is dX else dH2.sum(axis=0)
@@ -335,8 +362,10 @@ class RNN(Op):
     # --- inference --------------------------------------------------------------------
     def check_params(self, p):
         if p.projection_size is not None:
-            raise MXNetError("RNN: projection_size is not supported by pymxnet (MXNet "
-                             "1.9.1 implements LSTM projection only with cuDNN)")
+            if p.mode != "lstm":
+                raise MXNetError("RNN: projection_size is only supported for mode='lstm'")
+            if p.projection_size < 1:
+                raise MXNetError("RNN: projection_size must be positive")
         if (p.lstm_state_clip_min is None) != (p.lstm_state_clip_max is None):
             raise MXNetError("RNN: lstm_state_clip_min and lstm_state_clip_max must be "
                              "given together")
@@ -356,9 +385,10 @@ class RNN(Op):
                              f"in layout TNC, got shape {tuple(d)}")
         T, N, I = d
         plan = _Plan(p, T, N, I)
-        S = (plan.L * plan.D, N, plan.H)
+        S = (plan.L * plan.D, N, plan.P)
+        SC = (plan.L * plan.D, N, plan.H)
         want = {"data": tuple(d), "parameters": (plan.n_params,), "state": S,
-                "state_cell": S, "sequence_length": (N,)}
+                "state_cell": SC, "sequence_length": (N,)}
         full = []
         for name, got in zip(names, in_shapes):
             if got is not None and tuple(got) != want[name]:
@@ -367,7 +397,7 @@ class RNN(Op):
                                  f"state_size={p.state_size}, num_layers={p.num_layers}, "
                                  f"bidirectional={p.bidirectional}")
             full.append(want[name])
-        outs = [(T, N, plan.D * plan.H)] + [S] * (n_out - 2) + [(plan.n_reserve,)]
+        outs = [(T, N, plan.D * plan.P)] + [S, SC][:n_out - 2] + [(plan.n_reserve,)]
         return full, outs, []
 
     def infer_type(self, p, in_types):
@@ -395,16 +425,16 @@ class RNN(Op):
         xp, plan, mask, rev, clip = self._setup(ctx, p, inputs)
         x, flat, h0 = inputs[0], inputs[1], inputs[2]
         c0 = inputs[3] if p.mode == "lstm" else None
-        T, N, H, D = plan.T, plan.N, plan.H, plan.D
+        T, N, H, D, P = plan.T, plan.N, plan.H, plan.D, plan.P
         dt = x.dtype
         res = xp.empty((plan.n_reserve,), dt)
-        hy = xp.empty((plan.L * D, N, H), dt)
+        hy = xp.empty((plan.L * D, N, P), dt)
         cy = xp.empty((plan.L * D, N, H), dt) if p.mode == "lstm" else None
         layer_x = x
         for l in range(plan.L):
             last = l == plan.L - 1
             if last:
-                y = xp.empty((T, N, D * H), dt)
+                y = xp.empty((T, N, D * P), dt)
             else:
                 y, drop = plan.layer_input(res, l + 1)
             for d in range(D):
@@ -417,7 +447,7 @@ class RNN(Op):
                 if cy is not None:
                     cy[k] = c
                 seq = r["h"] if mask is None else xp.where(mask, r["h"], 0)
-                y[:, :, d * H:(d + 1) * H] = seq if d == 0 else _reverse(xp, seq, rev)
+                y[:, :, d * P:(d + 1) * P] = seq if d == 0 else _reverse(xp, seq, rev)
             if not last and plan.dropout:
                 if ctx.is_train:
                     keep = ctx.rng.random(drop.shape) >= p.p
@@ -439,11 +469,12 @@ class RNN(Op):
         x, flat, h0 = inputs[0], inputs[1], inputs[2]
         c0 = inputs[3] if p.mode == "lstm" else None
         res = outputs[-1]
-        T, N, H, D, L = plan.T, plan.N, plan.H, plan.D, plan.L
+        T, N, H, D, L, P = plan.T, plan.N, plan.H, plan.D, plan.L, plan.P
         need = ctx.need_grad or [True] * len(inputs)
         dhy = out_grads[1] if p.state_outputs else None
         dcy = out_grads[2] if (p.state_outputs and p.mode == "lstm") else None
-        zeros = xp.zeros((N, H), x.dtype)
+        zeros = xp.zeros((N, P), x.dtype)
+        zeros_c = xp.zeros((N, H), x.dtype)
         dflat = xp.zeros_like(flat) if need[1] else None
         dh0 = xp.empty_like(h0)
         dc0 = xp.empty_like(c0) if c0 is not None else None
@@ -459,7 +490,7 @@ class RNN(Op):
             for d in range(D):
                 k = l * D + d
                 r = plan.reserve_of(res, k)
-                dyd = dy[:, :, d * H:(d + 1) * H]
+                dyd = dy[:, :, d * P:(d + 1) * P]
                 if d:
                     dyd = _reverse(xp, dyd, rev)
                 if mask is not None:
@@ -472,7 +503,7 @@ class RNN(Op):
                     xp, plan, xin, plan.params_of(flat, k), h0[k],
                     None if c0 is None else c0[k], r, mask, clip, dyd,
                     zeros if dhy is None else dhy[k],
-                    None if c0 is None else (zeros if dcy is None else dcy[k]),
+                    None if c0 is None else (zeros_c if dcy is None else dcy[k]),
                     need_dx, dw)
                 if dc0 is not None:
                     dc0[k] = dck

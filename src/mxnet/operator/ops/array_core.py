@@ -32,6 +32,33 @@ class CopyTo(Copy):
 
 
 @register
+class IdentityAttrLikeRhs(Op):
+    """``lhs`` passed through; ``rhs`` only ties its shape and dtype to the output's
+    (an elementwise rule over both), so a shape known on either side reaches the
+    other. ``rhs`` gets no gradient."""
+    name = "_identity_with_attr_like_rhs"
+    params = Schema()
+    backward_uses = ("out_grad",)
+    inplace = ((0, 0),)
+    writes_outputs = True
+
+    def arguments(self, p):
+        return ["lhs", "rhs"]
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        if out is None:
+            return [inputs[0].copy()]
+        return [write_view(ctx, inputs[0], out[0])]
+
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        # rhs's gradient is left None: the runner zeroes a 'write' destination.
+        if in_grad is None or in_grad[0] is None:
+            return [out_grads[0].copy(), None]
+        in_grad[0][...] = out_grads[0]
+        return [in_grad[0], None]
+
+
+@register
 class Cast(Op):
     """Cast to another dtype; the gradient is cast back to the input's dtype."""
     name = "Cast"

@@ -92,6 +92,44 @@ class Concat(ShapeOnlyBackward):
 
 
 @register
+class RNNParamConcat(Concat):
+    """Concat for the flat parameter vector of the fused RNN: when the result's length
+    is known and some inputs' lengths are not, they share what is left equally (the
+    per-direction weights of a layer have one size), so a gluon RNN layer learns its
+    input size from the data through the RNN operator."""
+    name = "_rnn_param_concat"
+    aliases = ()
+
+    def infer_shape_partial(self, p, arg_shapes, out_shapes):
+        """Concat's rule on the complete inputs, then the residual split (see the class
+        docstring); shapes use 0 for an unknown dimension (executor/partial_shape)."""
+        complete = [s if s is not None and all(s) else None for s in arg_shapes]
+        ins, outs, aux = self.infer_shape(p, complete)
+        out = out_shapes[0] if out_shapes else None
+        shaped = [s for s in arg_shapes if s is not None]
+        if out is None or not shaped:
+            return ins, outs, aux
+        axis = norm_axis(self.name, p.dim, len(shaped[0]), "dim")
+        if not out[axis]:
+            return ins, outs, aux
+        unknown = [i for i, s in enumerate(arg_shapes) if s is None or not s[axis]]
+        if not unknown:
+            return ins, outs, aux
+        rest = out[axis] - sum(arg_shapes[i][axis] for i in range(len(arg_shapes))
+                               if i not in unknown)
+        if rest <= 0 or rest % len(unknown):
+            raise ShapeError(f"{self.name}: cannot split the remaining {rest} elements of "
+                             f"{tuple(out)} equally among {len(unknown)} inputs of unknown "
+                             "length")
+        ins = list(ins)
+        for i in unknown:
+            base = arg_shapes[i] if arg_shapes[i] is not None else out
+            ins[i] = tuple(rest // len(unknown) if k == axis else (d or out[k])
+                           for k, d in enumerate(base))
+        return ins, outs, aux
+
+
+@register
 class Stack(ShapeOnlyBackward):
     """Join arrays of one shape along a new axis ``axis``."""
     name = "stack"

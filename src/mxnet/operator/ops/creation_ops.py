@@ -30,7 +30,7 @@ class _Creation(Op):
         raise NotImplementedError
 
     def infer_shape(self, p, in_shapes):
-        return [], [tuple(None if d == 0 else d for d in self.shape(p))], []
+        return [], [tuple(None if d <= 0 else d for d in self.shape(p))], []   # 0, -1: unknown
 
     def infer_type(self, p, in_types):
         return [], [np.dtype(self.dtype(p))], []
@@ -58,8 +58,8 @@ class _Filled(_Creation):
 
     def complete_params(self, p, out_shapes):
         """The parameters an executor runs with once inference has found the output
-        shape: unknown (0) dimensions of ``shape`` filled in from it."""
-        if all(p.shape) or out_shapes[0] is None:
+        shape: unknown (0 or -1) dimensions of ``shape`` filled in from it."""
+        if all(d > 0 for d in p.shape) or out_shapes[0] is None:
             return p
         done = Params(p)
         done["shape"] = tuple(out_shapes[0])

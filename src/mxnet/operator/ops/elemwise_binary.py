@@ -135,6 +135,11 @@ class _BinaryBase(Op):
     params = Schema()
     broadcast = False
 
+    @property
+    def elemwise_shape(self):
+        """Same-shape operands: partly known shapes merge (executor/partial_shape)."""
+        return not self.broadcast
+
     def arguments(self, p):
         return ["lhs", "rhs"]
 

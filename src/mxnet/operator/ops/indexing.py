@@ -104,7 +104,6 @@ class BatchTake(Op):
     [0, M)."""
     name = "batch_take"
     params = Schema()
-    backward_uses = _INDEX_GRAD
 
     def arguments(self, p):
         return ["a", "indices"]
@@ -138,13 +137,8 @@ class BatchTake(Op):
         rows, cols, nm = self._rows(ctx.xp, a.shape, indices)
         return [a.reshape(nm)[rows, cols].reshape(indices.shape)]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        xp, g = ctx.xp, out_grads[0]
-        a_shape, i_shape = ctx.in_shapes
-        rows, cols, nm = self._rows(xp, a_shape, inputs[1])
-        grad = xp.zeros(nm, g.dtype)
-        grad[rows, cols] = g.reshape(-1)
-        return [grad.reshape(a_shape), zeros_if(ctx, 1, i_shape, inputs[1].dtype)]
+    # No backward: MXNet registers no gradient for batch_take (deprecated for pick),
+    # so binding it with a gradient to compute is an error there and here.
 
 
 def _pick_shapes(p, dshape, ishape=None):
@@ -374,6 +368,7 @@ class Where(Op):
     name = "where"
     params = Schema()
     backward_uses = _INDEX_GRAD
+    infers_partial = False      # MXNet says nothing until the condition is fully known
 
     def arguments(self, p):
         return ["condition", "x", "y"]
@@ -381,7 +376,9 @@ class Where(Op):
     def infer_shape(self, p, in_shapes):
         c, x, y = in_shapes
         xy = merge_shapes(self.name, x, y)
-        if c is not None and xy is not None and None not in c and None not in xy:
+        if c is None:
+            return [c, xy, xy], [None], []
+        if xy is not None and None not in c and None not in xy:
             _where_cond(self.name, c, xy)
         return [c, xy, xy], [xy], []
 
