@@ -175,11 +175,3 @@ class LogValidationMetricsCallback:
         for name, value in param.eval_metric.get_name_value():
             logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
 
-
-def __getattr__(name):
-    # MXNet's mx.callback exposes mx.model.save_checkpoint (it imports it); mx.model
-    # imports this module, so the same function is looked up on first use.
-    if name == "save_checkpoint":
-        from .model import save_checkpoint
-        return save_checkpoint
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

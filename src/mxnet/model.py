@@ -3,6 +3,7 @@ KVStore/updater plumbing shared with mx.mod (:mod:`mxnet.kvstore.updates`), both
 re-exported here under MXNet's names, and the legacy ``FeedForward`` estimator.
 """
 import logging
+from collections import namedtuple  # noqa: F401  (MXNet's mx.model exposes it)
 import time
 import warnings
 

@@ -79,9 +79,9 @@ def test_concat(shapes, dim):
 
 def test_rnn_param_concat():
     shapes = [(4,), (2,), (3,)]
-    check_forward_backward(
-        lambda *a: nd._internal._rnn_param_concat(*a, dim=0, num_args=3),
-        [rand(*s) for s in shapes], lambda *a: np.concatenate(a))
+    check(Case("_internal._rnn_param_concat", lambda *a: np.concatenate(a),
+               kwargs={"dim": 0, "num_args": 3}, ref_kwargs=False,
+               inputs=[rand(*s) for s in shapes]))
     # inputs of unknown length share what the known total leaves, equally
     a, b, c = (mx.sym.var(n, shape=s) for n, s in (("a", (0,)), ("b", (0,)), ("c", (5,))))
     cat = mx.sym._internal._rnn_param_concat(a, b, c, dim=0, num_args=3)

@@ -46,7 +46,9 @@ def get_operator_arguments(op_name):
     inputs = list(input_names(op))
     fields = [(k, f) for k, f in op.params.fields.items() if k not in inputs]
     names = inputs + [k for k, _ in fields]
-    types = ["NDArray-or-Symbol"] * len(inputs) + [_describe(f) for _, f in fields]
+    # a variable number of inputs is one 'data' argument of type 'NDArray-or-Symbol[]'
+    kind = "NDArray-or-Symbol[]" if op.variadic is not None else "NDArray-or-Symbol"
+    types = [kind] * len(inputs) + [_describe(f) for _, f in fields]
     return OperatorArguments(len(names), names, types)
 
 

@@ -76,7 +76,7 @@ class QuantizedRNN(Op):
         plan = _Plan(p, T, N, I)
         flat = flat.astype(np.float32).copy()
         for k in range(plan.L * plan.D):
-            wx, wh, _, _ = plan.params_of(flat, k)      # views into the copy
+            wx, wh = plan.params_of(flat, k)[:2]      # views into the copy
             wx[...] = _fake_quantize_rows(xp, wx)
             wh[...] = _fake_quantize_rows(xp, wh)
         was_train = ctx.is_train
