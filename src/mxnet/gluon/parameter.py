@@ -7,7 +7,6 @@ is marked as an autograd variable). Its shape may be partly unknown (0 dims) unt
 first forward pass fills it in; ``initialize`` is then deferred to that moment.
 """
 import warnings
-import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -149,7 +148,15 @@ class Parameter:
 
     # --- per-context arrays ---------------------------------------------------------------
     def _set_trainer(self, trainer):
-        self._trainer = weakref.ref(trainer) if trainer is not None else None
+        """Associate the Trainer that updates this parameter (the object itself, as
+        MXNet 1.9.1 keeps it). A sparse parameter is held whole in its trainer's
+        kvstore, so a second trainer cannot take it over."""
+        if (self._stype != "default" and self._trainer is not None and trainer is not None
+                and self._trainer is not trainer):
+            raise RuntimeError(f"Failed to set the trainer for Parameter '{self.name}' "
+                               "because it was already set. More than one trainer for a "
+                               f"{self._stype} Parameter is not supported.")
+        self._trainer = trainer
 
     def _check_and_get(self, arr_list, ctx):
         if arr_list is not None:
@@ -270,7 +277,7 @@ class Parameter:
         """The value on the CPU (the average over contexts when there are several; a
         row_sparse parameter's whole value, from its Trainer's store when it has one)."""
         if self._stype != "default":
-            trainer = self._trainer() if self._trainer is not None else None
+            trainer = self._trainer
             arrays = self._check_and_get(self._data, list)
             if trainer is None or not trainer._kv_initialized or not trainer._kvstore:
                 return arrays[0].copyto(cpu())
@@ -335,7 +342,7 @@ class Parameter:
                 raise AssertionError(f"Parameter '{self.name}' has not been initialized")
             self._deferred_init = self._deferred_init[:3] + (data,)
             return
-        trainer = self._trainer() if self._trainer is not None else None
+        trainer = self._trainer
         if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
             if self not in trainer._params_to_init:
                 trainer._reset_kvstore()
@@ -343,7 +350,7 @@ class Parameter:
             arr[:] = data
 
     def _pull_rows(self, out, row_id, full_idx=False):
-        trainer = self._trainer() if self._trainer is not None else None
+        trainer = self._trainer
         if trainer is None:
             raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' "
                                "when no Trainer is created with it.")
