@@ -21,27 +21,8 @@ SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 T_START=$(date +%s)
 
-# step NAME TIMEOUT LOGFILE CMD...: run with a timeout, append output to LOGFILE,
-# note status and seconds in summary.txt
-step() {
-    local name=$1 limit=$2 log=$3; shift 3
-    local t0=$(date +%s)
-    local left=$(( TOTAL_BUDGET - (t0 - T_START) ))
-    if [ $left -lt 15 ]; then
-        printf '%-28s %s\n' "$name" "SKIPPED (overall budget spent)" | tee -a "$SUMMARY"
-        return 0
-    fi
-    [ $limit -gt $left ] && limit=$left
-    echo "===== $name (limit ${limit}s) =====" >> "$log"
-    timeout --kill-after=10 "$limit" "$@" >> "$log" 2>&1
-    local rc=$?
-    local dt=$(( $(date +%s) - t0 ))
-    local what="rc=$rc"
-    [ $rc -eq 124 ] || [ $rc -eq 137 ] && what="TIMEOUT after ${limit}s"
-    printf '%-28s %-22s %4ss  (total %ss)\n' "$name" "$what" "$dt" \
-        "$(( $(date +%s) - T_START ))" | tee -a "$SUMMARY"
-    return 0
-}
+STEP_MIN_LEFT=15 STEP_KILL_AFTER=10 STEP_WIDTH=28
+. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
 
 ENV_LOG="$OUT/env_smoke.log"
 step nvidia-smi 20 "$ENV_LOG" nvidia-smi -L
