@@ -187,6 +187,15 @@ class BaseRNNCell:
         self._counter += 1
         return f"{self._prefix}t{self._counter}_"
 
+    def _i2h_h2h(self, inputs, state, num_hidden, name):
+        """The input and state projections a cell step starts from: FullyConnected with
+        the cell's i2h and h2h weights and biases, named ``{name}i2h`` / ``{name}h2h``."""
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=num_hidden, name=f"{name}i2h")
+        h2h = symbol.FullyConnected(data=state, weight=self._hW, bias=self._hB,
+                                    num_hidden=num_hidden, name=f"{name}h2h")
+        return i2h, h2h
+
 
 class RNNCell(BaseRNNCell):
     """Elman cell: h' = activation(W_i x + b_i + W_h h + b_h)."""
@@ -210,10 +219,7 @@ class RNNCell(BaseRNNCell):
 
     def __call__(self, inputs, states):
         name = self._step_name()
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden, name=f"{name}i2h")
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden, name=f"{name}h2h")
+        i2h, h2h = self._i2h_h2h(inputs, states[0], self._num_hidden, name)
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
         return output, [output]
 
@@ -241,10 +247,7 @@ class LSTMCell(BaseRNNCell):
 
     def __call__(self, inputs, states):
         name = self._step_name()
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 4, name=f"{name}i2h")
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 4, name=f"{name}h2h")
+        i2h, h2h = self._i2h_h2h(inputs, states[0], self._num_hidden * 4, name)
         gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
         in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
         forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
@@ -279,10 +282,7 @@ class GRUCell(BaseRNNCell):
     def __call__(self, inputs, states):
         name = self._step_name()
         prev_h = states[0]
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 3, name=f"{name}_i2h")
-        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 3, name=f"{name}_h2h")
+        i2h, h2h = self._i2h_h2h(inputs, prev_h, self._num_hidden * 3, f"{name}_")
         i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
         h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
         reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
