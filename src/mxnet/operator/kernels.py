@@ -21,11 +21,13 @@ primitive with a post-op. The executor's fusion pass (executor/fusion.py) uses t
 where the intermediate value is needed by nothing else; ``fn`` may return
 NotImplemented, and then the two operators run as usual.
 """
+import numpy as np
+
 from ..base import MXNetError
 from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
-           "register_fusion", "lookup_fusion"]
+           "register_fusion", "lookup_fusion", "OutputBuffers"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
@@ -85,3 +87,44 @@ def lookup_fusion(first, second, device, p_first=None, p_second=None):
         return None
     fn, accepts = entry
     return fn if accepts is None or accepts(p_first, p_second) else None
+
+
+class OutputBuffers:
+    """The destination arrays of a device kernel's call: each given ``out`` / ``in_grad``
+    array when the kernel can write it directly (an ``xp`` array of the wanted dtype
+    and shape, C-contiguous, not overlapping an input other than ``allow_alias``), else
+    a fresh array that ``done()`` copies into the given one.
+
+    ``overlaps(a, b)`` says whether two arrays share memory; ``dtype`` is the default
+    of ``get`` for kernels of a single dtype.
+    """
+
+    def __init__(self, xp, given, n, inputs, overlaps, dtype=None):
+        self.xp, self.overlaps, self.dtype = xp, overlaps, dtype
+        self.given = list(given) if given is not None else [None] * n
+        self.inputs = [a for a in inputs if a is not None]
+        self.arrays = [None] * n
+
+    def get(self, i, shape, dtype=None, allow_alias=None):
+        """The array to write output ``i`` (of ``shape`` and ``dtype``) into."""
+        dtype = np.dtype(self.dtype if dtype is None else dtype)
+        g = self.given[i]
+        if (g is not None and isinstance(g, self.xp.ndarray) and g.dtype == dtype
+                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
+                and not any(self.overlaps(g, a) and a is not allow_alias
+                            for a in self.inputs)):
+            a = g
+        else:
+            a = self.xp.empty(shape, dtype)
+        self.arrays[i] = a
+        return a
+
+    def done(self):
+        """The results, one per output: the given arrays (filled) where there were any."""
+        res = []
+        for g, a in zip(self.given, self.arrays):
+            if g is not None and a is not None and a is not g:
+                g[...] = a
+                a = g
+            res.append(a)
+        return res

@@ -35,6 +35,7 @@ from ..backend.cudnn import kernels as K
 from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
 from ..backend.cudnn.descriptors import NotSupported
+from .kernels import OutputBuffers
 from .kernels_onednn import _chain
 
 __all__ = ["register_all", "OPS"]
@@ -78,37 +79,10 @@ def _overlaps(a, b):
     return s0 < e1 and s1 < e0
 
 
-class _Out:
-    """Destination arrays: the given ones when cuDNN can write them directly, else fresh
-    ones copied into the given ones at the end."""
-
-    def __init__(self, cp, given, n, inputs):
-        self.cp = cp
-        self.given = list(given) if given is not None else [None] * n
-        self.inputs = [a for a in inputs if a is not None]
-        self.arrays = [None] * n
-
-    def get(self, i, shape, dtype, allow_alias=None):
-        g = self.given[i]
-        cp = self.cp
-        if (g is not None and isinstance(g, cp.ndarray) and g.dtype == np.dtype(dtype)
-                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
-                and not any(_overlaps(g, a) and a is not allow_alias
-                            for a in self.inputs)):
-            a = g
-        else:
-            a = cp.empty(shape, dtype)
-        self.arrays[i] = a
-        return a
-
-    def done(self):
-        res = []
-        for g, a in zip(self.given, self.arrays):
-            if g is not None and a is not None and a is not g:
-                g[...] = a
-                a = g
-            res.append(a)
-        return res
+def _Out(cp, given, n, inputs):
+    """Destination arrays (CuPy) of a cuDNN call: see OutputBuffers; overlap is read
+    from the device pointers."""
+    return OutputBuffers(cp, given, n, inputs, _overlaps)
 
 
 _WARNED = set()

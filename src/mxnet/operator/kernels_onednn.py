@@ -29,6 +29,7 @@ from ..base import MXNetError
 from ..backend.onednn import kernels as K
 from ..backend.onednn._runtime import try_runtime
 from ..backend.onednn.primitive import NotSupported
+from .kernels import OutputBuffers
 
 __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_WORK",
            "forced"]
@@ -126,35 +127,9 @@ def _c(a):
     return None if a is None else np.ascontiguousarray(a)
 
 
-class _Out:
-    """Destination arrays: the given ones when the kernels can write them directly,
-    else fresh arrays copied into the given ones at the end."""
-
-    def __init__(self, given, n, inputs):
-        self.given = list(given) if given is not None else [None] * n
-        self.inputs = [a for a in inputs if a is not None]
-        self.arrays = [None] * n
-
-    def get(self, i, shape, allow_alias=None):
-        g = self.given[i]
-        if (g is not None and isinstance(g, np.ndarray) and g.dtype == np.float32
-                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
-                and not any(np.may_share_memory(g, a) and a is not allow_alias
-                            for a in self.inputs)):
-            a = g
-        else:
-            a = np.empty(shape, np.float32)
-        self.arrays[i] = a
-        return a
-
-    def done(self):
-        res = []
-        for g, a in zip(self.given, self.arrays):
-            if g is not None and a is not None and a is not g:
-                g[...] = a
-                a = g
-            res.append(a)
-        return res
+def _Out(given, n, inputs):
+    """Destination arrays (float32 NumPy) of a oneDNN call: see OutputBuffers."""
+    return OutputBuffers(np, given, n, inputs, np.may_share_memory, np.float32)
 
 
 def _need(ctx, n):
