@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(HERE, "..", "src")
@@ -193,3 +194,14 @@ def write_report(path, lines, results):
         f.write(out + "\n")
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
+
+
+def best_us(fn, n, repeat=5):
+    """Per-call cost in µs of ``fn(n)`` (a loop of n calls): the best of ``repeat``
+    timings, which is the least disturbed by the rest of the machine."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn(n)
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best * 1e6

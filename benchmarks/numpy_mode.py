@@ -18,15 +18,6 @@ CASES = ["np a+b (10,) µs", "nd a+b (10,) µs", "npx.relu (10,) µs", "nd.relu 
          "np.dot 64x64 µs", "nd.dot 64x64 µs", "LeNet np-mode train samples/s"]
 
 
-def _best(fn, n, repeat=5):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(n)
-        best = min(best, (time.perf_counter() - t0) / n)
-    return best * 1e6
-
-
 def _loop(op, sync):
     def run(n):
         for _ in range(n):
@@ -45,15 +36,15 @@ def worker_mxnet():
     a, b = mx.nd.ones((10,)), mx.nd.ones((10,))
     m = mx.nd.random.uniform(shape=(64, 64))
     wait = lambda c: c.wait_to_read()  # noqa: E731
-    res[CASES[1]] = _best(_loop(lambda: a + b, wait), 20000)
-    res[CASES[3]] = _best(_loop(lambda: mx.nd.relu(a), wait), 20000)
-    res[CASES[5]] = _best(_loop(lambda: mx.nd.dot(m, m), wait), 5000)
+    res[CASES[1]] = harness.best_us(_loop(lambda: a + b, wait), 20000)
+    res[CASES[3]] = harness.best_us(_loop(lambda: mx.nd.relu(a), wait), 20000)
+    res[CASES[5]] = harness.best_us(_loop(lambda: mx.nd.dot(m, m), wait), 5000)
     npx.set_np()
     pa, pb = np.ones((10,)), np.ones((10,))
     pm = np.random.uniform(size=(64, 64))
-    res[CASES[0]] = _best(_loop(lambda: pa + pb, wait), 20000)
-    res[CASES[2]] = _best(_loop(lambda: npx.relu(pa), wait), 20000)
-    res[CASES[4]] = _best(_loop(lambda: np.dot(pm, pm), wait), 5000)
+    res[CASES[0]] = harness.best_us(_loop(lambda: pa + pb, wait), 20000)
+    res[CASES[2]] = harness.best_us(_loop(lambda: npx.relu(pa), wait), 20000)
+    res[CASES[4]] = harness.best_us(_loop(lambda: np.dot(pm, pm), wait), 5000)
 
     net = nn.HybridSequential()
     net.add(nn.Conv2D(6, 5, padding=2, activation="sigmoid"), nn.AvgPool2D(2, 2),
@@ -92,8 +83,8 @@ def worker_torch():
     a, b = torch.ones(10), torch.ones(10)
     m = torch.rand(64, 64)
     for case, op in ((CASES[0], lambda: a + b), (CASES[2], lambda: torch.relu(a))):
-        res[case] = _best(_loop(op, lambda c: None), 20000)
-    res[CASES[4]] = _best(_loop(lambda: torch.mm(m, m), lambda c: None), 5000)
+        res[case] = harness.best_us(_loop(op, lambda c: None), 20000)
+    res[CASES[4]] = harness.best_us(_loop(lambda: torch.mm(m, m), lambda c: None), 5000)
     net = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.Sigmoid(), nn.AvgPool2d(2, 2),
                         nn.Conv2d(6, 16, 5), nn.Sigmoid(), nn.AvgPool2d(2, 2), nn.Flatten(),
                         nn.Linear(400, 120), nn.Sigmoid(), nn.Linear(120, 84), nn.Sigmoid(),

@@ -9,21 +9,11 @@ import argparse
 import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 CASES = ["a+b (10,)", "relu (10,)", "dot 64x64", "10-op chain (1000,1000), per op"]
-
-
-def _best(fn, n, repeat=5):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(n)
-        best = min(best, (time.perf_counter() - t0) / n)
-    return best * 1e6
 
 
 def worker_mxnet():
@@ -55,8 +45,8 @@ def worker_mxnet():
                 x = x + 0.5
             x.wait_to_read()
     add(100), relu(100), dot(100), chain(10)
-    return {CASES[0]: _best(add, 20000), CASES[1]: _best(relu, 20000),
-            CASES[2]: _best(dot, 5000), CASES[3]: _best(chain, 50, 3)}
+    return {CASES[0]: harness.best_us(add, 20000), CASES[1]: harness.best_us(relu, 20000),
+            CASES[2]: harness.best_us(dot, 5000), CASES[3]: harness.best_us(chain, 50, 3)}
 
 
 def worker_torch():
@@ -84,8 +74,8 @@ def worker_torch():
             for _ in range(5):
                 x = x * 1.0001
                 x = x + 0.5
-    return {CASES[0]: _best(add, 20000), CASES[1]: _best(relu, 20000),
-            CASES[2]: _best(dot, 5000), CASES[3]: _best(chain, 50, 3)}
+    return {CASES[0]: harness.best_us(add, 20000), CASES[1]: harness.best_us(relu, 20000),
+            CASES[2]: harness.best_us(dot, 5000), CASES[3]: harness.best_us(chain, 50, 3)}
 
 
 def main():
