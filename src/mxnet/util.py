@@ -141,7 +141,10 @@ def np_array(active=True):
 def _decorate(scope_factory, func, what):
     """Wrap a function (or every public method of a class) so it runs inside a scope."""
     if inspect.isclass(func):
-        for name, method in list(vars(func).items()):
+        # Inherited methods too (as MXNet does): a decorated Block's __call__/forward
+        # run inside the scope, so its outputs follow the scope's array type.
+        for name in dir(func):
+            method = inspect.getattr_static(func, name)
             if inspect.isfunction(method) and (not name.startswith("_") or name in (
                     "__init__", "__call__", "__getitem__", "__setitem__", "__repr__")):
                 setattr(func, name, _decorate(scope_factory, method, what))

@@ -1076,4 +1076,21 @@ def _signature(flat):
 
 
 def _to_np(value):
+    """A block's outputs in NumPy mode as mx.np arrays. Outputs that mix mx.np arrays
+    with classic NDArrays (``x.as_nd_ndarray()``) are a TypeError, as in MXNet: the
+    block mixes the two interfaces."""
+    kinds = set()
+
+    def visit(v):
+        if isinstance(v, NDArray):
+            kinds.add(type(v) is NDArray)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+
+    visit(value)
+    if len(kinds) == 2:
+        raise TypeError("in NumPy mode a block must return mx.np.ndarray outputs only; "
+                        "got a mix with classic NDArrays (from as_nd_ndarray(); convert "
+                        "them back with as_np_ndarray())")
     return to_np(value)

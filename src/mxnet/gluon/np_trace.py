@@ -167,7 +167,8 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
     finally:
         state.recording, state.tracer = prev
         NDArray.asnumpy = orig_read
-    from .block import _flatten
+    from .block import _flatten, _to_np
+    _to_np(outs)                 # mixed mx.np / classic outputs: TypeError, as imperatively
     flat_out, out_format = _flatten(outs, "output")
     entries = []
     for o in flat_out:

@@ -36,6 +36,13 @@ _NUMPY_ARRAY_UFUNC_LIST = [
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 
 
+def _in_installed_numpy(names):
+    """The names the installed NumPy defines: NumPy 2 dropped a few NumPy 1.x aliases
+    MXNet 1.9.1 lists (round_, product, sometrue...), and a function NumPy no longer
+    has cannot be dispatched to mx.np (``mx.np`` keeps its own names regardless)."""
+    return [n for n in names if _lookup(_np, n) is not None]
+
+
 def _lookup(module, dotted):
     obj = module
     for part in dotted.split("."):
@@ -55,6 +62,8 @@ def _build(names):
     return table
 
 
+_NUMPY_ARRAY_FUNCTION_LIST = _in_installed_numpy(_NUMPY_ARRAY_FUNCTION_LIST)
+_NUMPY_ARRAY_UFUNC_LIST = _in_installed_numpy(_NUMPY_ARRAY_UFUNC_LIST)
 _NUMPY_ARRAY_FUNCTION_DICT = {}
 _NUMPY_ARRAY_UFUNC_DICT = {}
 

@@ -49,8 +49,8 @@ def from_host(x, ctx=None):
         if x.dtype.kind in "OUSV":
             return x
         return array(x, dtype=x.dtype, ctx=ctx)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):        # a named tuple: plain,
-        return tuple(from_host(v, ctx) for v in x)             # as MXNet returns
+    if isinstance(x, tuple) and hasattr(x, "_fields"):   # NumPy's named results (EigResult,
+        return type(x)(*(from_host(v, ctx) for v in x))   # SVDResult...) keep their type
     if isinstance(x, (list, tuple)):
         return type(x)(from_host(v, ctx) for v in x)
     return x

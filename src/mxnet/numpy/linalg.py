@@ -11,6 +11,17 @@ __all__ = ["norm", "inv", "det", "slogdet", "cholesky", "solve", "svd", "qr", "e
            "eigvals", "cond", "matrix_power", "multi_dot"]
 
 
+def _result_type(fn, *args):
+    """The container the installed NumPy returns from fn (a named tuple from NumPy 2 on,
+    a plain tuple before), so results compare and unpack as NumPy's do."""
+    cls = type(fn(*args))
+    return (lambda *parts: parts) if cls is tuple else cls
+
+
+_EIGH_RESULT = _result_type(_onp.linalg.eigh, _onp.eye(1))
+_SLOGDET_RESULT = _result_type(_onp.linalg.slogdet, _onp.eye(1))
+
+
 def _arr(a):
     if isinstance(a, NDArray):
         return a
@@ -59,7 +70,7 @@ def slogdet(a):
     a = _arr(a)
     sign, logabs = _op("slogdet")(a)
     batch = a.shape[:-2]
-    return wrap(sign).reshape(batch), wrap(logabs).reshape(batch)
+    return _SLOGDET_RESULT(wrap(sign).reshape(batch), wrap(logabs).reshape(batch))
 
 
 def cholesky(a):
@@ -84,7 +95,7 @@ def eigh(a, UPLO="L"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     from .manipulation import swapaxes
     u, w = _op("syevd")(a)
-    return wrap(w), swapaxes(wrap(u), -1, -2)
+    return _EIGH_RESULT(wrap(w), swapaxes(wrap(u), -1, -2))
 
 
 def eigvalsh(a, UPLO="L"):

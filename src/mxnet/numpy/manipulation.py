@@ -104,7 +104,7 @@ def ravel(a, order="C"):
 def broadcast_to(array, shape):
     """The array broadcast to shape (NumPy's rules)."""
     array = _arr(array)
-    shape = tuple(shape)
+    shape = (int(shape),) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
     try:
         _onp.broadcast_shapes(array.shape, shape)
     except ValueError:

@@ -273,9 +273,13 @@ def clip(a, a_min, a_max, out=None):
     """Limit the values to [a_min, a_max] (None: no bound on that side)."""
     if a_min is None and a_max is None:
         raise ValueError("array_clip: must set either max or min")
+    a = _as_array(a)
     lo = -_onp.inf if a_min is None else float(a_min)
     hi = _onp.inf if a_max is None else float(a_max)
-    return _finish(wrap(_nd.clip(_as_array(a), a_min=lo, a_max=hi)), out)
+    if a._dtype.kind in "iu":        # a bound outside the dtype's range clips nothing
+        info = _onp.iinfo(a._dtype)  # (cast to the dtype, it would wrap around)
+        lo, hi = builtins.max(lo, info.min), builtins.min(hi, info.max)
+    return _finish(wrap(_nd.clip(a, a_min=lo, a_max=hi)), out)
 
 
 def where(condition, x=None, y=None):
@@ -524,8 +528,10 @@ def tensordot(a, b, axes=2):
     free_a = [i for i in range(a.ndim) if i not in axes_a]
     free_b = [i for i in range(b.ndim) if i not in axes_b]
     k = int(_onp.prod([a.shape[i] for i in axes_a], dtype=_onp.int64))
-    at = transpose(a, free_a + axes_a).reshape(-1, k)
-    bt = transpose(b, axes_b + free_b).reshape(k, -1)
+    m = int(_onp.prod([a.shape[i] for i in free_a], dtype=_onp.int64))
+    n = int(_onp.prod([b.shape[i] for i in free_b], dtype=_onp.int64))
+    at = transpose(a, free_a + axes_a).reshape(m, k)     # explicit sizes: -1 is
+    bt = transpose(b, axes_b + free_b).reshape(k, n)     # ambiguous for zero-size
     return dot(at, bt).reshape([a.shape[i] for i in free_a] + [b.shape[i] for i in free_b])
 
 

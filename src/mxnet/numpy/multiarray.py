@@ -13,6 +13,7 @@ import numpy as _onp
 from ..ndarray import register as _nd_register
 from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
+from ..tape import is_recording as _is_recording
 
 __all__ = ["ndarray", "as_np", "wrap"]
 
@@ -49,6 +50,39 @@ def _key_shape(shape, key):
     return stand_in[_host_key(key)].shape
 
 
+def _is_basic_key(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, slice) or
+               (isinstance(k, (int, _onp.integer)) and not isinstance(k, (bool, _onp.bool_)))
+               for k in parts)
+
+
+def _basic_view_plan(shape, key):
+    """(element offset, result shape) when basic indexing ``a[key]`` selects one
+    C-contiguous block of a's elements (NumPy and MXNet then give a view), else None.
+    NumPy resolves the key on a stand-in whose strides count elements; the stand-in's
+    memory is never read."""
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    stand_in = _onp.lib.stride_tricks.as_strided(_onp.zeros(1, _onp.int8), shape,
+                                                 tuple(reversed(strides)))
+    parts = key if isinstance(key, tuple) else (key,)
+    if Ellipsis not in parts:
+        parts += (Ellipsis,)         # an Ellipsis keeps a 0-d result an array (a view)
+    try:
+        sel = stand_in[parts]
+    except IndexError as err:
+        raise IndexError(f"{err} (index {key!r} of an array of shape {shape})") from None
+    if not sel.flags.c_contiguous:
+        return None
+    if sel.size == 0:
+        return 0, sel.shape
+    return (sel.__array_interface__["data"][0] - stand_in.__array_interface__["data"][0],
+            sel.shape)
+
+
 def _bool_masks_to_host(key):
     """Boolean mx arrays in an index become NumPy masks (their nonzero positions decide
     the result's shape, so the host must see them, as MXNet's boolean indexing does)."""
@@ -59,19 +93,18 @@ def _bool_masks_to_host(key):
     return key
 
 
-def _masks_as_indices(key):
-    """Boolean NumPy masks in a key become the integer index arrays of their true
-    positions (NumPy's definition of mask indexing)."""
+def _masks_as_indices(key, shape):
+    """A key holding booleans (NumPy masks or Python bools, which NumPy reads as 0-d
+    masks) as the equivalent tuple of integer index arrays, one per axis: NumPy resolves
+    the key on a stand-in of positions, so every mix of masks, bools, integers and
+    slices means exactly what it means in NumPy."""
     parts = key if isinstance(key, tuple) else (key,)
-    if not any(isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_ for k in parts):
+    if not any(isinstance(k, (bool, _onp.bool_)) or
+               (isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_) for k in parts):
         return key
-    out = []
-    for k in parts:
-        if isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_:
-            out.extend(_onp.nonzero(k))
-        else:
-            out.append(k)
-    return tuple(out)
+    size = int(_onp.prod(shape, dtype=_onp.int64))
+    positions = _onp.arange(size, dtype=_onp.int64).reshape(shape)[_host_key(key)]
+    return _onp.unravel_index(positions, shape)
 
 
 def _host_key(key):
@@ -188,18 +221,28 @@ class ndarray(NDArray):
 
     # --- indexing -------------------------------------------------------------------
     def __getitem__(self, key):
+        if key.__class__ is int and self._shape and not (self._ag is not None and
+                                                         _is_recording()):
+            n = self._shape[0]           # the common a[i]: row i, a view
+            if not -n <= key < n:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+            return wrap(NDArray._as_view(self, self._shape[1:],
+                                         (key % n) * (self.size // n if n else 0)))
+        if _is_basic_key(key) and not (self._ag is not None and _is_recording()):
+            plan = _basic_view_plan(self._shape, key)
+            if plan is not None:            # one contiguous block: a view, as in NumPy
+                return wrap(NDArray._as_view(self, plan[1], plan[0]))
         key = _bool_masks_to_host(key)
         out = wrap(NDArray.__getitem__(self, key))
         if isinstance(out, NDArray):
             shape = _key_shape(self._shape, key)
-            if out._shape != shape:
-                out = wrap(NDArray.reshape(out, shape) if out.size == _onp.prod(shape,
-                                                                                   dtype=int)
-                           else out)
+            if out._shape != shape and out.size == _onp.prod(shape, dtype=int):
+                from .manipulation import reshape
+                out = reshape(out, shape)
         return out
 
     def __setitem__(self, key, value):
-        key = _masks_as_indices(_bool_masks_to_host(key))
+        key = _masks_as_indices(_bool_masks_to_host(key), self._shape)
         if isinstance(value, NDArray):
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)

@@ -309,10 +309,15 @@ def atleast_3d(*arys):
 
 
 def broadcast_arrays(*args):
-    """The inputs broadcast against each other (a list)."""
+    """The inputs broadcast against each other, in the container the installed NumPy
+    uses (a list before NumPy 2, as MXNet 1.9.1 returns; a tuple from NumPy 2 on)."""
     args = [_arr(a) for a in args]
     shape = _onp.broadcast_shapes(*[a.shape for a in args])
-    return [a if a.shape == shape else _man.broadcast_to(a, shape) for a in args]
+    return _BROADCAST_ARRAYS_TYPE(a if a.shape == shape else _man.broadcast_to(a, shape)
+                                  for a in args)
+
+
+_BROADCAST_ARRAYS_TYPE = type(_onp.broadcast_arrays(_onp.zeros(1)))
 
 
 def column_stack(tup):
