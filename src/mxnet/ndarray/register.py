@@ -6,7 +6,7 @@ from ..context import Context
 from .ndarray import NDArray, _check_ctx
 from ..base import MXNetError
 
-__all__ = ["make_function", "FAST_CLASSES"]
+__all__ = ["make_function", "simple_arity", "FAST_CLASSES"]
 
 # Array classes the generated functions pass straight to the dispatcher (mxnet.numpy
 # adds mx.np.ndarray, an NDArray subclass).
@@ -17,20 +17,27 @@ def _is_input(v):
     return isinstance(v, NDArray)
 
 
-def make_function(op, public_name):
-    """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
-    simple_arity = None
+def simple_arity(op):
+    """How many arrays a call of op with no keywords passes (arguments and aux states
+    at the default parameters), or None when such a call cannot take the fast path
+    (variadic inputs, required parameters)."""
     if op.variadic is None and getattr(op, "positional_inputs", None) is None:
         try:
             p0 = op._default_params()
-            simple_arity = len(op.arguments(p0)) + len(op.aux_states(p0))
+            return len(op.arguments(p0)) + len(op.aux_states(p0))
         except Exception:      # required parameters: no fast path
-            simple_arity = None
+            return None
+    return None
+
+
+def make_function(op, public_name):
+    """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
+    arity = simple_arity(op)
 
     def fn(*args, out=None, name=None, ctx=None, attr=None, **kwargs):
         if ctx is not None and ctx.__class__ is not Context:
             ctx = _check_ctx(ctx)            # 'cpu(0)' strings, as MXNet accepts
-        if not kwargs and simple_arity == len(args):
+        if not kwargs and arity == len(args):
             for a in args:
                 if a.__class__ not in FAST_CLASSES:
                     break

@@ -11,7 +11,7 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 import numpy as _onp
 
 from ..ndarray import register as _nd_register
-from ..ndarray.dispatch import invoke as _invoke
+from ..ndarray.dispatch import binary as _nd_binary
 from ..ndarray.ndarray import NDArray
 from ..tape import is_recording as _is_recording
 
@@ -321,25 +321,6 @@ class ndarray(NDArray):
         return fn
 
     def _binary_op(self, other, op, scalar_op, reflect=False):
-        # Fast path (the common case, as cheap as nd mode): two float arrays of one
-        # dtype, or a float array and a Python number, need no promotion, so the
-        # registered operator runs directly. Everything else takes NumPy's rules.
-        dt = self._dtype
-        if dt.kind == "f":
-            cls = other.__class__
-            if cls is ndarray:
-                if other._dtype == dt:
-                    fast = _FAST_OPS.get(op)
-                    if fast is not None:
-                        out = _invoke(fast, [other, self] if reflect else [self, other], None)
-                        out.__class__ = ndarray
-                        return out
-            elif cls is float or cls is int:
-                fast = _FAST_OPS.get(scalar_op)
-                if fast is not None:
-                    out = _invoke(fast, [self], {"scalar": float(other)})
-                    out.__class__ = ndarray
-                    return out
         from . import math as _math
         return _math.binary_from_operator(self, other, op, reflect)
 
@@ -401,17 +382,41 @@ NDArray.as_np_ndarray = _nd_as_np_ndarray     # the np layer adds the conversion
 _nd_register.FAST_CLASSES.add(ndarray)        # mx.nd functions take np arrays directly
 
 
-def _fast_ops():
-    from ..operator.registry import get_op
-    names = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
-             "broadcast_power", "broadcast_maximum", "broadcast_minimum", "_plus_scalar",
-             "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
-             "_rdiv_scalar", "_power_scalar", "_rpower_scalar")
-    return {n: get_op(n) for n in names}
+def _arithmetic(name, op_name, scalar_name, reflect):
+    """ndarray.<name> (``+``, ``*``...): two float arrays of one dtype, or a float array
+    and a Python number, need no promotion, so nd mode's operator call gives mx.np's
+    result (the common case, as cheap as nd mode); everything else takes NumPy's rules
+    (math.binary_from_operator)."""
+    def method(self, other):
+        dt = self._dtype
+        if dt is _FLOAT32 or dt.kind == "f":
+            cls = other.__class__
+            if (cls is ndarray and (other._dtype is dt or other._dtype == dt)) or \
+                    cls is float or cls is int:
+                # nd's own entry point, so np rides whatever fast path nd mode has
+                out = _nd_binary(self, other, op_name, scalar_name, reflect)
+                if out.__class__ is not ndarray:
+                    out.__class__ = ndarray
+                return out
+        from . import math as _math
+        return _math.binary_from_operator(self, other, op_name, reflect)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}`` with NumPy's broadcasting and dtype rules."
+    return method
 
 
-# ops whose result for same-dtype float operands is exactly mx.np's (same dtype)
-_FAST_OPS = _fast_ops()
+for _name, _op, _scalar, _reflect in (
+        ("__add__", "broadcast_add", "_plus_scalar", False),
+        ("__radd__", "broadcast_add", "_plus_scalar", True),
+        ("__sub__", "broadcast_sub", "_minus_scalar", False),
+        ("__rsub__", "broadcast_sub", "_rminus_scalar", True),
+        ("__mul__", "broadcast_mul", "_mul_scalar", False),
+        ("__rmul__", "broadcast_mul", "_mul_scalar", True),
+        ("__truediv__", "broadcast_div", "_div_scalar", False),
+        ("__rtruediv__", "broadcast_div", "_rdiv_scalar", True),
+        ("__pow__", "broadcast_power", "_power_scalar", False),
+        ("__rpow__", "broadcast_power", "_rpower_scalar", True)):
+    setattr(ndarray, _name, _arithmetic(_name, _op, _scalar, _reflect))
 
 
 def _method(name, module):

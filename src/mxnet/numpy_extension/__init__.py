@@ -11,7 +11,9 @@ import numpy as _onp
 from .. import ndarray as _nd
 from ..context import (Context, cpu, cpu_pinned, current_context, gpu,  # noqa: F401
                        gpu_memory_info, num_gpus)
+from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
+from ..ndarray.register import simple_arity
 from ..numpy.multiarray import as_np, wrap
 from ..numpy.multiarray import ndarray as np_ndarray
 from ..util import get_cuda_compute_capability  # noqa: F401
@@ -21,9 +23,25 @@ from ..util import (is_np_array, is_np_shape, reset_np, set_np,  # noqa: F401
 
 
 def _front(nd_name, doc):
+    """npx.<name>: mx.nd.<nd_name>'s operator, results labelled mx.np.ndarray. The
+    common call (only np arrays, no keywords) goes straight to the dispatcher, as
+    mx.nd's generated function does (one Python frame less than calling it)."""
     nd_fn = getattr(_nd, nd_name, None) or getattr(_nd.contrib, nd_name[len("contrib_"):])
+    op = _registered_op(nd_name)
+    arity = None if op is None else simple_arity(op)
+    defaults = None if arity is None else op._defaults
 
     def fn(*args, **kwargs):
+        if not kwargs and len(args) == arity:
+            for a in args:
+                if a.__class__ is not np_ndarray:
+                    break
+            else:
+                out = _invoke(op, list(args), None, None, None, defaults)
+                if out.__class__ is NDArray:
+                    out.__class__ = np_ndarray
+                    return out
+                return wrap(out)
         out = nd_fn(*args, **kwargs)
         if out.__class__ is NDArray:
             out.__class__ = np_ndarray
@@ -31,6 +49,14 @@ def _front(nd_name, doc):
         return wrap(out)
     fn.__doc__ = doc
     return fn
+
+
+def _registered_op(nd_name):
+    from ..operator.registry import get_op
+    try:
+        return get_op(nd_name)
+    except Exception:           # a front-end-only name (no operator of that name)
+        return None
 
 
 # npx name -> (mx.nd operator, what it computes)
