@@ -43,6 +43,16 @@ def reshape(a, newshape, order="C"):
     return wrap(NDArray._as_view(a, shape, 0))
 
 
+def _empty_from(a, shape):
+    """A zero-size result of the given shape computed from a. When autograd records a,
+    the result is an empty slice of a (reshaped), so it stays on a's graph and
+    backward gives a its (zero) gradient instead of "not in a computational graph"."""
+    if a._ag is not None and _recording():
+        return reshape(reshape(a, (-1,))[0:0], shape)
+    from .creation import zeros
+    return zeros(shape, dtype=a.dtype, ctx=a.context)
+
+
 def _recording():
     from ..autograd import is_recording
     return is_recording()
@@ -269,12 +279,10 @@ def tile(A, reps):
     A = _arr(A)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
     if 0 in reps or A.size == 0:      # a zero-size result: its NumPy shape, empty
-        from .creation import zeros
         n = max(len(reps), A.ndim)
         shape = (1,) * (n - A.ndim) + A.shape
         full_reps = (1,) * (n - len(reps)) + reps
-        return zeros(tuple(d * r for d, r in zip(shape, full_reps)), dtype=A.dtype,
-                     ctx=A.context)
+        return _empty_from(A, tuple(d * r for d, r in zip(shape, full_reps)))
     return wrap(_nd.tile(A, reps=reps))
 
 
@@ -316,9 +324,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     r, c = a.shape[ax1], a.shape[ax2]
     n = min(r, c - offset) if offset >= 0 else min(r + offset, c)
     if n <= 0:                       # no such diagonal: an empty one, as NumPy gives
-        from .creation import zeros
         rest = tuple(d for i, d in enumerate(a.shape) if i not in (ax1, ax2))
-        return zeros(rest + (0,), dtype=a.dtype, ctx=a.context)
+        return _empty_from(a, rest + (0,))
     return wrap(_nd.diag(a, k=offset, axis1=axis1, axis2=axis2))
 
 

@@ -71,7 +71,7 @@ class FullyConnected(Op):
         same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
         _, (oshape,), _ = self.infer_shape(p, [a.shape for a in inputs])
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        y = parallel.matmul(ctx.xp, x2, w.T, _rows(out, 0, x2.shape[0]))
+        y = parallel.matmul(ctx.xp, x2, w.T, _rows(out, 0, x2.shape[0], w.shape[0]))
         if not p.no_bias:
             y += inputs[2].reshape(1, -1)
         return [y.reshape(oshape) if y.base is None or out[0] is None else out[0]]
@@ -81,13 +81,14 @@ class FullyConnected(Op):
         x, w = inputs[0], inputs[1]
         need = ctx.need_grad
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        dy = out_grads[0].reshape(x2.shape[0], -1)
+        dy = out_grads[0].reshape(x2.shape[0], w.shape[0])
         dx = None
         if need[0]:
-            dx = parallel.matmul(xp, dy, w, _rows(in_grad, 0, x2.shape[0]))
+            dx = parallel.matmul(xp, dy, w, _rows(in_grad, 0, x2.shape[0], x2.shape[1]))
             dx = in_grad[0] if in_grad is not None and in_grad[0] is not None else \
                 dx.reshape(x.shape)
-        dw = parallel.matmul(xp, dy.T, x2, _rows(in_grad, 1, w.shape[0])) if need[1] else None
+        dw = parallel.matmul(xp, dy.T, x2, _rows(in_grad, 1, w.shape[0], w.shape[1])) \
+            if need[1] else None
         if p.no_bias:
             return [dx, dw]
         db = None
@@ -98,12 +99,13 @@ class FullyConnected(Op):
         return [dx, dw, db]
 
 
-def _rows(dst, i, rows):
-    """Destination i as a (rows, -1) matrix view, or None (then the caller's result is
-    fresh and the runner copies it)."""
+def _rows(dst, i, rows, cols):
+    """Destination i as a (rows, cols) matrix view, or None (then the caller's result
+    is fresh and the runner copies it). Sizes spelled out: a zero batch makes -1
+    ambiguous."""
     if dst is None or dst[i] is None or not dst[i].flags.c_contiguous:
         return None
-    return dst[i].reshape(rows, -1)
+    return dst[i].reshape(rows, cols)
 
 
 def _size(shape):

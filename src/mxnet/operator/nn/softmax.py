@@ -36,6 +36,10 @@ def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None, out=Non
         x = x / x.dtype.type(temperature)
     if mask is not None:
         x = xp.where(mask, x, -np.inf)
+    if x.size == 0:                 # nothing to normalise (max() has no identity)
+        if out is None:
+            return xp.empty(x.shape, x.dtype)
+        return out
     m = x.max(axis=axis, keepdims=True)
     if mask is not None:
         m = xp.where(xp.isfinite(m), m, 0)

@@ -3,7 +3,8 @@
 The subscripts are made explicit first (``...`` becomes letters, an implicit output
 the letters used once, in order); the gradient of each operand is then another einsum
 of the output gradient with the other operands, broadcast over the operand's letters
-that appear nowhere else and summed over its broadcast (size-1) dimensions.
+that appear nowhere else and summed over its broadcast (size-1) dimensions; an operand
+with a repeated letter ('ii') gets that gradient on its diagonal.
 """
 import string
 
@@ -83,23 +84,35 @@ class Einsum(Op):
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, g = ctx.xp, out_grads[0]
         ins, o = explicit(p.subscripts, [x.ndim for x in inputs])
+        if g.ndim != len(o):             # a 0-d result's gradient may come as (1,)
+            sizes = {c: d for sub, x in zip(ins, inputs) for c, d in zip(sub, x.shape)}
+            g = g.reshape([sizes[c] for c in o])
         grads = []
         for i, (sub, x) in enumerate(zip(ins, inputs)):
             if ctx.need_grad is not None and not ctx.need_grad[i]:
                 grads.append(None)
                 continue
-            if len(set(sub)) != len(sub):
-                raise MXNetError(f"einsum: the gradient of an operand with a repeated "
-                                 f"subscript ({sub!r}) is not implemented in pymxnet yet")
+            # a repeated letter ('ii') reads the operand's diagonal: the gradient is
+            # worked out for that diagonal (one axis per distinct letter) and written
+            # back onto it, zero elsewhere
+            diag = "".join(dict.fromkeys(sub))
+            shape = tuple(x.shape[sub.index(c)] for c in diag)
             others = [(s, y) for j, (s, y) in enumerate(zip(ins, inputs)) if j != i]
             seen = set(o).union(*[set(s) for s, _ in others])
-            kept = "".join(c for c in sub if c in seen)
+            kept = "".join(c for c in diag if c in seen)
             spec = ",".join([o] + [s for s, _ in others]) + "->" + kept
             gi = xp.einsum(spec, g, *[y for _, y in others])
             # letters only this operand has: the gradient is constant along them
-            if kept != sub:
-                gi = gi.reshape([gi.shape[kept.index(c)] if c in seen else 1 for c in sub])
-                gi = xp.broadcast_to(gi, [gi.shape[k] if c in seen else x.shape[k]
-                                          for k, c in enumerate(sub)])
-            grads.append(reduce_to_shape(xp, gi, x.shape).astype(x.dtype, copy=False))
+            if kept != diag:
+                gi = gi.reshape([gi.shape[kept.index(c)] if c in seen else 1 for c in diag])
+                gi = xp.broadcast_to(gi, [gi.shape[k] if c in seen else shape[k]
+                                          for k, c in enumerate(diag)])
+            gi = reduce_to_shape(xp, gi, shape).astype(x.dtype, copy=False)
+            if diag != sub:
+                full = xp.zeros(x.shape, x.dtype)
+                full[tuple(xp.arange(x.shape[k]).reshape(
+                    [-1 if m == diag.index(c) else 1 for m in range(len(diag))])
+                    for k, c in enumerate(sub))] = gi
+                gi = full
+            grads.append(gi)
         return grads
