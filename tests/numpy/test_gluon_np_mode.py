@@ -69,3 +69,51 @@ def test_nd_mode_unchanged_outside_np_mode():
     net.initialize()
     out = net(mx.nd.ones((2, 4)))
     assert type(out) is mx.nd.NDArray
+
+
+class _Pair(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.np.add(x, x), F.np.multiply(x, x)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_use_np_block_class_returns_np_arrays_outside_np_mode(hybridize):
+    # the decorator covers inherited methods (__call__, forward), as MXNet's does
+    net = mx.util.use_np(type("NpPair", (_Pair,), {}))()
+    if hybridize:
+        net.hybridize()
+    outs = net(np.ones((2, 3)))
+    assert [type(o) for o in outs] == [np.ndarray, np.ndarray]
+    onp.testing.assert_array_equal(outs[1].asnumpy(), onp.ones((2, 3)))
+    assert not mx.util.is_np_array()
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_mixed_np_and_classic_outputs_are_a_type_error(hybridize):
+    @mx.util.use_np
+    class Mixed(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.as_nd_ndarray() + x.as_nd_ndarray(), F.np.multiply(x, x)
+    net = Mixed()
+    if hybridize:
+        net.hybridize()
+    with pytest.raises(TypeError):
+        net(np.ones((2, 3)))
+
+
+def test_deferred_weight_shape_through_ndarray_dot(np_mode):
+    class Linear(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(0, 5), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, w):
+            return F.npx.relu(x.dot(w))
+    net = Linear()
+    net.initialize(mx.init.One())
+    net.hybridize()
+    x = np.ones((2, 7))
+    out = net(x)
+    assert net.w.shape == (7, 5)
+    onp.testing.assert_array_equal(out.asnumpy(), onp.full((2, 5), 7.0))

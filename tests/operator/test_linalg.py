@@ -250,3 +250,29 @@ def test_aliases():
     a, b = rand(3, 4), rand(4, 2)
     np.testing.assert_allclose(nd.linalg_gemm2(nd.array(a), nd.array(b)).asnumpy(), a @ b,
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("ta, tb, lshape, rshape, want_r", [
+    (False, False, (64, 1000), (0, 100), (1000, 100)),
+    (False, True, (64, 1000), (100, 0), (100, 1000)),
+    (True, False, (1000, 64), (0, 100), (1000, 100))])
+def test_dot_infers_a_contracted_dim_known_on_one_side(ta, tb, lshape, rshape, want_r):
+    # a deferred weight (0 = unknown) learns its input size from the data
+    y = mx.sym.dot(mx.sym.var("x"), mx.sym.var("w", shape=rshape), transpose_a=ta,
+                   transpose_b=tb)
+    args, outs, _ = y.infer_shape(x=lshape)
+    assert args == [lshape, want_r]
+    assert outs == [np.dot(np.zeros(lshape).T if ta else np.zeros(lshape),
+                           np.zeros(want_r).T if tb else np.zeros(want_r)).shape]
+
+
+def test_dot_with_zero_contracted_size_and_its_gradient():
+    with mx.util.np_shape(True):             # zero-size arrays need NumPy shapes
+        a, b = nd.ones((3, 0)), nd.ones((0, 4))
+        a.attach_grad()
+        b.attach_grad()
+        with mx.autograd.record():
+            y = nd.dot(a, b)
+        np.testing.assert_array_equal(y.asnumpy(), np.zeros((3, 4)))
+        y.backward()
+        assert a.grad.shape == (3, 0) and b.grad.shape == (0, 4)

@@ -55,7 +55,10 @@ def test_bitwise_not_and_nan_to_num_replacements():
 @pytest.mark.parametrize("subscripts, shapes", [
     ("ij,jk->ik", [(2, 3), (3, 4)]), ("...ij,jk->...ik", [(2, 2, 3), (3, 2)]),
     ("ij,ij->i", [(2, 3), (2, 3)]), ("ij,j", [(2, 3), (3,)]), ("ijk->kj", [(2, 3, 4)]),
-    ("i,j->ij", [(3,), (2,)]), ("ij,jk->k", [(2, 3), (3, 4)])])
+    ("i,j->ij", [(3,), (2,)]), ("ij,jk->k", [(2, 3), (3, 4)]),
+    # repeated subscripts read a diagonal: its gradient lands on that diagonal
+    ("ii->i", [(3, 3)]), ("ii,i->i", [(3, 3), (3,)]), ("iij->j", [(3, 3, 2)]),
+    ("ij,jj->i", [(2, 3), (3, 3)])])
 def test_einsum_forward_and_gradients(subscripts, shapes):
     rng = np.random.RandomState(0)
     inputs = [rng.uniform(-1, 1, s) for s in shapes]
