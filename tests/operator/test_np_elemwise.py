@@ -6,6 +6,7 @@ import pytest
 import mxnet as mx
 
 import opcheck
+from mxnet.base import MXNetError
 
 CASES = [
     opcheck.Case("_npi_arctan2", np.arctan2, [[(3, 4), (3, 4)], [(2, 3), (1, 3)]],
@@ -66,3 +67,25 @@ def test_einsum_forward_and_gradients(subscripts, shapes):
     opcheck.check(opcheck.Case("op._npi_einsum", lambda *xs: np.einsum(subscripts, *xs),
                                kwargs={"subscripts": subscripts, "num_args": len(shapes)},
                                ref_kwargs=False, inputs=inputs))
+
+
+@pytest.mark.parametrize("shapes, a_axes, b_axes", [
+    ([(2, 3), (3, 4)], (1,), (0,)), ([(2, 3, 4), (4, 3, 5)], (1, 2), (1, 0)),
+    ([(2, 3), (4, 3)], (-1,), (-1,)), ([(3,), (3, 2)], (0,), (0,)),
+    ([(2, 3), (5,)], (), ()), ([(4, 2, 3), (3, 2)], (2, 1), (0, 1))])
+def test_tensordot_forward_and_gradients(shapes, a_axes, b_axes):
+    opcheck.check(opcheck.Case("op._npi_tensordot",
+                               lambda a, b: np.tensordot(a, b, axes=(list(a_axes),
+                                                                     list(b_axes))),
+                               shapes=[shapes], kwargs={"a_axes": a_axes, "b_axes": b_axes},
+                               ref_kwargs=False))
+
+
+def test_tensordot_bad_axes():
+    a, b = mx.nd.ones((2, 3)), mx.nd.ones((3, 4))
+    with pytest.raises(MXNetError):
+        mx.nd.op._npi_tensordot(a, b, a_axes=(1,), b_axes=(1,)).wait_to_read()
+    with pytest.raises(MXNetError):
+        mx.nd.op._npi_tensordot(a, b, a_axes=(2,), b_axes=(0,)).wait_to_read()
+    with pytest.raises(MXNetError):
+        mx.nd.op._npi_tensordot(a, b, a_axes=(0, 1), b_axes=(0,)).wait_to_read()

@@ -498,10 +498,11 @@ def matmul(a, b, out=None):
 
 
 def inner(a, b):
-    """Inner product over the last axes."""
-    from .manipulation import swapaxes
-    b = _as_array(b)
-    return dot(a, swapaxes(b, -1, -2) if b.ndim >= 2 else b)
+    """Inner product over the last axes (the ``_npi_tensordot`` operator)."""
+    if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
+        return multiply(a, b)  # noqa: F821
+    a, b = _same_dtype(_as_array(a), _as_array(b))
+    return _tensordot(a, b, (-1,), (-1,))
 
 
 def outer(a, b):
@@ -515,24 +516,30 @@ def vdot(a, b):
     return dot(_as_array(a).reshape(-1), _as_array(b).reshape(-1))
 
 
+def tensordot_axes(axes):
+    """NumPy's ``axes`` argument of tensordot as the operator's (a_axes, b_axes): an int
+    N pairs a's last N axes with b's first N (negative axes need no shapes)."""
+    if isinstance(axes, (int, _onp.integer)):
+        return tuple(range(-int(axes), 0)), tuple(range(int(axes)))
+    axes_a, axes_b = axes
+    as_tuple = lambda x: tuple(int(v) for v in x) if isinstance(x, (list, tuple)) \
+        else (int(x),)  # noqa: E731
+    return as_tuple(axes_a), as_tuple(axes_b)
+
+
 def tensordot(a, b, axes=2):
-    """Sum products over the given axes (NumPy's tensordot)."""
-    from .manipulation import transpose
-    a, b = _as_array(a), _as_array(b)
-    if isinstance(axes, int):
-        axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
-    else:
-        axes_a, axes_b = [list(x) if isinstance(x, (list, tuple)) else [x] for x in axes]
-    axes_a = [x % a.ndim for x in axes_a]
-    axes_b = [x % b.ndim for x in axes_b]
-    free_a = [i for i in range(a.ndim) if i not in axes_a]
-    free_b = [i for i in range(b.ndim) if i not in axes_b]
-    k = int(_onp.prod([a.shape[i] for i in axes_a], dtype=_onp.int64))
-    m = int(_onp.prod([a.shape[i] for i in free_a], dtype=_onp.int64))
-    n = int(_onp.prod([b.shape[i] for i in free_b], dtype=_onp.int64))
-    at = transpose(a, free_a + axes_a).reshape(m, k)     # explicit sizes: -1 is
-    bt = transpose(b, axes_b + free_b).reshape(k, n)     # ambiguous for zero-size
-    return dot(at, bt).reshape([a.shape[i] for i in free_a] + [b.shape[i] for i in free_b])
+    """Sum products over the given axes (NumPy's tensordot; the ``_npi_tensordot``
+    operator, differentiable)."""
+    a, b = _same_dtype(_as_array(a), _as_array(b))
+    a_axes, b_axes = tensordot_axes(axes)
+    return _tensordot(a, b, a_axes, b_axes)
+
+
+def _tensordot(a, b, a_axes, b_axes):
+    res = wrap(_nd.op._npi_tensordot(a, b, a_axes=a_axes, b_axes=b_axes))
+    if a.ndim + b.ndim == 2 * len(a_axes) and res.shape != ():
+        res = wrap(res.reshape(()))          # a full contraction is 0-d
+    return res
 
 
 def einsum(*operands, **kwargs):

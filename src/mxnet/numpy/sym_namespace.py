@@ -12,7 +12,8 @@ import numbers
 from .. import symbol as _sym
 from .._missing import MissingFeatureError
 from ..symbol.symbol import Symbol as _Symbol
-from .math import _BINARY, _UNARY
+from . import sym_linalg as linalg
+from .math import _BINARY, _UNARY, tensordot_axes
 
 __all__ = ["_Symbol"]
 
@@ -120,9 +121,88 @@ def tile(A, reps):
     return _sym.tile(A, reps=tuple(reps) if not isinstance(reps, int) else (reps,))
 
 
+amax, amin = max, min  # noqa: F821
+
+
+def tensordot(a, b, axes=2):
+    """Symbolic tensordot (the ``_npi_tensordot`` operator, as ``mx.np.tensordot``)."""
+    a_axes, b_axes = tensordot_axes(axes)
+    return _sym.op._npi_tensordot(a, b, a_axes=a_axes, b_axes=b_axes)
+
+
+def inner(a, b):
+    """Symbolic inner product over the last axes (``_npi_tensordot``)."""
+    return _sym.op._npi_tensordot(a, b, a_axes=(-1,), b_axes=(-1,))
+
+
+def outer(a, b):
+    """Symbolic outer product of the flattened operands."""
+    return _sym.broadcast_mul(_sym.reshape(a, shape=(-1, 1)), _sym.reshape(b, shape=(1, -1)))
+
+
+def vdot(a, b):
+    """Symbolic dot product of the flattened operands."""
+    return _sym.sum(_sym.reshape(a, shape=(-1,)) * _sym.reshape(b, shape=(-1,)))
+
+
+def einsum(*operands, **kwargs):
+    """Symbolic Einstein summation (the ``_npi_einsum`` operator, as ``mx.np.einsum``)."""
+    subscripts, arrays = operands[0], operands[1:]
+    return _sym._internal._npi_einsum(*arrays, subscripts=subscripts,
+                                      num_args=len(arrays),
+                                      optimize=int(bool(kwargs.get("optimize", False))))
+
+
+def ravel(x, order="C"):
+    return _sym.reshape(x, shape=(-1,))
+
+
+def flip(m, axis=None):
+    if axis is None:
+        raise MissingFeatureError("mx.sym.np.flip: axis=None needs the input's rank; "
+                                  "give the axes")
+    return _sym.reverse(m, axis=axis)
+
+
+def argmax(a, axis=None, out=None):
+    return _sym.argmax(_sym.reshape(a, shape=(-1,)) if axis is None else a,
+                       axis=0 if axis is None else axis)
+
+
+def argmin(a, axis=None, out=None):
+    return _sym.argmin(_sym.reshape(a, shape=(-1,)) if axis is None else a,
+                       axis=0 if axis is None else axis)
+
+
+def sort(a, axis=-1, kind=None, order=None):
+    return _sym.sort(a, axis=axis)
+
+
+def argsort(a, axis=-1, kind=None, order=None):
+    return _sym.argsort(a, axis=axis, dtype="int64")
+
+
+def copy(a):
+    return _sym._internal._copy(a)
+
+
+def around(x, decimals=0, out=None):
+    return _sym.op._npi_around(x, decimals=decimals)
+
+
+round = round_ = around  # noqa: A001
+
+
+def fabs(x, out=None):
+    return _sym.abs(x)
+
+
 __all__ += ["divide", "remainder", "sum", "mean", "max", "min", "prod", "reshape",
             "transpose", "concatenate", "stack", "expand_dims", "squeeze", "swapaxes",
-            "clip", "where", "dot", "zeros_like", "ones_like", "tile"]
+            "clip", "where", "dot", "zeros_like", "ones_like", "tile", "amax", "amin",
+            "tensordot", "inner", "outer", "vdot", "einsum", "ravel", "flip", "argmax",
+            "argmin", "sort", "argsort", "copy", "around", "round", "round_", "fabs",
+            "linalg"]
 
 
 def __getattr__(name):
