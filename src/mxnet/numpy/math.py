@@ -464,15 +464,9 @@ def dot(a, b, out=None):
     if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
         return multiply(a, b, out)  # noqa: F821
     a, b = _same_dtype(_as_array(a), _as_array(b))
-    if b.ndim <= 2:
-        res = wrap(_nd.dot(a, b))
-        want = a.shape[:-1] + b.shape[:-2] + b.shape[-1:] if b.ndim == 2 else a.shape[:-1]
-    else:
-        from .manipulation import moveaxis
-        res = wrap(_nd.dot(a, moveaxis(b, -2, 0)))
-        want = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
-    if res.shape != want:
-        res = wrap(res.reshape(want))
+    res = wrap(_nd.op._npi_dot(a, b))          # NumPy's dot operator (mx.sym.np.dot's)
+    if a.ndim == b.ndim == 1 and res.shape != ():
+        res = wrap(res.reshape(()))            # vector . vector is 0-d
     return _finish(res, out)
 
 

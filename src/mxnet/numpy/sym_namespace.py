@@ -106,7 +106,8 @@ def where(condition, x, y):
 
 
 def dot(a, b, out=None):
-    return _sym.dot(a, b)
+    """Symbolic NumPy dot (the ``_npi_dot`` operator, as ``mx.np.dot``)."""
+    return _sym.op._npi_dot(a, b)
 
 
 def zeros_like(a, dtype=None):

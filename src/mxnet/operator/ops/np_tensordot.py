@@ -1,4 +1,5 @@
-"""``_npi_tensordot``: NumPy's tensordot (``mx.np.tensordot``, ``inner``), differentiable.
+"""``_npi_tensordot`` and ``_npi_dot``: NumPy's tensordot (``mx.np.tensordot``,
+``inner``) and dot, differentiable.
 
 The contracted axes are parameters (negative ones count from the end), so the operator
 needs no shapes when a graph is built: ``mx.sym.np.tensordot`` is this operator too.
@@ -10,13 +11,13 @@ from ..params import Schema, Shape
 from ..registry import Op, ShapeError, register
 
 
-def plan(p, a_ndim, b_ndim):
+def axes_plan(a_axes, b_axes, a_ndim, b_ndim):
     """(contracted axes of a, of b, kept axes of a, of b), all non-negative."""
-    if len(p.a_axes) != len(p.b_axes):
-        raise MXNetError(f"tensordot: a_axes {p.a_axes} and b_axes {p.b_axes} differ in "
+    if len(a_axes) != len(b_axes):
+        raise MXNetError(f"tensordot: a_axes {a_axes} and b_axes {b_axes} differ in "
                          "length")
     ca, cb = [], []
-    for axes, nd, out, name in ((p.a_axes, a_ndim, ca, "a"), (p.b_axes, b_ndim, cb, "b")):
+    for axes, nd, out, name in ((a_axes, a_ndim, ca, "a"), (b_axes, b_ndim, cb, "b")):
         for ax in axes:
             if not -nd <= ax < nd:
                 raise MXNetError(f"tensordot: axis {ax} is out of range for the "
@@ -44,11 +45,14 @@ class TensorDot(Op):
     def arguments(self, p):
         return ["a", "b"]
 
+    def plan(self, p, a_ndim, b_ndim):
+        return axes_plan(p.a_axes, p.b_axes, a_ndim, b_ndim)
+
     def infer_shape(self, p, in_shapes):
         sa, sb = in_shapes
         if sa is None or sb is None:
             return in_shapes, [None], []
-        ca, cb, fa, fb = plan(p, len(sa), len(sb))
+        ca, cb, fa, fb = self.plan(p, len(sa), len(sb))
         for i, j in zip(ca, cb):
             if sa[i] is not None and sb[j] is not None and sa[i] != sb[j]:
                 raise ShapeError(f"tensordot: shape mismatch: axis {i} of a has size "
@@ -61,13 +65,13 @@ class TensorDot(Op):
 
     def forward(self, ctx, p, inputs, aux):
         a, b = inputs
-        ca, cb, _, _ = plan(p, a.ndim, b.ndim)
+        ca, cb, _, _ = self.plan(p, a.ndim, b.ndim)
         self.infer_shape(p, [a.shape, b.shape])
         return [ctx.xp.ascontiguousarray(ctx.xp.tensordot(a, b, axes=(ca, cb)))]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (a, b), g = ctx.xp, inputs, out_grads[0]
-        ca, cb, fa, fb = plan(p, a.ndim, b.ndim)
+        ca, cb, fa, fb = self.plan(p, a.ndim, b.ndim)
         g = g.reshape([a.shape[i] for i in fa] + [b.shape[j] for j in fb])
         need = ctx.need_grad or (True, True)
         ga = gb = None
@@ -82,3 +86,16 @@ class TensorDot(Op):
             labels = [cb[ca.index(i)] for i in sorted(ca)] + fb
             gb = xp.transpose(t, _argsort(labels)).astype(b.dtype, copy=False)
         return [ga, gb]
+
+
+@register
+class NpDot(TensorDot):
+    """NumPy's dot: a's last axis against b's second-to-last (its only one when b is a
+    vector); a 0-d operand multiplies. The result has a's other axes, then b's."""
+    name = "_npi_dot"
+    params = Schema()
+
+    def plan(self, p, a_ndim, b_ndim):
+        if a_ndim == 0 or b_ndim == 0:
+            return axes_plan((), (), a_ndim, b_ndim)
+        return axes_plan((-1,), (-2 if b_ndim >= 2 else -1,), a_ndim, b_ndim)
