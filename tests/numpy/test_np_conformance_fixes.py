@@ -204,3 +204,13 @@ def test_arithmetic_dunders_follow_numpy(a_dtype):
     i = np.array([1, 2], dtype="int32")
     assert (i / i).dtype == onp.float32                  # MXNet: true division to float32
     assert (a + np.array([1, 2, 3], dtype="int32")).dtype == onp.dtype(a_dtype)
+
+
+@pytest.mark.parametrize("key", [None, (), 0, slice(0, 1)])
+def test_recorded_value_written_in_place_is_refused(key):
+    x = np.zeros((2, 3))
+    y = np.ones(x[key].shape)
+    y.attach_grad()
+    with pytest.raises(mx.base.MXNetError, match="Inplace operations"):
+        with autograd.record():
+            x[key] = y

@@ -244,6 +244,10 @@ class ndarray(NDArray):
     def __setitem__(self, key, value):
         key = _masks_as_indices(_bool_masks_to_host(key), self._shape)
         if isinstance(value, NDArray):
+            if key is None and value._ag is not None and _is_recording():
+                # in NumPy mode a[None] indexes like a[np.newaxis]: a recorded in-place
+                # write like any other (classic NDArrays read it as a plain copy)
+                key = (None,)
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)
 
