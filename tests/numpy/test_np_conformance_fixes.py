@@ -214,3 +214,13 @@ def test_recorded_value_written_in_place_is_refused(key):
     with pytest.raises(mx.base.MXNetError, match="Inplace operations"):
         with autograd.record():
             x[key] = y
+
+
+@pytest.mark.parametrize("key", [range(2), range(2, 0, -1), (range(3), [1]), (1, range(1, 3))])
+def test_range_indexes_like_numpy(key):
+    host = onp.arange(60, dtype=onp.float32).reshape(3, 4, 5)
+    a = np.array(host)
+    onp.testing.assert_array_equal(a[key].asnumpy(), host[key])
+    a[key] = 7
+    host[key] = 7
+    onp.testing.assert_array_equal(a.asnumpy(), host)

@@ -85,9 +85,12 @@ def _basic_view_plan(shape, key):
 
 def _bool_masks_to_host(key):
     """Boolean mx arrays in an index become NumPy masks (their nonzero positions decide
-    the result's shape, so the host must see them, as MXNet's boolean indexing does)."""
+    the result's shape, so the host must see them, as MXNet's boolean indexing does);
+    a ``range`` is the integer index array NumPy reads it as."""
     if isinstance(key, NDArray) and key._dtype == _onp.bool_:
         return key.asnumpy()
+    if isinstance(key, range):
+        return _onp.arange(key.start, key.stop, key.step, dtype=_onp.int64)
     if isinstance(key, tuple):
         return tuple(_bool_masks_to_host(k) for k in key)
     return key
