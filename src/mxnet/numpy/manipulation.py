@@ -101,10 +101,26 @@ def ravel(a, order="C"):
     return reshape(a, -1, order)
 
 
+def _keep_dims_code(src, shape):
+    """shape with MXNet's -2 entries ("this axis as in the source", the source aligned
+    to the right) replaced by the source's sizes."""
+    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    lead = len(shape) - len(src)
+    out = []
+    for i, d in enumerate(shape):
+        if d == -2:
+            if i < lead:
+                raise MXNetError(f"broadcast_to: -2 at axis {i} of {shape} has no "
+                                 f"matching axis in the source shape {src}")
+            d = src[i - lead]
+        out.append(int(d))
+    return tuple(out)
+
+
 def broadcast_to(array, shape):
     """The array broadcast to shape (NumPy's rules)."""
     array = _arr(array)
-    shape = tuple(shape)
+    shape = _keep_dims_code(array.shape, shape)
     try:
         _onp.broadcast_shapes(array.shape, shape)
     except ValueError:

@@ -403,11 +403,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 def _arg(op, a, axis, out):
     a = _as_array(a)
-    if axis is None:
+    want = None
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):   # NumPy: a 0-d array's
+        want = ()                                         # axis 0/-1 is the flat one
         a = a.reshape(-1)
         axis = 0
     res = wrap(_fn(op)(a, axis=int(axis)).astype(_onp.int64))
-    want = _reduced_shape(a.shape, axis, False)
+    want = _reduced_shape(a.shape, axis, False) if want is None else want
     if res.shape != want:
         res = wrap(res.reshape(want))
     return _finish(res, out)

@@ -121,7 +121,19 @@ def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
     return _draw(_nd.random.exponential, size, dtype, ctx, lam=1.0 / _scalar(scale, "scale"))
 
 
+def _check_positive(what, name, value):
+    """MXNet's np samplers reject non-positive parameters with a ValueError (checked on
+    the host for array-valued parameters too)."""
+    from ..base import InvalidArgument          # MXNetError and ValueError
+    host = value.asnumpy() if isinstance(value, NDArray) else _onp.asarray(value)
+    if not _onp.all(host > 0):
+        raise InvalidArgument(f"mx.np.random.{what}: {name} must be > 0, got {value}")
+
+
 def gamma(shape, scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    """Gamma(shape, scale) samples."""
+    _check_positive("gamma", "shape", shape)
+    _check_positive("gamma", "scale", scale)
     return _draw(_nd.random.gamma, size, dtype, ctx, alpha=_scalar(shape, "shape"),
                  beta=_scalar(scale, "scale"))
 
