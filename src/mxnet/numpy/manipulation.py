@@ -21,9 +21,13 @@ def _norm_axis(axis, ndim):
     return axis % ndim
 
 
-def reshape(a, newshape, order="C"):
+def reshape(a, newshape, order="C", out=None):
     """A view of a with a new shape (NumPy's rules: one -1 is inferred, 0 is a real
-    zero-length axis). MXNet's special codes are ``npx.reshape``'s."""
+    zero-length axis). MXNet's special codes are ``npx.reshape``'s. With ``out`` the
+    values are written into out instead."""
+    if out is not None:
+        from .math import _finish
+        return _finish(reshape(a, newshape, order), out)
     if order != "C":
         raise NotImplementedError("mx.np.reshape: only order='C' is supported")
     a = _arr(a)

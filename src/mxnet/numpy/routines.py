@@ -261,9 +261,12 @@ def delete(arr, obj, axis=None):
         if idx.dtype.kind == "b":
             keep = ~idx
         else:
-            if idx.size and (idx.max() >= n or idx.min() < -n):
-                raise IndexError(f"index {int(idx.max())} is out of bounds for axis "
-                                 f"{axis} with size {n}")
+            if idx.ndim:            # MXNet skips an index array's entries outside
+                idx = idx[(idx < n) & (idx >= 0)]       # [0, n), negative ones included
+            elif idx >= n or idx < -n:
+                from ..base import InvalidIndex        # MXNetError and IndexError
+                raise InvalidIndex(f"index {int(idx)} is out of bounds for axis {axis} "
+                                   f"with size {n}")
             keep[idx] = False
     kept = _onp.nonzero(keep)[0]
     return _man.take(arr, array(kept, dtype=_onp.int64, ctx=arr.context), axis=axis)
