@@ -12,7 +12,7 @@ import builtins
 import numpy as _onp
 
 from .. import ndarray as _nd
-from ..base import MXNetError, numeric_types
+from ..base import MXNetError, dtype_np, numeric_types
 from ..ndarray.ndarray import NDArray
 from .multiarray import ndarray as _np_ndarray
 from .multiarray import wrap
@@ -317,12 +317,27 @@ def _axis(axis):
 
 def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
     a = _as_array(a)
+    if a._dtype.kind == "f" and op in ("sum", "mean", "prod"):
+        # MXNet accumulates float16 in float32 and casts the result to dtype afterwards
+        # (a float input reduced to an integer dtype is truncated, its gradient still
+        # flows back in the input's dtype)
+        want_dt = a._dtype if dtype is None else dtype_np(dtype)
+        acc = _F32 if a._dtype == _onp.float16 else a._dtype
+        if want_dt.kind == "f" and want_dt.itemsize > acc.itemsize:
+            acc = want_dt
+        res = _reduce_as(op, a if a._dtype == acc else a.astype(acc), axis, keepdims)
+        return _finish(res if res._dtype == want_dt else wrap(res.astype(want_dt)), out)
     if dtype is not None:
         a = a.astype(dtype)
     elif float_ints and a._dtype.kind in "iub":
         a = a.astype(_F32)
     elif a._dtype == _BOOL:
         a = a.astype(_onp.int64)
+    return _finish(_reduce_as(op, a, axis, keepdims), out)
+
+
+def _reduce_as(op, a, axis, keepdims):
+    """The reduction computed in a's dtype, with NumPy's result shape."""
     if a.ndim == 0 or (isinstance(axis, (tuple, list)) and not axis):
         res = wrap(_nd.identity(a))          # nothing to reduce (axis=() in NumPy)
     else:
@@ -330,7 +345,7 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
     want = _reduced_shape(a.shape, axis, keepdims)
     if res.shape != want:
         res = wrap(res.reshape(want))
-    return _finish(res, out)
+    return res
 
 
 def _reduced_shape(shape, axis, keepdims):
