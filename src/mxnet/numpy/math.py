@@ -242,7 +242,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
     if _is_scalar(x):
         return _onp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
     res = wrap(_fn("_npi_nan_to_num")(x, nan=nan, posinf=posinf, neginf=neginf, **kwargs))
-    return res if copy else _finish(res, x)
+    from ..tape import _state
+    if copy or _state.tracer is not None:   # a hybridized graph has no in-place form:
+        return res                          # copy=False gives a new array there, as in
+    return _finish(res, x)                  # MXNet's symbolic nan_to_num
 
 
 def invert(x, out=None):
