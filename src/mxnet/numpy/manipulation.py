@@ -56,9 +56,12 @@ def transpose(a, axes=None):
     """The array with its axes permuted (reversed when axes is None)."""
     a = _arr(a)
     if a.ndim < 2 and axes is None:
-        return wrap(NDArray.reshape(a, a.shape))
+        return reshape(a, a.shape)        # NumPy's reshape: a 0-d target is fine
     axes = tuple(range(a.ndim))[::-1] if axes is None else \
         tuple(_norm_axis(int(x), a.ndim) for x in axes)
+    if len(set(axes)) != len(axes):
+        from ..base import InvalidArgument           # MXNetError and ValueError
+        raise InvalidArgument(f"mx.np.transpose: repeated axis in axes {axes}")
     return wrap(_nd.transpose(a, axes=axes))
 
 

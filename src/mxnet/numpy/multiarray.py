@@ -193,9 +193,9 @@ class ndarray(NDArray):
         if isinstance(out, NDArray):
             shape = _key_shape(self._shape, key)
             if out._shape != shape:
-                out = wrap(NDArray.reshape(out, shape) if out.size == _onp.prod(shape,
-                                                                                   dtype=int)
-                           else out)
+                from .manipulation import reshape       # NumPy's: 0-d targets too
+                out = reshape(out, shape) if out.size == _onp.prod(shape, dtype=int) \
+                    else out
         return out
 
     def __setitem__(self, key, value):
