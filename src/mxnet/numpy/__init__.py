@@ -53,8 +53,13 @@ def isscalar(element):
 
 
 def may_share_memory(a, b, max_work=None):
-    """Whether a and b are views of the same storage."""
-    return a._chunk is b._chunk
+    """Whether a and b are views of overlapping parts of the same storage (views are
+    contiguous element ranges, so this is exact)."""
+    if a._chunk is not b._chunk or a.size == 0 or b.size == 0:
+        return False
+    a0 = 0 if a._view is None else a._view[0]
+    b0 = 0 if b._view is None else b._view[0]
+    return a0 < b0 + b.size and b0 < a0 + a.size
 
 
 shares_memory = may_share_memory

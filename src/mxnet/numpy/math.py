@@ -305,7 +305,7 @@ def where(condition, x=None, y=None):
 def nonzero(a):
     """A tuple of index arrays (int64), one per axis, of the nonzero elements."""
     from .creation import array
-    idx = _onp.nonzero(_onp.asarray(a.asnumpy()))
+    idx = _onp.nonzero(_onp.atleast_1d(a.asnumpy()))     # MXNet: a 0-d array acts 1-d
     return tuple(array(i, dtype=_onp.int64, ctx=a.context) for i in idx)
 
 

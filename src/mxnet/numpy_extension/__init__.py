@@ -110,7 +110,7 @@ def reshape(a, newshape, reverse=False, order="C"):
 def nonzero(a):
     """The indices of a's nonzero elements as an (N, a.ndim) int64 array."""
     from ..numpy import array
-    host = _onp.argwhere(a.asnumpy())
+    host = _onp.argwhere(_onp.atleast_1d(a.asnumpy()))   # MXNet: a 0-d array acts 1-d
     return array(host, dtype=_onp.int64, ctx=a.context)
 
 
