@@ -96,6 +96,9 @@ def squeeze(a, axis=None):
     a = _arr(a)
     if axis is None:
         return reshape(a, tuple(d for d in a.shape if d != 1))
+    if a.ndim == 0 and all(x in (0, -1) for x in ((axis,) if isinstance(axis, int)
+                                                   else axis)):
+        return reshape(a, ())           # NumPy: a 0-d array's axis 0/-1 squeezes to 0-d
     axes = {_norm_axis(x, a.ndim) for x in ((axis,) if isinstance(axis, int) else axis)}
     for x in axes:
         if a.shape[x] != 1:
