@@ -99,10 +99,15 @@ def _binary(name, x1, x2, out=None):
         return array(getattr(_onp, name)(x1, x2))
     if name == "true_divide":
         # integer division is true division in float32, as MXNet's NumPy mode does
+        # (in the other operand's float type when that one is a float array)
+        fdt = _F32
+        for x in (x1, x2):
+            if isinstance(x, NDArray) and x._dtype.kind == "f":
+                fdt = x._dtype
         if isinstance(x1, NDArray) and x1._dtype.kind in "iub":
-            x1 = x1.astype(_F32)
+            x1 = x1.astype(fdt)
         if isinstance(x2, NDArray) and x2._dtype.kind in "iub":
-            x2 = x2.astype(_F32)
+            x2 = x2.astype(fdt)
     if _is_scalar(x2):
         res = _fn(scalar_op)(_as_array(x1), scalar=float(x2))
     elif _is_scalar(x1):

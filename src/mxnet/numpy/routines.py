@@ -122,6 +122,10 @@ def fabs(x, out=None, **kwargs):
 def _predicate(name, build):
     def fn(x, out=None, **kwargs):
         _m._check_ufunc_kwargs(name, kwargs)
+        if out is not None and getattr(out, "dtype", None) != _BOOL:
+            from ..base import InvalidArgumentType      # MXNetError and TypeError
+            raise InvalidArgumentType(f"mx.np.{name}: out must be a bool array, got "
+                                      f"{getattr(out, 'dtype', type(out).__name__)}")
         if _m._is_scalar(x):
             return getattr(_onp, name)(x)
         if x._dtype.kind in "iub":        # integers are never nan or infinite
