@@ -9,7 +9,7 @@ NotImplementedError naming it.
 """
 import numpy as _onp
 
-from . import fallback, fallback_linalg, linalg, random  # noqa: F401
+from . import _internal, fallback, fallback_linalg, linalg, random  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_names
 from .manipulation import (array_split, argsort, broadcast_to, concat, concatenate,  # noqa: F401

@@ -59,6 +59,10 @@ def _bool_masks_to_host(key):
     return key
 
 
+def _is_0d_mask(k):
+    return isinstance(k, _onp.ndarray) and k.dtype == _onp.bool_ and k.ndim == 0
+
+
 def _masks_as_indices(key):
     """Boolean NumPy masks in a key become the integer index arrays of their true
     positions (NumPy's definition of mask indexing)."""
@@ -199,7 +203,15 @@ class ndarray(NDArray):
         return out
 
     def __setitem__(self, key, value):
-        key = _masks_as_indices(_bool_masks_to_host(key))
+        key = _bool_masks_to_host(key)
+        parts = key if isinstance(key, tuple) else (key,)
+        if any(_is_0d_mask(k) for k in parts):
+            # a 0-d mask selects everything (True) or nothing (False) along a new axis
+            if any(_is_0d_mask(k) and not k for k in parts):
+                return
+            parts = tuple(k for k in parts if not _is_0d_mask(k))
+            key = parts if parts else Ellipsis
+        key = _masks_as_indices(key)
         if isinstance(value, NDArray):
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)
