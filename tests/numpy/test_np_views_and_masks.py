@@ -120,7 +120,7 @@ def test_npx_reshape_codes(shape, codes, reverse, want):
 @pytest.mark.parametrize("shape, codes, reverse", [
     ((2, 3), (0, -1), False), ((2, 3, 4), (-2, -1, -1), False), ((2, 3), (-3, -1), False),
     ((1, 6), (-6, -1, -1), False), ((8, 5, 4, 6), (-6, 2, -1, -4), True),
-    ((2, 3, 5, 6), (3, 2, -4), True)])
+    ((2, 3, 5, 6), (3, 2, -4), True), ((2, 3), (5,), False)])
 def test_npx_reshape_bad_codes_raise(shape, codes, reverse):
     with pytest.raises(MXNetError):
         npx.reshape(np.zeros(shape), codes, reverse=reverse)

@@ -102,9 +102,9 @@ for _name, (_op, _doc) in _OPERATORS.items():
 
 
 def reshape(a, newshape, reverse=False, order="C"):
-    """Reshape with MXNet's NumPy-extension codes (see ``operator.ops.np_shape.npx_target``: -1 infers, -2
-    copies an axis, -3 drops a size-1 axis, -4 copies the rest, -5 merges two axes,
-    -6 splits one); ``reverse`` reads the codes right to left."""
+    """Reshape with MXNet's NumPy-extension codes (``operator.ops.np_shape.npx_target``:
+    -1 infers, -2 copies an axis, -3 drops a size-1 axis, -4 copies the rest, -5 merges
+    two axes, -6 splits one); ``reverse`` reads the codes right to left."""
     from ..numpy.manipulation import reshape as np_reshape
     from ..operator.ops.np_shape import npx_target
     newshape = (newshape,) if isinstance(newshape, (int, _onp.integer)) else newshape

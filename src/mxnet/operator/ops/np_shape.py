@@ -27,12 +27,16 @@ class NumpyReshape(Op):
     inplace = ((0, 0),)
     writes_outputs = True
 
+    def target(self, p, shape):
+        """The output shape for an input of this shape."""
+        return _np_target(shape, p.newshape)
+
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
-        return [s], [None if s is None else _np_target(tuple(s), p.newshape)], []
+        return [s], [None if s is None else self.target(p, tuple(s))], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        y = inputs[0].reshape(_np_target(inputs[0].shape, p.newshape))
+        y = inputs[0].reshape(self.target(p, inputs[0].shape))
         if out is not None and out[0] is not None:
             out[0][...] = y
             return [out[0]]
@@ -106,31 +110,19 @@ def npx_target(src, codes, reverse=False):
             raise MXNetError(f"npx.reshape: cannot infer -1 reshaping {src} by "
                              f"{tuple(codes)}")
         out[infer] = size // known
+    elif int(np.prod(out, dtype=np.int64)) != size:
+        raise MXNetError(f"npx.reshape: cannot reshape {src} into {tuple(out)}")
     if reverse:
         out = out[::-1]
     return tuple(out)
 
 
 @register
-class NumpyXReshape(Op):
+class NumpyXReshape(NumpyReshape):
     """Reshape with the NumPy extension's codes (``npx.reshape``, ``mx.sym.npx.reshape``):
     the target is found from the input shape by ``npx_target``."""
     name = "_npx_reshape"
     params = Schema(newshape=Shape(), reverse=Bool(False), order=Str("C"))
-    backward_uses = ("out_grad",)
-    inplace = ((0, 0),)
-    writes_outputs = True
 
-    def infer_shape(self, p, in_shapes):
-        s = in_shapes[0]
-        return [s], [None if s is None else npx_target(tuple(s), p.newshape, p.reverse)], []
-
-    def forward(self, ctx, p, inputs, aux, out=None):
-        y = inputs[0].reshape(npx_target(inputs[0].shape, p.newshape, p.reverse))
-        if out is not None and out[0] is not None:
-            out[0][...] = y
-            return [out[0]]
-        return [y]
-
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        return [out_grads[0].reshape(ctx.in_shapes[0])]
+    def target(self, p, shape):
+        return npx_target(shape, p.newshape, p.reverse)
