@@ -92,6 +92,42 @@ def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
+def svd(a):
+    """(UT, L, V) with a = UT @ diag(L) @ V for matrices (M, N), M <= N, in the last two
+    axes (MXNet's convention, not NumPy's (u, s, vh) of any shape); differentiable."""
+    ut, s, v = _nd._internal._npi_svd(_arr(a))
+    return wrap(ut), wrap(s), wrap(v)
+
+
+def _prod(dims):
+    return int(_onp.prod(dims, dtype=_onp.int64))
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a with respect to tensordot over its first ``ind`` axes: shape
+    a.shape[ind:] + a.shape[:ind]; differentiable."""
+    if not isinstance(ind, int) or ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    return wrap(_nd._internal._npi_tensorinv(_arr(a), ind=ind))
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b; ``axes`` (of a) are moved to the end first.
+    x has the shape of a's trailing a.ndim - b.ndim axes; differentiable."""
+    from .manipulation import moveaxis, reshape
+    a, b = _arr(a), _arr(b)
+    if axes is not None:
+        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        a = moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
+    # MXNet's (and NumPy's) slice: a.ndim <= b.ndim leaves the whole or an empty shape
+    x_shape = a.shape[-(a.ndim - b.ndim):]
+    n = _prod(x_shape)
+    if n * n != _prod(a.shape) or n != _prod(b.shape):
+        raise MXNetError(f"tensorsolve: a of shape {a.shape} (after moving axes) is not "
+                         f"square for b of shape {b.shape}")
+    return reshape(solve(reshape(a, (n, n)), reshape(b, (n, 1))), x_shape)
+
+
 def _host(name):
     from .fallback import fallback
     fn = fallback(getattr(_onp.linalg, name), name)
@@ -101,10 +137,7 @@ def _host(name):
 
 
 # computed on the host (pymxnet has no operator for them yet): no gradient
-svd = _host("svd")
 pinv = _host("pinv")
-tensorinv = _host("tensorinv")
-tensorsolve = _host("tensorsolve")
 eig = _host("eig")
 eigvals = _host("eigvals")
 # MXNet 1.9.1 computes these on the host too (its np.fallback_linalg)

@@ -125,6 +125,27 @@ __all__ += ["divide", "remainder", "sum", "mean", "max", "min", "prod", "reshape
             "clip", "where", "dot", "zeros_like", "ones_like", "tile"]
 
 
+class _SymLinalg:
+    """``mx.sym.np.linalg``: the symbolic front ends of the np linalg operators."""
+
+    @staticmethod
+    def svd(a):
+        """Symbolic (UT, L, V) of ``_npi_svd``."""
+        return _sym._internal._npi_svd(a)
+
+    @staticmethod
+    def tensorinv(a, ind=2):
+        """Symbolic ``_npi_tensorinv``."""
+        return _sym._internal._npi_tensorinv(a, ind=ind)
+
+    def __getattr__(self, name):
+        raise MissingFeatureError(f"mx.sym.np.linalg.{name} is not implemented in pymxnet")
+
+
+linalg = _SymLinalg()
+__all__ += ["linalg"]
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
