@@ -80,6 +80,11 @@ def eigh(a, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (the
     linalg_syevd operator, differentiable)."""
     a = _arr(a)
+    if a.dtype.kind in "iub":        # integer matrices decompose in float64, as in MXNet
+        a = a.astype(_onp.float64)
+    if UPLO == "U":     # syevd reads the lower triangle; a's transpose has a's upper one
+        from .manipulation import swapaxes as _swap
+        a = _swap(a, -1, -2)
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     from .manipulation import swapaxes
