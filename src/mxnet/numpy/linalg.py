@@ -18,20 +18,84 @@ def _arr(a):
     return array(a)
 
 
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector 2-norm / Frobenius norm (ord None/2/'fro' for vectors/matrices, 1 and
-    inf for vectors)."""
+_INF_ORDS = {"inf": _onp.inf, "-inf": -_onp.inf}
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """Vector norms (axis an int, or a 1-d x) and matrix norms (axis a pair, or a 2-d x
+    with ord given): NumPy's orders, 'inf'/'-inf' strings too, differentiable
+    (ord 2/-2/'nuc' through the singular values). ord=None with axis=None is the
+    2-norm of the flattened array."""
     from . import math as m
     x = _arr(x)
-    if ord in (None, 2, "fro") and (ord != 2 or axis is None or isinstance(axis, int)
-                                   or x.ndim == 1):
-        return m.sqrt(m.sum(m.multiply(x, x), axis=axis, keepdims=keepdims))
-    if ord == 1 and (x.ndim == 1 or isinstance(axis, int)):
-        return m.sum(m.absolute(x), axis=axis, keepdims=keepdims)
-    if ord in (_onp.inf, "inf") and (x.ndim == 1 or isinstance(axis, int)):
-        return m.max(m.absolute(x), axis=axis, keepdims=keepdims)
-    raise NotImplementedError(f"mx.np.linalg.norm: ord={ord!r} with axis={axis!r} is not "
-                              "implemented in pymxnet yet")
+    ord = _INF_ORDS.get(ord, ord)  # noqa: A001
+    if axis is None:
+        if ord is None:
+            return m.sqrt(m.sum(m.multiply(x, x), keepdims=keepdims))
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axes = tuple(range(x.ndim))
+    else:
+        axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
+    axes = tuple(int(a) % x.ndim if -x.ndim <= a < x.ndim else _bad_axis(a, x.ndim)
+                 for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(m, x, ord, axes[0], keepdims)
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("Duplicate axes given.")
+        res = _matrix_norm(m, x, ord, axes)
+        if keepdims:
+            from .manipulation import expand_dims
+            for a in sorted(axes):
+                res = expand_dims(res, a)
+        return res
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def _bad_axis(a, ndim):
+    raise MXNetError(f"norm: axis {a} is out of bounds for array of dimension {ndim}")
+
+
+def _vector_norm(m, x, ord, ax, keepdims):  # noqa: A002
+    if ord is None or ord == 2:
+        return m.sqrt(m.sum(m.multiply(x, x), axis=ax, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    mag = m.absolute(x)
+    if ord == _onp.inf:
+        return m.max(mag, axis=ax, keepdims=keepdims)
+    if ord == -_onp.inf:
+        return m.min(mag, axis=ax, keepdims=keepdims)
+    if ord == 0:
+        return m.sum(m.not_equal(x, 0).astype(x.dtype), axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return m.sum(mag, axis=ax, keepdims=keepdims)
+    p = float(ord)
+    return m.power(m.sum(m.power(mag, p), axis=ax, keepdims=keepdims), 1.0 / p)
+
+
+def _matrix_norm(m, x, ord, axes):  # noqa: A002
+    row, col = axes
+    if ord is None or ord == "fro":
+        return m.sqrt(m.sum(m.multiply(x, x), axis=axes))
+    if ord in (1, -1, _onp.inf, -_onp.inf):
+        # 1: the largest column sum of |x|; inf: the largest row sum
+        summed, kept = (row, col) if ord in (1, -1) else (col, row)
+        if kept > summed:
+            kept -= 1
+        sums = m.sum(m.absolute(x), axis=summed)
+        return (m.max if ord > 0 else m.min)(sums, axis=kept)
+    if ord in (2, -2, "nuc"):
+        from .manipulation import moveaxis, swapaxes
+        mats = moveaxis(x, (row, col), (-2, -1))
+        if mats.shape[-2] > mats.shape[-1]:      # svd takes wide matrices
+            mats = swapaxes(mats, -1, -2)
+        sv = svd(mats)[1]
+        if ord == "nuc":
+            return m.sum(sv, axis=-1)
+        return (m.max if ord == 2 else m.min)(sv, axis=-1)
+    raise ValueError(f"Invalid norm order {ord!r} for matrices.")
 
 
 def _op(name):
