@@ -78,3 +78,14 @@ def test_tensorinv(shape, ind):
 def test_tensorinv_rejects_non_square_split():
     with pytest.raises(MXNetError):
         mnp.linalg.tensorinv(mnp.ones((2, 3, 4)), 1)
+
+
+@pytest.mark.parametrize("front", ["sym.np.linalg", "sym._internal"])
+def test_svd_operator_through_the_symbol_front_ends(front):
+    a = rs.uniform(-1, 1, (2, 3, 4))
+    fn = mx.sym.np.linalg.svd if front == "sym.np.linalg" else mx.sym._internal._npi_svd
+    sym = fn(mx.sym.var("a"))
+    assert len(sym.list_outputs()) == 3
+    ut, s, v = (o.asnumpy() for o in sym.eval(a=mx.nd.array(a, dtype="float64")))
+    np.testing.assert_allclose(np.matmul(ut * s[..., None, :], v), a, atol=1e-10)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-10)

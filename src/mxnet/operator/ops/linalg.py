@@ -130,18 +130,6 @@ class Dot(_Product):
     name = "dot"
     writes_outputs = True
 
-    def infer_shape(self, p, in_shapes):
-        ls, rs = in_shapes
-        if ls is not None and rs is not None and ls and rs:
-            # partial inference: a contracted dimension known on one side only is the
-            # other side's too (a deferred weight learns its input size from the data)
-            li = 0 if p.transpose_a else len(ls) - 1
-            ri = len(rs) - 1 if p.transpose_b else 0
-            k = ls[li] if ls[li] is not None else rs[ri]
-            ls = tuple(ls[:li]) + (k,) + tuple(ls[li + 1:])
-            rs = tuple(rs[:ri]) + (k,) + tuple(rs[ri + 1:])
-        return _Product.infer_shape(self, p, [ls, rs])
-
     def _out_shape(self, p, ls, rs):
         _, lkeep, rkeep = _dot_plan(p, ls, rs)
         return tuple(lkeep + rkeep) or (1,)
