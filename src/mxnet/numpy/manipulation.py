@@ -314,12 +314,26 @@ def repeat(a, repeats, axis=None):
     return wrap(_nd.repeat(a, repeats=repeats, axis=_norm_axis(axis, a.ndim)))
 
 
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "maximum", "minimum")
+
+
 def pad(x, pad_width, mode="constant", **kwargs):
-    """Pad an array (constant, edge or reflect modes)."""
-    from .creation import array
-    x = _arr(x)
-    host = _onp.pad(x.asnumpy(), pad_width, mode=mode, **kwargs)
-    return array(host, dtype=x.dtype, ctx=x.context)
+    """Pad every axis of x (modes constant, edge, reflect, symmetric, maximum, minimum;
+    differentiable in mode 'constant', as in MXNet)."""
+    if not isinstance(pad_width, tuple):
+        raise TypeError("`pad_width` must be tuple.")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"mode {{'{mode}'}} is not supported.")
+    value = kwargs.pop("constant_values", 0)
+    if not isinstance(value, (int, float, _onp.number)):
+        raise TypeError(f"unsupported constant_values type: {{'{type(value).__name__}'}}.")
+    reflect_type = kwargs.pop("reflect_type", "even")
+    if reflect_type != "even":
+        raise ValueError(f"unsupported reflect_type '{reflect_type}'")
+    if kwargs:
+        raise TypeError(f"pad() got unexpected keyword arguments {sorted(kwargs)}")
+    return wrap(_nd._internal._npi_pad(_arr(x), pad_width=pad_width, mode=mode,
+                                       constant_value=float(value)))
 
 
 def take(a, indices, axis=None, mode="raise", out=None):
@@ -337,15 +351,9 @@ def take(a, indices, axis=None, mode="raise", out=None):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The offset diagonal of the (axis1, axis2) planes, as the last axis."""
-    a = _arr(a)
-    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
-    r, c = a.shape[ax1], a.shape[ax2]
-    n = min(r, c - offset) if offset >= 0 else min(r + offset, c)
-    if n <= 0:                       # no such diagonal: an empty one, as NumPy gives
-        from .creation import zeros
-        rest = tuple(d for i, d in enumerate(a.shape) if i not in (ax1, ax2))
-        return zeros(rest + (0,), dtype=a.dtype, ctx=a.context)
-    return wrap(_nd.diag(a, k=offset, axis1=axis1, axis2=axis2))
+    # an offset past the planes gives an empty diagonal, still recorded for autograd
+    return wrap(_nd._internal._np_diagonal(_arr(a), offset=offset, axis1=axis1,
+                                           axis2=axis2))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

@@ -477,24 +477,15 @@ def dot(a, b, out=None):
     """NumPy's dot: scalars multiply, 1-d/2-d arrays are inner/matrix products, N-d
     contracts a's last axis with b's second-to-last."""
     if out is None and a.__class__ is b.__class__ is _np_ndarray and a._dtype == b._dtype \
-            and a._shape and len(b._shape) == 2:
+            and a._shape and len(b._shape) == 2 and a._shape[-1] == b._shape[0]:
         # the common case (vector/matrix times matrix): MXNet's dot gives NumPy's result
         res = _invoke(_DOT, [a, b], None)
         res.__class__ = _np_ndarray
         return res
-    if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
+    if _is_scalar(a) or _is_scalar(b):
         return multiply(a, b, out)  # noqa: F821
     a, b = _same_dtype(_as_array(a), _as_array(b))
-    if b.ndim <= 2:
-        res = wrap(_nd.dot(a, b))
-        want = a.shape[:-1] + b.shape[:-2] + b.shape[-1:] if b.ndim == 2 else a.shape[:-1]
-    else:
-        from .manipulation import moveaxis
-        res = wrap(_nd.dot(a, moveaxis(b, -2, 0)))
-        want = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
-    if res.shape != want:
-        res = wrap(res.reshape(want))
-    return _finish(res, out)
+    return _finish(wrap(_nd._internal._np_dot(a, b)), out)
 
 
 def matmul(a, b, out=None):
@@ -506,10 +497,19 @@ def matmul(a, b, out=None):
         return dot(a, b, out)
     a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
     b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
-    batch = _onp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    if a2.shape[-1] != b2.shape[-2]:
+        raise MXNetError(f"matmul: shapes {a.shape} and {b.shape} not aligned: "
+                         f"{a2.shape[-1]} != {b2.shape[-2]}")
+    try:
+        batch = _onp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise MXNetError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} "
+                         "cannot be broadcast together") from None
     from .manipulation import broadcast_to
-    a3 = broadcast_to(a2, batch + a2.shape[-2:]).reshape((-1,) + a2.shape[-2:])
-    b3 = broadcast_to(b2, batch + b2.shape[-2:]).reshape((-1,) + b2.shape[-2:])
+    # the batch size spelled out: with a zero-size matrix, -1 would be ambiguous
+    nb = (int(_onp.prod(batch, dtype=_onp.int64)),)
+    a3 = broadcast_to(a2, batch + a2.shape[-2:]).reshape(nb + a2.shape[-2:])
+    b3 = broadcast_to(b2, batch + b2.shape[-2:]).reshape(nb + b2.shape[-2:])
     res = wrap(_nd.batch_dot(a3, b3)).reshape(batch + (a2.shape[-2], b2.shape[-1]))
     if a.ndim == 1:
         res = res.reshape(batch + (b2.shape[-1],))

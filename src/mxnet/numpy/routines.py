@@ -394,9 +394,7 @@ def diag(array, k=0):  # noqa: A002
     a = _arr(array)
     if a.ndim not in (1, 2):
         raise ValueError("Input must be 1- or 2-d.")
-    if a.ndim == 2:
-        return _man.diagonal(a, k)
-    return wrap(_nd.diag(a, k=k))
+    return wrap(_I._np_diag(a, k=k))
 
 
 def diagflat(array, k=0):  # noqa: A002

@@ -105,7 +105,7 @@ def where(condition, x, y):
 
 
 def dot(a, b, out=None):
-    return _sym.dot(a, b)
+    return _sym._internal._np_dot(a, b)
 
 
 def zeros_like(a, dtype=None):
@@ -123,6 +123,27 @@ def tile(A, reps):
 __all__ += ["divide", "remainder", "sum", "mean", "max", "min", "prod", "reshape",
             "transpose", "concatenate", "stack", "expand_dims", "squeeze", "swapaxes",
             "clip", "where", "dot", "zeros_like", "ones_like", "tile"]
+
+
+class _SymLinalg:
+    """``mx.sym.np.linalg``: the symbolic front ends of the np linalg operators."""
+
+    @staticmethod
+    def svd(a):
+        """Symbolic (UT, L, V) of ``_npi_svd``."""
+        return _sym._internal._npi_svd(a)
+
+    @staticmethod
+    def tensorinv(a, ind=2):
+        """Symbolic ``_npi_tensorinv``."""
+        return _sym._internal._npi_tensorinv(a, ind=ind)
+
+    def __getattr__(self, name):
+        raise MissingFeatureError(f"mx.sym.np.linalg.{name} is not implemented in pymxnet")
+
+
+linalg = _SymLinalg()
+__all__ += ["linalg"]
 
 
 def __getattr__(name):

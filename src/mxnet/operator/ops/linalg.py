@@ -100,11 +100,21 @@ def _dot_plan(p, ls, rs):
     return lk, lkeep, rkeep
 
 
-def _dot_mats(p, a, b, k):
-    """lhs and rhs as the 2-D matrices A (m, k) and B (k, n) of out = A @ B (views)."""
-    A = a.reshape(k, -1).T if p.transpose_a else a.reshape(-1, k)
-    B = b.reshape(-1, k).T if p.transpose_b else b.reshape(k, -1)
+def _dot_mats(p, a, b, plan):
+    """lhs and rhs as the 2-D matrices A (m, k) and B (k, n) of out = A @ B (views;
+    sizes spelled out, since with k = 0 a reshape to (-1, 0) is ambiguous)."""
+    k, lkeep, rkeep = plan
+    m, n = _size(lkeep), _size(rkeep)
+    A = a.reshape(k, m).T if p.transpose_a else a.reshape(m, k)
+    B = b.reshape(n, k).T if p.transpose_b else b.reshape(k, n)
     return A, B
+
+
+def _size(dims):
+    out = 1
+    for d in dims:
+        out *= d
+    return out
 
 
 @register
@@ -127,8 +137,9 @@ class Dot(_Product):
     def forward(self, ctx, p, inputs, aux, out=None):
         a, b = inputs
         _check_types(self.name, inputs, _DOT_FLOATS)
-        k, lkeep, rkeep = _dot_plan(p, a.shape, b.shape)
-        A, B = _dot_mats(p, a, b, k)
+        plan = _dot_plan(p, a.shape, b.shape)
+        lkeep, rkeep = plan[1], plan[2]
+        A, B = _dot_mats(p, a, b, plan)
         dst = out[0] if out is not None else None
         if dst is not None and dst.flags.c_contiguous:
             # the GEMM writes the destination (seen as the product's matrix) directly
@@ -138,8 +149,7 @@ class Dot(_Product):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, (a, b) = ctx.xp, inputs
-        k, _, _ = _dot_plan(p, a.shape, b.shape)
-        A, B = _dot_mats(p, a, b, k)
+        A, B = _dot_mats(p, a, b, _dot_plan(p, a.shape, b.shape))
         g = out_grads[0].reshape(A.shape[0], B.shape[1])
         ga, gb = _product_grads(xp, p, ctx.need_grad or (True, True), A, B, g)
         return [None if ga is None else ga.reshape(a.shape),
