@@ -39,6 +39,7 @@ import warnings
 import numpy as np
 
 from .. import engine, storage
+from ..backend import cublas_graph
 from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..ndarray.chunk import Chunk
@@ -48,7 +49,6 @@ __all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "inelig
 
 _log = logging.getLogger(__name__)
 _MAX_RECAPTURES = 8
-_tls = threading.local()
 _warned = set()
 _test_backend = None          # tests: a stand-in backend that also serves CPU contexts
 
@@ -92,8 +92,8 @@ def config(flags):
 
 def capturing():
     """True on a thread that is recording a CUDA graph (kernels that would be refused
-    inside a capture choose a capturable route then)."""
-    return getattr(_tls, "capturing", False)
+    inside a capture choose a capturable route then: backend/cublas_graph.py)."""
+    return cublas_graph.capturing()
 
 
 # --- the device side ----------------------------------------------------------------------
@@ -132,8 +132,13 @@ class CupyGraphs:
                 # stream, which other threads keep using while this one captures
                 self.stream = cp.cuda.Stream(non_blocking=True)
                 self.pool = cp.cuda.MemoryPool()
-            from ..backend import cublas_graph
-            cublas_graph.prepare(self.device_id)       # handle and workspace, made now
+            # libraries' per-thread handles are made before the capture (creating one
+            # allocates and synchronises); the engine's workers made theirs in warm-up
+            cublas_graph.prepare(self.device_id)
+            from ..backend.cudnn._runtime import try_runtime
+            rt = try_runtime()
+            if rt is not None:
+                rt.handle(self.device_id)
             s = self.stream
             with cp.cuda.using_allocator(self.pool.malloc), s:
                 s.begin_capture()
@@ -353,8 +358,7 @@ class GraphRunner:
             finally:
                 for w, (c, v) in zip(self.wrappers, saved):
                     w._chunk, w._view = c, v
-        prev = capturing()
-        _tls.capturing = True
+        prev = cublas_graph.capture_flag(True)
         try:
             with storage.private_scope():
                 graph = self.backend.capture(pinned_run)
@@ -366,7 +370,7 @@ class GraphRunner:
             self._say(f"{key}: {self.off[key]}")
             return
         finally:
-            _tls.capturing = prev
+            cublas_graph.capture_flag(prev)
         self.graphs[key] = graph
         self._say(f"captured {key} ({sum(self.moved)} copied inputs, "
                   f"{len(self.moved) - sum(self.moved)} aliased)")

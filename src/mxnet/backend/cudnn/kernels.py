@@ -102,11 +102,24 @@ class ConvGeometry:
         return D.convolution(self.lib, pad, stride, dilate, groups, dtype, math)
 
 
+_geometries = {}
+
+
 def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
-    """ConvGeometry (cached with its descriptors)."""
-    rt = runtime()
-    return ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
-                        dtype)
+    """ConvGeometry, made once per (shapes, parameters, dtype, math type): building the
+    descriptors and asking cuDNN for the output shape costs host time on every call
+    otherwise. The math type is part of the key because the environment switches
+    that choose it may change between calls."""
+    key = (tuple(x_shape), tuple(w_shape), tuple(y_shape), tuple(pad), tuple(stride),
+           tuple(dilate), groups, np.dtype(dtype).str, D.conv_math_type(dtype))
+    g = _geometries.get(key)
+    if g is None:
+        rt = runtime()
+        g = ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
+                         dtype)
+        with _algo_lock:
+            _geometries[key] = g
+    return g
 
 
 def _desc_args(direction, g, conv=None):
@@ -212,49 +225,42 @@ def _limit(workspace_mb):
     return int(workspace_mb) << 20
 
 
-def conv_forward(g, x, w, y, tune, workspace_mb):
-    """y = conv(x, w)."""
+# direction -> the cuDNN call; every one takes (handle, alpha, desc0, ptr0, desc1, ptr1,
+# conv, algo, workspace, workspace bytes, beta, desc3, ptr3) with the descriptors of
+# _desc_args and the data pointers in the same order (the last one is written)
+_RUN = {"fwd": "cudnnConvolutionForward", "bwd_data": "cudnnConvolutionBackwardData",
+        "bwd_filter": "cudnnConvolutionBackwardFilter"}
+
+
+def _conv_run(direction, g, a, b, c, tune, workspace_mb):
+    """Run one convolution direction: c = f(a, b) with the chosen algorithm."""
     rt = runtime()
-    h = rt.handle(x.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
-                                   (_ptr(x), _ptr(w), _ptr(y)))
+    h = rt.handle(c.device.id)
+    ptrs = (_ptr(a), _ptr(b), _ptr(c))
+    algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs)
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionForward",
-            rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), conv,
-                                           algo, wsp, ws_bytes, zero,
-                                           g.y, _ptr(y)))
-    return y
+    d0, d1, _, d3 = _desc_args(direction, g, conv)
+    name = _RUN[direction]
+    L.check(rt.lib, name, getattr(rt.lib, name)(h, one, d0, ptrs[0], d1, ptrs[1], conv,
+                                                algo, wsp, ws_bytes, zero, d3, ptrs[2]))
+    del ws                      # back to the pool after the call is queued
+    return c
+
+
+def conv_forward(g, x, w, y, tune, workspace_mb):
+    """y = conv(x, w)."""
+    return _conv_run("fwd", g, x, w, y, tune, workspace_mb)
 
 
 def conv_backward_data(g, w, dy, dx, tune, workspace_mb):
     """dx = the gradient of conv(x, w) with respect to x, for output gradient dy."""
-    rt = runtime()
-    h = rt.handle(dy.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "bwd_data", g, tune, _limit(workspace_mb),
-                                   (_ptr(w), _ptr(dy), _ptr(dx)))
-    one, zero = D.scalars(g.dtype)
-    ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionBackwardData",
-            rt.lib.cudnnConvolutionBackwardData(h, one, g.w, _ptr(w), g.y, _ptr(dy),
-                                                conv, algo, wsp, ws_bytes, zero, g.x,
-                                                _ptr(dx)))
-    return dx
+    return _conv_run("bwd_data", g, w, dy, dx, tune, workspace_mb)
 
 
 def conv_backward_filter(g, x, dy, dw, tune, workspace_mb):
     """dw = the gradient of conv(x, w) with respect to w."""
-    rt = runtime()
-    h = rt.handle(dy.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "bwd_filter", g, tune, _limit(workspace_mb),
-                                   (_ptr(x), _ptr(dy), _ptr(dw)))
-    one, zero = D.scalars(g.dtype)
-    ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionBackwardFilter",
-            rt.lib.cudnnConvolutionBackwardFilter(h, one, g.x, _ptr(x), g.y, _ptr(dy),
-                                                  conv, algo, wsp, ws_bytes, zero, g.w,
-                                                  _ptr(dw)))
-    return dw
+    return _conv_run("bwd_filter", g, x, dy, dw, tune, workspace_mb)
 
 
 def _bias_desc(lib, c, ndim, dtype):
@@ -287,15 +293,25 @@ def add_bias(y, b):
 
 
 # --- pooling -----------------------------------------------------------------------------
+_pool_descs = {}
+
+
 def pool_descriptor(x_shape, y_shape, mode, window, pad, stride, dtype):
-    """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape."""
+    """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape;
+    made once per key (the shape check is a cuDNN call)."""
+    key = (tuple(x_shape), tuple(y_shape), mode, tuple(window), tuple(pad),
+           tuple(stride), np.dtype(dtype).str)
+    hit = _pool_descs.get(key)
+    if hit is not None:
+        return hit
     lib = runtime().lib
     pd = D.pooling(lib, mode, window, pad, stride)
     xd = D.tensor(lib, x_shape, dtype)
     got = D.pool_output_dims(lib, pd, xd, len(x_shape))
     if got != tuple(y_shape):
         raise D.NotSupported(f"cuDNN pooling output {got} != {tuple(y_shape)}")
-    return pd, xd, D.tensor(lib, y_shape, dtype)
+    res = _pool_descs[key] = (pd, xd, D.tensor(lib, y_shape, dtype))
+    return res
 
 
 def pool_forward(descs, x, y):
