@@ -235,6 +235,7 @@ class GraphRunner:
         self.static_fresh = False     # the copy-mode buffers hold this call's inputs
         self.heads = {}               # backward key -> our head-gradient buffers
         self.disabled = None
+        self.replays = 0
         self._fix_gradients()
 
     # --- fixed gradient buffers ---------------------------------------------------------
@@ -393,6 +394,7 @@ class GraphRunner:
                         if self.moved[i]:
                             self.static[i][...] = a
                 self.backend.launch(graph)
+                self.replays += 1
                 for i in range(self.n_args, len(arrays)):
                     if self.moved[i]:            # auxiliary states written back
                         arrays[i][...] = self.static[i]
