@@ -56,7 +56,7 @@ grep -E "^(cupy|torch|cudnn|cublas|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$S
 step tests 60 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
     --maxfail=40 tests/executor/test_cuda_graph.py tests/backend/test_cublas_graph.py \
     tests/backend/cudnn tests/gpu
-tail -n 3 "$OUT/tests.log" | sed 's/^/  /' >> "$SUMMARY"
+tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 3. parity ResNet-18 ------------------------------------------------------------------------
 export MXNET_CUDA_GRAPHS_VERBOSE=1
@@ -121,6 +121,6 @@ cat "$OUT/profile.log" >> "$OUT/train.log" 2>/dev/null; rm -f "$OUT/profile.log"
 # --- 8. operator tests on the GPU --------------------------------------------------------------------
 step optests-gpu 60 "$OUT/optests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
     -rfE --maxfail=40 tests/operator -k gpu
-tail -n 3 "$OUT/optests.log" | sed 's/^/  /' >> "$SUMMARY"
+tail -n 3 "$OUT/optests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 echo "total $(( $(date +%s) - T_START ))s of budget ${TOTAL_BUDGET}s" | tee -a "$SUMMARY"
