@@ -7,6 +7,7 @@ run with the inputs pinned as they were at capture time — so a replay reads st
 data exactly where a real CUDA graph would, and these tests compare against the
 ordinary path. The GPU test at the end runs only where CuPy sees a device.
 """
+import types
 import warnings
 
 import numpy as np
@@ -330,3 +331,101 @@ def test_gpu_graphs_match_ordinary_path(monkeypatch):
     assert entries[0].graph.graphs, entries[0].graph.off
     for a, b in zip(ref, got):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+class _FakeCupy:
+    """Just enough of CuPy for CupyGraphs: records the capture protocol."""
+
+    def __init__(self):
+        self.log = []
+        fake = self
+
+        class Device:
+            def __init__(self, i):
+                self.i = i
+
+            def __enter__(self):
+                fake.log.append(("device", self.i))
+
+            def __exit__(self, *a):
+                return False
+
+        class Stream:
+            def __init__(self, non_blocking=False):
+                fake.log.append(("stream", non_blocking))
+                self.ptr = 99
+
+            def __enter__(self):
+                fake.log.append("stream-enter")
+                return self
+
+            def __exit__(self, *a):
+                fake.log.append("stream-exit")
+
+            def begin_capture(self):
+                fake.log.append("begin")
+
+            def end_capture(self):
+                fake.log.append("end")
+                return "GRAPH"
+
+        class MemoryPool:
+            def malloc(self, n):
+                return n
+
+        class _Alloc:
+            def __init__(self, fn):
+                self.fn = fn
+
+            def __enter__(self):
+                fake.log.append(("allocator", type(self.fn.__self__).__name__))
+
+            def __exit__(self, *a):
+                fake.log.append("allocator-exit")
+
+        self.cuda = types.SimpleNamespace(Device=Device, Stream=Stream,
+                                          MemoryPool=MemoryPool, using_allocator=_Alloc,
+                                          get_current_stream=lambda: "CUR")
+
+
+def test_cupy_backend_capture_protocol(monkeypatch):
+    from mxnet.backend import cublas_graph
+    from mxnet.backend.cudnn import _runtime
+    monkeypatch.setattr(cublas_graph, "prepare", lambda dev: None)
+    monkeypatch.setattr(_runtime, "try_runtime", lambda: None)
+    cp = _FakeCupy()
+    b = cuda_graph.CupyGraphs(cp, 3)
+    ran = []
+    assert b.capture(lambda: ran.append(cp.log[-1])) == "GRAPH"
+    # the run happens between begin and end, on a non-blocking stream, with the
+    # private pool as the allocator
+    assert ran == ["begin"]
+    assert cp.log[:2] == [("device", 3), ("stream", True)]
+    assert ("allocator", "MemoryPool") in cp.log and cp.log[-2:] == ["stream-exit",
+                                                                    "allocator-exit"]
+    cp.log.clear()
+
+    def boom():
+        raise NotImplementedError("calling cuBLAS API during stream capture")
+    with pytest.raises(NotImplementedError):
+        b.capture(boom)
+    assert "begin" in cp.log and "end" in cp.log        # the capture was closed
+    assert ("stream", True) not in cp.log               # one stream per device
+
+
+def test_capture_does_not_block_other_threads_allocations(graphs_on):
+    """What the captured run allocates from the storage pool is private to it."""
+    from mxnet import storage
+    net = _net()
+    net.hybridize(static_alloc=True, static_shape=True)
+    seen = []
+    real = graphs_on.capture
+
+    def capture(fn):
+        seen.append(getattr(storage._private, "on", False))
+        return real(fn)
+    graphs_on.capture = capture
+    for _ in range(4):
+        net(mx.nd.ones((2, 5)))
+    assert seen and all(seen)
+    assert getattr(storage._private, "on", False) is False
