@@ -90,8 +90,10 @@ elif "error" in res:
 else:
     sps = res.get("samples/s")
     mem = res.get("peak used GB") or res.get("peak allocated GB")
-    print(f"  {sys.argv[2]}: {sps:.1f} samples/s, peak GB {mem}, "
-          f"final loss {res.get('final loss')}")
+    gp = res.get("graph pool GB")
+    print(f"  {sys.argv[2]}: {sps:.1f} samples/s, peak GB {mem}"
+          + (f" (graph pool {gp:.2f})" if gp else "")
+          + f", final loss {res.get('final loss')}")
 PYEOF
 }
 train r50-b64-graphs-on 1 pymxnet resnet50 75 4 15

@@ -45,7 +45,8 @@ from ..engine import base as _engine_base
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "ineligible_reason"]
+__all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "ineligible_reason",
+           "private_pool_bytes"]
 
 _log = logging.getLogger(__name__)
 _MAX_RECAPTURES = 8
@@ -153,9 +154,17 @@ class CupyGraphs:
                 return s.end_capture()
 
     def launch(self, graph):
-        """Run the graph on the calling thread's current stream (where the ordinary
-        path would have queued its kernels)."""
-        graph.launch(stream=self.cp.cuda.get_current_stream())
+        """Run the graph on the calling thread's current stream of its device (where
+        the ordinary path would have queued its kernels)."""
+        with self.cp.cuda.Device(self.device_id):
+            graph.launch()
+
+
+def private_pool_bytes():
+    """Device memory held by the capture pools (what graphs' scratch space costs; not
+    in CuPy's default pool statistics)."""
+    return sum(b.pool.total_bytes() for b in list(CupyGraphs._per_device.values())
+               if b.pool is not None)
 
 
 def _backend_for(ctx):
