@@ -222,7 +222,7 @@ def runner(cfg, entry):
 class GraphRunner:
     """Runs one bound executor (a CachedOp entry) with graphs once warmed up.
 
-    Keys: ``("fwd", is_train)`` and ``("bwd", is_train, which heads are None)``; the
+    Keys: ``("fwd", is_train)`` and ``("bwd", is_train, head shapes/dtypes or None)``; the
     entry itself already stands for one (context, shapes, dtypes, gradient requests).
     """
 
@@ -458,7 +458,9 @@ class GraphRunner:
         calling thread once the executor's forward and the inputs are done."""
         entry = self.entry
         ex = entry.ex
-        key = ("bwd", bool(is_train), tuple(g is None for g in ograds))
+        self.wait_idle()            # the forward's run (it may change this runner's state)
+        key = ("bwd", bool(is_train),
+               tuple(None if g is None else (g.shape, g.dtype.str) for g in ograds))
         heads = self.heads.get(key)
         if heads is None:
             xp = entry.xp
@@ -469,7 +471,6 @@ class GraphRunner:
         run = lambda: ex._run_backward(list(heads), bool(is_train))  # noqa: E731
         if self._due(key):
             self._capture(key, run)
-        self.wait_idle()
         eng = engine.get()
         for w in self.wrappers:
             if w._chunk.num_pending or w._chunk.exception is not None:
