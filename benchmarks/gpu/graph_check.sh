@@ -4,14 +4,15 @@
 # Each step runs under its own timeout (cut to what is left of TOTAL_BUDGET); a failing
 # or hanging step does not stop the next. Order = importance:
 #   1. env: GPU, CuPy/CUDA/cuDNN/PyTorch versions, libcublas found for captures
-#   2. tests: the CUDA-graph, capturable-GEMM and cuDNN tests, tests/gpu
+#   2. tests: the CUDA-graph (per-layer parity included) and capturable-GEMM tests
 #   3. parity ResNet-18 32x32 b128: 6 SGD steps graphs off vs on (losses, parameters)
 #   4. gpu_train workers, ResNet-50 224x224 b64 hybridized fp32: graphs on, graphs off,
 #      PyTorch eager fp32 (same machine, same process layout)
 #   5. parity ResNet-50 b16, 4 steps
 #   6. gpu_train workers, ResNet-18 32x32 b128: graphs on, off, PyTorch
 #   7. profile_step.py ResNet-50 hybridized with graphs on (host cProfile + kernels)
-#   8. tests/operator -k gpu (what time is left)
+#   8. what time is left: tests/backend/cudnn + tests/gpu, MXNet 1.9.1's own
+#      test_cuda_graphs (only when .device/mxnet-1.9.1-tests is carried), tests/operator -k gpu
 # Files back in $OUT (7): summary.txt (read this first), env.log, tests.log, parity.log,
 # train.log, profile_resnet50_hybridized.txt, optests.log.
 set -u -o pipefail
@@ -21,7 +22,7 @@ mkdir -p "$OUT"
 ROOT=$(pwd)
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 PY=${PY:-python3}
-TOTAL_BUDGET=${TOTAL_BUDGET:-390}
+TOTAL_BUDGET=${TOTAL_BUDGET:-400}
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 T_START=$(date +%s)
@@ -53,9 +54,8 @@ PYEOF'
 grep -E "^(cupy|torch|cudnn|cublas|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 2. tests of this work -------------------------------------------------------------------
-step tests 60 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
-    --maxfail=40 tests/executor/test_cuda_graph.py tests/backend/test_cublas_graph.py \
-    tests/backend/cudnn tests/gpu
+step tests-graph 70 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
+    -rfE --maxfail=40 tests/backend/test_cublas_graph.py tests/executor/test_cuda_graph.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 3. parity ResNet-18 ------------------------------------------------------------------------
@@ -120,9 +120,18 @@ grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
 cat "$OUT/profile.log" >> "$OUT/train.log" 2>/dev/null; rm -f "$OUT/profile.log"
 
-# --- 8. operator tests on the GPU --------------------------------------------------------------------
+# --- 8. cuDNN/GPU tests, MXNet's own CUDA-graph test when carried, operator tests ---------------
+step tests-cudnn-gpu 50 "$OUT/optests.log" "$PY" -m pytest -q --no-header \
+    -p no:cacheprovider -rfE --maxfail=40 tests/backend/cudnn tests/gpu
+tail -n 2 "$OUT/optests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+MXT="$ROOT/.device/mxnet-1.9.1-tests/tests/python/gpu/test_gluon_gpu.py"
+if [ -f "$MXT" ]; then
+    step mxnet-test_cuda_graphs 45 "$OUT/optests.log" "$PY" -m pytest -q --no-header \
+        -p no:cacheprovider -rfE "$MXT" -k test_cuda_graphs
+    tail -n 2 "$OUT/optests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+fi
 step optests-gpu 60 "$OUT/optests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
     -rfE --maxfail=40 tests/operator -k gpu
-tail -n 3 "$OUT/optests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+tail -n 2 "$OUT/optests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 echo "total $(( $(date +%s) - T_START ))s of budget ${TOTAL_BUDGET}s" | tee -a "$SUMMARY"
