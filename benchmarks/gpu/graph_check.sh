@@ -49,6 +49,11 @@ import mxnet as mx
 from mxnet.backend import cudnn, cublas_graph
 print("mxnet", mx.__version__, "num_gpus", mx.context.num_gpus())
 print("cudnn", cudnn.available(), cudnn.version(), cudnn.library_path(), cudnn.load_error())
+try:
+    import cupy
+    cupy.matmul(cupy.ones((2, 2)), cupy.ones((2, 2)))   # CuPy loads its libcublas
+except Exception as e:
+    print("cupy matmul failed:", type(e).__name__, e)
 print("cublas for captures:", cublas_graph.available(), cublas_graph._state)
 PYEOF'
 grep -E "^(cupy|torch|cudnn|cublas|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"

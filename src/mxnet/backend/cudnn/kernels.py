@@ -95,6 +95,7 @@ class ConvGeometry:
                     tuple(stride), tuple(dilate), int(groups), np.dtype(dtype).str,
                     self.math)
         self.dtype = np.dtype(dtype)
+        self.algos = {}           # (direction, tune, limit) -> _choose's result
 
     def conv_desc(self, math):
         """The convolution descriptor with math type ``math`` (cached)."""
@@ -182,9 +183,17 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
     """(algo, workspace bytes, convolution descriptor) for this geometry and direction.
     ``ptrs``: the three data pointers in the Find call's order (its output gets
     overwritten)."""
-    key = g.key + (direction, tune, limit if tune != "fastest" else None)
+    short = (direction, tune, limit if tune != "fastest" else None)
+    memo = getattr(g, "algos", None)       # per geometry: no long key to hash per call
+    if memo is not None:
+        hit = memo.get(short)
+        if hit is not None:
+            return hit
+    key = g.key + short
     hit = _algos.get(key)
     if hit is not None:
+        if memo is not None:
+            memo[short] = hit
         return hit
     lib, cp = rt.lib, rt.cupy
     cands = _heuristic(lib, h, direction, g)
@@ -218,6 +227,8 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
     res = (int(best.algo), ws_bytes, conv)
     with _algo_lock:
         _algos[key] = res
+    if memo is not None:
+        memo[short] = res
     return res
 
 
@@ -339,8 +350,15 @@ _ACT = {"relu": L.ACTIVATION_RELU, "sigmoid": L.ACTIVATION_SIGMOID,
         "tanh": L.ACTIVATION_TANH}
 
 
+_descs = {}       # (kind, shape, dtype, ...) -> descriptors: no per-call key building
+
+
 def _flat(lib, a):
-    return D.tensor(lib, (1, 1, 1, a.size), a.dtype)
+    key = ("flat", a.size, a.dtype)
+    d = _descs.get(key)
+    if d is None:
+        d = _descs[key] = D.tensor(lib, (1, 1, 1, a.size), a.dtype)
+    return d
 
 
 def act_forward(x, y, act_type):
@@ -380,13 +398,18 @@ def _softmax_desc(lib, a, axis):
     axes use CHANNEL mode only for short axes (at most SOFTMAX_CHANNEL_MAX, the
     per-pixel class scores of a segmentation net); its backward over long strided axes
     is known to be pathologically slow, so those raise NotSupported (CuPy body)."""
+    key = ("softmax", a.shape, a.dtype, axis)
+    hit = _descs.get(key)
+    if hit is not None:
+        return hit
     shape = a.shape
     outer = int(np.prod(shape[:axis], dtype=np.int64))
     inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
     if inner > 1 and shape[axis] > SOFTMAX_CHANNEL_MAX:
         raise D.NotSupported("softmax over a long non-innermost axis")
     mode = L.SOFTMAX_MODE_INSTANCE if inner == 1 else L.SOFTMAX_MODE_CHANNEL
-    return D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype), mode
+    res = _descs[key] = (D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype), mode)
+    return res
 
 
 def softmax_forward(x, y, axis, log):
@@ -415,8 +438,13 @@ def softmax_backward(y, dy, dx, axis, log):
 
 # --- batch norm ------------------------------------------------------------------------------------
 def _bn_descs(lib, x4):
-    xd = D.tensor(lib, x4.shape, x4.dtype)
-    return xd, D.bn_param(lib, xd, (tuple(x4.shape), np.dtype(x4.dtype).str))
+    key = ("bn", x4.shape, x4.dtype)
+    hit = _descs.get(key)
+    if hit is None:
+        xd = D.tensor(lib, x4.shape, x4.dtype)
+        hit = _descs[key] = (xd, D.bn_param(lib, xd, (tuple(x4.shape),
+                                                      np.dtype(x4.dtype).str)))
+    return hit
 
 
 def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):
