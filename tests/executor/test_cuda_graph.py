@@ -520,3 +520,53 @@ def test_gpu_layers_with_graphs_match_imperative(monkeypatch, name):
     runners = _layer_parity(name, mx.gpu(0))
     assert all(r is not None for r in runners)
     assert sum(r.replays for r in runners) > 0, [r.off for r in runners]
+
+
+def test_nd_cached_op_flags_enable_graphs(graphs_on):
+    data = mx.sym.var("data")
+    sym = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    w = mx.nd.array(np.random.RandomState(0).randn(4, 3))
+    b = mx.nd.zeros(4)
+    x = mx.nd.array(np.random.RandomState(1).randn(2, 3))
+    plain = mx.nd.CachedOp(sym)
+    op = mx.nd.CachedOp(sym, flags=[("static_alloc", "true"), ("static_shape", "true")])
+    want = plain(x, w, b).asnumpy()
+    for _ in range(4):
+        np.testing.assert_allclose(op(x, w, b).asnumpy(), want, rtol=1e-6)
+    assert graphs_on.launched >= 1
+    assert plain._graph.graph_cfg is None
+
+
+def _resnet_steps(graphs, monkeypatch, steps=4):
+    from mxnet.gluon.model_zoo import vision
+    monkeypatch.setenv("MXNET_ENABLE_CUDA_GRAPHS", "1" if graphs else "0")
+    mx.random.seed(7)
+    net = vision.resnet18_v1(classes=5)
+    net.initialize(mx.init.Xavier())
+    net.hybridize(static_alloc=True, static_shape=True)
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.05, "momentum": 0.9})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    rng = np.random.RandomState(0)
+    losses = []
+    for _ in range(steps):
+        x = mx.nd.array(rng.rand(2, 3, 32, 32))
+        y = mx.nd.array(rng.randint(0, 5, 2))
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(2)
+        losses.append(loss.asnumpy())
+    return losses, [p.data().asnumpy() for p in net.collect_params().values()]
+
+
+@pytest.mark.slow
+def test_resnet18_training_with_graphs_matches(graphs_on, monkeypatch):
+    ref_losses, ref_params = _resnet_steps(False, monkeypatch)
+    launched = graphs_on.launched
+    losses, params = _resnet_steps(True, monkeypatch)
+    assert graphs_on.launched - launched >= 2          # forward and backward replayed
+    for a, b in zip(ref_losses, losses):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    for a, b in zip(ref_params, params):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
