@@ -570,3 +570,31 @@ def test_resnet18_training_with_graphs_matches(graphs_on, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     for a, b in zip(ref_params, params):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_moved_auxiliary_state_is_copied_in_and_back(graphs_on):
+    """BatchNorm's running mean given a new buffer after capture: it becomes a copied
+    input, and every training forward still updates the caller's array."""
+    nets = []
+    for graphs in (False, True):
+        net = _net()
+        if graphs:
+            net.hybridize(static_alloc=True, static_shape=True)
+        else:
+            net.hybridize()
+        nets.append(net)
+    x = mx.nd.array(np.random.RandomState(0).randn(4, 5))
+    for k in range(7):
+        if k == 4:
+            for net in nets:
+                bn = net[1]
+                bn.running_mean.set_data(bn.running_mean.data() + 1)
+        for net in nets:
+            with autograd.record():
+                y = net(x * (k + 1))
+            y.backward()
+    (entry,) = _entries(nets[1])
+    assert entry.graph.replays > 0 and any(entry.graph.moved[entry.graph.n_args:])
+    for a, b in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+        np.testing.assert_allclose(a.data().asnumpy(), b.data().asnumpy(), rtol=1e-5,
+                                   atol=1e-6)

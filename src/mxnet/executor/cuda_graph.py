@@ -386,10 +386,12 @@ class GraphRunner:
                   f"{len(self.moved) - sum(self.moved)} aliased)")
 
     # --- one run ------------------------------------------------------------------------
-    def _step(self, key, run, fill_static):
+    def _step(self, key, run, fill_static, forward):
         """Replay the key's graph when there is one and every aliased input is where
         it was; else run the ordinary path. Runs where the executor's work runs (an
-        engine worker, after the inputs are written)."""
+        engine worker, after the inputs are written). Only a forward writes copy-mode
+        auxiliary states back (a backward leaves them alone: another entry's forward
+        may have updated the caller's arrays since)."""
         arrays = [w._data for w in self.wrappers]
         ident = self.backend.ident
         ids = [ident(a) for a in arrays]
@@ -404,7 +406,7 @@ class GraphRunner:
                             self.static[i][...] = a
                 self.backend.launch(graph)
                 self.replays += 1
-                for i in range(self.n_args, len(arrays)):
+                for i in range(self.n_args, len(arrays) if forward else 0):
                     if self.moved[i]:            # auxiliary states written back
                         arrays[i][...] = self.static[i]
                 self.last = ids
@@ -443,7 +445,7 @@ class GraphRunner:
             fresh.append(NDArray(c, o._shape, o._dtype, entry.ctx))
 
         def fn(rctx):
-            self.static_fresh = self._step(key, run, True)
+            self.static_fresh = self._step(key, run, True, True)
             for dst, src in zip(fresh, own):
                 dst._chunk.data[...] = src._data
         ex._push(fn, ex.arg_arrays, fresh + ex.aux_arrays, "CUDAGraph.forward")
@@ -478,6 +480,6 @@ class GraphRunner:
         for h, g in zip(heads, ograds):
             if h is not None:
                 h._chunk.data[...] = g
-        self._step(key, run, not self.static_fresh)
+        self._step(key, run, not self.static_fresh, False)
         grads = self._grad_copies()
         return [g if need is None or need[i] else None for i, g in enumerate(grads)]
