@@ -63,11 +63,20 @@ step tests-graph 70 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cachep
     -rfE --maxfail=40 tests/backend/test_cublas_graph.py tests/executor/test_cuda_graph.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
+# the last PARITY line of parity.log and why graphs were not used, if they were not
+verdict() {
+    local v
+    v=$(grep -E "^PARITY" "$OUT/parity.log" 2>/dev/null | tail -n 1)
+    echo "  ${v:-$1: no verdict (see parity.log)}" >> "$SUMMARY"
+    grep -hoE "(capture failed|runs without a CUDA graph|turned off)[^\"]{0,160}" \
+        "$OUT/parity.log" 2>/dev/null | sort -u | head -n 4 | sed 's/^/    /' >> "$SUMMARY"
+}
+
 # --- 3. parity ResNet-18 ------------------------------------------------------------------------
 export MXNET_CUDA_GRAPHS_VERBOSE=1
 step parity-resnet18 55 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
     --model resnet18 --steps 6
-grep -E "^PARITY" "$OUT/parity.log" | tail -n 1 | sed 's/^/  /' >> "$SUMMARY"
+verdict parity-resnet18
 unset MXNET_CUDA_GRAPHS_VERBOSE
 
 # --- 4. throughput ResNet-50 b64 ------------------------------------------------------------------
@@ -81,6 +90,8 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL LIMIT WARMUP ITERS
     "$PY" - "$OUT/train.log" "$name" >> "$SUMMARY" <<'PYEOF'
 import json, sys
 text = open(sys.argv[1]).read().split("### " + sys.argv[2])[-1]
+for line in sorted({ln.strip() for ln in text.splitlines() if "CUDA graph" in ln})[:3]:
+    print("    " + line[:220])
 res = None
 for line in text.splitlines():
     if line.startswith("{"):
@@ -109,7 +120,7 @@ train r50-b64-pytorch 0 pytorch resnet50 45 3 15
 export MXNET_CUDA_GRAPHS_VERBOSE=1
 step parity-resnet50 60 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
     --model resnet50 --steps 4 --batch 16
-grep -E "^PARITY" "$OUT/parity.log" | tail -n 1 | sed 's/^/  /' >> "$SUMMARY"
+verdict parity-resnet50
 unset MXNET_CUDA_GRAPHS_VERBOSE
 
 # --- 6. throughput ResNet-18 32x32 b128 -----------------------------------------------------------
