@@ -37,7 +37,7 @@ class FakeBackend:
     def ident(self, arr):
         return arr.__array_interface__["data"][0], arr.strides
 
-    def capture(self, fn):
+    def capture(self, fn, owner):
         self.capturing_seen.append(cuda_graph.capturing())
         if self.fail is not None:
             raise self.fail
@@ -396,7 +396,9 @@ def test_cupy_backend_capture_protocol(monkeypatch):
     cp = _FakeCupy()
     b = cuda_graph.CupyGraphs(cp, 3)
     ran = []
-    assert b.capture(lambda: ran.append(cp.log[-1])) == "GRAPH"
+    owner = types.SimpleNamespace(pool=None)
+    assert b.capture(lambda: ran.append(cp.log[-1]), owner) == "GRAPH"
+    assert owner.pool is not None
     # the run happens between begin and end, on a non-blocking stream, with the
     # private pool as the allocator
     assert ran == ["begin"]
@@ -407,8 +409,10 @@ def test_cupy_backend_capture_protocol(monkeypatch):
 
     def boom():
         raise NotImplementedError("calling cuBLAS API during stream capture")
+    pool = owner.pool
     with pytest.raises(NotImplementedError):
-        b.capture(boom)
+        b.capture(boom, owner)
+    assert owner.pool is pool                           # one pool per owner
     assert "begin" in cp.log and "end" in cp.log        # the capture was closed
     assert ("stream", True) not in cp.log               # one stream per device
 
@@ -421,9 +425,9 @@ def test_capture_does_not_block_other_threads_allocations(graphs_on):
     seen = []
     real = graphs_on.capture
 
-    def capture(fn):
+    def capture(fn, owner):
         seen.append(getattr(storage._private, "on", False))
-        return real(fn)
+        return real(fn, owner)
     graphs_on.capture = capture
     for _ in range(4):
         net(mx.nd.ones((2, 5)))

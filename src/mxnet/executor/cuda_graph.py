@@ -35,6 +35,7 @@ import logging
 import os
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -99,17 +100,18 @@ def capturing():
 
 # --- the device side ----------------------------------------------------------------------
 class CupyGraphs:
-    """Capture and launch through CuPy, one capture stream and one private memory pool
-    per device (shared by every graph of that device: graphs replay one after another
-    on the launching stream, so their scratch memory may overlap, as in a capture)."""
+    """Capture and launch through CuPy: one capture stream per device, one private
+    memory pool per runner (the graphs of one entry run one after another, so their
+    scratch memory may overlap as it did in the capture; two entries' graphs may be
+    launched from two threads, so they never share scratch memory)."""
 
     _per_device = {}
     _lock = threading.Lock()
+    _pools = weakref.WeakSet()
 
     def __init__(self, cp, device_id):
         self.cp, self.device_id = cp, device_id
         self.stream = None
-        self.pool = None
 
     @classmethod
     def get(cls, cp, device_id):
@@ -123,16 +125,22 @@ class CupyGraphs:
         """What must not change between capture and launch: address and strides."""
         return arr.data.ptr, arr.strides
 
-    def capture(self, fn):
+    def capture(self, fn, owner):
         """Record ``fn()``'s device work into a graph (nothing runs); raises when the
-        capture fails."""
+        capture fails. What it allocates comes from ``owner``'s private pool."""
         cp = self.cp
         with cp.cuda.Device(self.device_id):
             if self.stream is None:
                 # non-blocking: no implicit synchronisation with the legacy default
                 # stream, which other threads keep using while this one captures
                 self.stream = cp.cuda.Stream(non_blocking=True)
-                self.pool = cp.cuda.MemoryPool()
+            pool = getattr(owner, "pool", None)
+            if pool is None:
+                pool = owner.pool = cp.cuda.MemoryPool()
+                try:
+                    self._pools.add(pool)           # for private_pool_bytes()
+                except TypeError:
+                    pass                            # not weakly referenceable
             # libraries' per-thread handles are made before the capture (creating one
             # allocates and synchronises); the engine's workers made theirs in warm-up
             cublas_graph.prepare(self.device_id)
@@ -141,7 +149,7 @@ class CupyGraphs:
             if rt is not None:
                 rt.handle(self.device_id)
             s = self.stream
-            with cp.cuda.using_allocator(self.pool.malloc), s:
+            with cp.cuda.using_allocator(pool.malloc), s:
                 s.begin_capture()
                 try:
                     fn()
@@ -163,8 +171,7 @@ class CupyGraphs:
 def private_pool_bytes():
     """Device memory held by the capture pools (what graphs' scratch space costs; not
     in CuPy's default pool statistics)."""
-    return sum(b.pool.total_bytes() for b in list(CupyGraphs._per_device.values())
-               if b.pool is not None)
+    return sum(p.total_bytes() for p in list(CupyGraphs._pools))
 
 
 def _backend_for(ctx):
@@ -245,6 +252,7 @@ class GraphRunner:
         self.heads = {}               # backward key -> our head-gradient buffers
         self.disabled = None
         self.replays = 0
+        self.pool = None              # the backend's private memory for captured work
         self._fix_gradients()
 
     # --- fixed gradient buffers ---------------------------------------------------------
@@ -371,7 +379,7 @@ class GraphRunner:
         prev = cublas_graph.capture_flag(True)
         try:
             with storage.private_scope():
-                graph = self.backend.capture(pinned_run)
+                graph = self.backend.capture(pinned_run, self)
         except Exception as err:  # noqa: BLE001  (any failure: the ordinary path runs)
             self.off[key] = f"capture failed: {type(err).__name__}: {err}"
             _warn_once(("capture", type(err).__name__),
