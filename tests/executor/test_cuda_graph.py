@@ -602,3 +602,13 @@ def test_moved_auxiliary_state_is_copied_in_and_back(graphs_on):
     for a, b in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
         np.testing.assert_allclose(a.data().asnumpy(), b.data().asnumpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_verbose_reports_captures_on_stderr(graphs_on, monkeypatch, capsys):
+    monkeypatch.setenv("MXNET_CUDA_GRAPHS_VERBOSE", "1")
+    net = _net()
+    net.hybridize(static_alloc=True, static_shape=True)
+    for _ in range(4):
+        net(mx.nd.ones((2, 5)))
+    err = capsys.readouterr().err
+    assert "captured ('fwd', False)" in err

@@ -6,8 +6,8 @@ training mode) and its backward (per set of given head gradients) the usual way 
 few warm-up calls — cuDNN algorithm searches, kernel compilation and every lazily made
 buffer happen then — and is then recorded once with CuPy's stream capture and replayed
 with one ``cudaGraphLaunch`` per call, which removes the per-operator Python and launch
-cost. Off by default, as in MXNet; ``MXNET_CUDA_GRAPHS_VERBOSE=1`` logs each capture
-and drop; ``MXNET_CUDA_GRAPHS_WARMUP`` (a pymxnet addition, default 2) is the number
+cost. Off by default, as in MXNet; ``MXNET_CUDA_GRAPHS_VERBOSE=1`` writes each capture,
+drop and reason for running without a graph to stderr; ``MXNET_CUDA_GRAPHS_WARMUP`` (a pymxnet addition, default 2) is the number
 of ordinary runs of a signature before it is captured.
 
 A replay must see every buffer at the address it was captured with:
@@ -31,8 +31,8 @@ synchronisation, a library that refuses capture) leaves that graph off for good 
 one RuntimeWarning. The device-independent logic is tested on the CPU with a stand-in
 ``backend`` (``_test_backend``); ``CupyGraphs`` is the real one.
 """
-import logging
 import os
+import sys
 import threading
 import warnings
 import weakref
@@ -49,7 +49,6 @@ from ..ndarray.ndarray import NDArray
 __all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "ineligible_reason",
            "private_pool_bytes"]
 
-_log = logging.getLogger(__name__)
 _MAX_RECAPTURES = 8
 _warned = set()
 _test_backend = None          # tests: a stand-in backend that also serves CPU contexts
@@ -323,8 +322,8 @@ class GraphRunner:
         return True
 
     def _say(self, msg):
-        if self.verbose:
-            _log.info("CUDA graphs: %s", msg)
+        if self.verbose:                # MXNET_CUDA_GRAPHS_VERBOSE=1: on stderr, as MXNet
+            sys.stderr.write(f"[pymxnet CUDA graphs] {msg}\n")
 
     def _drop(self, why):
         """Forget every graph of this entry (they are captured again when due)."""
