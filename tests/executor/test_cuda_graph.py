@@ -129,6 +129,13 @@ def test_ineligible_reasons():
     assert cuda_graph.ineligible_reason([("_random_uniform", None)], False) is not None
     assert cuda_graph.ineligible_reason([("_sample_normal", None)], False) is not None
     assert "Python" in cuda_graph.ineligible_reason([("Custom", None)], False)
+    rrelu = types.SimpleNamespace(act_type="rrelu")
+    assert cuda_graph.ineligible_reason([("LeakyReLU", rrelu)], True) is not None
+    assert cuda_graph.ineligible_reason([("LeakyReLU", rrelu)], False) is None
+    rnn = types.SimpleNamespace(p=0.2)
+    assert cuda_graph.ineligible_reason([("RNN", rnn)], True) is not None
+    assert cuda_graph.ineligible_reason([("RNN", types.SimpleNamespace(p=0.0))],
+                                        True) is None
 
 
 def test_training_with_graphs_matches_ordinary_path(graphs_on):

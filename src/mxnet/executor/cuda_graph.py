@@ -195,7 +195,8 @@ _HOST_OPS = frozenset(("Custom", "_NDArray", "_Native"))
 def ineligible_reason(nodes, is_train):
     """Why a graph of these ``(op name, params)`` pairs may not be captured (None when
     it may): random draws replay the same numbers, Python callbacks do not run again.
-    Dropout draws only in training, or with mode='always'."""
+    Dropout draws only in training, or with mode='always'; RNN with dropout and
+    LeakyReLU('rrelu') only in training."""
     for name, p in nodes:
         low = name.lower()
         if name in _HOST_OPS:
@@ -206,6 +207,10 @@ def ineligible_reason(nodes, is_train):
             continue
         if any(w in low for w in _RANDOM_WORDS) or low.startswith(_RANDOM_PREFIXES):
             return f"operator {name} draws random numbers"
+        # operators that draw only in training with some parameters
+        if is_train and ((name == "RNN" and float(getattr(p, "p", 0) or 0) > 0) or (
+                name == "LeakyReLU" and getattr(p, "act_type", None) == "rrelu")):
+            return f"operator {name} draws random numbers in training"
     return None
 
 
