@@ -80,7 +80,8 @@ def main():
     ref, ref_p, _ = train(args.model, False, args.steps, ctx, args.batch)
     got, got_p, info = train(args.model, True, args.steps, ctx, args.batch)
     for i, (a, b) in enumerate(zip(ref, got)):
-        print(f"step {i}: loss graphs off {a:.6f}  on {b:.6f}  rel {abs(a - b) / max(abs(a), 1e-12):.2e}")
+        rel = abs(a - b) / max(abs(a), 1e-12)
+        print(f"step {i}: loss graphs off {a:.6f}  on {b:.6f}  rel {rel:.2e}")
     loss_rel = max(abs(a - b) / max(abs(a), 1e-12) for a, b in zip(ref, got))
     par_rel = max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-12))
                   for a, b in zip(ref_p, got_p))

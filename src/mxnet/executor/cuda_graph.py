@@ -7,8 +7,9 @@ few warm-up calls — cuDNN algorithm searches, kernel compilation and every laz
 buffer happen then — and is then recorded once with CuPy's stream capture and replayed
 with one ``cudaGraphLaunch`` per call, which removes the per-operator Python and launch
 cost. Off by default, as in MXNet; ``MXNET_CUDA_GRAPHS_VERBOSE=1`` writes each capture,
-drop and reason for running without a graph to stderr; ``MXNET_CUDA_GRAPHS_WARMUP`` (a pymxnet addition, default 2) is the number
-of ordinary runs of a signature before it is captured.
+drop and reason for running without a graph to stderr; ``MXNET_CUDA_GRAPHS_WARMUP`` (a
+pymxnet addition, default 2) is the number of ordinary runs of a signature before it is
+captured.
 
 A replay must see every buffer at the address it was captured with:
 
