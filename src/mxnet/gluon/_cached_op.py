@@ -20,6 +20,7 @@ from .. import autograd, engine, storage
 from ..autograd import VarNode
 from .. import ndarray as _nd
 from ..base import MXNetError
+from ..executor import cuda_graph
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
@@ -44,7 +45,7 @@ def _point(dst, src):
 class _Entry:
     """One bound executor with the arrays it reads and writes."""
     __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
-                 "out_pos", "xp")
+                 "out_pos", "xp", "graph")
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
@@ -77,6 +78,7 @@ class _Entry:
         self.used = False
         from ..backend import array_module
         self.xp = array_module(ctx)
+        self.graph = cuda_graph.runner(op.graph_cfg, self)     # None: no CUDA graphs
 
     def free(self):
         """Whether no tape node still needs this executor's forward values."""
@@ -89,7 +91,9 @@ class _Entry:
     def load(self, inputs, op):
         """Point the bound arrays at this call's inputs, after the previous run on this
         executor has finished with them."""
-        if self.used:
+        if self.used and self.graph is not None:
+            self.graph.wait_idle()      # outputs and gradients stay fixed with graphs
+        elif self.used:
             eng = engine.get()
             if not self.own_outputs:
                 for a in self.args + self.aux:
@@ -138,6 +142,8 @@ class _GraphOp(Op):
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         entry = self.entry
+        if entry.graph is not None:
+            return entry.graph.backward(ograds, octx.is_train, octx.need_grad)
         ctx, xp = entry.ctx, entry.xp
         # Fresh gradient buffers every time: the arrays returned here go to the tape,
         # which may keep them as the parameters' gradients.
@@ -156,8 +162,9 @@ class _GraphOp(Op):
 class CachedOp:
     """Runs ``symbol`` on NDArrays given in ``symbol.list_inputs()`` order."""
 
-    def __init__(self, symbol):
+    def __init__(self, symbol, flags=()):
         self.symbol = symbol
+        self.graph_cfg = cuda_graph.config(flags)     # MXNET_ENABLE_CUDA_GRAPHS
         inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
@@ -197,8 +204,11 @@ class CachedOp:
             entry = _Entry(self, ctx, inputs, need)
             pool.append(entry)
         entry.load(inputs, self)
-        entry.ex.forward(is_train=state.training)
-        outs = entry.results()
+        if entry.graph is not None:
+            outs = entry.graph.forward(state.training)
+        else:
+            entry.ex.forward(is_train=state.training)
+            outs = entry.results()
         if need is not None:
             args = [inputs[i] for i in self.arg_pos]
             autograd._record(_GraphOp(entry), None, args, [], outs, state.training, ctx)
@@ -215,7 +225,7 @@ class NDCachedOp:
     ``sym.list_inputs()``. ``flags`` are accepted for compatibility."""
 
     def __init__(self, sym, flags=()):
-        self._graph = CachedOp(sym)
+        self._graph = CachedOp(sym, flags)
         self._flags = dict(flags)
         self._num_outputs = len(sym.list_outputs())
 

@@ -741,7 +741,7 @@ class HybridBlock(Block):
                           "Is this intended?", stacklevel=4)
         self._cached_op_args = [(True, data_pos[n]) if n in data_pos else (False, params[n])
                                 for n in input_names]
-        self._cached_op = CachedOp(out)
+        self._cached_op = CachedOp(out, self._flags)
         if self._callback is not None:
             self._cached_op.set_monitor(_op_hook_adapter(out, self._callback),
                                         self._monitor_all)
