@@ -59,7 +59,7 @@ PYEOF'
 grep -E "^(cupy|torch|cudnn|cublas|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 2. tests of this work -------------------------------------------------------------------
-step tests-graph 70 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
+step tests-graph 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider \
     -rfE --maxfail=40 tests/backend/test_cublas_graph.py tests/executor/test_cuda_graph.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
@@ -74,7 +74,10 @@ verdict() {
 
 # --- 3. parity ResNet-18 ------------------------------------------------------------------------
 export MXNET_CUDA_GRAPHS_VERBOSE=1
-step parity-resnet18 55 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
+step parity-cnn 40 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
+    --model cnn --steps 6
+verdict parity-cnn
+step parity-resnet18 70 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
     --model resnet18 --steps 6
 verdict parity-resnet18
 unset MXNET_CUDA_GRAPHS_VERBOSE
@@ -118,7 +121,7 @@ train r50-b64-pytorch 0 pytorch resnet50 45 3 15
 
 # --- 5. parity ResNet-50 ----------------------------------------------------------------------------
 export MXNET_CUDA_GRAPHS_VERBOSE=1
-step parity-resnet50 60 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
+step parity-resnet50 80 "$OUT/parity.log" "$PY" benchmarks/gpu/graph_parity.py \
     --model resnet50 --steps 4 --batch 16
 verdict parity-resnet50
 unset MXNET_CUDA_GRAPHS_VERBOSE

@@ -6,7 +6,10 @@ Builds the model twice from one seed (gpu_train.py's networks, data and SGD with
 momentum), trains ``--steps`` steps hybridized with static_alloc/static_shape, once with
 MXNET_ENABLE_CUDA_GRAPHS=0 and once with 1, and prints per step the two losses, then the
 largest relative parameter difference, what was captured (graphs per entry, replays,
-keys left without a graph and why) and PASS/FAIL. Exit status 0 only on PASS with at
+keys left without a graph and why) and PASS/FAIL. The graphs-off run is repeated: a deep
+net's two ordinary runs already drift apart (cuDNN's non-deterministic backward
+algorithms, amplified by SGD), so PASS means graphs-on stays within max(rtol, 3x) that
+off-vs-off drift. Exit status 0 only on PASS with at
 least one replay. Runs on the CPU too (``--cpu``: graphs stay off there, so it only
 checks the script).
 """
@@ -78,19 +81,32 @@ def main():
     import mxnet as mx
     ctx = mx.cpu() if args.cpu else mx.gpu(0)
     ref, ref_p, _ = train(args.model, False, args.steps, ctx, args.batch)
+    # the ordinary path run twice: cuDNN's non-deterministic backward algorithms
+    # (atomics) make two graphs-off runs of a deep net drift apart on their own, and
+    # a few SGD steps amplify that; the graphs-on run is judged against this floor
+    again, again_p, _ = train(args.model, False, args.steps, ctx, args.batch)
     got, got_p, info = train(args.model, True, args.steps, ctx, args.batch)
+
+    def loss_diff(xs, ys):
+        return [abs(a - b) / max(abs(a), 1e-12) for a, b in zip(xs, ys)]
+
+    def param_diff(ps, qs):
+        return max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-12))
+                   for a, b in zip(ps, qs))
+    noise, diff = loss_diff(ref, again), loss_diff(ref, got)
     for i, (a, b) in enumerate(zip(ref, got)):
-        rel = abs(a - b) / max(abs(a), 1e-12)
-        print(f"step {i}: loss graphs off {a:.6f}  on {b:.6f}  rel {rel:.2e}")
-    loss_rel = max(abs(a - b) / max(abs(a), 1e-12) for a, b in zip(ref, got))
-    par_rel = max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-12))
-                  for a, b in zip(ref_p, got_p))
+        print(f"step {i}: loss graphs off {a:.6f}  on {b:.6f}  rel {diff[i]:.2e}  "
+              f"(off vs off {noise[i]:.2e})")
+    loss_rel, loss_noise = max(diff), max(noise)
+    par_rel, par_noise = param_diff(ref_p, got_p), param_diff(ref_p, again_p)
     replays = sum(e.get("replays", 0) for e in info)
-    ok = loss_rel <= args.rtol and par_rel <= args.rtol and all(np.isfinite(got))
+    ok = (loss_rel <= max(args.rtol, 3 * loss_noise) and
+          par_rel <= max(args.rtol, 3 * par_noise) and all(np.isfinite(got)))
     print("graph info:", json.dumps(info))
     verdict = "PASS" if ok and (replays > 0 or args.cpu) else "FAIL"
-    print(f"PARITY {args.model}: max loss rel diff {loss_rel:.2e}, max param rel diff "
-          f"{par_rel:.2e}, replays {replays} -> {verdict}")
+    print(f"PARITY {args.model}: max loss rel diff {loss_rel:.2e} (off vs off "
+          f"{loss_noise:.2e}), max param rel diff {par_rel:.2e} (off vs off "
+          f"{par_noise:.2e}), replays {replays} -> {verdict}")
     return 0 if verdict == "PASS" else 1
 
 

@@ -14,6 +14,14 @@ def _b_axis(b_ndim):
     return 0 if b_ndim == 1 else b_ndim - 2
 
 
+def _tensordot(xp, x, y, axes):
+    """tensordot that also takes an empty contraction (an outer product) of a 0-d
+    operand, which CuPy's tensordot refuses (the 1-d . 1-d gradient)."""
+    if not axes[0]:
+        return x.reshape(x.shape + (1,) * y.ndim) * y
+    return xp.tensordot(x, y, axes=axes)
+
+
 def _out_shape(a, b):
     if not a or not b:                      # a 0-d operand: an elementwise product
         return tuple(a or b)
@@ -65,8 +73,8 @@ class NpDot(Op):
             b_free = [i for i in range(b.ndim) if i != kb]
             na = a.ndim - 1
             # g's axes: a's free axes, then b's free axes in order
-            ga = xp.tensordot(g, b, axes=(list(range(na, g.ndim)), b_free))
-            gb = xp.moveaxis(xp.tensordot(a, g, axes=(list(range(na)), list(range(na)))),
+            ga = _tensordot(xp, g, b, (list(range(na, g.ndim)), b_free))
+            gb = xp.moveaxis(_tensordot(xp, a, g, (list(range(na)), list(range(na)))),
                              0, kb)
         res = [xp.asarray(ga, dtype=a.dtype).reshape(a.shape),
                xp.asarray(gb, dtype=b.dtype).reshape(b.shape)]
