@@ -385,6 +385,18 @@ def _square_sum(p, vals, call):
     return [_dense_run("_square_sum", p, [sv.todense(v)], call)[0]]
 
 
+def _getnnz(p, vals, call):
+    """The stored-value count of a csr array from its row pointers (explicit zeros
+    count, as in MXNet)."""
+    v = vals[0]
+    if not _is(v, "csr"):
+        return NotImplemented
+    get_op("_contrib_getnnz").infer_shape(p, [v.shape])
+    if p.axis is None:
+        return [np.array([v.indptr[-1] - v.indptr[0]], dtype=np.int64)]
+    return [np.diff(v.indptr).astype(np.int64)]
+
+
 def _batch_norm(p, vals, call):
     """BatchNorm runs densely on sparse inputs, except with fix_gamma=True, which MXNet
     1.9.1 refuses for sparse inputs."""
@@ -491,6 +503,7 @@ def _install():
         register_sparse(f"_{kind}", _binary(kind))
     register_sparse("_scatter_elemwise_div", _scatter_div)
     register_sparse("BatchNorm", _batch_norm)
+    register_sparse("_contrib_getnnz", _getnnz)
     for name in ("broadcast_mul", "broadcast_div"):
         register_sparse(name, _broadcast_scale(name.endswith("div")))
     for name in ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
