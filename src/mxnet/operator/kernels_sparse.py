@@ -99,12 +99,15 @@ def _segment_sum(keys, values):
 
 
 def _csr_t_dot(a, rhs, dtype):
-    """csr.T @ rhs as row_sparse: the transpose in compressed form (scipy's O(nnz)
-    conversion), then only its non-empty rows times rhs."""
-    mt = sv.to_scipy(a).T.tocsr()
-    rows = np.flatnonzero(np.diff(mt.indptr)).astype(np.int64)
-    res = np.asarray(mt[rows] @ rhs, dtype=dtype)
-    return sv.RowSparse(np.ascontiguousarray(res), rows, (a.shape[1], rhs.shape[1]))
+    """csr.T @ rhs as row_sparse. Its rows are the columns csr stores: renumber them
+    0..k-1 (np.unique), so the product is a (k, n) one of a csc view of the same data,
+    in O(nnz) memory and time, never O(number of columns)."""
+    import scipy.sparse as sps
+    rows, local = np.unique(a.indices, return_inverse=True)
+    m = sps.csc_matrix((a.data, local.reshape(-1), a.indptr), shape=(len(rows), a.shape[0]))
+    res = np.asarray(m @ rhs, dtype=dtype)
+    return sv.RowSparse(np.ascontiguousarray(res), rows.astype(np.int64, copy=False),
+                        (a.shape[1], rhs.shape[1]))
 
 
 def _embedding_backward(p, out_grads, in_data, need, in_shapes):
