@@ -18,7 +18,7 @@ from ..base import MXNetError
 from . import sparse_values as sv
 from .registry import get_op
 
-__all__ = ["register_sparse", "lookup_sparse", "lookup_sparse_backward",
+__all__ = ["register_sparse", "lookup_sparse", "lookup_sparse_gpu", "lookup_sparse_backward",
            "SPARSE_FROM_DENSE", "add_values", "StorageError"]
 
 
@@ -70,6 +70,13 @@ def lookup_sparse(op_name):
     if not _TABLE:
         _install()        # once every operator is registered
     return _TABLE.get(op_name)
+
+
+def lookup_sparse_gpu(op_name):
+    """The kernel for calls on a GPU context whose dense operands stay in device memory
+    (cupyx.scipy.sparse), or None; it may return NotImplemented (then the host kernel
+    runs, with copies)."""
+    return _GPU_TABLE.get(op_name)
 
 
 def lookup_sparse_backward(op_name):
@@ -436,6 +443,26 @@ def _dot(p, vals, call):
         res = _dense_run("dot", p, [sv.todense(a), sv.todense(b)], call)[0]
         return [sv.convert(res, fwd) if fwd else res]
     return NotImplemented
+
+
+def _dot_gpu(p, vals, call):
+    """dot(csr, dense) with the dense operand on a GPU: cupyx.scipy.sparse's product,
+    a dense device result (the csr's arrays are copied to the device per call). Other
+    forms (transposed csr: a row_sparse result) take the host kernel."""
+    a, b = vals
+    if not (_is(a, "csr") and sv.stype_of(b) == "default" and b.ndim == 2) or \
+            p.transpose_a or getattr(p, "forward_stype", None) not in (None, "default"):
+        return NotImplemented
+    import cupy as cp
+    import cupyx.scipy.sparse as cps
+    with cp.cuda.Device(call.ctx.device_id):
+        m = cps.csr_matrix((cp.asarray(a.data), cp.asarray(a.indices.astype(np.int32)),
+                            cp.asarray(a.indptr.astype(np.int32))), shape=a.shape)
+        rhs = b.T if p.transpose_b else b
+        return [cp.ascontiguousarray((m @ rhs).astype(a.dtype, copy=False))]
+
+
+_GPU_TABLE = {"dot": _dot_gpu}
 
 
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------
