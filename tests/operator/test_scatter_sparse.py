@@ -110,10 +110,10 @@ def test_batchnorm_refuses_fix_gamma_with_sparse_inputs():
     mean, var = mx.nd.zeros((3,)), mx.nd.ones((3,))
     with pytest.raises(MXNetError, match="fix_gamma"):
         mx.nd.BatchNorm(x, gamma, beta, mean, var, fix_gamma=True).asnumpy()
-    sym = mx.sym.BatchNorm(mx.sym.Variable("data", stype="row_sparse"), fix_gamma=True)
+    sym = mx.sym.BatchNorm(mx.sym.Variable("data", stype="row_sparse"), fix_gamma=True,
+                           name="bn")
     with pytest.raises(MXNetError, match="fix_gamma"):
-        sym.bind(mx.cpu(), args={"data": x, "batchnorm0_gamma": gamma,
-                                 "batchnorm0_beta": beta},
+        sym.bind(mx.cpu(), args={"data": x, "bn_gamma": gamma, "bn_beta": beta},
                  aux_states=[mean, var]).forward()
     # fix_gamma=False runs densely (storage fallback), like the dense operator
     got = mx.nd.BatchNorm(x, gamma, beta, mean, var, fix_gamma=False,
