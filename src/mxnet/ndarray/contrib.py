@@ -28,6 +28,8 @@ def _needs_sparse(name):
 
 for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
+# the graph functions pymxnet has (imperative, on csr arrays)
+from .dgl_graph import edge_id, dgl_adjacency, dgl_subgraph  # noqa: E402,F401
 
 
 def _csr_getnnz(data=None, axis=None, out=None, name=None, **kwargs):
