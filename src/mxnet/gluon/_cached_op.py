@@ -49,7 +49,9 @@ class _Entry:
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
-        wrap = [NDArray(a._chunk, a._shape, a._dtype, ctx, a._view) for a in inputs]
+        # sparse inputs keep their class: the executor reads their dense form
+        wrap = [(a.__class__ if a._sparse else NDArray)(a._chunk, a._shape, a._dtype, ctx,
+                                                         a._view) for a in inputs]
         self.args = [wrap[i] for i in op.arg_pos]
         self.aux = [wrap[i] for i in op.aux_pos]
         if need is None:
@@ -109,6 +111,9 @@ class _Entry:
                         eng.wait_for_var(c)
                     except MXNetError:
                         pass            # reported to whoever reads that output
+                if o._sparse:           # a sparse head: the forward stores its value
+                    o._chunk = Chunk(None)
+                    continue
                 data, block = storage.empty(self.ctx, o._shape, o._dtype)
                 c = Chunk(data)
                 c.block = block
@@ -128,7 +133,8 @@ class _Entry:
                 outs.append(o.copy())
             else:
                 src = own[pos]
-                outs.append(NDArray(src._chunk, src._shape, src._dtype, self.ctx))
+                outs.append((src.__class__ if src._sparse else NDArray)(
+                    src._chunk, src._shape, src._dtype, self.ctx))
         return outs
 
 
@@ -191,7 +197,8 @@ class CachedOp:
             need = tuple(_needs_grad(inputs[i]) for i in self.arg_pos)
             if True not in need:
                 need = None
-        key = (ctx, need) + tuple((a._shape, a._dtype) for a in inputs)
+        key = (ctx, need) + tuple((a._shape, a._dtype, a._sparse and a.stype)
+                                  for a in inputs)
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = []
