@@ -121,12 +121,18 @@ def worker_mxnet(model, mode, precision, warmup, iters):
     sync()
     elapsed = time.perf_counter() - t0
     final_loss = float(loss.mean().asscalar())
+    graph_bytes = 0
     if pool is not None:
         peak_used[0] = _peak_of_one_step(cp, pool, step, sync)
+        # CUDA graphs' capture pool (MXNET_ENABLE_CUDA_GRAPHS=1) is outside CuPy's
+        # default pool: its blocks stay reserved for the replays, so count them too
+        from mxnet.executor.cuda_graph import private_pool_bytes
+        graph_bytes = private_pool_bytes()
     return {"samples/s": iters * batch / elapsed,
             "waitall-only samples/s": iters * batch / t_waitall,
-            "peak used GB": peak_used[0] / 1e9 if pool else None,
-            "pool reserved GB": pool.total_bytes() / 1e9 if pool else None,
+            "peak used GB": (peak_used[0] + graph_bytes) / 1e9 if pool else None,
+            "pool reserved GB": (pool.total_bytes() + graph_bytes) / 1e9 if pool else None,
+            "graph pool GB": graph_bytes / 1e9,
             "amp dtype": amp_dtype, "final loss": final_loss,
             "finite": bool(np.isfinite(final_loss))}
 

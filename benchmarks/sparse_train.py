@@ -11,7 +11,7 @@
   with SGD; and the same model with dense gradients (``sparse_grad=False``).
 
 Each case runs in its own process per framework, so the peak resident memory is the
-case's own. Samples per second: higher is better.
+case's own; the frameworks alternate, ``--repeat`` times (medians reported). Samples per second: higher is better.
 
     python benchmarks/sparse_train.py [--quick]
 """
@@ -132,6 +132,8 @@ def main():
     ap.add_argument("--case")
     ap.add_argument("--data")
     ap.add_argument("--quick", action="store_true", help="smaller runs (a smoke test)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs per case and framework, alternating; medians reported")
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results",
                                                   "sparse_train.md"))
     args = ap.parse_args()
@@ -146,15 +148,19 @@ def main():
         write_libsvm(path, rows)
         for case in CASES:
             extra = ["--case", case, "--data", path] + (["--quick"] if args.quick else [])
+            # alternating runs, medians: the machine's load changes under us
+            res = harness.run_alternating(me, list(results), lambda fw: [extra],
+                                          repeat=args.repeat)
             for fw in results:
-                harness.add_result(results[fw], harness.run_worker(me, fw, extra), case)
+                results[fw].update({k: v for k, v in res[fw].items() if k != "load"})
     speed = list(CASES.values())
     mem = [c + " peak RSS" for c in speed]
     loss = [c + " final loss" for c in speed]
     text = ["# Sparse training: samples/s and peak memory", "", harness.machine_note(), "",
             f"LibSVM file: {rows} rows x {FEATURES} features, {NNZ_PER_ROW} nonzeros a "
             "row; batch 512 (linear), 1024 (matrix factorisation: 200k users, 100k "
-            "items, 32 factors).", ""]
+            f"items, 32 factors). Each figure: the median of {args.repeat} runs per "
+            "framework, the frameworks alternating.", ""]
     text += harness.section("Samples per second (higher is better; ratio > 1: pymxnet "
                             "faster):", results, speed, lower_is_better=False, unit="samples/s")
     text += harness.section(harness.PEAK_RSS, results, mem, unit="MB")

@@ -177,3 +177,24 @@ def test_non_differentiable_operator_raises():
         y = nd.argmax(x.reshape((1, 2)), axis=1)
     y.backward()                    # argmax has a zero gradient, as in MXNet
     assert_almost_equal(x.grad.asnumpy(), [0, 0])
+
+
+def test_gradient_written_into_the_buffer_without_aliasing_heads():
+    """A 'write' gradient lands in the variable's own buffer (its memory is reused step
+    after step) and is a copy: a pass-through gradient does not alias the head
+    gradient, so changing the head afterwards leaves the gradient alone."""
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    buf = x.grad._chunk.data
+    head = mx.nd.array([4.0, 5.0, 6.0])
+    with mx.autograd.record():
+        y = mx.nd.identity(x)
+    y.backward(head)
+    assert x.grad._chunk.data is buf
+    head[:] = 0
+    np.testing.assert_array_equal(x.grad.asnumpy(), [4.0, 5.0, 6.0])
+    with mx.autograd.record():
+        y = x * 2
+    y.backward()
+    assert x.grad._chunk.data is buf
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])

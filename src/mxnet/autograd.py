@@ -216,9 +216,20 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             buf._data[...] += g.astype(buf._dtype, copy=False)
         elif node.grad_req != REQ_NULL:
             buf.wait_to_write()
-            # Copy: pass-through gradients (add, identity) may be the very array of a
-            # head gradient or of another variable's gradient.
-            store(buf, g.astype(buf._dtype, copy=True))
+            _write_grad(buf, g)
+
+
+def _write_grad(buf, g):
+    """buf's gradient becomes g. Copied (pass-through gradients, of add or identity, may
+    be the very array of a head gradient or of another variable's gradient), into
+    buf's own host memory when it has some: a fresh array per step would cost a page
+    fault per 4 KiB, more than the copy (large embedding gradients)."""
+    d = buf._chunk.data
+    if buf._view is None and isinstance(d, _np_ndarray) and isinstance(g, _np_ndarray) \
+            and d.shape == g.shape and d.flags.c_contiguous and d.flags.writeable:
+        _np.copyto(d, g, casting="unsafe")
+        return
+    store(buf, g.astype(buf._dtype, copy=True))
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

@@ -2,6 +2,7 @@
 ``_get_builtin_op(name)`` finds the Python function that ``mx.np``/``mx.npx`` expose for
 an operator name (MXNet 1.9.1's tests import it from here)."""
 import importlib
+import inspect
 
 __all__ = []
 
@@ -33,4 +34,9 @@ def _get_builtin_op(op_name):
         mod = importlib.import_module(module)
     except ImportError:
         return None
-    return getattr(mod, op_name[len(prefix) + len(sub):], None)
+    fn = getattr(mod, op_name[len(prefix) + len(sub):], None)
+    if fn is not None and not hasattr(fn, "__signature__"):
+        # MXNet's generated operator functions carry __signature__; ours are plain
+        # Python functions whose real signature is the same thing.
+        fn.__signature__ = inspect.signature(fn)
+    return fn

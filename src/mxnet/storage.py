@@ -5,6 +5,7 @@ reuse, so executors and operator workspaces do not hit the system allocator on e
 step. ``HostPool`` serves CPU contexts; a device backend implements the same interface
 (``alloc``, ``free``, ``release_all``, ``stats``).
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -12,9 +13,33 @@ import numpy as np
 from .base import env_int
 from .backend import array_module
 
-__all__ = ["HostPool", "get_pool", "empty", "Block"]
+__all__ = ["HostPool", "get_pool", "empty", "Block", "private_scope"]
 
 _PAGE = 4096
+# While a CUDA graph is captured on a thread (executor/cuda_graph.py), that thread's
+# allocations must never come from or go back to the shared free lists: a replayed
+# graph keeps writing the buffers it was captured with.
+_private = threading.local()
+
+
+class _Detached:
+    """The 'pool' of blocks allocated in a private scope: freeing one drops it."""
+
+    @staticmethod
+    def free(block):
+        block.buffer = None
+
+
+@contextlib.contextmanager
+def private_scope():
+    """Allocations on this thread bypass the pools' free lists (fresh buffers from the
+    array module's current allocator, never returned for reuse)."""
+    prev = getattr(_private, "on", False)
+    _private.on = True
+    try:
+        yield
+    finally:
+        _private.on = prev
 
 
 def size_class(nbytes):
@@ -56,6 +81,8 @@ class HostPool:
 
     def alloc(self, nbytes):
         size = size_class(nbytes)
+        if getattr(_private, "on", False):
+            return Block(self._xp.empty(size, dtype=np.uint8), size, _Detached)
         with self._lock:
             free = self._free.get(size)
             if free:

@@ -119,6 +119,14 @@ def get_identity_mat_batch(size):
     return mx.nd.array(np.stack([eye, eye]))
 
 
+def _modify_each(values, function, dtype):
+    """function applied to each stored value (MXNet calls it with one scalar at a
+    time, so it may return a constant)."""
+    if values.size == 0:
+        return values
+    return np.vectorize(function, otypes=[np.dtype(dtype)])(values)
+
+
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
@@ -145,7 +153,7 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         if data_init is not None:
             val.fill(data_init)
         if modifier_func is not None:
-            val = np.asarray(modifier_func(val), dtype=dtype)
+            val = _modify_each(val, modifier_func, dtype)
         arr = mx.nd.sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype,
                                             ctx=ctx)
         return arr, (val, indices)
@@ -162,7 +170,7 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         if data_init is not None:
             dense[mask] = data_init
         if modifier_func is not None:
-            dense[mask] = modifier_func(dense[mask])
+            dense[mask] = _modify_each(dense[mask], modifier_func, dtype)
         import scipy.sparse as sps
         m = sps.csr_matrix(mask.astype(np.int8))
         m.data = dense[mask].astype(dtype)

@@ -17,7 +17,7 @@ class _Net(gluon.HybridBlock):
 
     def hybrid_forward(self, F, x):
         y = F.npx.relu(self.dense(x))
-        z = F.npx.reshape(F.np.concatenate([y, y * 2], axis=1), (0, -1))
+        z = F.npx.reshape(F.np.concatenate([y, y * 2], axis=1), (-2, -1))   # -2: keep the axis
         return F.np.mean(z, axis=1) + F.np.cumsum(z, axis=1)[:, -1] + z[:, 0] + z[1:, 2].sum()
 
 

@@ -55,3 +55,39 @@ def test_row_sparse_data_needs_a_trainer():
     p.initialize(init="ones")
     with pytest.raises(RuntimeError):
         p.row_sparse_data(mx.nd.array([0, 1]))
+
+
+def test_symbol_block_refuses_row_sparse_variables():
+    data, weight = mx.sym.var("data"), mx.sym.var("weight", stype="row_sparse")
+    out = mx.sym.broadcast_add(mx.sym.dot(data, weight), mx.sym.var("bias"))
+    with pytest.raises(AssertionError, match="row_sparse"):
+        gluon.SymbolBlock(out, data)
+
+
+def test_hybridized_block_on_csr_input():
+    """A hybridized block takes a csr input: dot(csr, w) * csr, summed over two calls;
+    w's gradient against NumPy."""
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(3, 3))
+
+        def hybrid_forward(self, F, x, w):
+            return F.dot(x, w) * x
+
+    net = Net()
+    net.initialize(mx.init.Uniform())
+    net.hybridize()
+    xd = np.array([[1, 0, 2], [0, 0, 3]], np.float32)
+    x = mx.nd.array(xd).tostype("csr")
+    with autograd.record():
+        y = net(x)
+        z = y + net(x)
+    z.backward()
+    w = net.w.data().asnumpy()
+    assert y.stype == "csr"                  # dense * csr keeps csr's pattern
+    np.testing.assert_allclose(y.asnumpy(), (xd @ w) * xd, rtol=1e-6)
+    np.testing.assert_allclose(net.w.grad().asnumpy(), 2 * xd.T @ xd, rtol=1e-6)
+    # a dense call after the csr ones uses its own cached executor
+    np.testing.assert_allclose(net(mx.nd.array(xd)).asnumpy(), (xd @ w) * xd, rtol=1e-6)

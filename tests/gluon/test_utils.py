@@ -113,3 +113,17 @@ def test_replace_file_moves_over_the_target(tmp_path):
     dst.write_text("old")
     mx.gluon.utils.replace_file(str(src), str(dst))
     assert dst.read_text() == "new" and not src.exists()
+
+
+def test_clip_global_norm_row_sparse():
+    """row_sparse arrays count with their stored values and are scaled in place."""
+    a = np.zeros((4, 3), np.float32)
+    a[[0, 2]] = 1.0
+    x1 = mx.nd.array(a).tostype("row_sparse")
+    x2 = mx.nd.ones((2, 2))
+    norm = gluon.utils.clip_global_norm([x1, x2], 1.0)
+    want = np.sqrt(6 + 4)
+    assert abs(norm - want) < 1e-5
+    assert x1.stype == "row_sparse"
+    np.testing.assert_allclose(x1.asnumpy(), a / want, rtol=1e-5)
+    np.testing.assert_allclose(x2.asnumpy(), np.ones((2, 2)) / want, rtol=1e-5)

@@ -198,3 +198,27 @@ def test_num_parts_gives_each_worker_a_contiguous_share():
     assert seen == [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
     with pytest.raises(mx.base.MXNetError):
         mx.io.NDArrayIter(data, label, num_parts=2, part_index=2)
+
+
+def test_csr_data_needs_discard():
+    import scipy.sparse as sps
+    dense = np.eye(5, 4, dtype=np.float32)
+    for data in (mx.nd.array(dense).tostype("csr"), sps.csr_matrix(dense)):
+        with pytest.raises(NotImplementedError):
+            mx.io.NDArrayIter({"data": data}, dense, 2)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_csr_batches_match_dense_rows(shuffle):
+    import scipy.sparse as sps
+    rs = np.random.RandomState(4)
+    dense = (rs.uniform(size=(7, 5)) * (rs.uniform(size=(7, 5)) > 0.5)).astype(np.float32)
+    it = mx.io.NDArrayIter({"csr": sps.csr_matrix(dense), "dns": dense}, None, 3,
+                           shuffle=shuffle, last_batch_handle="discard")
+    n = 0
+    for batch in it:
+        csr, dns = batch.data
+        assert csr.stype == "csr" and csr.shape == (3, 5)
+        np.testing.assert_array_equal(csr.asnumpy(), dns.asnumpy())
+        n += 1
+    assert n == 7 // 3 and not batch.label

@@ -133,6 +133,14 @@ def test_api_semantics_and_mismatch_reports():
     check_ok(rc, out, err, n, marker="API OK")
 
 
+@needs_mpi
+def test_row_sparse_push_pull():
+    """row_sparse init/push/pushpull/row_sparse_pull and lazy SGD over 2 workers."""
+    n = 2
+    rc, out, err, _ = launch(n, "sparse.py")
+    check_ok(rc, out, err, n, marker="SPARSE OK")
+
+
 # --- asynchronous training -------------------------------------------------------------------
 @needs_mpi
 def test_dist_async_converges(tmp_path):

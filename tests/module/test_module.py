@@ -470,3 +470,19 @@ def test_group2ctxs_one_context_per_group_or_per_device():
         np.testing.assert_array_equal(got[0], np.full(shape, 2.0))
         np.testing.assert_array_equal(got[1], np.ones(shape))
         np.testing.assert_array_equal(got[0], grads[2][0])
+
+
+def test_row_sparse_parameter_keeps_its_storage():
+    """A Variable(stype='row_sparse') parameter is bound, kept on the CPU and
+    initialised as row_sparse (csr data, dot(csr, w) model)."""
+    x = mx.sym.var("data", stype="csr")
+    v = mx.sym.var("v", shape=(20, 1), init=mx.init.Uniform(scale=0.1), stype="row_sparse")
+    out = mx.sym.LinearRegressionOutput(mx.sym.dot(x, v), mx.sym.var("label"), name="out")
+    mod = mx.mod.Module(out, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (8, 20))], label_shapes=[("label", (8, 1))])
+    mod.init_params()
+    w = mod._arg_params["v"]
+    assert w.stype == "row_sparse" and np.abs(w.asnumpy()).sum() > 0
+    assert mod._exec_group.execs[0].arg_dict["data"].stype == "csr"
+    arg, _ = mod.get_params()
+    np.testing.assert_array_equal(arg["v"].asnumpy(), w.asnumpy())

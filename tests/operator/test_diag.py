@@ -64,3 +64,39 @@ def test_infer_shape():
 def test_errors(call):
     with pytest.raises(MXNetError):
         call()
+
+
+# --- NumPy's _np_diag / _np_diagonal: like diag, but an offset past the matrix gives an
+# empty diagonal instead of an error
+NP_CASES = [
+    Case("_np_diag", lambda x: np.diag(x, 2), [[(3,)]], kwargs={"k": 2}, ref_kwargs=False,
+         name="np_diag_1d_k"),
+    Case("_np_diag", lambda x: np.diag(x, -1), [[(3, 4)]], kwargs={"k": -1},
+         ref_kwargs=False, name="np_diag_2d_kneg"),
+    Case("_np_diagonal", lambda x: np.diagonal(x, 1, 2, 0), [[(3, 2, 4)]],
+         kwargs={"offset": 1, "axis1": 2, "axis2": 0}, ref_kwargs=False,
+         name="np_diagonal_3d"),
+]
+test_np_diag_ops = cases_test(NP_CASES)
+
+
+@pytest.mark.parametrize("shape,k", [((2, 3), 5), ((2, 3), -4), ((1, 5), -1), ((4, 3), 3)])
+def test_np_diagonal_past_the_matrix_is_empty_and_differentiable(shape, k):
+    from mxnet import np as mnp
+    x = mnp.array(rand(*shape))
+    x.attach_grad()
+    with mx.autograd.record():
+        d = mnp.diag(x, k)
+        t = mnp.trace(x, offset=k)
+    assert d.shape == np.diag(x.asnumpy(), k).shape
+    assert float(t) == pytest.approx(np.trace(x.asnumpy(), offset=k))
+    d.backward()
+    assert x.grad.shape == shape and not x.grad.asnumpy().any()
+
+
+def test_np_diagonal_rejects_1d_and_equal_axes():
+    from mxnet import np as mnp
+    with pytest.raises(MXNetError):
+        mnp.trace(mnp.ones((2,)))
+    with pytest.raises(MXNetError):
+        mnp.diagonal(mnp.ones((3, 2, 2)), 0, 1, 1)

@@ -90,8 +90,3 @@ def test_tensordot_bad_axes():
     with pytest.raises(MXNetError):
         mx.nd.op._npi_tensordot(a, b, a_axes=(0, 1), b_axes=(0,)).wait_to_read()
 
-
-@pytest.mark.parametrize("shapes", [[(2, 3), (3, 4)], [(2, 3, 4), (5, 4, 3)], [(2, 3), (3,)],
-                                    [(4,), (2, 4, 3)]])
-def test_np_dot_forward_and_gradients(shapes):
-    opcheck.check(opcheck.Case("op._npi_dot", np.dot, shapes=[shapes]))

@@ -10,6 +10,7 @@ MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at mos
 import numpy as np
 
 from ..base import env_int
+from . import cublas_graph
 from .cpu_threads import omp_num_threads
 
 __all__ = ["num_parts", "split", "run_parts", "matmul"]
@@ -44,6 +45,10 @@ def matmul(xp, a, b, out=None):
     """a @ b for 2-D arrays (into ``out`` when given); on the CPU, large products split
     a's rows over threads."""
     m = a.shape[0]
+    if xp is not np and cublas_graph.capturing():      # CuPy refuses cuBLAS in captures
+        res = cublas_graph.matmul(a, b, out)
+        if res is not NotImplemented:
+            return res
     if xp is not np or _THREADS < 2 or m < 2 or 2.0 * a.size * b.shape[1] < MATMUL_MIN_FLOPS \
             or (out is not None and (np.may_share_memory(out, a) or
                                      np.may_share_memory(out, b))):

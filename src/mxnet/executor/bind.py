@@ -140,6 +140,10 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         name, e = g.nodes[nid].name, g.entry(nid)
         shape, dtype = tuple(g.shapes[e]), _dtype(g.dtypes[e])
         arr = grad = None
+        # storage types: stype_dict, else the variable's own (Variable(stype=...));
+        # the weight of an Embedding with sparse_grad gets a row_sparse gradient
+        st = stype_dict.get(name) or _STYPE_IDS.get(
+            (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
         if name in shared and shared_exec is not None and name in shared_exec.arg_dict:
             arr = _fit(shared_exec.arg_dict[name], shape, dtype)
             if req != REQ_NULL:
@@ -147,11 +151,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         elif shared_buffer is not None:
             arr = _fit(shared_buffer.get(name), shape, dtype)
             if arr is None:
-                arr = shared_buffer[name] = zeros(shape, ctx, dtype)
-        # storage types: stype_dict, else the variable's own (Variable(stype=...));
-        # the weight of an Embedding with sparse_grad gets a row_sparse gradient
-        st = stype_dict.get(name) or _STYPE_IDS.get(
-            (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
+                arr = shared_buffer[name] = zeros(shape, ctx, dtype, stype=st)
         if arr is None:
             arr = zeros(shape, placed[name], dtype, stype=st)
         if req != REQ_NULL and grad is None:
@@ -203,7 +203,7 @@ def _fit(arr, shape, dtype):
         return None
     if tuple(arr.shape) == shape:
         return arr
-    if int(np.prod(shape)) <= arr.size:
+    if int(np.prod(shape)) <= arr.size and not arr._sparse:   # sparse arrays: no views
         return arr._as_view(shape, 0)
     return None
 

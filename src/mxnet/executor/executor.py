@@ -173,10 +173,11 @@ class Executor:
                 n.op is not None and n.op.name in ("cast_storage", "dot", "_square_sum")
                 for n in self._graph.nodes):
             return []
-        from .stype import infer_stypes
+        from .stype import infer_stypes, head_fillers
         from ..ndarray.sparse import zeros as sparse_zeros
         g = self._graph
         stypes = infer_stypes(g, {e: a.stype for e, a in var_nd.items()}, self._ctx)
+        self._head_fill = head_fillers(g, stypes, var_nd, self._ctx)
         heads = []
         for pos, e in enumerate(g.heads):
             if stypes[e] != "default" and e in self._out_nd:
@@ -368,8 +369,13 @@ class Executor:
         self._fill_sparse_heads()
 
     def _fill_sparse_heads(self):
-        for pos, arr in self._sparse_heads:       # sparse outputs take the dense result
-            arr._set_dense(self._out_nd[self._graph.heads[pos]]._data)
+        for pos, arr in self._sparse_heads:       # sparse outputs: see executor/stype.py
+            fill = self._head_fill.get(pos)
+            v = NotImplemented if fill is None else fill(self._vals)
+            if v is NotImplemented:
+                arr._set_dense(self._out_nd[self._graph.heads[pos]]._data)
+            else:
+                arr._set_value(v)
 
     def _forward_step(self, s, octx):
         vals, monitor = self._vals, self._monitor

@@ -20,6 +20,7 @@ from .. import autograd, engine, storage
 from ..autograd import VarNode
 from .. import ndarray as _nd
 from ..base import MXNetError
+from ..executor import cuda_graph
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
@@ -44,11 +45,13 @@ def _point(dst, src):
 class _Entry:
     """One bound executor with the arrays it reads and writes."""
     __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
-                 "out_pos", "xp")
+                 "out_pos", "xp", "graph")
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
-        wrap = [NDArray(a._chunk, a._shape, a._dtype, ctx, a._view) for a in inputs]
+        # sparse inputs keep their class: the executor reads their dense form
+        wrap = [(a.__class__ if a._sparse else NDArray)(a._chunk, a._shape, a._dtype, ctx,
+                                                         a._view) for a in inputs]
         self.args = [wrap[i] for i in op.arg_pos]
         self.aux = [wrap[i] for i in op.aux_pos]
         if need is None:
@@ -77,6 +80,7 @@ class _Entry:
         self.used = False
         from ..backend import array_module
         self.xp = array_module(ctx)
+        self.graph = cuda_graph.runner(op.graph_cfg, self)     # None: no CUDA graphs
 
     def free(self):
         """Whether no tape node still needs this executor's forward values."""
@@ -89,7 +93,9 @@ class _Entry:
     def load(self, inputs, op):
         """Point the bound arrays at this call's inputs, after the previous run on this
         executor has finished with them."""
-        if self.used:
+        if self.used and self.graph is not None:
+            self.graph.wait_idle()      # outputs and gradients stay fixed with graphs
+        elif self.used:
             eng = engine.get()
             if not self.own_outputs:
                 for a in self.args + self.aux:
@@ -105,6 +111,9 @@ class _Entry:
                         eng.wait_for_var(c)
                     except MXNetError:
                         pass            # reported to whoever reads that output
+                if o._sparse:           # a sparse head: the forward stores its value
+                    o._chunk = Chunk(None)
+                    continue
                 data, block = storage.empty(self.ctx, o._shape, o._dtype)
                 c = Chunk(data)
                 c.block = block
@@ -124,7 +133,8 @@ class _Entry:
                 outs.append(o.copy())
             else:
                 src = own[pos]
-                outs.append(NDArray(src._chunk, src._shape, src._dtype, self.ctx))
+                outs.append((src.__class__ if src._sparse else NDArray)(
+                    src._chunk, src._shape, src._dtype, self.ctx))
         return outs
 
 
@@ -138,6 +148,8 @@ class _GraphOp(Op):
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         entry = self.entry
+        if entry.graph is not None:
+            return entry.graph.backward(ograds, octx.is_train, octx.need_grad)
         ctx, xp = entry.ctx, entry.xp
         # Fresh gradient buffers every time: the arrays returned here go to the tape,
         # which may keep them as the parameters' gradients.
@@ -156,8 +168,9 @@ class _GraphOp(Op):
 class CachedOp:
     """Runs ``symbol`` on NDArrays given in ``symbol.list_inputs()`` order."""
 
-    def __init__(self, symbol):
+    def __init__(self, symbol, flags=()):
         self.symbol = symbol
+        self.graph_cfg = cuda_graph.config(flags)     # MXNET_ENABLE_CUDA_GRAPHS
         inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
@@ -184,7 +197,8 @@ class CachedOp:
             need = tuple(_needs_grad(inputs[i]) for i in self.arg_pos)
             if True not in need:
                 need = None
-        key = (ctx, need) + tuple((a._shape, a._dtype) for a in inputs)
+        key = (ctx, need) + tuple((a._shape, a._dtype, a._sparse and a.stype)
+                                  for a in inputs)
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = []
@@ -197,8 +211,11 @@ class CachedOp:
             entry = _Entry(self, ctx, inputs, need)
             pool.append(entry)
         entry.load(inputs, self)
-        entry.ex.forward(is_train=state.training)
-        outs = entry.results()
+        if entry.graph is not None:
+            outs = entry.graph.forward(state.training)
+        else:
+            entry.ex.forward(is_train=state.training)
+            outs = entry.results()
         if need is not None:
             args = [inputs[i] for i in self.arg_pos]
             autograd._record(_GraphOp(entry), None, args, [], outs, state.training, ctx)
@@ -215,7 +232,7 @@ class NDCachedOp:
     ``sym.list_inputs()``. ``flags`` are accepted for compatibility."""
 
     def __init__(self, sym, flags=()):
-        self._graph = CachedOp(sym)
+        self._graph = CachedOp(sym, flags)
         self._flags = dict(flags)
         self._num_outputs = len(sym.list_outputs())
 

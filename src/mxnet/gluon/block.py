@@ -741,7 +741,7 @@ class HybridBlock(Block):
                           "Is this intended?", stacklevel=4)
         self._cached_op_args = [(True, data_pos[n]) if n in data_pos else (False, params[n])
                                 for n in input_names]
-        self._cached_op = CachedOp(out)
+        self._cached_op = CachedOp(out, self._flags)
         if self._callback is not None:
             self._cached_op.set_monitor(_op_hook_adapter(out, self._callback),
                                         self._monitor_all)
@@ -1002,6 +1002,11 @@ class SymbolBlock(HybridBlock):
         syms, self._in_format = _flatten(inputs, "input")
         out, self._out_format = _flatten(outputs, "output")
         out = symbol.Group(out)
+        for name, attrs in out.attr_dict().items():
+            # MXNet 1.9.1's SymbolBlock has no row_sparse parameters (storage id 1)
+            if attrs.get("__storage_type__") == "1":
+                raise AssertionError(f"SymbolBlock doesn't support Parameter '{name}' "
+                                     "because its storage type is 'row_sparse'.")
         input_names = set()
         for s in syms:
             if len(s.get_internals().list_outputs()) != 1:

@@ -35,6 +35,9 @@ def init_data(data, allow_empty, default_name):
                           f"with them as values (got {type(data).__name__})")
     out = {}
     for name, value in data.items():
+        if _is_scipy_sparse(value):
+            from ..ndarray import sparse
+            value = sparse.csr_matrix(value.tocsr())
         if not isinstance(value, NDArray):
             try:
                 value = array(value)
@@ -48,8 +51,15 @@ def init_data(data, allow_empty, default_name):
     return sorted(out.items())
 
 
+def _is_scipy_sparse(value):
+    return type(value).__module__.startswith("scipy.sparse")
+
+
 def _gather(arr, ids):
     """Rows ``ids`` of an NDArray, as a new NDArray on the same device."""
+    if arr._sparse:               # a csr array: its selected rows stay csr
+        from ..ndarray.dispatch import invoke_by_name
+        return invoke_by_name("take", [arr, array(ids, dtype=np.int64)], {})
     raw = arr._read()
     xp = array_module(arr.context)
     if xp is np:
@@ -88,6 +98,10 @@ class NDArrayIter(DataIter):
                                f"{list(_HANDLES)}, got {last_batch_handle!r}")
         self.data = init_data(data, allow_empty=False, default_name=data_name)
         self.label = init_data(label, allow_empty=True, default_name=label_name)
+        if last_batch_handle != "discard" and any(
+                v._sparse for _, v in self.data + self.label):
+            raise NotImplementedError("NDArrayIter: CSRNDArray (or scipy.sparse) data "
+                                      "needs last_batch_handle='discard'")
         if num_parts != 1 or part_index != 0:
             # pymxnet extension for distributed training: this worker's contiguous share
             lo, hi = shard_range(self.data[0][1].shape[0], num_parts, part_index,

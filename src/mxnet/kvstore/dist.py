@@ -13,6 +13,11 @@ deadline and a consistency check, so a dead or diverging worker gives an MXNetEr
 never a hang (see ``mpi_comm``). The small tensors of one call (a list of keys) share
 one allreduce.
 
+Row_sparse values (gradients of sparse embeddings) stay sparse on the wire: a push
+first sums a per-row mask over workers (which rows anyone pushed), then sums only the
+union of those rows; the lazy optimizers then touch only them. Stored row_sparse
+weights are replicated like dense ones, so ``row_sparse_pull`` is a local gather.
+
 Start the workers with ``python -m mxnet.tools.launch -n 4 python train.py`` or
 ``mpiexec -n 4 python train.py``; a program started alone is a job of one worker.
 """
@@ -79,6 +84,8 @@ class DistSyncKVStore(DistMixin, KVStore):
         for (k, v), buf in zip(firsts, bufs):
             ctx = v.context if self._on_device else cpu()
             self._data[k] = wrap_host(buf, ctx)
+            if v._sparse:                      # rank 0's value, in the value's storage
+                self._data[k] = self._data[k].tostype(v.stype)
 
     def push(self, key, value, priority=0):
         """Sum value(s) over the local list and over all workers, then update the
@@ -89,6 +96,13 @@ class DistSyncKVStore(DistMixin, KVStore):
         self._allreduce_and_store(pairs, "push")
 
     def _allreduce_and_store(self, pairs, op):
+        sparse = [(k, vals) for k, vals in pairs if any(v._sparse for v in vals)]
+        if sparse:
+            pairs = [(k, vals) for k, vals in pairs if not any(v._sparse for v in vals)]
+            for k, vals in sparse:
+                self._push_row_sparse(k, vals, op)
+            if not pairs:
+                return
         comm = self._comm
         entries = []
         for k, vals in pairs:
@@ -115,6 +129,42 @@ class DistSyncKVStore(DistMixin, KVStore):
             return
         for (k, _, stored), red in zip(entries, reduced):
             self._data[k] = red if red.dtype == stored.dtype else red.astype(stored.dtype)
+
+    def _push_row_sparse(self, key, vals, op):
+        """Sum row_sparse value(s) of one key over the local list and all workers, on
+        the union of the rows any worker pushed; then update or replace as push does."""
+        from ..ndarray.sparse import _value_of, _wrap
+        from ..operator import sparse_values as sv
+        from ..operator.kernels_sparse import add_values
+        stored = self._stored(key)
+        for v in vals:
+            if v.shape != stored.shape:
+                raise MXNetError(f"KVStore {op}: value of shape {v.shape} for key {key} "
+                                 f"does not match the stored shape {stored.shape}")
+            if v.stype != "row_sparse":
+                raise MXNetError(f"KVStore {op}: key {key} mixes storage types; push "
+                                 f"row_sparse values only or dense values only, got "
+                                 f"{v.stype}")
+        local = _value_of(vals[0])
+        for v in vals[1:]:
+            local = add_values(local, _value_of(v))
+        rows_total = stored.shape[0]
+        what = f"{op} of row_sparse key {key!r}"
+        pair = [(key, vals[0])]
+        mask = np.zeros(rows_total, np.int32)
+        mask[local.indices] = 1
+        mask = allreduce_many(self._comm, [mask], self._describe(f"{op} rows", pair),
+                              what)[0]
+        rows = np.flatnonzero(mask).astype(np.int64)
+        block = np.zeros((len(rows),) + tuple(stored.shape[1:]), local.dtype)
+        block[np.searchsorted(rows, local.indices)] = local.data
+        block = allreduce_many(self._comm, [block],
+                               self._describe(f"{op} {len(rows)} rows", pair), what)[0]
+        merged = _wrap(sv.RowSparse(block, rows, stored.shape), stored.context)
+        if self._updater is not None:
+            self._updater(key, merged, stored)
+        else:
+            merged.copyto(stored)
 
     def pushpull(self, key, value, out=None, priority=0):
         """push then pull: the sum over workers (or the updated weight, with an

@@ -13,6 +13,7 @@ from . import _internal, op, contrib, linalg, image  # noqa: F401
 _this = _sys.modules[__name__]
 _expose(_make_function, _this, op, _internal,
         {"_contrib_": contrib, "_linalg_": linalg, "_image_": image})
+contrib.getnnz = contrib._csr_getnnz    # refuses dense input, as MXNet does
 
 from . import random, utils  # noqa: E402,F401
 from .functions import *  # noqa: E402,F401,F403  (add, maximum, concatenate, ...)

@@ -28,25 +28,19 @@ def _needs_sparse(name):
 
 for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
+# the graph functions pymxnet has (imperative, on csr arrays)
+from .dgl_graph import edge_id, dgl_adjacency, dgl_subgraph  # noqa: E402,F401
 
 
-def getnnz(data=None, axis=None, out=None, name=None, **kwargs):
-    """The number of stored values of a csr array: in all (axis=None) or per row
-    (axis=1), as an int64 NDArray."""
+def _csr_getnnz(data=None, axis=None, out=None, name=None, **kwargs):
+    """The number of values a csr array stores: in all (axis=None, shape (1,)) or per
+    row (axis=1), as an int64 NDArray. A dense array is refused, as MXNet 1.9.1 does."""
     from ..base import MXNetError
-    from .ndarray import from_data
+    from .dispatch import invoke_by_name
     if getattr(data, "stype", None) != "csr":
-        raise MXNetError("getnnz: data must be a csr array")
-    if axis not in (None, 1, -1):
-        raise MXNetError(f"getnnz: axis must be None or 1, got {axis}")
-    v = data._read_value()
-    res = (_np.array([v.indptr[-1] - v.indptr[0]], dtype=_np.int64) if axis is None
-           else _np.diff(v.indptr).astype(_np.int64))
-    res = from_data(res, data.context)
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+        raise MXNetError(f"getnnz: data must be a csr array, got storage type "
+                         f"{getattr(data, 'stype', type(data).__name__)}")
+    return invoke_by_name("_contrib_getnnz", [data], {"axis": axis}, out=out)
 
 
 def _gradient_node(name, n_inputs):

@@ -56,6 +56,30 @@ def _first_axis_view(arr, key):
     return None
 
 
+def _int_prefix_view(arr, key):
+    """A view for a tuple of leading integers then slices (``x[1, 2, 1:3]``) that selects
+    one C-contiguous block, as MXNet's basic indexing gives; or None."""
+    shape = arr._shape
+    if not (isinstance(key, tuple) and 1 < len(key) <= len(shape)
+            and isinstance(key[0], integer_types) and not isinstance(key[0], (bool, np.bool_))):
+        return None
+    n_int = 0
+    while n_int < len(key) and isinstance(key[n_int], integer_types) \
+            and not isinstance(key[n_int], (bool, np.bool_)):
+        n_int += 1
+    if n_int == len(shape) or not all(isinstance(k, slice) for k in key[n_int:]):
+        return None
+    as_slices = []
+    for k, size in zip(key[:n_int], shape):
+        if k < -size or k >= size:
+            raise IndexError(f"index {k} is out of bounds for axis {len(as_slices)} with "
+                             f"size {size}")
+        k %= size
+        as_slices.append(slice(k, k + 1))
+    view = _contiguous_slices_view(arr, tuple(as_slices) + tuple(key[n_int:]))
+    return None if view is None else view._as_view(view._shape[n_int:], 0)
+
+
 def _contiguous_slices_view(arr, key):
     """A view for a tuple of slices that selects one C-contiguous block (as MXNet's
     basic indexing gives), or None."""
@@ -82,6 +106,8 @@ def getitem(arr, key):
         view = _first_axis_view(arr, key)
         if view is None:
             view = _contiguous_slices_view(arr, key)
+        if view is None:
+            view = _int_prefix_view(arr, key)
         if view is not None:
             return view
     template, arrays = normalize_key(key)

@@ -330,6 +330,11 @@ def _wrap(value, ctx):
     if isinstance(value, (sv.RowSparse, sv.CSR)):
         cls = _CLASSES[value.stype]
         return cls(Chunk(value), tuple(value.shape), np.dtype(value.data.dtype), ctx)
+    if ctx is not None and ctx.device_typeid == 2:
+        # a dense result for a GPU array: sparse values live in host memory, dense
+        # ones in the array's device memory
+        from ..backend import device_put
+        return from_data(device_put(value, ctx), ctx)
     value = np.ascontiguousarray(value)
     return from_data(value, ctx)
 

@@ -17,8 +17,8 @@ import numpy as np
 from .. import tape as _tape
 from ..base import MXNetError
 from ..operator import sparse_values as sv
-from ..operator.kernels_sparse import lookup_sparse
-from .ndarray import NDArray, from_data
+from ..operator.kernels_sparse import lookup_sparse, lookup_sparse_gpu
+from .ndarray import NDArray  # noqa: F401
 
 __all__ = ["invoke_sparse", "sparse_invoke", "cast_storage_nd"]
 
@@ -58,7 +58,13 @@ def sparse_invoke(op, p, inputs, out, ctx):
     outs = None if out is None else (list(out) if isinstance(out, (list, tuple)) else [out])
     kernel = lookup_sparse(op.name)
     results = NotImplemented
-    if kernel is not None:
+    gpu_kernel = lookup_sparse_gpu(op.name) if ctx.device_typeid == 2 else None
+    if gpu_kernel is not None:
+        # dense operands as they are in device memory, sparse ones from the host
+        results = gpu_kernel(p, [_values([a])[0] if isinstance(a, BaseSparseNDArray)
+                                 else a._read() for a in inputs],
+                             _SparseCall(ctx, inputs, outs, _tape.is_training()))
+    if kernel is not None and results is NotImplemented:
         results = kernel(p, _values(inputs),
                          _SparseCall(ctx, inputs, outs, _tape.is_training()))
     if results is NotImplemented:
@@ -68,7 +74,7 @@ def sparse_invoke(op, p, inputs, out, ctx):
             return invoke(op, inputs, None, out, ctx, p, _dense_only=True)
         if any_sparse:
             _warn_fallback(op, inputs, p)
-        dense = [from_data(a._data, a._ctx) if isinstance(a, BaseSparseNDArray) else a
+        dense = [_wrap(a._data, a._ctx) if isinstance(a, BaseSparseNDArray) else a
                  for a in inputs]
         prev = _tape.set_recording(False)
         try:

@@ -9,7 +9,7 @@ NotImplementedError naming it.
 """
 import numpy as _onp
 
-from . import fallback, fallback_linalg, linalg, random  # noqa: F401
+from . import _internal, fallback, fallback_linalg, linalg, random  # noqa: F401
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_names
 from .manipulation import (array_split, argsort, broadcast_to, concat, concatenate,  # noqa: F401
@@ -53,13 +53,13 @@ def isscalar(element):
 
 
 def may_share_memory(a, b, max_work=None):
-    """Whether a and b hold some of the same elements: views of one storage whose
-    element ranges overlap (mx.np views are contiguous blocks, so this is exact)."""
+    """Whether a and b are views of overlapping parts of the same storage (views are
+    contiguous element ranges, so this is exact)."""
     if a._chunk is not b._chunk or a.size == 0 or b.size == 0:
         return False
-    a_off = 0 if a._view is None else a._view[0]
-    b_off = 0 if b._view is None else b._view[0]
-    return a_off < b_off + b.size and b_off < a_off + a.size
+    a0 = 0 if a._view is None else a._view[0]
+    b0 = 0 if b._view is None else b._view[0]
+    return a0 < b0 + b.size and b0 < a0 + a.size
 
 
 shares_memory = may_share_memory

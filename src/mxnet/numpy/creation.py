@@ -148,8 +148,13 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
 
 
 def eye(N, M=None, k=0, dtype=None, ctx=None, device=None):
-    """A 2-d array with ones on the k-th diagonal."""
-    return wrap(_nd.eye(N, M or 0, k, ctx=ctx or device, dtype=_dt(dtype)))
+    """A 2-d array with ones on the k-th diagonal (M=None means N columns; M=0 none)."""
+    M = N if M is None else M
+    if int(N) < 0 or int(M) < 0:
+        raise MXNetError(f"mx.np.eye: N and M must be non-negative, got N={N}, M={M}")
+    if int(M) == 0:                     # nd.eye reads M=0 as "M = N"
+        return zeros((int(N), 0), dtype=dtype, ctx=ctx or device)
+    return wrap(_nd.eye(N, M, k, ctx=ctx or device, dtype=_dt(dtype)))
 
 
 def identity(n, dtype=None, ctx=None):

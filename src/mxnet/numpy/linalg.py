@@ -29,20 +29,84 @@ def _arr(a):
     return array(a)
 
 
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector 2-norm / Frobenius norm (ord None/2/'fro' for vectors/matrices, 1 and
-    inf for vectors)."""
+_INF_ORDS = {"inf": _onp.inf, "-inf": -_onp.inf}
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """Vector norms (axis an int, or a 1-d x) and matrix norms (axis a pair, or a 2-d x
+    with ord given): NumPy's orders, 'inf'/'-inf' strings too, differentiable
+    (ord 2/-2/'nuc' through the singular values). ord=None with axis=None is the
+    2-norm of the flattened array."""
     from . import math as m
     x = _arr(x)
-    if ord in (None, 2, "fro") and (ord != 2 or axis is None or isinstance(axis, int)
-                                   or x.ndim == 1):
-        return m.sqrt(m.sum(m.multiply(x, x), axis=axis, keepdims=keepdims))
-    if ord == 1 and (x.ndim == 1 or isinstance(axis, int)):
-        return m.sum(m.absolute(x), axis=axis, keepdims=keepdims)
-    if ord in (_onp.inf, "inf") and (x.ndim == 1 or isinstance(axis, int)):
-        return m.max(m.absolute(x), axis=axis, keepdims=keepdims)
-    raise NotImplementedError(f"mx.np.linalg.norm: ord={ord!r} with axis={axis!r} is not "
-                              "implemented in pymxnet yet")
+    ord = _INF_ORDS.get(ord, ord)  # noqa: A001
+    if axis is None:
+        if ord is None:
+            return m.sqrt(m.sum(m.multiply(x, x), keepdims=keepdims))
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axes = tuple(range(x.ndim))
+    else:
+        axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
+    axes = tuple(int(a) % x.ndim if -x.ndim <= a < x.ndim else _bad_axis(a, x.ndim)
+                 for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(m, x, ord, axes[0], keepdims)
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("Duplicate axes given.")
+        res = _matrix_norm(m, x, ord, axes)
+        if keepdims:
+            from .manipulation import expand_dims
+            for a in sorted(axes):
+                res = expand_dims(res, a)
+        return res
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def _bad_axis(a, ndim):
+    raise MXNetError(f"norm: axis {a} is out of bounds for array of dimension {ndim}")
+
+
+def _vector_norm(m, x, ord, ax, keepdims):  # noqa: A002
+    if ord is None or ord == 2:
+        return m.sqrt(m.sum(m.multiply(x, x), axis=ax, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    mag = m.absolute(x)
+    if ord == _onp.inf:
+        return m.max(mag, axis=ax, keepdims=keepdims)
+    if ord == -_onp.inf:
+        return m.min(mag, axis=ax, keepdims=keepdims)
+    if ord == 0:
+        return m.sum(m.not_equal(x, 0).astype(x.dtype), axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return m.sum(mag, axis=ax, keepdims=keepdims)
+    p = float(ord)
+    return m.power(m.sum(m.power(mag, p), axis=ax, keepdims=keepdims), 1.0 / p)
+
+
+def _matrix_norm(m, x, ord, axes):  # noqa: A002
+    row, col = axes
+    if ord is None or ord == "fro":
+        return m.sqrt(m.sum(m.multiply(x, x), axis=axes))
+    if ord in (1, -1, _onp.inf, -_onp.inf):
+        # 1: the largest column sum of |x|; inf: the largest row sum
+        summed, kept = (row, col) if ord in (1, -1) else (col, row)
+        if kept > summed:
+            kept -= 1
+        sums = m.sum(m.absolute(x), axis=summed)
+        return (m.max if ord > 0 else m.min)(sums, axis=kept)
+    if ord in (2, -2, "nuc"):
+        from .manipulation import moveaxis, swapaxes
+        mats = moveaxis(x, (row, col), (-2, -1))
+        if mats.shape[-2] > mats.shape[-1]:      # svd takes wide matrices
+            mats = swapaxes(mats, -1, -2)
+        sv = svd(mats)[1]
+        if ord == "nuc":
+            return m.sum(sv, axis=-1)
+        return (m.max if ord == 2 else m.min)(sv, axis=-1)
+    raise ValueError(f"Invalid norm order {ord!r} for matrices.")
 
 
 def _op(name):
@@ -91,6 +155,11 @@ def eigh(a, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (the
     linalg_syevd operator, differentiable)."""
     a = _arr(a)
+    if a.dtype.kind in "iub":        # integer matrices decompose in float64, as in MXNet
+        a = a.astype(_onp.float64)
+    if UPLO == "U":     # syevd reads the lower triangle; a's transpose has a's upper one
+        from .manipulation import swapaxes as _swap
+        a = _swap(a, -1, -2)
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     from .manipulation import swapaxes
@@ -103,6 +172,42 @@ def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
+def svd(a):
+    """(UT, L, V) with a = UT @ diag(L) @ V for matrices (M, N), M <= N, in the last two
+    axes (MXNet's convention, not NumPy's (u, s, vh) of any shape); differentiable."""
+    ut, s, v = _nd._internal._npi_svd(_arr(a))
+    return wrap(ut), wrap(s), wrap(v)
+
+
+def _prod(dims):
+    return int(_onp.prod(dims, dtype=_onp.int64))
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a with respect to tensordot over its first ``ind`` axes: shape
+    a.shape[ind:] + a.shape[:ind]; differentiable."""
+    if not isinstance(ind, int) or ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    return wrap(_nd._internal._npi_tensorinv(_arr(a), ind=ind))
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b; ``axes`` (of a) are moved to the end first.
+    x has the shape of a's trailing a.ndim - b.ndim axes; differentiable."""
+    from .manipulation import moveaxis, reshape
+    a, b = _arr(a), _arr(b)
+    if axes is not None:
+        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        a = moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
+    # MXNet's (and NumPy's) slice: a.ndim <= b.ndim leaves the whole or an empty shape
+    x_shape = a.shape[-(a.ndim - b.ndim):]
+    n = _prod(x_shape)
+    if n * n != _prod(a.shape) or n != _prod(b.shape):
+        raise MXNetError(f"tensorsolve: a of shape {a.shape} (after moving axes) is not "
+                         f"square for b of shape {b.shape}")
+    return reshape(solve(reshape(a, (n, n)), reshape(b, (n, 1))), x_shape)
+
+
 def _host(name):
     from .fallback import fallback
     fn = fallback(getattr(_onp.linalg, name), name)
@@ -112,10 +217,7 @@ def _host(name):
 
 
 # computed on the host (pymxnet has no operator for them yet): no gradient
-svd = _host("svd")
 pinv = _host("pinv")
-tensorinv = _host("tensorinv")
-tensorsolve = _host("tensorsolve")
 eig = _host("eig")
 eigvals = _host("eigvals")
 # MXNet 1.9.1 computes these on the host too (its np.fallback_linalg)

@@ -21,9 +21,13 @@ def _norm_axis(axis, ndim):
     return axis % ndim
 
 
-def reshape(a, newshape, order="C"):
+def reshape(a, newshape, order="C", out=None):
     """A view of a with a new shape (NumPy's rules: one -1 is inferred, 0 is a real
-    zero-length axis). MXNet's special codes are ``npx.reshape``'s."""
+    zero-length axis). MXNet's special codes are ``npx.reshape``'s. With ``out`` the
+    values are written into out instead."""
+    if out is not None:
+        from .math import _finish
+        return _finish(reshape(a, newshape, order), out)
     if order != "C":
         raise NotImplementedError("mx.np.reshape: only order='C' is supported")
     a = _arr(a)
@@ -62,9 +66,12 @@ def transpose(a, axes=None):
     """The array with its axes permuted (reversed when axes is None)."""
     a = _arr(a)
     if a.ndim < 2 and axes is None:
-        return wrap(NDArray.reshape(a, a.shape))
+        return reshape(a, a.shape)        # NumPy's reshape: a 0-d target is fine
     axes = tuple(range(a.ndim))[::-1] if axes is None else \
         tuple(_norm_axis(int(x), a.ndim) for x in axes)
+    if len(set(axes)) != len(axes):
+        from ..base import InvalidArgument           # MXNetError and ValueError
+        raise InvalidArgument(f"mx.np.transpose: repeated axis in axes {axes}")
     return wrap(_nd.transpose(a, axes=axes))
 
 
@@ -99,6 +106,9 @@ def squeeze(a, axis=None):
     a = _arr(a)
     if axis is None:
         return reshape(a, tuple(d for d in a.shape if d != 1))
+    if a.ndim == 0 and all(x in (0, -1) for x in ((axis,) if isinstance(axis, int)
+                                                   else axis)):
+        return reshape(a, ())           # NumPy: a 0-d array's axis 0/-1 squeezes to 0-d
     axes = {_norm_axis(x, a.ndim) for x in ((axis,) if isinstance(axis, int) else axis)}
     for x in axes:
         if a.shape[x] != 1:
@@ -111,10 +121,28 @@ def ravel(a, order="C"):
     return reshape(a, -1, order)
 
 
+def _keep_dims_code(src, shape):
+    """shape with MXNet's -2 entries ("this axis as in the source", the source aligned
+    to the right) replaced by the source's sizes."""
+    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    lead = len(shape) - len(src)
+    out = []
+    for i, d in enumerate(shape):
+        if d == -2:
+            if i < lead:
+                raise MXNetError(f"broadcast_to: -2 at axis {i} of {shape} has no "
+                                 f"matching axis in the source shape {src}")
+            d = src[i - lead]
+        out.append(int(d))
+    return tuple(out)
+
+
 def broadcast_to(array, shape):
     """The array broadcast to shape (NumPy's rules)."""
     array = _arr(array)
-    shape = (int(shape),) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    if isinstance(shape, (int, _onp.integer)):
+        shape = (int(shape),)
+    shape = _keep_dims_code(array.shape, shape)
     try:
         _onp.broadcast_shapes(array.shape, shape)
     except ValueError:
@@ -296,12 +324,26 @@ def repeat(a, repeats, axis=None):
     return wrap(_nd.repeat(a, repeats=repeats, axis=_norm_axis(axis, a.ndim)))
 
 
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "maximum", "minimum")
+
+
 def pad(x, pad_width, mode="constant", **kwargs):
-    """Pad an array (constant, edge or reflect modes)."""
-    from .creation import array
-    x = _arr(x)
-    host = _onp.pad(x.asnumpy(), pad_width, mode=mode, **kwargs)
-    return array(host, dtype=x.dtype, ctx=x.context)
+    """Pad every axis of x (modes constant, edge, reflect, symmetric, maximum, minimum;
+    differentiable in mode 'constant', as in MXNet)."""
+    if not isinstance(pad_width, tuple):
+        raise TypeError("`pad_width` must be tuple.")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"mode {{'{mode}'}} is not supported.")
+    value = kwargs.pop("constant_values", 0)
+    if not isinstance(value, (int, float, _onp.number)):
+        raise TypeError(f"unsupported constant_values type: {{'{type(value).__name__}'}}.")
+    reflect_type = kwargs.pop("reflect_type", "even")
+    if reflect_type != "even":
+        raise ValueError(f"unsupported reflect_type '{reflect_type}'")
+    if kwargs:
+        raise TypeError(f"pad() got unexpected keyword arguments {sorted(kwargs)}")
+    return wrap(_nd._internal._npi_pad(_arr(x), pad_width=pad_width, mode=mode,
+                                       constant_value=float(value)))
 
 
 def take(a, indices, axis=None, mode="raise", out=None):
@@ -319,14 +361,9 @@ def take(a, indices, axis=None, mode="raise", out=None):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The offset diagonal of the (axis1, axis2) planes, as the last axis."""
-    a = _arr(a)
-    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
-    r, c = a.shape[ax1], a.shape[ax2]
-    n = min(r, c - offset) if offset >= 0 else min(r + offset, c)
-    if n <= 0:                       # no such diagonal: an empty one, as NumPy gives
-        rest = tuple(d for i, d in enumerate(a.shape) if i not in (ax1, ax2))
-        return _empty_from(a, rest + (0,))
-    return wrap(_nd.diag(a, k=offset, axis1=axis1, axis2=axis2))
+    # an offset past the planes gives an empty diagonal, still recorded for autograd
+    return wrap(_nd._internal._np_diagonal(_arr(a), offset=offset, axis1=axis1,
+                                           axis2=axis2))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

@@ -12,7 +12,7 @@ import builtins
 import numpy as _onp
 
 from .. import ndarray as _nd
-from ..base import MXNetError, numeric_types
+from ..base import MXNetError, dtype_np, numeric_types
 from ..ndarray.ndarray import NDArray
 from .multiarray import ndarray as _np_ndarray
 from .multiarray import wrap
@@ -99,10 +99,15 @@ def _binary(name, x1, x2, out=None):
         return array(getattr(_onp, name)(x1, x2))
     if name == "true_divide":
         # integer division is true division in float32, as MXNet's NumPy mode does
+        # (in the other operand's float type when that one is a float array)
+        fdt = _F32
+        for x in (x1, x2):
+            if isinstance(x, NDArray) and x._dtype.kind == "f":
+                fdt = x._dtype
         if isinstance(x1, NDArray) and x1._dtype.kind in "iub":
-            x1 = x1.astype(_F32)
+            x1 = x1.astype(fdt)
         if isinstance(x2, NDArray) and x2._dtype.kind in "iub":
-            x2 = x2.astype(_F32)
+            x2 = x2.astype(fdt)
     if _is_scalar(x2):
         res = _fn(scalar_op)(_as_array(x1), scalar=float(x2))
     elif _is_scalar(x1):
@@ -242,7 +247,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
     if _is_scalar(x):
         return _onp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
     res = wrap(_fn("_npi_nan_to_num")(x, nan=nan, posinf=posinf, neginf=neginf, **kwargs))
-    return res if copy else _finish(res, x)
+    from ..tape import _state
+    if copy or _state.tracer is not None:   # a hybridized graph has no in-place form:
+        return res                          # copy=False gives a new array there, as in
+    return _finish(res, x)                  # MXNet's symbolic nan_to_num
 
 
 def invert(x, out=None):
@@ -306,7 +314,7 @@ def where(condition, x=None, y=None):
 def nonzero(a):
     """A tuple of index arrays (int64), one per axis, of the nonzero elements."""
     from .creation import array
-    idx = _onp.nonzero(_onp.asarray(a.asnumpy()))
+    idx = _onp.nonzero(_onp.atleast_1d(a.asnumpy()))     # MXNet: a 0-d array acts 1-d
     return tuple(array(i, dtype=_onp.int64, ctx=a.context) for i in idx)
 
 
@@ -321,12 +329,27 @@ def _axis(axis):
 
 def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
     a = _as_array(a)
+    if a._dtype.kind == "f" and op in ("sum", "mean", "prod"):
+        # MXNet accumulates float16 in float32 and casts the result to dtype afterwards
+        # (a float input reduced to an integer dtype is truncated, its gradient still
+        # flows back in the input's dtype)
+        want_dt = a._dtype if dtype is None else dtype_np(dtype)
+        acc = _F32 if a._dtype == _onp.float16 else a._dtype
+        if want_dt.kind == "f" and want_dt.itemsize > acc.itemsize:
+            acc = want_dt
+        res = _reduce_as(op, a if a._dtype == acc else a.astype(acc), axis, keepdims)
+        return _finish(res if res._dtype == want_dt else wrap(res.astype(want_dt)), out)
     if dtype is not None:
         a = a.astype(dtype)
     elif float_ints and a._dtype.kind in "iub":
         a = a.astype(_F32)
     elif a._dtype == _BOOL:
         a = a.astype(_onp.int64)
+    return _finish(_reduce_as(op, a, axis, keepdims), out)
+
+
+def _reduce_as(op, a, axis, keepdims):
+    """The reduction computed in a's dtype, with NumPy's result shape."""
     if a.ndim == 0 or (isinstance(axis, (tuple, list)) and not axis):
         res = wrap(_nd.identity(a))          # nothing to reduce (axis=() in NumPy)
     else:
@@ -334,7 +357,7 @@ def _reduce(op, a, axis, keepdims, dtype=None, out=None, float_ints=False):
     want = _reduced_shape(a.shape, axis, keepdims)
     if res.shape != want:
         res = wrap(res.reshape(want))
-    return _finish(res, out)
+    return res
 
 
 def _reduced_shape(shape, axis, keepdims):
@@ -407,11 +430,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 def _arg(op, a, axis, out):
     a = _as_array(a)
-    if axis is None:
+    want = None
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):   # NumPy: a 0-d array's
+        want = ()                                         # axis 0/-1 is the flat one
         a = a.reshape(-1)
         axis = 0
     res = wrap(_fn(op)(a, axis=int(axis)).astype(_onp.int64))
-    want = _reduced_shape(a.shape, axis, False)
+    want = _reduced_shape(a.shape, axis, False) if want is None else want
     if res.shape != want:
         res = wrap(res.reshape(want))
     return _finish(res, out)
@@ -456,18 +481,15 @@ def dot(a, b, out=None):
     """NumPy's dot: scalars multiply, 1-d/2-d arrays are inner/matrix products, N-d
     contracts a's last axis with b's second-to-last."""
     if out is None and a.__class__ is b.__class__ is _np_ndarray and a._dtype == b._dtype \
-            and a._shape and len(b._shape) == 2:
+            and a._shape and len(b._shape) == 2 and a._shape[-1] == b._shape[0]:
         # the common case (vector/matrix times matrix): MXNet's dot gives NumPy's result
         res = _invoke(_DOT, [a, b], None)
         res.__class__ = _np_ndarray
         return res
-    if _is_scalar(a) or _is_scalar(b) or _as_array(a).ndim == 0 or _as_array(b).ndim == 0:
+    if _is_scalar(a) or _is_scalar(b):
         return multiply(a, b, out)  # noqa: F821
     a, b = _same_dtype(_as_array(a), _as_array(b))
-    res = wrap(_nd.op._npi_dot(a, b))          # NumPy's dot operator (mx.sym.np.dot's)
-    if a.ndim == b.ndim == 1 and res.shape != ():
-        res = wrap(res.reshape(()))            # vector . vector is 0-d
-    return _finish(res, out)
+    return _finish(wrap(_nd._internal._np_dot(a, b)), out)
 
 
 def matmul(a, b, out=None):
@@ -479,10 +501,19 @@ def matmul(a, b, out=None):
         return dot(a, b, out)
     a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
     b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
-    batch = _onp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    if a2.shape[-1] != b2.shape[-2]:
+        raise MXNetError(f"matmul: shapes {a.shape} and {b.shape} not aligned: "
+                         f"{a2.shape[-1]} != {b2.shape[-2]}")
+    try:
+        batch = _onp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise MXNetError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} "
+                         "cannot be broadcast together") from None
     from .manipulation import broadcast_to
-    a3 = broadcast_to(a2, batch + a2.shape[-2:]).reshape((-1,) + a2.shape[-2:])
-    b3 = broadcast_to(b2, batch + b2.shape[-2:]).reshape((-1,) + b2.shape[-2:])
+    # the batch size spelled out: with a zero-size matrix, -1 would be ambiguous
+    nb = (int(_onp.prod(batch, dtype=_onp.int64)),)
+    a3 = broadcast_to(a2, batch + a2.shape[-2:]).reshape(nb + a2.shape[-2:])
+    b3 = broadcast_to(b2, batch + b2.shape[-2:]).reshape(nb + b2.shape[-2:])
     res = wrap(_nd.batch_dot(a3, b3)).reshape(batch + (a2.shape[-2], b2.shape[-1]))
     if a.ndim == 1:
         res = res.reshape(batch + (b2.shape[-1],))

@@ -107,6 +107,8 @@ def _masks_as_indices(key, shape):
         return key
     size = int(_onp.prod(shape, dtype=_onp.int64))
     positions = _onp.arange(size, dtype=_onp.int64).reshape(shape)[_host_key(key)]
+    if not shape:                    # a 0-d array: all of it, or nothing (None)
+        return () if positions.size else None
     return _onp.unravel_index(positions, shape)
 
 
@@ -245,7 +247,10 @@ class ndarray(NDArray):
         return out
 
     def __setitem__(self, key, value):
-        key = _masks_as_indices(_bool_masks_to_host(key), self._shape)
+        masked = _masks_as_indices(_bool_masks_to_host(key), self._shape)
+        if masked is None and key is not None:
+            return                   # a mask that selects nothing of a 0-d array
+        key = masked
         if isinstance(value, NDArray):
             if key is None and value._ag is not None and _is_recording():
                 # in NumPy mode a[None] indexes like a[np.newaxis]: a recorded in-place

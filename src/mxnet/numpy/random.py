@@ -11,7 +11,8 @@ from .multiarray import wrap
 
 __all__ = ["seed", "uniform", "normal", "randn", "rand", "randint", "choice", "shuffle",
            "multinomial", "gamma", "beta", "exponential", "poisson", "permutation",
-           "lognormal", "rayleigh", "weibull", "pareto", "chisquare", "multivariate_normal"]
+           "lognormal", "rayleigh", "weibull", "pareto", "chisquare", "multivariate_normal",
+           "power", "logistic", "gumbel"]
 
 
 def _size(size):
@@ -121,9 +122,53 @@ def exponential(scale=1.0, size=None, dtype=None, ctx=None, out=None):
     return _draw(_nd.random.exponential, size, dtype, ctx, lam=1.0 / _scalar(scale, "scale"))
 
 
+def _check_positive(what, name, value):
+    """MXNet's np samplers reject non-positive parameters with a ValueError (checked on
+    the host for array-valued parameters too)."""
+    from ..base import InvalidArgument          # MXNetError and ValueError
+    host = value.asnumpy() if isinstance(value, NDArray) else _onp.asarray(value)
+    if not _onp.all(host > 0):
+        raise InvalidArgument(f"mx.np.random.{what}: {name} must be > 0, got {value}")
+
+
+def _out_shape(params, size):
+    """The shape of draws of array-valued parameters: size if given (the parameters
+    must broadcast to it), else the parameters' broadcast shape."""
+    shapes = [p.shape if isinstance(p, NDArray) else () for p in params]
+    try:
+        shape = _onp.broadcast_shapes(*shapes)
+        if size is not None:
+            target = _size(size)
+            if _onp.broadcast_shapes(shape, target) != target:
+                raise ValueError
+            shape = target
+    except ValueError:
+        raise MXNetError(f"mx.np.random: parameters of shapes {shapes} cannot be broadcast "
+                         f"to size {size}") from None
+    return shape
+
+
 def gamma(shape, scale=1.0, size=None, dtype=None, ctx=None, out=None):
-    return _draw(_nd.random.gamma, size, dtype, ctx, alpha=_scalar(shape, "shape"),
-                 beta=_scalar(scale, "scale"))
+    """Gamma(shape, scale) samples; array-valued parameters broadcast elementwise."""
+    _check_positive("gamma", "shape", shape)
+    _check_positive("gamma", "scale", scale)
+    if not (isinstance(shape, NDArray) or isinstance(scale, NDArray)):
+        return _draw(_nd.random.gamma, size, dtype, ctx, alpha=_scalar(shape, "shape"),
+                     beta=_scalar(scale, "scale"))
+    from .creation import array, zeros
+    from .manipulation import broadcast_to
+    params = (shape, scale)
+    out_shape = _out_shape(params, size)
+    ctx = ctx or next(p.context for p in params if isinstance(p, NDArray))
+    dt = dtype_np(dtype or "float32")
+    if 0 in out_shape:
+        return zeros(out_shape, dtype=dt, ctx=ctx)
+    alpha, beta_ = (broadcast_to(p.astype(_onp.float32) if isinstance(p, NDArray) else
+                                 array(float(p), ctx=ctx), out_shape).reshape(-1)
+                    for p in params)
+    # one draw per (alpha, beta) pair: the per-parameter sampler with an empty shape
+    draws = _nd._internal._sample_gamma(alpha, beta_, shape=(), dtype=dt.name)
+    return wrap(draws).reshape(out_shape)
 
 
 def beta(a, b, size=None, dtype=None, ctx=None):
@@ -229,8 +274,15 @@ def rayleigh(scale=1.0, size=None, ctx=None, out=None):
     return m.multiply(m.sqrt(m.multiply(e, 2.0)), scale)
 
 
+def _positive_a(name, a):
+    if not isinstance(a, NDArray) and not a > 0:
+        from ..base import InvalidArgument          # MXNetError and ValueError
+        raise InvalidArgument(f"mx.np.random.{name}: a must be > 0, got {a}")
+
+
 def weibull(a, size=None, ctx=None, out=None):
     """Weibull samples E ** (1 / a), E standard exponential."""
+    _positive_a("weibull", a)
     from . import math as m
     e = _neg_log1m(_unit(size, None, ctx, a))
     return m.power(e, m.true_divide(1.0, a) if isinstance(a, NDArray) else 1.0 / a)
@@ -238,6 +290,7 @@ def weibull(a, size=None, ctx=None, out=None):
 
 def pareto(a, size=None, ctx=None, out=None):
     """Pareto II (Lomax) samples exp(E / a) - 1, as NumPy's pareto."""
+    _positive_a("pareto", a)
     from . import math as m
     e = _neg_log1m(_unit(size, None, ctx, a))
     return m.subtract(m.exp(m.true_divide(e, a)), 1.0)
@@ -245,17 +298,67 @@ def pareto(a, size=None, ctx=None, out=None):
 
 def chisquare(df, size=None, dtype=None, ctx=None):
     """Chi-square samples with df degrees of freedom (gamma(df / 2, 2))."""
+    if isinstance(df, NDArray):
+        from .math import true_divide
+        return gamma(true_divide(df.astype(_onp.float32), 2.0), 2.0, size, dtype, ctx)
     return gamma(_scalar(df, "df") / 2.0, 2.0, size, dtype, ctx)
 
 
+def power(a, size=None, ctx=None, out=None):
+    """Power-distribution samples on [0, 1] (density a x^(a-1)): U ** (1 / a)."""
+    _positive_a("power", a)
+    from . import math as m
+    u = m.subtract(1.0, _unit(size, None, ctx, a))      # in (0, 1]
+    return m.power(u, m.true_divide(1.0, a) if isinstance(a, NDArray) else 1.0 / a)
+
+
+def _location_scale(standard, loc, scale, size, ctx):
+    """loc + scale * standard(u) for U[0, 1) draws u, differentiable in loc and scale
+    (array-valued ones broadcast with size)."""
+    if not isinstance(scale, NDArray) and scale < 0:
+        raise ValueError(f"mx.np.random: scale must be non-negative, got {scale}")
+
+    def base(_lo, _hi, shape, dtype, ctx_):
+        return standard(uniform(0.0, 1.0, shape, dtype, ctx_))
+    if isinstance(loc, NDArray) or isinstance(scale, NDArray):
+        return _affine(base, loc, scale, size, None, ctx)
+    from . import math as m
+    return m.add(m.multiply(base(0.0, 1.0, size, None, ctx), float(scale)), float(loc))
+
+
+def logistic(loc=0.0, scale=1.0, size=None, ctx=None, out=None):
+    """Logistic samples loc + scale * log(u / (1 - u))."""
+    from . import math as m
+    return _location_scale(lambda u: m.log(m.true_divide(u, m.subtract(1.0, u))),
+                           loc, scale, size, ctx)
+
+
+def gumbel(loc=0.0, scale=1.0, size=None, ctx=None, out=None):
+    """Gumbel samples loc - scale * log(-log(u))."""
+    from . import math as m
+    return _location_scale(lambda u: m.negative(m.log(_neg_log1m(u))), loc, scale, size,
+                           ctx)
+
+
 def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
-    """Samples of N(mean, cov): mean + z L^T with L the Cholesky factor of cov."""
+    """Samples of N(mean, cov): mean + L z with L the Cholesky factor of cov (computed on
+    the host) and z standard normal; mean (..., k) and cov (..., k, k) broadcast over
+    their batch axes, the result has shape size + batch + (k,)."""
     from . import math as m
     from .creation import array
-    mean_h = mean.asnumpy() if isinstance(mean, NDArray) else _onp.asarray(mean)
+    mean = mean if isinstance(mean, NDArray) else array(mean)
     cov_h = cov.asnumpy() if isinstance(cov, NDArray) else _onp.asarray(cov)
-    chol = array(_onp.linalg.cholesky(cov_h.astype(_onp.float64)), dtype=_onp.float32)
-    shape = _size(size) + mean_h.shape[-1:]
-    z = normal(0.0, 1.0, shape)
-    return m.add(m.matmul(z, chol.T), mean if isinstance(mean, NDArray) else
-                 array(mean_h, dtype=_onp.float32))
+    if mean.ndim < 1 or cov_h.ndim < 2 or cov_h.shape[-1] != cov_h.shape[-2] or \
+            cov_h.shape[-1] != mean.shape[-1]:
+        raise MXNetError(f"multivariate_normal: mean of shape {mean.shape} and cov of shape "
+                         f"{cov_h.shape} do not describe the same k-dimensional normal")
+    try:
+        batch = _onp.broadcast_shapes(mean.shape[:-1], cov_h.shape[:-2])
+    except ValueError:
+        raise MXNetError(f"multivariate_normal: batch shapes of mean {mean.shape} and cov "
+                         f"{cov_h.shape} cannot be broadcast together") from None
+    k = mean.shape[-1]
+    chol = array(_onp.linalg.cholesky(cov_h.astype(_onp.float64)), dtype=mean.dtype,
+                 ctx=mean.context)
+    z = normal(0.0, 1.0, _size(size) + batch + (k, 1), dtype=mean.dtype, ctx=mean.context)
+    return m.add(m.matmul(chol, z).reshape(_size(size) + batch + (k,)), mean)

@@ -122,6 +122,10 @@ def fabs(x, out=None, **kwargs):
 def _predicate(name, build):
     def fn(x, out=None, **kwargs):
         _m._check_ufunc_kwargs(name, kwargs)
+        if out is not None and getattr(out, "dtype", None) != _BOOL:
+            from ..base import InvalidArgumentType      # MXNetError and TypeError
+            raise InvalidArgumentType(f"mx.np.{name}: out must be a bool array, got "
+                                      f"{getattr(out, 'dtype', type(out).__name__)}")
         if _m._is_scalar(x):
             return getattr(_onp, name)(x)
         if x._dtype.kind in "iub":        # integers are never nan or infinite
@@ -261,9 +265,12 @@ def delete(arr, obj, axis=None):
         if idx.dtype.kind == "b":
             keep = ~idx
         else:
-            if idx.size and (idx.max() >= n or idx.min() < -n):
-                raise IndexError(f"index {int(idx.max())} is out of bounds for axis "
-                                 f"{axis} with size {n}")
+            if idx.ndim:            # MXNet skips an index array's entries outside
+                idx = idx[(idx < n) & (idx >= 0)]       # [0, n), negative ones included
+            elif idx >= n or idx < -n:
+                from ..base import InvalidIndex        # MXNetError and IndexError
+                raise InvalidIndex(f"index {int(idx)} is out of bounds for axis {axis} "
+                                   f"with size {n}")
             keep[idx] = False
     kept = _onp.nonzero(keep)[0]
     return _man.take(arr, array(kept, dtype=_onp.int64, ctx=arr.context), axis=axis)
@@ -392,9 +399,7 @@ def diag(array, k=0):  # noqa: A002
     a = _arr(array)
     if a.ndim not in (1, 2):
         raise ValueError("Input must be 1- or 2-d.")
-    if a.ndim == 2:
-        return _man.diagonal(a, k)
-    return wrap(_nd.diag(a, k=k))
+    return wrap(_I._np_diag(a, k=k))
 
 
 def diagflat(array, k=0):  # noqa: A002

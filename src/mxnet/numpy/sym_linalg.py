@@ -4,7 +4,7 @@ axes, as in ``mx.np.linalg``)."""
 from .. import symbol as _sym
 from .._missing import MissingFeatureError
 
-__all__ = ["inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh"]
+__all__ = ["inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", "svd", "tensorinv"]
 
 
 def inv(a):
@@ -40,6 +40,16 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """Symbolic eigenvalues (ascending) of symmetric matrices."""
     return eigh(a, UPLO)[0]
+
+
+def svd(a):
+    """Symbolic (UT, L, V) of the ``_npi_svd`` operator."""
+    return _sym._internal._npi_svd(a)
+
+
+def tensorinv(a, ind=2):
+    """Symbolic ``_npi_tensorinv``."""
+    return _sym._internal._npi_tensorinv(a, ind=ind)
 
 
 def __getattr__(name):

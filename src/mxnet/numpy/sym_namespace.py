@@ -106,8 +106,8 @@ def where(condition, x, y):
 
 
 def dot(a, b, out=None):
-    """Symbolic NumPy dot (the ``_npi_dot`` operator, as ``mx.np.dot``)."""
-    return _sym.op._npi_dot(a, b)
+    """Symbolic NumPy dot (the ``_np_dot`` operator, as ``mx.np.dot``)."""
+    return _sym._internal._np_dot(a, b)
 
 
 def zeros_like(a, dtype=None):
@@ -204,6 +204,8 @@ __all__ += ["divide", "remainder", "sum", "mean", "max", "min", "prod", "reshape
             "tensordot", "inner", "outer", "vdot", "einsum", "ravel", "flip", "argmax",
             "argmin", "sort", "argsort", "copy", "around", "round", "round_", "fabs",
             "linalg"]
+
+
 
 
 def __getattr__(name):

@@ -128,15 +128,19 @@ for _name, (_op, _doc) in _OPERATORS.items():
 
 
 def reshape(a, newshape, reverse=False, order="C"):
-    """Reshape with MXNet's special codes (0 keeps an axis, -1 infers, -2 copies the
-    rest, -3 merges two axes, -4 splits one), as ``npx.reshape`` does."""
-    return wrap(_nd.reshape(a, shape=tuple(newshape), reverse=reverse))
+    """Reshape with MXNet's NumPy-extension codes (``operator.ops.np_shape.npx_target``:
+    -1 infers, -2 copies an axis, -3 drops a size-1 axis, -4 copies the rest, -5 merges
+    two axes, -6 splits one); ``reverse`` reads the codes right to left."""
+    from ..numpy.manipulation import reshape as np_reshape
+    from ..operator.ops.np_shape import npx_target
+    newshape = (newshape,) if isinstance(newshape, (int, _onp.integer)) else newshape
+    return np_reshape(a, npx_target(a.shape, newshape, reverse), order)
 
 
 def nonzero(a):
     """The indices of a's nonzero elements as an (N, a.ndim) int64 array."""
     from ..numpy import array
-    host = _onp.argwhere(a.asnumpy())
+    host = _onp.argwhere(_onp.atleast_1d(a.asnumpy()))   # MXNet: a 0-d array acts 1-d
     return array(host, dtype=_onp.int64, ctx=a.context)
 
 

@@ -27,8 +27,10 @@ for _name, (_op, _doc) in _CONTRIB.items():
 
 
 def reshape(a, newshape, reverse=False, order="C"):
-    """Reshape with MXNet's special codes (0, -1, -2, -3, -4)."""
-    return _sym.reshape(a, shape=tuple(newshape), reverse=reverse)
+    """Reshape with the NumPy extension's codes (-1 infers, -2 copies an axis, -3 drops a
+    size-1 axis, -4 copies the rest, -5 merges two axes, -6 splits one)."""
+    newshape = (newshape,) if isinstance(newshape, int) else tuple(newshape)
+    return _sym._internal._npx_reshape(a, newshape=newshape, reverse=reverse, order=order)
 
 
 __all__.append("reshape")

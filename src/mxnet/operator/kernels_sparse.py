@@ -14,11 +14,17 @@ dense, dot(csr.T, dense) is row_sparse). The arithmetic is scipy.sparse and NumP
 """
 import numpy as np
 
+from ..base import MXNetError
 from . import sparse_values as sv
 from .registry import get_op
 
-__all__ = ["register_sparse", "lookup_sparse", "lookup_sparse_backward",
-           "SPARSE_FROM_DENSE", "add_values"]
+__all__ = ["register_sparse", "lookup_sparse", "lookup_sparse_gpu", "lookup_sparse_backward",
+           "SPARSE_FROM_DENSE", "add_values", "StorageError"]
+
+
+class StorageError(MXNetError):
+    """Storage types an operator refuses outright (MXNet fails its storage inference),
+    as opposed to ones it runs through the dense fallback."""
 
 _TABLE = {}
 # Backward kernels giving row_sparse gradients: op name -> fn(p, out_grads, in_data,
@@ -66,6 +72,13 @@ def lookup_sparse(op_name):
     return _TABLE.get(op_name)
 
 
+def lookup_sparse_gpu(op_name):
+    """The kernel for calls on a GPU context whose dense operands stay in device memory
+    (cupyx.scipy.sparse), or None; it may return NotImplemented (then the host kernel
+    runs, with copies)."""
+    return _GPU_TABLE.get(op_name)
+
+
 def lookup_sparse_backward(op_name):
     if not _TABLE:
         _install()
@@ -93,12 +106,15 @@ def _segment_sum(keys, values):
 
 
 def _csr_t_dot(a, rhs, dtype):
-    """csr.T @ rhs as row_sparse: the transpose in compressed form (scipy's O(nnz)
-    conversion), then only its non-empty rows times rhs."""
-    mt = sv.to_scipy(a).T.tocsr()
-    rows = np.flatnonzero(np.diff(mt.indptr)).astype(np.int64)
-    res = np.asarray(mt[rows] @ rhs, dtype=dtype)
-    return sv.RowSparse(np.ascontiguousarray(res), rows, (a.shape[1], rhs.shape[1]))
+    """csr.T @ rhs as row_sparse. Its rows are the columns csr stores: renumber them
+    0..k-1 (np.unique), so the product is a (k, n) one of a csc view of the same data,
+    in O(nnz) memory and time, never O(number of columns)."""
+    import scipy.sparse as sps
+    rows, local = np.unique(a.indices, return_inverse=True)
+    m = sps.csc_matrix((a.data, local.reshape(-1), a.indptr), shape=(len(rows), a.shape[0]))
+    res = np.asarray(m @ rhs, dtype=dtype)
+    return sv.RowSparse(np.ascontiguousarray(res), rows.astype(np.int64, copy=False),
+                        (a.shape[1], rhs.shape[1]))
 
 
 def _embedding_backward(p, out_grads, in_data, need, in_shapes):
@@ -146,7 +162,6 @@ def _is(v, stype):
 def _cast_storage(p, vals, call):
     v = vals[0]
     if p.stype == "csr" and len(v.shape) != 2:
-        from ..base import MXNetError
         raise MXNetError(f"cast_storage: csr needs a 2-D array, got shape {v.shape}")
     out = sv.convert(v, p.stype)
     return [out.copy() if out is v and isinstance(out, np.ndarray) else
@@ -194,13 +209,15 @@ def _slice(p, vals, call):
 
 
 # --- elementwise ------------------------------------------------------------------------
-# Unary operators with f(0) == 0: they keep the storage type and touch stored values only.
+# Unary operators with f(0) == 0, and the _scatter_* scalar operators: they keep the
+# storage type and touch stored values only.
 ZERO_PRESERVING = ("abs", "sign", "sqrt", "square", "sin", "tan", "arcsin", "expm1",
                    "log1p", "ceil", "floor", "rint", "round", "trunc", "fix", "cbrt",
                    "radians", "degrees", "relu", "tanh", "sinh", "arctan", "arctanh",
                    "arcsinh", "negative", "_contrib_round_ste", "_contrib_sign_ste",
                    "stop_gradient", "make_loss", "_copy", "BlockGrad", "_mul_scalar",
-                   "_div_scalar", "clip", "Cast", "_scatter_plus_scalar", "_identity")
+                   "_div_scalar", "clip", "Cast", "_scatter_plus_scalar", "_scatter_minus_scalar",
+                   "_identity")
 
 
 def _unary(name):
@@ -269,7 +286,23 @@ def _rsp_union(a, b):
     return rows, blocks[0], blocks[1]
 
 
-_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+              "maximum": np.maximum, "minimum": np.minimum, "hypot": np.hypot}
+
+
+def _csr_binary(kind, ma, mb):
+    """kind(ma, mb) of two scipy csr matrices, staying sparse (f(0, 0) == 0 for all)."""
+    if kind == "mul":
+        return ma.multiply(mb)
+    if kind == "add":
+        return ma + mb
+    if kind == "sub":
+        return ma - mb
+    if kind == "maximum":
+        return ma.maximum(mb)
+    if kind == "minimum":
+        return ma.minimum(mb)
+    return (ma.multiply(ma) + mb.multiply(mb)).sqrt()      # hypot
 
 
 def _binary(kind):
@@ -284,15 +317,14 @@ def _binary(kind):
             rows, x, y = _rsp_union(a, b)
             return [sv.RowSparse(fn(x, y).astype(a.dtype, copy=False), rows, a.shape)]
         if sa == sb == "csr":
-            ma, mb = sv.to_scipy(a), sv.to_scipy(b)
-            r = ma.multiply(mb) if kind == "mul" else (ma + mb if kind == "add" else ma - mb)
-            return [sv.from_scipy(r, a.dtype)]
+            return [sv.from_scipy(_csr_binary(kind, sv.to_scipy(a), sv.to_scipy(b)),
+                                  a.dtype)]
         if kind == "mul" and {sa, sb} in ({"csr", "default"}, {"row_sparse", "default"}):
             sp, dn = (a, b) if sa != "default" else (b, a)
             return [_scale_pattern(sp, dn)]
         if "csr" in (sa, sb) and "row_sparse" in (sa, sb) or sa == sb == "default":
             return NotImplemented
-        # sparse with dense (add/sub): a dense result, computed without a warning
+        # sparse with dense (mul aside): a dense result, computed without a warning
         return [fn(sv.todense(a), sv.todense(b)).astype(a.dtype, copy=False)]
     return kernel
 
@@ -307,6 +339,18 @@ def _scale_pattern(sp, dense, div=False):
     rows = np.repeat(np.arange(sp.shape[0]), np.diff(sp.indptr))
     return sv.CSR(op(sp.data, dense[rows, sp.indices]).astype(sp.dtype, copy=False),
                   sp.indices.copy(), sp.indptr.copy(), sp.shape)
+
+
+def _scatter_div(p, vals, call):
+    """_scatter_elemwise_div(row_sparse, any): lhs's stored rows divided by the same
+    rows of rhs, a row_sparse result over exactly those rows (0/0 there stays nan)."""
+    a, b = vals
+    if not _is(a, "row_sparse") or tuple(a.shape) != tuple(b.shape):
+        return NotImplemented
+    rows = b[a.indices] if isinstance(b, np.ndarray) else sv.todense(b)[a.indices]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.divide(a.data, rows).astype(a.dtype, copy=False)
+    return [sv.RowSparse(np.ascontiguousarray(data), a.indices.copy(), a.shape)]
 
 
 def _broadcast_scale(div):
@@ -351,6 +395,27 @@ def _square_sum(p, vals, call):
     return [_dense_run("_square_sum", p, [sv.todense(v)], call)[0]]
 
 
+def _getnnz(p, vals, call):
+    """The stored-value count of a csr array from its row pointers (explicit zeros
+    count, as in MXNet)."""
+    v = vals[0]
+    if not _is(v, "csr"):
+        return NotImplemented
+    get_op("_contrib_getnnz").infer_shape(p, [v.shape])
+    if p.axis is None:
+        return [np.array([v.indptr[-1] - v.indptr[0]], dtype=np.int64)]
+    return [np.diff(v.indptr).astype(np.int64)]
+
+
+def _batch_norm(p, vals, call):
+    """BatchNorm runs densely on sparse inputs, except with fix_gamma=True, which MXNet
+    1.9.1 refuses for sparse inputs."""
+    if p.fix_gamma and any(not isinstance(v, np.ndarray) for v in vals):
+        raise StorageError("BatchNorm: fix_gamma=True is not supported for sparse "
+                           "ndarrays (MXNet 1.9.1 refuses it as well)")
+    return NotImplemented
+
+
 # --- dot ----------------------------------------------------------------------------------
 def _dot(p, vals, call):
     a, b = vals
@@ -378,6 +443,26 @@ def _dot(p, vals, call):
         res = _dense_run("dot", p, [sv.todense(a), sv.todense(b)], call)[0]
         return [sv.convert(res, fwd) if fwd else res]
     return NotImplemented
+
+
+def _dot_gpu(p, vals, call):
+    """dot(csr, dense) with the dense operand on a GPU: cupyx.scipy.sparse's product,
+    a dense device result (the csr's arrays are copied to the device per call). Other
+    forms (transposed csr: a row_sparse result) take the host kernel."""
+    a, b = vals
+    if not (_is(a, "csr") and sv.stype_of(b) == "default" and b.ndim == 2) or \
+            p.transpose_a or getattr(p, "forward_stype", None) not in (None, "default"):
+        return NotImplemented
+    import cupy as cp
+    import cupyx.scipy.sparse as cps
+    with cp.cuda.Device(call.ctx.device_id):
+        m = cps.csr_matrix((cp.asarray(a.data), cp.asarray(a.indices.astype(np.int32)),
+                            cp.asarray(a.indptr.astype(np.int32))), shape=a.shape)
+        rhs = b.T if p.transpose_b else b
+        return [cp.ascontiguousarray((m @ rhs).astype(a.dtype, copy=False))]
+
+
+_GPU_TABLE = {"dot": _dot_gpu}
 
 
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------
@@ -444,6 +529,11 @@ def _install():
             pass
     for kind in ("add", "sub", "mul", "div"):
         register_sparse(f"elemwise_{kind}", _binary(kind))
+    for kind in ("maximum", "minimum", "hypot"):
+        register_sparse(f"_{kind}", _binary(kind))
+    register_sparse("_scatter_elemwise_div", _scatter_div)
+    register_sparse("BatchNorm", _batch_norm)
+    register_sparse("_contrib_getnnz", _getnnz)
     for name in ("broadcast_mul", "broadcast_div"):
         register_sparse(name, _broadcast_scale(name.endswith("div")))
     for name in ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",

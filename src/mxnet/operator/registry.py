@@ -251,6 +251,9 @@ def apply_req(dst, req, value):
     if req == REQ_NULL or value is None:
         return
     if req == REQ_ADD:
+        dt = getattr(value, "dtype", None)
+        if dt is not None and dt != dst.dtype:     # e.g. a float gradient of an int input
+            value = value.astype(dst.dtype)
         dst += value
     else:
         dst[...] = value

@@ -142,7 +142,8 @@ def gamma(xp, x, precise=True):
 
 def digamma(xp, x):
     """psi(x) = d/dx log Gamma(x): shift to x + 6 and use the asymptotic series;
-    reflection psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0.5."""
+    reflection psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0.5. At the poles (0 and the
+    negative integers) it is +inf, as MXNet's (Cephes') psi returns."""
     with np.errstate(all="ignore"):
         left = x < 0.5
         xr = xp.where(left, 1.0 - x, x)
@@ -155,7 +156,8 @@ def digamma(xp, x):
             1 / 240 - iz2 * (1 / 132 - iz2 * (691 / 32760 - iz2 / 12))))))
         psi = xp.log(z) - 0.5 / z - series - shift
         refl = math.pi / xp.tan(math.pi * _reduce_half(xp, x))
-        return xp.where(left, psi - refl, psi)
+        pole = (x <= 0) & (x == xp.floor(x))
+        return xp.where(pole, math.inf, xp.where(left, psi - refl, psi))
 
 
 # Chebyshev fit of erfc (Numerical Recipes' erfcc): fractional error below 1.2e-7 over

@@ -168,7 +168,9 @@ def _fused_sgd(weights, grads, states, lrs, wds, kw):
     parsing, shape and dtype inference, an engine push) per weight."""
     from types import SimpleNamespace
 
-    from ..operator.ops.optimizer_ops import _sgd, _sgd_mom
+    import numpy as np
+
+    from ..operator.ops.optimizer_ops import _sgd, _sgd_mom, sgd_into
     clip = kw.get("clip_gradient")
     base = dict(rescale_grad=kw["rescale_grad"], momentum=kw.get("momentum", 0.0),
                 clip_gradient=-1.0 if clip is None else clip)
@@ -179,7 +181,12 @@ def _fused_sgd(weights, grads, states, lrs, wds, kw):
     def run(xp, *arrays):
         gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
         for p, g, w, m in zip(params, gs, ws, has_mom):
-            w[...] = _sgd_mom(xp, p, w, g, next(moms)) if m else _sgd(xp, p, w, g)
+            if m:
+                w[...] = _sgd_mom(xp, p, w, g, next(moms))
+            elif xp is np and w.flags.c_contiguous and g.flags.c_contiguous:
+                sgd_into(p, w, g)
+            else:
+                w[...] = _sgd(xp, p, w, g)
     apply_inplace("multi_sgd_update", run, grads,
                   list(weights) + [s for s in states if s is not None])
 

@@ -11,7 +11,7 @@ backward_hawkesll = _gradient_node("backward_hawkesll", 10)
 
 __all__ = ["rand_zipfian"]
 
-for _name in _NEEDS_SPARSE + ("getnnz",):     # getnnz: imperative (mx.nd) only so far
+for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
 
 

@@ -2,7 +2,6 @@
 ``inspect.Signature``, no generated source). They accept the same calls as ``mx.nd``
 (``operator/call.py``), plus ``name=`` and ``attr=``; inputs left out become variables.
 """
-from ..base import MXNetError
 from ..operator.call import bind_call, signature
 from .create import create_symbol
 from .graph import HIDDEN_KEYS, attr_key, is_dunder
@@ -21,8 +20,9 @@ def make_function(op, public_name):
     fields = op.params.fields
 
     def fn(*args, name=None, attr=None, out=None, ctx=None, **kwargs):
-        if out is not None:
-            raise MXNetError(f"{public_name}: out= is not supported for symbols")
+        # MXNet 1.9.1's symbolic functions accept out= (shared with mx.nd) and ignore it:
+        # a symbol has no destination array.
+        del out
         if ctx is not None and "ctx" in fields:
             kwargs["ctx"] = ctx
         extra_attr = {}

@@ -116,6 +116,26 @@ def test_softmax_output_nd_without_multi_output():
     assert_almost_equal(g, want.reshape(x.shape), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kw", [{}, {"normalization": "batch"}, {"grad_scale": 2.0},
+                                {"out_grad": True}])
+def test_softmax_output_probability_label(kw):
+    """A label of the data's shape holds probabilities: the gradient is
+    (softmax - label) * grad_scale (times the output with out_grad), unnormalised."""
+    rs = np.random.RandomState(7)
+    x, lab = rs.normal(size=(3, 5)), rs.uniform(size=(3, 5))
+    lab /= lab.sum(axis=1, keepdims=True)
+    xa = mx.nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.SoftmaxOutput(xa, mx.nd.array(lab), **kw)
+    y.backward()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    sm = e / e.sum(axis=1, keepdims=True)
+    want = (sm - lab) * kw.get("grad_scale", 1.0) * (sm if kw.get("out_grad") else 1)
+    assert_almost_equal(y.asnumpy(), sm, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(xa.grad.asnumpy(), want, rtol=1e-4, atol=1e-6)
+
+
 def test_softmax_output_out_grad_quirk():
     # MXNet 1.9.1 with out_grad=True scales by the output, not by the head gradient
     x = rs.randn(3, 4)

@@ -95,6 +95,7 @@ class ConvGeometry:
                     tuple(stride), tuple(dilate), int(groups), np.dtype(dtype).str,
                     self.math)
         self.dtype = np.dtype(dtype)
+        self.algos = {}           # (direction, tune, limit) -> _choose's result
 
     def conv_desc(self, math):
         """The convolution descriptor with math type ``math`` (cached)."""
@@ -102,11 +103,24 @@ class ConvGeometry:
         return D.convolution(self.lib, pad, stride, dilate, groups, dtype, math)
 
 
+_geometries = {}
+
+
 def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
-    """ConvGeometry (cached with its descriptors)."""
-    rt = runtime()
-    return ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
-                        dtype)
+    """ConvGeometry, made once per (shapes, parameters, dtype, math type): building the
+    descriptors and asking cuDNN for the output shape costs host time on every call
+    otherwise. The math type is part of the key because the environment switches
+    that choose it may change between calls."""
+    key = (tuple(x_shape), tuple(w_shape), tuple(y_shape), tuple(pad), tuple(stride),
+           tuple(dilate), groups, np.dtype(dtype).str, D.conv_math_type(dtype))
+    g = _geometries.get(key)
+    if g is None:
+        rt = runtime()
+        g = ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
+                         dtype)
+        with _algo_lock:
+            _geometries[key] = g
+    return g
 
 
 def _desc_args(direction, g, conv=None):
@@ -169,9 +183,17 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
     """(algo, workspace bytes, convolution descriptor) for this geometry and direction.
     ``ptrs``: the three data pointers in the Find call's order (its output gets
     overwritten)."""
-    key = g.key + (direction, tune, limit if tune != "fastest" else None)
+    short = (direction, tune, limit if tune != "fastest" else None)
+    memo = getattr(g, "algos", None)       # per geometry: no long key to hash per call
+    if memo is not None:
+        hit = memo.get(short)
+        if hit is not None:
+            return hit
+    key = g.key + short
     hit = _algos.get(key)
     if hit is not None:
+        if memo is not None:
+            memo[short] = hit
         return hit
     lib, cp = rt.lib, rt.cupy
     cands = _heuristic(lib, h, direction, g)
@@ -205,6 +227,8 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
     res = (int(best.algo), ws_bytes, conv)
     with _algo_lock:
         _algos[key] = res
+    if memo is not None:
+        memo[short] = res
     return res
 
 
@@ -212,49 +236,42 @@ def _limit(workspace_mb):
     return int(workspace_mb) << 20
 
 
-def conv_forward(g, x, w, y, tune, workspace_mb):
-    """y = conv(x, w)."""
+# direction -> the cuDNN call; every one takes (handle, alpha, desc0, ptr0, desc1, ptr1,
+# conv, algo, workspace, workspace bytes, beta, desc3, ptr3) with the descriptors of
+# _desc_args and the data pointers in the same order (the last one is written)
+_RUN = {"fwd": "cudnnConvolutionForward", "bwd_data": "cudnnConvolutionBackwardData",
+        "bwd_filter": "cudnnConvolutionBackwardFilter"}
+
+
+def _conv_run(direction, g, a, b, c, tune, workspace_mb):
+    """Run one convolution direction: c = f(a, b) with the chosen algorithm."""
     rt = runtime()
-    h = rt.handle(x.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "fwd", g, tune, _limit(workspace_mb),
-                                   (_ptr(x), _ptr(w), _ptr(y)))
+    h = rt.handle(c.device.id)
+    ptrs = (_ptr(a), _ptr(b), _ptr(c))
+    algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs)
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionForward",
-            rt.lib.cudnnConvolutionForward(h, one, g.x, _ptr(x), g.w, _ptr(w), conv,
-                                           algo, wsp, ws_bytes, zero,
-                                           g.y, _ptr(y)))
-    return y
+    d0, d1, _, d3 = _desc_args(direction, g, conv)
+    name = _RUN[direction]
+    L.check(rt.lib, name, getattr(rt.lib, name)(h, one, d0, ptrs[0], d1, ptrs[1], conv,
+                                                algo, wsp, ws_bytes, zero, d3, ptrs[2]))
+    del ws                      # back to the pool after the call is queued
+    return c
+
+
+def conv_forward(g, x, w, y, tune, workspace_mb):
+    """y = conv(x, w)."""
+    return _conv_run("fwd", g, x, w, y, tune, workspace_mb)
 
 
 def conv_backward_data(g, w, dy, dx, tune, workspace_mb):
     """dx = the gradient of conv(x, w) with respect to x, for output gradient dy."""
-    rt = runtime()
-    h = rt.handle(dy.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "bwd_data", g, tune, _limit(workspace_mb),
-                                   (_ptr(w), _ptr(dy), _ptr(dx)))
-    one, zero = D.scalars(g.dtype)
-    ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionBackwardData",
-            rt.lib.cudnnConvolutionBackwardData(h, one, g.w, _ptr(w), g.y, _ptr(dy),
-                                                conv, algo, wsp, ws_bytes, zero, g.x,
-                                                _ptr(dx)))
-    return dx
+    return _conv_run("bwd_data", g, w, dy, dx, tune, workspace_mb)
 
 
 def conv_backward_filter(g, x, dy, dw, tune, workspace_mb):
     """dw = the gradient of conv(x, w) with respect to w."""
-    rt = runtime()
-    h = rt.handle(dy.device.id)
-    algo, ws_bytes, conv = _choose(rt, h, "bwd_filter", g, tune, _limit(workspace_mb),
-                                   (_ptr(x), _ptr(dy), _ptr(dw)))
-    one, zero = D.scalars(g.dtype)
-    ws, wsp = _workspace(rt.cupy, ws_bytes)
-    L.check(rt.lib, "cudnnConvolutionBackwardFilter",
-            rt.lib.cudnnConvolutionBackwardFilter(h, one, g.x, _ptr(x), g.y, _ptr(dy),
-                                                  conv, algo, wsp, ws_bytes, zero, g.w,
-                                                  _ptr(dw)))
-    return dw
+    return _conv_run("bwd_filter", g, x, dy, dw, tune, workspace_mb)
 
 
 def _bias_desc(lib, c, ndim, dtype):
@@ -287,15 +304,25 @@ def add_bias(y, b):
 
 
 # --- pooling -----------------------------------------------------------------------------
+_pool_descs = {}
+
+
 def pool_descriptor(x_shape, y_shape, mode, window, pad, stride, dtype):
-    """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape."""
+    """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape;
+    made once per key (the shape check is a cuDNN call)."""
+    key = (tuple(x_shape), tuple(y_shape), mode, tuple(window), tuple(pad),
+           tuple(stride), np.dtype(dtype).str)
+    hit = _pool_descs.get(key)
+    if hit is not None:
+        return hit
     lib = runtime().lib
     pd = D.pooling(lib, mode, window, pad, stride)
     xd = D.tensor(lib, x_shape, dtype)
     got = D.pool_output_dims(lib, pd, xd, len(x_shape))
     if got != tuple(y_shape):
         raise D.NotSupported(f"cuDNN pooling output {got} != {tuple(y_shape)}")
-    return pd, xd, D.tensor(lib, y_shape, dtype)
+    res = _pool_descs[key] = (pd, xd, D.tensor(lib, y_shape, dtype))
+    return res
 
 
 def pool_forward(descs, x, y):
@@ -323,8 +350,15 @@ _ACT = {"relu": L.ACTIVATION_RELU, "sigmoid": L.ACTIVATION_SIGMOID,
         "tanh": L.ACTIVATION_TANH}
 
 
+_descs = {}       # (kind, shape, dtype, ...) -> descriptors: no per-call key building
+
+
 def _flat(lib, a):
-    return D.tensor(lib, (1, 1, 1, a.size), a.dtype)
+    key = ("flat", a.size, a.dtype)
+    d = _descs.get(key)
+    if d is None:
+        d = _descs[key] = D.tensor(lib, (1, 1, 1, a.size), a.dtype)
+    return d
 
 
 def act_forward(x, y, act_type):
@@ -364,13 +398,18 @@ def _softmax_desc(lib, a, axis):
     axes use CHANNEL mode only for short axes (at most SOFTMAX_CHANNEL_MAX, the
     per-pixel class scores of a segmentation net); its backward over long strided axes
     is known to be pathologically slow, so those raise NotSupported (CuPy body)."""
+    key = ("softmax", a.shape, a.dtype, axis)
+    hit = _descs.get(key)
+    if hit is not None:
+        return hit
     shape = a.shape
     outer = int(np.prod(shape[:axis], dtype=np.int64))
     inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
     if inner > 1 and shape[axis] > SOFTMAX_CHANNEL_MAX:
         raise D.NotSupported("softmax over a long non-innermost axis")
     mode = L.SOFTMAX_MODE_INSTANCE if inner == 1 else L.SOFTMAX_MODE_CHANNEL
-    return D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype), mode
+    res = _descs[key] = (D.tensor(lib, (outer, shape[axis], inner, 1), a.dtype), mode)
+    return res
 
 
 def softmax_forward(x, y, axis, log):
@@ -399,8 +438,13 @@ def softmax_backward(y, dy, dx, axis, log):
 
 # --- batch norm ------------------------------------------------------------------------------------
 def _bn_descs(lib, x4):
-    xd = D.tensor(lib, x4.shape, x4.dtype)
-    return xd, D.bn_param(lib, xd, (tuple(x4.shape), np.dtype(x4.dtype).str))
+    key = ("bn", x4.shape, x4.dtype)
+    hit = _descs.get(key)
+    if hit is None:
+        xd = D.tensor(lib, x4.shape, x4.dtype)
+        hit = _descs[key] = (xd, D.bn_param(lib, xd, (tuple(x4.shape),
+                                                      np.dtype(x4.dtype).str)))
+    return hit
 
 
 def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):

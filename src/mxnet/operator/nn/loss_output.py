@@ -92,7 +92,8 @@ class SoftmaxOutput(Op):
             lab = want
         else:
             lab = tuple(lab)
-            ok = lab == want or (p.multi_output and lab == (d[0],) + tuple(d[2:]))
+            ok = lab == want or (p.multi_output and lab == (d[0],) + tuple(d[2:])) \
+                or self._soft_label(d, lab)
             if not ok:
                 raise ShapeError(f"SoftmaxOutput: label shape inconsistent: provided {lab}, "
                                  f"inferred {want} from data shape {tuple(d)}")
@@ -101,6 +102,11 @@ class SoftmaxOutput(Op):
     def infer_type(self, p, in_types):
         t = _uniform_type(self.name, in_types)
         return [t, t], [t], []
+
+    @staticmethod
+    def _soft_label(d, lab):
+        """A label of the data's own shape holds class probabilities (MXNet 1.9.1)."""
+        return len(d) >= 2 and tuple(lab) == tuple(d)
 
     def _rows(self, p, x):
         """(array view for the softmax, axis) per the layout parameters."""
@@ -122,6 +128,14 @@ class SoftmaxOutput(Op):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, y, label = ctx.xp, outputs[0], inputs[1]
+        if self._soft_label(y.shape, label.shape):
+            # Probability labels: (softmax - label) * grad_scale, no normalization.
+            dst = in_grad[0] if in_grad is not None else None
+            grad = xp.subtract(y, label, out=dst) if dst is not None else y - label
+            if p.out_grad:
+                grad *= y
+            grad *= grad.dtype.type(p.grad_scale)
+            return [grad, _label_grad(ctx, label)]
         v, axis = self._rows(p, y)
         k = v.shape[axis]
         if p.multi_output:

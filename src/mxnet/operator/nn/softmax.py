@@ -32,6 +32,8 @@ def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None, out=Non
     """softmax (or log-softmax) of x along axis, into ``out`` when given; a boolean mask
     zeroes (for log: -inf) the masked-out positions. Numerically safe: the maximum is
     subtracted first."""
+    if x.size == 0:                     # nothing to normalise (no max of an empty axis)
+        return x.copy() if out is None else out
     if temperature is not None and temperature != 1.0:
         x = x / x.dtype.type(temperature)
     if mask is not None:

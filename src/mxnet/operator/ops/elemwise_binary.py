@@ -71,6 +71,12 @@ def _is_int(a):
     return a.dtype.kind != "f"
 
 
+def _int_zero(xp, grad, a):
+    """MXNet's mod gradients are 0 for integer operands (its mod_grad is only 1 for
+    floating point types)."""
+    return xp.zeros_like(grad) if _is_int(a) else grad
+
+
 _ARITH = {
     "add": (lambda xp, a, b, out=None: xp.add(a, b, out=out),
             lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: g, "none"),
@@ -81,7 +87,8 @@ _ARITH = {
     "div": (lambda xp, a, b: _divide(xp, a, b, _is_int(a)),
             lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b), "in"),
     "mod": (lambda xp, a, b: _mod(xp, a, b, _is_int(a)),
-            lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g * xp.floor_divide(a, b), "in"),
+            lambda xp, g, a, b, y: _int_zero(xp, g, a),
+            lambda xp, g, a, b, y: _int_zero(xp, -g * xp.floor_divide(a, b), a), "in"),
     "power": (lambda xp, a, b: _power(xp, a, b, _is_int(a), a.dtype),
               lambda xp, g, a, b, y: g * b * xp.power(a, b - 1),
               lambda xp, g, a, b, y: g * y * xp.log(a), "inout"),
@@ -284,9 +291,9 @@ _SCALAR_OPS = {
     "_rdiv_scalar": (lambda xp, x, s: _divide(xp, s, x, _int_math(x, s)),
                      lambda xp, g, x, y, s: -g * s / (x * x), "in", ("_RDivScalar",)),
     "_mod_scalar": (lambda xp, x, s: _mod(xp, x, s, _int_math(x, s)),
-                    lambda xp, g, x, y, s: g, "none", ("_ModScalar",)),
+                    lambda xp, g, x, y, s: _int_zero(xp, g, x), "in", ("_ModScalar",)),
     "_rmod_scalar": (lambda xp, x, s: _mod(xp, s, x, _int_math(x, s)),
-                     lambda xp, g, x, y, s: -g * xp.floor_divide(s, x), "in",
+                     lambda xp, g, x, y, s: _int_zero(xp, -g * xp.floor_divide(s, x), x), "in",
                      ("_RModScalar",)),
     "_power_scalar": (lambda xp, x, s: _power(xp, x, s, _int_math(x, s), x.dtype),
                       lambda xp, g, x, y, s: g * s * xp.power(x, s - 1), "in",

@@ -328,6 +328,8 @@ class Syevd(_LinalgOp):
         xp, a = ctx.xp, inputs[0]
         _check_types(self.name, [a], _FLOATS)
         _square(self.name, a.shape)
+        if a.size == 0:     # empty matrices or batch: nothing to decompose or sign
+            return [xp.zeros(a.shape, a.dtype), xp.zeros(a.shape[:-1], a.dtype)]
         lam, v = xp.linalg.eigh(a.astype(np.float64), UPLO="L")
         u = _t(v)
         # Sign: the entry of largest magnitude of each eigenvector is positive.

@@ -1,5 +1,4 @@
-"""``_npi_tensordot`` and ``_npi_dot``: NumPy's tensordot (``mx.np.tensordot``,
-``inner``) and dot, differentiable.
+"""``_npi_tensordot``: NumPy's tensordot (``mx.np.tensordot``, ``inner``), differentiable.
 
 The contracted axes are parameters (negative ones count from the end), so the operator
 needs no shapes when a graph is built: ``mx.sym.np.tensordot`` is this operator too.
@@ -87,15 +86,3 @@ class TensorDot(Op):
             gb = xp.transpose(t, _argsort(labels)).astype(b.dtype, copy=False)
         return [ga, gb]
 
-
-@register
-class NpDot(TensorDot):
-    """NumPy's dot: a's last axis against b's second-to-last (its only one when b is a
-    vector); a 0-d operand multiplies. The result has a's other axes, then b's."""
-    name = "_npi_dot"
-    params = Schema()
-
-    def plan(self, p, a_ndim, b_ndim):
-        if a_ndim == 0 or b_ndim == 0:
-            return axes_plan((), (), a_ndim, b_ndim)
-        return axes_plan((-1,), (-2 if b_ndim >= 2 else -1,), a_ndim, b_ndim)

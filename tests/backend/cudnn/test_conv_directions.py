@@ -1,0 +1,82 @@
+"""The three convolution directions share one runner (kernels._conv_run): each must
+call its own cuDNN function with the descriptors and data pointers in cuDNN's order,
+and geometries and pooling descriptors are made once per key. No GPU needed: the
+library, CuPy and the arrays are stand-ins."""
+import types
+
+import numpy as np
+import pytest
+
+from mxnet.backend.cudnn import _lib as L
+from mxnet.backend.cudnn import kernels as K
+
+
+class _Arr:
+    def __init__(self, ptr):
+        self.data = types.SimpleNamespace(ptr=ptr)
+        self.device = types.SimpleNamespace(id=0)
+
+
+class _Lib:
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        if not name.startswith("cudnnConvolution"):
+            raise AttributeError(name)
+
+        def call(*args):
+            self.calls.append((name, args))
+            return L.STATUS_SUCCESS
+        return call
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    lib = _Lib()
+    rt = types.SimpleNamespace(lib=lib, cupy=None, handle=lambda dev: "H")
+    monkeypatch.setattr(K, "runtime", lambda: rt)
+    chosen = []
+
+    def choose(rt_, h, direction, g, tune, limit, ptrs):
+        chosen.append((direction, ptrs))
+        return 3, 0, "CONV"
+    monkeypatch.setattr(K, "_choose", choose)
+    return lib, chosen
+
+
+def _geo():
+    return types.SimpleNamespace(x="X", w="W", y="Y", conv="CONV0", dtype=np.float32)
+
+
+@pytest.mark.parametrize("fn, name, descs", [
+    (K.conv_forward, "cudnnConvolutionForward", ("X", "W", "Y")),
+    (K.conv_backward_data, "cudnnConvolutionBackwardData", ("W", "Y", "X")),
+    (K.conv_backward_filter, "cudnnConvolutionBackwardFilter", ("X", "Y", "W")),
+])
+def test_each_direction_calls_its_function_in_cudnn_order(fake, fn, name, descs):
+    lib, chosen = fake
+    a, b, c = _Arr(11), _Arr(22), _Arr(33)
+    assert fn(_geo(), a, b, c, "off", 64) is c
+    (called, args), = lib.calls
+    assert called == name
+    one, zero = K.D.scalars(np.float32)
+    assert args == ("H", one, descs[0], 11, descs[1], 22, "CONV", 3, 0, 0, zero,
+                    descs[2], 33)
+    assert chosen[0][1] == (11, 22, 33)        # the algorithm search sees the same order
+
+
+def test_pool_descriptors_made_once(monkeypatch):
+    made = []
+    rt = types.SimpleNamespace(lib="lib")
+    monkeypatch.setattr(K, "runtime", lambda: rt)
+    monkeypatch.setattr(K, "_pool_descs", {})
+    monkeypatch.setattr(K.D, "pooling", lambda *a: made.append("pool") or "P")
+    monkeypatch.setattr(K.D, "tensor", lambda lib, shape, dt: ("T", tuple(shape)))
+    monkeypatch.setattr(K.D, "pool_output_dims", lambda lib, pd, xd, n: (2, 3, 4, 4))
+    args = ((2, 3, 8, 8), (2, 3, 4, 4), 0, (2, 2), (0, 0), (2, 2), np.float32)
+    first = K.pool_descriptor(*args)
+    assert K.pool_descriptor(*args) is first and made == ["pool"]
+    with pytest.raises(K.D.NotSupported):
+        K.pool_descriptor((2, 3, 8, 8), (2, 3, 5, 5), 0, (2, 2), (0, 0), (2, 2),
+                          np.float32)
