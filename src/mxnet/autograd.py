@@ -216,9 +216,21 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             buf._data[...] += g.astype(buf._dtype, copy=False)
         elif node.grad_req != REQ_NULL:
             buf.wait_to_write()
-            # Copy: pass-through gradients (add, identity) may be the very array of a
-            # head gradient or of another variable's gradient.
-            store(buf, g.astype(buf._dtype, copy=True))
+            _write_grad(buf, g)
+
+
+def _write_grad(buf, g):
+    """Write gradient g over the gradient buffer buf. A copy (pass-through gradients
+    such as add's or identity's may be the very array of a head gradient or of another
+    variable's gradient), made into buf's own memory where it can be: a chunk's array
+    is its own (dispatch's rule), and writing it in place spares a fresh allocation
+    and its page faults every step."""
+    d = buf._chunk.data
+    if d is not None and d.__class__ is g.__class__ and buf._shape == g.shape \
+            and getattr(d, "flags", None) is not None and d.flags.writeable:
+        buf._data[...] = g
+        return
+    store(buf, g.astype(buf._dtype, copy=True))
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

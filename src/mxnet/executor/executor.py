@@ -247,6 +247,8 @@ class Executor:
             lambda t: self._grad_base + t[1] if t[0] == "arg" else t[1], device)
         self._octx = {flag: runner.op_context(xp, self._ctx, flag) for flag in (False, True)}
         self._sync = bool(env_int("MXNET_EXEC_SYNC", 0))
+        self._inline = _nbytes(g, self.arg_arrays, self.aux_arrays) <= \
+            env_int("MXNET_EXEC_INLINE_MAX_BYTES", INLINE_MAX_BYTES)
         # forward and backward arrays the engine orders the runs by
         self._fwd_writes = list(self._out_nd.values()) + self.aux_arrays + \
             [a for _, a in self._sparse_heads]
@@ -331,10 +333,11 @@ class Executor:
                 eng.wait_for_var(v)
             fn(None)
             return
-        # idle arrays: run now in this thread (the engine would start it at once; a
-        # worker hand-off costs more than a small graph), failures still recorded on
-        # the outputs and raised at the next sync point
-        if eng.run_inline(fn, const, mutate, name):
+        # a small graph on idle arrays runs now, in this thread (the engine would start
+        # it at once, and a worker hand-off costs more than the graph); its failures
+        # are still recorded on the outputs and raised at the next sync point. Larger
+        # graphs go to a worker, so the caller's Python overlaps their kernels.
+        if self._inline and eng.run_inline(fn, const, mutate, name):
             return
         eng.push_sync(fn, self._ctx, const, mutate, 0, name)
 
@@ -567,6 +570,21 @@ class Executor:
             lines += [f"\t{r}" for r in reads]
         lines.append(self.memory_plan.summary().rstrip("\n"))
         return "\n".join(lines) + "\n"
+
+
+# Executors whose arrays take at most this many bytes in all (arguments, auxiliary
+# states, planned intermediates) run in the calling thread when idle
+# (MXNET_EXEC_INLINE_MAX_BYTES): an MLP with batch 128 (~1 MB), not a small CNN (tens
+# of MB), whose kernels are better overlapped with the caller's Python on a worker.
+INLINE_MAX_BYTES = 4 << 20
+
+
+def _nbytes(g, args, aux):
+    """Bytes of the executor's arguments, aux states and planned entries."""
+    n = g.memory.naive_bytes
+    for a in list(args) + list(aux):
+        n += a.size * np.dtype(a.dtype).itemsize
+    return n
 
 
 def _copy_into(array, dst, name):
