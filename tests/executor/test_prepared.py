@@ -73,8 +73,10 @@ def _flag_executor():
     return ex, gx
 
 
-def test_forward_failure_waits_for_the_sync_point_and_names_the_node():
+@pytest.mark.parametrize("inline", [True, False])
+def test_forward_failure_waits_for_the_sync_point_and_names_the_node(inline):
     ex, _ = _flag_executor()
+    ex._inline = inline          # run in this thread, or pushed to the engine
     ex.arg_dict["x"][:] = 7
     outs = ex.forward(is_train=True)          # returns: the failure is kept for later
     with pytest.raises(MXNetError, match="seven in forward") as info:
@@ -88,8 +90,10 @@ def test_forward_failure_waits_for_the_sync_point_and_names_the_node():
     assert_almost_equal(ex.forward()[0].asnumpy(), [2.0, 2.0])
 
 
-def test_backward_failure_waits_for_the_sync_point():
+@pytest.mark.parametrize("inline", [True, False])
+def test_backward_failure_waits_for_the_sync_point(inline):
     ex, gx = _flag_executor()
+    ex._inline = inline
     ex.arg_dict["x"][:] = 9
     ex.forward(is_train=True)
     ex.backward(mx.nd.ones(2))               # returns at once
@@ -116,3 +120,25 @@ def test_a_kernel_registered_after_bind_is_used():
     finally:
         del kernels._TABLE[key]
     assert_almost_equal(ex.forward()[0].asnumpy(), [2.0, 4.0])
+
+
+def test_cached_graph_gradients_returned_earlier_are_not_overwritten():
+    # a hybridized block's backward hands the tape its executor's own gradient arrays;
+    # what autograd.grad returned from one step must survive the next step
+    net = mx.gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array(np.arange(8).reshape(2, 4))
+    x.attach_grad()
+    grads = []
+    for scale in (1.0, 5.0):
+        with mx.autograd.record():
+            y = net(x * scale)
+        grads.append(mx.autograd.grad(y, [x], retain_graph=False)[0])
+        with mx.autograd.record():
+            y = net(x * scale)
+        y.backward()
+    w = net.weight.data().asnumpy()
+    np.testing.assert_allclose(grads[0].asnumpy(), np.tile(w.sum(0), (2, 1)), rtol=1e-5)
+    np.testing.assert_allclose(grads[1].asnumpy(), 5 * np.tile(w.sum(0), (2, 1)), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), 5 * np.tile(w.sum(0), (2, 1)), rtol=1e-5)
