@@ -142,3 +142,19 @@ def test_cached_graph_gradients_returned_earlier_are_not_overwritten():
     np.testing.assert_allclose(grads[0].asnumpy(), np.tile(w.sum(0), (2, 1)), rtol=1e-5)
     np.testing.assert_allclose(grads[1].asnumpy(), 5 * np.tile(w.sum(0), (2, 1)), rtol=1e-5)
     np.testing.assert_allclose(x.grad.asnumpy(), 5 * np.tile(w.sum(0), (2, 1)), rtol=1e-5)
+
+
+def test_step_hook_sees_each_phase_and_runs_it(monkeypatch):
+    from mxnet.executor import prepared
+    seen = []
+
+    def hook(ex, phase, run):
+        seen.append(phase)
+        run()
+    monkeypatch.setattr(prepared, "step_hook", hook)
+    ex, gx = _flag_executor()
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones(2))
+    assert_almost_equal(ex.outputs[0].asnumpy(), [2.0, 4.0])
+    assert_almost_equal(gx.asnumpy(), [2.0, 2.0])
+    assert seen == ["forward", "backward"]

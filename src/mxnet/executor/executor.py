@@ -383,7 +383,12 @@ class Executor:
                 calls = self._fcalls = prepared.prepare_forward(
                     self._fsteps, self._none_slot, _device(self._ctx))
                 self._fcalls_of = self._fsteps
-            prepared.run_forward(calls, vals, self._octx[is_train])
+            octx = self._octx[is_train]
+            hook = prepared.step_hook
+            if hook is None:
+                prepared.run_forward(calls, vals, octx)
+            else:
+                hook(self, "forward", lambda: prepared.run_forward(calls, vals, octx))
         if self._sparse_heads:
             self._fill_sparse_heads()
 
@@ -491,7 +496,12 @@ class Executor:
             for pos, g in enumerate(self.grad_arrays):
                 if g is not None:
                     vals[base + pos] = self._shadows[pos] if g._sparse else g._data
-            prepared.run_backward(self._bcalls, vals, is_train)
+            hook = prepared.step_hook
+            if hook is None:
+                prepared.run_backward(self._bcalls, vals, is_train)
+            else:
+                hook(self, "backward",
+                     lambda: prepared.run_backward(self._bcalls, vals, is_train))
         else:
             self._run_backward_steps(is_train)
         self._finish_backward()

@@ -16,9 +16,15 @@ declines; results that are not the destination array are applied with the runner
 ``_settle``; operators without a backward or with a defined zero gradient, and runs
 that a monitor or the profiler watches, go through ``operator.runner`` itself.
 
-This is also the seam for whole-step capture (CUDA graphs): ``run_forward(plan, vals,
-octx)`` and ``run_backward(plan, vals, is_train)`` run one phase from the value list
-alone; once the executor has refreshed ``vals`` they touch only the arrays it holds.
+This is also the seam for whole-step capture (CUDA graphs): ``run_forward(calls,
+vals, octx)`` and ``run_backward(calls, vals, is_train)`` run one phase from the value
+list alone; once the executor has refreshed ``vals`` they touch only the arrays it
+holds. A device module that captures or replays whole phases sets ``step_hook``: the
+executor then calls ``step_hook(executor, phase, run)`` ('forward' / 'backward', with
+``run()`` the phase's prepared loop over the refreshed ``executor._vals``) instead of
+``run()``. The hook runs inside the engine operation of the phase, after the refresh;
+it sees the planned buffers (fixed for the executor's life) and the caller's arrays
+(arguments, outputs, gradients, which a CachedOp re-points at every call).
 """
 from ..base import MXNetError
 from ..operator import runner
@@ -26,7 +32,9 @@ from ..operator.kernels import _TABLE as _KERNELS
 from .fusion import FusedStep
 
 __all__ = ["FwdCall", "BwdCall", "prepare_forward", "prepare_backward", "run_forward",
-           "run_backward"]
+           "run_backward", "step_hook"]
+
+step_hook = None        # see the module docstring: whole-phase capture/replay
 
 _WRITES = ("write", "inplace")
 
