@@ -3,12 +3,14 @@
 At construction the passes run in order — shape and dtype inference (``infer``), the
 gradient pass (``gradient``) and memory planning (``memory``) — and the buffers the
 plan asks for are taken from the storage pool. ``forward``/``backward`` then only
-walk the prepared steps: each calls the operator's ``forward``/``backward`` and writes
-the results into the planned buffers, the caller's output/gradient arrays (with the
-argument's grad_req) or nowhere (outputs nothing reads). Both are pushed to the engine
-as one operation reading the arguments and writing the outputs (or gradients), so
-they return at once, as MXNet's do; set ``MXNET_EXEC_SYNC=1`` to run them in the
-calling thread instead.
+walk the prepared call lists (``prepared.py``): each calls the operator's (or its
+device kernel's) ``forward``/``backward``, which writes into the planned buffers, the
+caller's output/gradient arrays (with the argument's grad_req) or nowhere (outputs
+nothing reads). Both are one engine operation reading the arguments and writing the
+outputs (or gradients), so they return at once, as MXNet's do; a tiny graph on idle
+arrays runs in the calling thread instead (``INLINE_MAX_BYTES``), its failures still
+raised at the next sync point. ``MXNET_EXEC_SYNC=1`` runs every run in the calling
+thread, raising at once.
 """
 import numpy as np
 
