@@ -220,14 +220,15 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 
 
 def _write_grad(buf, g):
-    """buf's gradient becomes g. Copied (pass-through gradients, of add or identity, may
-    be the very array of a head gradient or of another variable's gradient), into
-    buf's own host memory when it has some: a fresh array per step would cost a page
-    fault per 4 KiB, more than the copy (large embedding gradients)."""
+    """Write gradient g over the gradient buffer buf. A copy (pass-through gradients
+    such as add's or identity's may be the very array of a head gradient or of another
+    variable's gradient), made into buf's own memory where it can be: a chunk's array
+    is its own (dispatch's rule), and writing it in place spares a fresh allocation
+    and its page faults every step."""
     d = buf._chunk.data
-    if buf._view is None and isinstance(d, _np_ndarray) and isinstance(g, _np_ndarray) \
-            and d.shape == g.shape and d.flags.c_contiguous and d.flags.writeable:
-        _np.copyto(d, g, casting="unsafe")
+    if d is not None and d.__class__ is g.__class__ and buf._shape == g.shape \
+            and getattr(d, "flags", None) is not None and d.flags.writeable:
+        buf._data[...] = g
         return
     store(buf, g.astype(buf._dtype, copy=True))
 

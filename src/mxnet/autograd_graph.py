@@ -252,6 +252,8 @@ def _node_grads(node, ograds, train_mode, need, xp_of):
     read = lambda arrs: None if arrs is None else [a._read() for a in arrs]  # noqa: E731
     raw = runner.backward(op, octx, node.p, raw_og, read(node.in_data), read(node.out_data),
                           read(node.aux) or [], out_meta=node.out_meta)
+    if getattr(op, "borrowed_results", False):       # the op reuses them: keep copies
+        raw = [None if r is None else r.copy() for r in raw]
     grads = [None if r is None else from_data(r, node.ctx) for r in raw]
     made = [x for x in grads if x is not None]
     sources = [o for o in ograds if o is not None] + list(node.in_data or []) + \

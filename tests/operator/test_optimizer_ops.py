@@ -205,19 +205,3 @@ def test_lazy_update_is_accepted_on_dense_arrays():
     mx.nd.adam_update(w, mx.nd.array([1.0]), mx.nd.zeros(1), mx.nd.zeros(1), out=w, lr=0.1,
                       lazy_update=False)
     assert_almost_equal(w.asnumpy(), [1.0 - 0.1 * 0.1 / (np.sqrt(0.001) + 1e-8)], rtol=1e-5)
-
-
-@pytest.mark.parametrize("wd,clip,n", [(0.0, -1.0, 100_003), (0.01, 0.5, 70_001),
-                                       (0.001, -1.0, 5)])
-def test_sgd_into_is_bitwise_sgd(wd, clip, n):
-    """The blockwise in-place SGD of the fused Trainer step gives exactly the weights of
-    the sgd_update operator."""
-    from mxnet.operator.ops.optimizer_ops import sgd_into
-    rs = np.random.RandomState(0)
-    w = rs.normal(size=(n,)).astype(np.float32)
-    g = rs.normal(size=(n,)).astype(np.float32)
-    kw = dict(lr=0.05, wd=wd, rescale_grad=1 / 1024, clip_gradient=clip)
-    want = mx.nd.sgd_update(mx.nd.array(w), mx.nd.array(g), **kw).asnumpy()
-    from types import SimpleNamespace
-    sgd_into(SimpleNamespace(**kw), w, g)
-    np.testing.assert_array_equal(w, want)

@@ -23,6 +23,7 @@ def _run(aggregate, **opt_kw):
 
 @pytest.mark.parametrize("kw", [
     dict(learning_rate=0.1),
+    dict(learning_rate=0.1, wd=0.01, rescale_grad=0.5, clip_gradient=0.3),
     dict(learning_rate=0.1, momentum=0.9, wd=0.01),
     dict(learning_rate=0.05, momentum=0.5, rescale_grad=0.25, clip_gradient=0.7, wd=0.1),
 ])

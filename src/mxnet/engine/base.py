@@ -94,6 +94,27 @@ class Engine:
                 var._deleted = True
         self._push_block(run, False, ctx, [], [var], 0, "DeleteVariable")
 
+    def run_inline(self, fn, const_vars, mutate_vars, name=None):
+        """Run ``fn(None)`` now, in the calling thread, when no pushed work is pending
+        on any of the vars and none carries a failure (then the engine would run it
+        at once anyway; this skips the hand-off to a worker). A failure of ``fn`` is
+        recorded on ``mutate_vars`` and raised at the next sync point, as for pushed
+        work. Returns False, running nothing, when the vars are not idle or the
+        profiler is recording (it sees pushed work only): push it then."""
+        if profile_hook is not None:
+            return False
+        for v in const_vars:
+            if v.num_pending or v.exception is not None:
+                return False
+        for v in mutate_vars:
+            if v.num_pending or v.exception is not None:
+                return False
+        try:
+            fn(None)
+        except BaseException as exc:   # recorded, raised at the sync point
+            self._record_failure(exc, mutate_vars, name, const_vars)
+        return True
+
     def wait_for_var(self, var):
         """Block until every write pushed to var so far is done; raise its failure."""
         raise NotImplementedError

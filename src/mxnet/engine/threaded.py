@@ -6,6 +6,7 @@ in push order and readers see the last earlier writer. A block whose grants are 
 in is handed to the worker pool in priority order.
 """
 import contextlib
+from collections import deque
 import heapq
 import itertools
 import threading
@@ -16,6 +17,14 @@ from .base import Engine, RunContext
 __all__ = ["ThreadedEngine"]
 
 _current = threading.local()      # .engine: set in that engine's worker threads
+
+
+def _wait(var, blk, is_write):
+    """Queue blk on var (the queue is made on first use)."""
+    q = var._queue
+    if q is None:
+        q = var._queue = deque()
+    q.append((blk, is_write))
 
 
 class _Block:
@@ -68,14 +77,14 @@ class ThreadedEngine(Engine):
                     v._active_reads += 1
                     granted += 1
                 else:
-                    v._queue.append((blk, False))
+                    _wait(v, blk, False)
             for v in mutate_vars:
                 v.num_pending += 1
                 if not v._active_write and v._active_reads == 0 and not v._queue:
                     v._active_write = True
                     granted += 1
                 else:
-                    v._queue.append((blk, True))
+                    _wait(v, blk, True)
             blk.wait -= granted
             runnable = blk.wait == 0
         if runnable:

@@ -1,6 +1,4 @@
 """Engine variables: the tags that order pushed work (seed 002's VarHandle)."""
-from collections import deque
-
 __all__ = ["Var"]
 
 
@@ -19,7 +17,9 @@ class Var:
     def __init__(self, name=None):
         self.num_pending = 0
         self.exception = None
-        self._queue = deque()      # [block, is_write] entries waiting for their turn
+        # (block, is_write) entries waiting for their turn; made on the first wait (most
+        # arrays never wait: not allocating one keeps array creation cheap)
+        self._queue = None
         self._active_reads = 0
         self._active_write = False
         self._deleted = False

@@ -139,9 +139,16 @@ class _Entry:
 
 
 class _GraphOp(Op):
-    """The tape's view of one cached-graph run: backward runs the executor backward."""
+    """The tape's view of one cached-graph run: backward runs the executor backward.
+
+    The gradients it returns are the executor's own bound gradient arrays, rewritten
+    by its next backward (no fresh buffers, no page faults each step):
+    ``borrowed_results`` tells the tape, which copies what it keeps (autograd.backward
+    into the variables' buffers, autograd.grad into new arrays, a create_graph pass
+    into recorded arrays)."""
     backward_uses = ("out_grad",)
     name = "_CachedOp"
+    borrowed_results = True
 
     def __init__(self, entry):
         self.entry = entry
@@ -150,12 +157,7 @@ class _GraphOp(Op):
         entry = self.entry
         if entry.graph is not None:
             return entry.graph.backward(ograds, octx.is_train, octx.need_grad)
-        ctx, xp = entry.ctx, entry.xp
-        # Fresh gradient buffers every time: the arrays returned here go to the tape,
-        # which may keep them as the parameters' gradients.
-        for g in entry.grads:
-            if g is not None:
-                g._chunk = Chunk(xp.empty(g._shape, g._dtype))
+        ctx = entry.ctx
         heads = [from_data(g, ctx) for g in ograds]
         entry.ex.backward(heads, is_train=octx.is_train)
         need = octx.need_grad

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import tape as _tape
 from .. import engine
+from ..engine import base as _engine_base
 from ..base import MXNetError, env_int, numeric_types
 from ..operator import runner
 from ..operator.registry import ShapeError, get_op
@@ -293,8 +294,41 @@ def _resolve(name):
     return op
 
 
+# ``a + b``, ``a - b``, ``a * b`` on two host arrays of one shape and dtype: the
+# operator's forward is exactly this ufunc, so the short path calls it directly.
+_SHORT = {name: (fn, (name, "cpu", False)) for name, fn in (
+    ("broadcast_add", _np.add), ("broadcast_sub", _np.subtract),
+    ("broadcast_mul", _np.multiply))}
+_SHORT_KINDS = "fiu"            # bool arithmetic differs between NumPy and MXNet
+_KERNELS = runner._KERNELS
+
+
 def binary(lhs, rhs, op, scalar_op, reflect=False):
-    """lhs (an NDArray) <op> rhs (NDArray or number); reflect: rhs <op> lhs."""
+    """lhs (an NDArray) <op> rhs (NDArray or number); reflect: rhs <op> lhs.
+
+    The short path: when both arrays are plain dense host NDArrays of one shape (not
+    0-d: the ufunc would give a scalar), dtype and context, idle (no pending writes, no failure) and small, and nothing watches
+    the call (autograd recording, the profiler, a registered kernel), the ufunc runs
+    here and its fresh result is wrapped; everything else goes through ``invoke``."""
+    if rhs.__class__ is NDArray and lhs.__class__ is NDArray:
+        short = _SHORT.get(op)
+        if short is not None:
+            cl, cr = lhs._chunk, rhs._chunk
+            ctx = lhs._ctx
+            shape = lhs._shape
+            if not (cl.num_pending or cr.num_pending or _ag_state.recording) \
+                    and cl.exception is None and cr.exception is None \
+                    and (rhs._ctx is ctx or rhs._ctx == ctx) and rhs._shape == shape \
+                    and shape \
+                    and lhs._dtype is rhs._dtype and ctx.device_typeid != 2 \
+                    and lhs._dtype.kind in _SHORT_KINDS \
+                    and _engine_base.profile_hook is None and short[1] not in _KERNELS \
+                    and cl.data is not None and cr.data is not None:
+                x, y = lhs._data, rhs._data
+                if x.size * 2 <= ASYNC_MIN_ELEMS:
+                    fn = short[0]
+                    return NDArray(Chunk(fn(y, x) if reflect else fn(x, y)), shape,
+                                   lhs._dtype, ctx)
     if isinstance(rhs, NDArray):
         return invoke(_ops.get(op) or _resolve(op), [rhs, lhs] if reflect else [lhs, rhs],
                       None)

@@ -485,6 +485,10 @@ class _OpenFields(dict):
 class _CustomParams(Params):
     __slots__ = ("spec", "states")
 
+    def __init__(self, *args, **kwargs):
+        # attribute reads stay behind dict methods: a prop's keywords may be any name
+        dict.__init__(self, *args, **kwargs)
+
 
 class _CustomSchema(Schema):
     """op_type (required) plus arbitrary keywords, converted to strings."""

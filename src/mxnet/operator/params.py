@@ -209,7 +209,15 @@ class Params(dict):
     """Parsed parameters: a dict with attribute access. ``given`` maps the names the
     caller passed to the raw values passed (symbol JSON stores only those, as str())."""
 
-    __slots__ = ("given",)
+    # The instance's attribute dict is the dict itself, so ``p.name`` is a plain
+    # attribute read (operators read their parameters on every call). A key then
+    # hides a dict method of its name: only _npi_nan_to_num's 'copy' is one, and
+    # nothing calls p.copy(); Custom's open-ended keywords keep __getattr__.
+    __slots__ = ("given", "__dict__")
+
+    def __init__(self, *args, **kwargs):
+        dict.__init__(self, *args, **kwargs)
+        self.__dict__ = self
 
     def __getattr__(self, key):
         try:

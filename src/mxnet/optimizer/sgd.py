@@ -168,9 +168,7 @@ def _fused_sgd(weights, grads, states, lrs, wds, kw):
     parsing, shape and dtype inference, an engine push) per weight."""
     from types import SimpleNamespace
 
-    import numpy as np
-
-    from ..operator.ops.optimizer_ops import _sgd, _sgd_mom, sgd_into
+    from ..operator.ops.optimizer_ops import _sgd_mom
     clip = kw.get("clip_gradient")
     base = dict(rescale_grad=kw["rescale_grad"], momentum=kw.get("momentum", 0.0),
                 clip_gradient=-1.0 if clip is None else clip)
@@ -178,17 +176,37 @@ def _fused_sgd(weights, grads, states, lrs, wds, kw):
     has_mom = [s is not None for s in states]
     n = len(weights)
 
+    ctx = weights[0].context
+
     def run(xp, *arrays):
         gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
         for p, g, w, m in zip(params, gs, ws, has_mom):
             if m:
                 w[...] = _sgd_mom(xp, p, w, g, next(moms))
-            elif xp is np and w.flags.c_contiguous and g.flags.c_contiguous:
-                sgd_into(p, w, g)
             else:
-                w[...] = _sgd(xp, p, w, g)
+                _sgd_in_place(xp, p, w, g, ctx)
     apply_inplace("multi_sgd_update", run, grads,
                   list(weights) + [s for s in states if s is not None])
+
+
+def _sgd_in_place(xp, p, w, grad, ctx):
+    """sgd_update's rule written straight into w, the same operations in the same
+    order as ``_sgd`` (so the same values), with its one temporary from the storage
+    pool: fresh temporaries of a large weight's size cost page faults every step."""
+    from ..resource import temp_space
+    ty = w.dtype.type
+    tmp, release = temp_space(ctx, grad.shape, grad.dtype)
+    try:
+        xp.multiply(grad, grad.dtype.type(p.rescale_grad), out=tmp)
+        if p.clip_gradient >= 0:
+            xp.clip(tmp, -p.clip_gradient, p.clip_gradient, out=tmp)
+        tmp *= ty(p.lr)
+        factor = ty(1.0 - p.lr * p.wd)
+        if factor != 1:               # w * 1 is w: skipping it changes no value
+            w *= factor
+        w -= tmp
+    finally:
+        release()
 
 
 @register

@@ -68,27 +68,38 @@ class FullyConnected(Op):
 
     def forward(self, ctx, p, inputs, aux, out=None):
         x, w = inputs[0], inputs[1]
-        same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
-        _, (oshape,), _ = self.infer_shape(p, [a.shape for a in inputs])
-        x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        y = parallel.matmul(ctx.xp, x2, w.T, _rows(out, 0, x2.shape[0], w.shape[0]))
+        rows, feat = _as_matrix(x.shape, p.flatten)
+        nh = p.num_hidden
+        dt = x.dtype
+        if w.shape != (nh, feat) or w.dtype != dt or (not p.no_bias and (
+                inputs[2].dtype != dt or inputs[2].size != nh)):
+            # the full checks (and MXNet's messages) only when something is off
+            same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
+            self.infer_shape(p, [a.shape for a in inputs])
+        oshape = (x.shape[0], nh) if p.flatten else x.shape[:-1] + (nh,)
+        x2 = x.reshape(rows, feat)
+        dst = _rows(out, 0, rows, nh)
+        y = parallel.matmul(ctx.xp, x2, w.T, dst)
         if not p.no_bias:
             y += inputs[2].reshape(1, -1)
-        return [y.reshape(oshape) if y.base is None or out[0] is None else out[0]]
+        return [out[0] if dst is not None else y.reshape(oshape)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, w = inputs[0], inputs[1]
         need = ctx.need_grad
         x2 = x.reshape(_as_matrix(x.shape, p.flatten))
-        dy = out_grads[0].reshape(x2.shape[0], w.shape[0])
-        dx = None
+        dy = out_grads[0].reshape(x2.shape[0], w.shape[0])   # sizes: a zero batch
+        dx = dw = None
         if need[0]:
-            dx = parallel.matmul(xp, dy, w, _rows(in_grad, 0, x2.shape[0], x2.shape[1]))
-            dx = in_grad[0] if in_grad is not None and in_grad[0] is not None else \
-                dx.reshape(x.shape)
-        dw = parallel.matmul(xp, dy.T, x2, _rows(in_grad, 1, w.shape[0], w.shape[1])) \
-            if need[1] else None
+            dst = _rows(in_grad, 0, x2.shape[0], x2.shape[1])
+            dx = parallel.matmul(xp, dy, w, dst)
+            dx = in_grad[0] if dst is not None else dx.reshape(x.shape)
+        if need[1]:
+            dst = _rows(in_grad, 1, w.shape[0], w.shape[1])
+            dw = parallel.matmul(xp, dy.T, x2, dst)
+            if dst is not None:
+                dw = in_grad[1]
         if p.no_bias:
             return [dx, dw]
         db = None

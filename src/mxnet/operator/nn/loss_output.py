@@ -29,8 +29,12 @@ def _uniform_type(name, in_types):
     return t
 
 
-def _label_grad(ctx, label):
+def _label_grad(ctx, label, in_grad=None):
+    """The label's gradient: zeros (into its destination when one is given)."""
     if ctx.need_grad is not None and len(ctx.need_grad) > 1 and ctx.need_grad[1]:
+        if in_grad is not None and len(in_grad) > 1 and in_grad[1] is not None:
+            in_grad[1][...] = 0
+            return in_grad[1]
         return ctx.xp.zeros(ctx.in_shapes[1], dtype=label.dtype if label is not None
                             else np.float32)
     return None
@@ -160,7 +164,7 @@ class SoftmaxOutput(Op):
             grad -= xp.where(onehot, 1.0 - p.smooth_alpha, off).astype(grad.dtype)
         else:
             grad -= onehot
-        keep = lab != p.ignore_label
+        keep = lab != p.ignore_label if p.use_ignore or p.normalization == "valid" else None
         if p.use_ignore:
             grad *= keep
         if p.out_grad:
@@ -174,9 +178,10 @@ class SoftmaxOutput(Op):
             norm = rows * positions
         else:
             norm = positions
-        grad *= grad.dtype.type(p.grad_scale / norm)
+        if p.grad_scale / norm != 1.0:
+            grad *= grad.dtype.type(p.grad_scale / norm)
         dx = grad.reshape(y.shape) if dst is None else in_grad[0]
-        return [dx, _label_grad(ctx, label)]
+        return [dx, _label_grad(ctx, label, in_grad)]
 
 
 class _Regression(Op):

@@ -157,32 +157,6 @@ def _sgd(xp, p, w, grad):
     return out
 
 
-_BLOCK = 1 << 15      # elements per block of sgd_into: its scratch stays in cache
-
-
-def sgd_into(p, w, grad):
-    """_sgd on host arrays, written into ``w`` itself block by block: the same
-    operations in the same order (bitwise the same weights), without the two
-    weight-sized temporaries, whose fresh pages cost more than the arithmetic on large
-    (embedding) weights. w and grad: C-contiguous NumPy arrays of one shape."""
-    ty = w.dtype.type
-    rescale, lr = grad.dtype.type(p.rescale_grad), ty(p.lr)
-    clip = p.clip_gradient if p.clip_gradient >= 0 else None
-    decay = ty(1.0 - p.lr * p.wd) if p.wd else None
-    wf, gf = w.reshape(-1), grad.reshape(-1)
-    scratch = np.empty(min(_BLOCK, wf.size), grad.dtype)
-    for a in range(0, wf.size, _BLOCK):
-        ws, gs = wf[a:a + _BLOCK], gf[a:a + _BLOCK]
-        t = scratch[:len(gs)]
-        np.multiply(gs, rescale, out=t)
-        if clip is not None:
-            np.clip(t, -clip, clip, out=t)
-        t *= lr
-        if decay is not None:
-            ws *= decay
-        ws -= t
-
-
 def _sgd_mom(xp, p, w, grad, mom):
     # mom = momentum * mom - lr * (wd * w + g) ; w += mom
     ty = mom.dtype.type

@@ -1,0 +1,209 @@
+"""The executor's steady-state loops: forward and backward as prepared call lists.
+
+Everything that does not change between runs is worked out once, when the executor is
+bound: per node, the kernel-table key, the operator body, the requests, the OpContext,
+and every array it reads or writes as an index into one flat value list (``vals``:
+the graph's entries, then the gradient entries, then one slot per argument gradient,
+then a slot that always holds None). A run then only refreshes the slots of the arrays
+the caller may have replaced (arguments, outputs, gradients), and each node's call is a
+few list gathers and one function call: no shape or dtype inference, no dicts, no
+closures, no per-node try blocks (a failure is traced back to its node once, after the
+fact, with the runner's message).
+
+The runner's semantics are kept: the device kernel from the kernel table first (looked
+up at every call, so kernels registered later are seen), the operator's body when it
+declines; results that are not the destination array are applied with the runner's
+``_settle``; operators without a backward or with a defined zero gradient, and runs
+that a monitor or the profiler watches, go through ``operator.runner`` itself.
+
+This is also the seam for whole-step capture (CUDA graphs): ``run_forward(calls,
+vals, octx)`` and ``run_backward(calls, vals, is_train)`` run one phase from the value
+list alone; once the executor has refreshed ``vals`` they touch only the arrays it
+holds. A device module that captures or replays whole phases sets ``step_hook``: the
+executor then calls ``step_hook(executor, phase, run)`` ('forward' / 'backward', with
+``run()`` the phase's prepared loop over the refreshed ``executor._vals``) instead of
+``run()``. The hook runs inside the engine operation of the phase, after the refresh;
+it sees the planned buffers (fixed for the executor's life) and the caller's arrays
+(arguments, outputs, gradients, which a CachedOp re-points at every call).
+"""
+from ..base import MXNetError
+from ..operator import runner
+from ..operator.kernels import _TABLE as _KERNELS
+from .fusion import FusedStep
+
+__all__ = ["FwdCall", "BwdCall", "prepare_forward", "prepare_backward", "run_forward",
+           "run_backward", "step_hook"]
+
+step_hook = None        # see the module docstring: whole-phase capture/replay
+
+_WRITES = ("write", "inplace")
+
+
+class FwdCall:
+    """One forward node: ``ins``/``outs`` index ``vals`` (the None slot for an output
+    nothing reads); ``aux0``: where the auxiliary states start in ``ins``."""
+    __slots__ = ("op", "p", "name", "key", "body", "wo", "ins", "aux0", "outs", "req",
+                 "fused", "then")
+
+
+class BwdCall:
+    """One backward node: indices into ``vals`` for the output gradients, inputs,
+    outputs, auxiliary states and gradient destinations; ``given``: the destinations
+    the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
+    of output gradients nothing sends; ``slow``: run through ``runner.backward``."""
+    __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
+                 "aux", "tgts", "req", "given", "zeros", "slow", "out_meta")
+
+
+def _key(op, device, backward):
+    return (op.name, device, backward)
+
+
+def prepare_forward(steps, none_slot, device):
+    """FwdCalls for the executor's forward steps (``_FwdStep``s and ``FusedStep``s)."""
+    calls = []
+    for s in steps:
+        c = FwdCall()
+        first = s.first if s.__class__ is FusedStep else s
+        then = s.then if s.__class__ is FusedStep else s
+        c.op, c.p, c.name = first.op, first.p, first.node.name
+        c.key = _key(first.op, device, False)
+        c.body, c.wo = first.op.forward, first.op.writes_outputs
+        c.ins = list(first.inputs)
+        c.aux0 = first.n_args
+        c.outs = [none_slot if e is None else e for e in then.outs]
+        c.req = then.req
+        c.fused = s.fn if s.__class__ is FusedStep else None
+        c.then = (_single(first, none_slot, device), _single(then, none_slot, device)) \
+            if c.fused is not None else None
+        calls.append(c)
+    return calls
+
+
+def _single(s, none_slot, device):
+    """The plain call of one step of a fused pair (run when the fused kernel declines)."""
+    return prepare_forward([s], none_slot, device)[0]
+
+
+def prepare_backward(ex_bsteps, none_slot, grad_slot, device):
+    """BwdCalls for the executor's ``_BwdStep``s; ``grad_slot(target)``: the vals
+    index of a gradient target (kind, index, req)."""
+    calls = []
+    for b in ex_bsteps:
+        c = BwdCall()
+        op = b.op
+        c.op, c.p, c.name, c.octx = op, b.p, b.name, b.octx
+        c.key = _key(op, device, True)
+        c.body, c.wo = op.backward, op.writes_outputs
+        c.slow = op.zero_grad or op.backward is None
+        c.out_meta = b.out_meta
+        c.ograds = None if b.ograds is None else \
+            [none_slot if e is None else e for e in b.ograds]
+        c.zeros = [] if b.ograds is None else \
+            [(i, *b.out_meta[i]) for i, e in enumerate(b.ograds) if e is None]
+        c.ins = [none_slot] * b.n_args if b.in_data is None else list(b.in_data)
+        c.outd = [none_slot] * b.n_out if b.out_data is None else \
+            [none_slot if e is None else e for e in b.out_data]
+        c.aux = list(b.aux)
+        c.tgts = [none_slot if t is None else grad_slot(t) for t in b.targets]
+        c.req = b.req
+        # what the operator may write itself: 'write'/'inplace' destinations
+        c.given = None if all(r in _WRITES or r == "null" for r in b.req) else \
+            [r in _WRITES for r in b.req]
+        calls.append(c)
+    return calls
+
+
+def _forward_one(c, vals, octx):
+    ins = [vals[e] for e in c.ins]
+    out = [vals[e] for e in c.outs]
+    octx.req = c.req
+    if c.aux0 == len(ins):
+        args, aux = ins, []
+    else:
+        args, aux = ins[:c.aux0], ins[c.aux0:]
+    res = NotImplemented
+    if _KERNELS:
+        kern = _KERNELS.get(c.key)
+        if kern is not None:
+            res = kern(octx, c.p, args, aux, out)
+    if res is NotImplemented:
+        res = c.body(octx, c.p, args, aux, out) if c.wo else c.body(octx, c.p, args, aux)
+    if len(res) != len(out):
+        runner._settle(res, out, c.req, f"operator {c.op.name}")
+        return
+    for d, v in zip(out, res):
+        if v is not d and d is not None:
+            runner._settle(res, out, c.req, f"operator {c.op.name}")
+            return
+
+
+def run_forward(calls, vals, octx):
+    """Run the prepared forward calls on ``vals`` (refreshed by the caller)."""
+    c = None
+    try:
+        for c in calls:
+            if c.fused is not None:
+                ins = [vals[e] for e in c.ins]
+                octx.req = c.req
+                if c.fused(octx, c.p, ins[:c.aux0], ins[c.aux0:],
+                           [vals[c.outs[0]]]) is not NotImplemented:
+                    continue
+                a, b = c.then
+                _forward_one(a, vals, octx)
+                c = b
+                _forward_one(b, vals, octx)
+                continue
+            _forward_one(c, vals, octx)
+    except (MXNetError, NotImplementedError):    # a missing feature keeps its type
+        raise
+    except Exception as err:
+        shapes = [None if vals[e] is None else vals[e].shape for e in c.ins[:c.aux0]]
+        raise runner.op_error(c.op, c.p, shapes, err, c.name) from err
+
+
+def run_backward(calls, vals, is_train):
+    """Run the prepared backward calls on ``vals`` (refreshed by the caller)."""
+    c = None
+    try:
+        for c in calls:
+            octx = c.octx
+            octx.is_train = is_train
+            tgts = [vals[e] for e in c.tgts]
+            if c.ograds is None:
+                ograds = [None] * len(c.outd)
+            else:
+                ograds = [vals[e] for e in c.ograds]
+                if c.zeros:
+                    xp = octx.xp
+                    for i, shape, dtype in c.zeros:
+                        ograds[i] = xp.zeros(shape, dtype)
+            ins = [vals[e] for e in c.ins]
+            outd = [vals[e] for e in c.outd]
+            aux = [vals[e] for e in c.aux]
+            if c.slow:
+                runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
+                                c.out_meta, c.name)
+                continue
+            given = tgts if c.given is None else \
+                [d if w else None for d, w in zip(tgts, c.given)]
+            res = NotImplemented
+            if _KERNELS:
+                kern = _KERNELS.get(c.key)
+                if kern is not None:
+                    res = kern(octx, c.p, ograds, ins, outd, aux, given)
+            if res is NotImplemented:
+                res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
+                    c.body(octx, c.p, ograds, ins, outd, aux)
+            if len(res) != len(tgts) or c.given is not None:
+                runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
+                continue
+            for d, v in zip(tgts, res):
+                if v is not d and d is not None:
+                    runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
+                    break
+    except (MXNetError, NotImplementedError):
+        raise
+    except Exception as err:
+        raise runner.op_error(c.op, c.p, c.octx.in_shapes, err, c.name,
+                              "backward") from err
