@@ -375,7 +375,7 @@ class Executor:
         vals, monitor = self._vals, self._monitor
         ins = [vals[e] for e in s.inputs]
         if monitor is not None and self._monitor_all:
-            for nm, x in zip(s.node.input_names(), ins):
+            for nm, x in zip(s.node.monitor_input_names(), ins):
                 monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
         octx.req = s.req
         res = runner.forward(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],

@@ -23,6 +23,7 @@ from ..base import MXNetError
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
+from ..symbol.graph import topo_order
 
 __all__ = ["CachedOp"]
 
@@ -129,12 +130,25 @@ class _Entry:
 
 
 class _GraphOp(Op):
-    """The tape's view of one cached-graph run: backward runs the executor backward."""
+    """The tape's view of one cached-graph run: backward runs the executor backward.
+    ``graph`` is the CachedOp, which ``autograd.get_symbol`` reads (its symbol and
+    whether MXNet would have recorded the run inlined)."""
     backward_uses = ("out_grad",)
     name = "_CachedOp"
 
-    def __init__(self, entry):
+    def __init__(self, entry, graph):
         self.entry = entry
+        self.graph = graph
+
+    # names, as MXNet's _CachedOp node shows them in autograd.get_symbol
+    def arguments(self, p):
+        return self.graph.symbol.list_arguments()
+
+    def aux_states(self, p):
+        return self.graph.symbol.list_auxiliary_states()
+
+    def outputs(self, p):
+        return self.graph.symbol.list_outputs()
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         entry = self.entry
@@ -156,8 +170,11 @@ class _GraphOp(Op):
 class CachedOp:
     """Runs ``symbol`` on NDArrays given in ``symbol.list_inputs()`` order."""
 
-    def __init__(self, symbol):
+    def __init__(self, symbol, inline_limit=2, static_alloc=False):
         self.symbol = symbol
+        # MXNet records a run of at most inline_limit operators (never with static_alloc)
+        # operator by operator, not as one _CachedOp node; autograd.get_symbol shows it so
+        self.inline_limit = 0 if static_alloc else inline_limit
         inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
@@ -167,6 +184,12 @@ class CachedOp:
             raise MXNetError(f"cached graph: input names are not unique: {inputs}")
         self.monitor = None
         self._pools = {}
+
+    def inlined(self):
+        """Whether MXNet would record a run of this graph operator by operator."""
+        n_ops = sum(1 for node in topo_order([h for h, _ in self.symbol._outputs])
+                    if node.op is not None)
+        return n_ops <= self.inline_limit
 
     def set_monitor(self, callback, monitor_all):
         """Install an executor monitor callback (name, NDArray) on every executor."""
@@ -201,7 +224,7 @@ class CachedOp:
         outs = entry.results()
         if need is not None:
             args = [inputs[i] for i in self.arg_pos]
-            autograd._record(_GraphOp(entry), None, args, [], outs, state.training, ctx)
+            autograd._record(_GraphOp(entry, self), None, args, [], outs, state.training, ctx)
             ag = outs[0]._ag if outs else None
             entry.lease = weakref.ref(ag[0]) if ag is not None else None
         else:

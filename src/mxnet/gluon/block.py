@@ -741,7 +741,9 @@ class HybridBlock(Block):
                           "Is this intended?", stacklevel=4)
         self._cached_op_args = [(True, data_pos[n]) if n in data_pos else (False, params[n])
                                 for n in input_names]
-        self._cached_op = CachedOp(out)
+        flags = dict(self._flags)
+        self._cached_op = CachedOp(out, inline_limit=flags.get("inline_limit", 2),
+                                   static_alloc=bool(flags.get("static_alloc", False)))
         if self._callback is not None:
             self._cached_op.set_monitor(_op_hook_adapter(out, self._callback),
                                         self._monitor_all)
@@ -865,6 +867,9 @@ class HybridBlock(Block):
                 raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
                                  "Symbols types for the input. Please check the type of the "
                                  "args.\n")
+            if not has_sym and not has_nd:
+                raise ValueError("In HybridBlock, there must be one NDArray or one Symbol "
+                                 "in the input. Please check the type of the args.\n")
             if len(ctxs) > 1:
                 raise ValueError("Find multiple contexts in the input, After hybridized, "
                                  "the HybridBlock only supports one input context. You can "

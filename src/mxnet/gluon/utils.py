@@ -58,8 +58,12 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     ctx = arrays[0].context
     squares = []
     for arr in arrays:
-        flat = arr.reshape((-1,))
-        squares.append(ndarray.dot(flat, flat).as_in_context(ctx))
+        if arr.stype == "default":
+            flat = arr.reshape((-1,))
+            square = ndarray.dot(flat, flat)
+        else:                   # sparse arrays cannot be reshaped; their norm works
+            square = ndarray.square(ndarray.norm(arr)).reshape((1,))
+        squares.append(square.as_in_context(ctx))
     total_norm = ndarray.sqrt(ndarray.add_n(*squares))
     if check_isfinite and not np.isfinite(total_norm.asscalar()):
         warnings.warn(UserWarning("nan or inf is detected. Clipping results will be "

@@ -115,6 +115,10 @@ class Op:
     infers_partial = True
     # True: forward/backward take out=/in_grad= destinations (see the module docstring).
     writes_outputs = False
+    # False: MXNet gives the operator no input names of its own (no FListInputNames),
+    # so monitor callbacks (monitor_all) call its inputs input0, input1, ... rather
+    # than after its arguments (unary math, reductions, Activation, Reshape, ...).
+    named_inputs = True
     doc = ""
 
     # --- names ------------------------------------------------------------

@@ -91,6 +91,7 @@ class Activation(Op):
     """Elementwise activation ``act_type``: relu, sigmoid, tanh, softrelu
     (log(1 + exp(x))) or softsign (x / (1 + |x|))."""
     name = "Activation"
+    named_inputs = False
     params = Schema(act_type=Enum(tuple(_ACTIVATIONS)))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
