@@ -175,6 +175,9 @@ class CachedOp:
         # MXNet records a run of at most inline_limit operators (never with static_alloc)
         # operator by operator, not as one _CachedOp node; autograd.get_symbol shows it so
         self.inline_limit = 0 if static_alloc else inline_limit
+        # an operator whose output shape depends on values: no executor can be planned
+        self.dynamic = any(node.op is not None and node.op.dynamic_shape
+                           for node in topo_order([h for h, _ in symbol._outputs]))
         inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
@@ -200,6 +203,11 @@ class CachedOp:
 
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""
+        if self.dynamic:
+            from .np_trace import replay
+            from ..util import is_np_array
+            return replay(self.symbol, dict(zip(self.symbol.list_inputs(), inputs)),
+                          np_arrays=is_np_array())
         state = autograd._state
         recording = state.recording
         need = None

@@ -89,8 +89,7 @@ class BoxNMS(Op):
         ids = None
         if p.id_index >= 0:
             ids = x[..., p.id_index]
-            if p.background_id >= 0:
-                valid &= ids != p.background_id
+            valid &= ids != p.background_id      # -1 included: such rows are dropped
         key = xp.where(valid, score, -xp.inf)
         order = xp.argsort(-key, axis=1, kind="stable")
         count = valid.sum(axis=1)

@@ -241,6 +241,7 @@ class BooleanMask(Op):
     ``index`` entry is non-zero; the output's length depends on the values."""
     name = "_contrib_boolean_mask"
     writes_outputs = True
+    dynamic_shape = True
     params = Schema(axis=Int(0))
     backward_uses = ("out_grad", "in_data")
 
