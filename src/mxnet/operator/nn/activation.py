@@ -158,6 +158,12 @@ class LeakyReLU(Op):
     def arguments(self, p):
         return ["data", "gamma"] if p.act_type == "prelu" else ["data"]
 
+    def input_var_attrs(self, p, input_name):
+        # MXNet starts PReLU's slopes at 0.25 (its initializer attribute on the variable)
+        if input_name == "gamma" and p.act_type == "prelu":
+            return {"__init__": '["Constant", {"value": 0.25}]'}
+        return super().input_var_attrs(p, input_name)
+
     def outputs(self, p):
         return ["output", "mask"] if p.act_type == "rrelu" else ["output"]
 
