@@ -478,7 +478,7 @@ class Executor:
                         [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
             if monitor is not None:       # Monitor sees backward outputs too
                 monitor_backward(monitor, self._monitor_all, b.name, ograds + ins + outd,
-                                 grads, self._ctx)
+                                 grads, self._ctx, b.octx.in_shapes)
         for pos in plan.zero_fill:
             if pos in self._shadows:
                 self._shadows[pos][...] = 0

@@ -259,7 +259,8 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
             assert self._arg_params is None and self._aux_params is None
-            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype)
+            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype,
+                                               stype=block[0].stype)
                                 for name, block in zip(self._param_names,
                                                        self._exec_group.param_arrays)}
             self._aux_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype)
