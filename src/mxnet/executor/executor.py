@@ -28,6 +28,7 @@ from .memory import memory_pass
 from ..engine import base as _engine_base
 from .placement import place_nodes
 from ..monitor import report_backward as monitor_backward
+from ..resource import rng_var
 
 __all__ = ["Executor"]
 
@@ -305,7 +306,7 @@ class Executor:
             if v.num_pending == 0:
                 v.exception = None
         const = [a._chunk for a in reads]
-        mutate = [a._chunk for a in writes] + [mem_var]
+        mutate = [a._chunk for a in writes] + [mem_var] + self._rng_vars()
         if self._monitor is not None or env_int("MXNET_EXEC_SYNC", 0):
             eng = engine.get()
             for v in const + mutate:
@@ -313,6 +314,17 @@ class Executor:
             fn(None)
             return
         engine.get().push_sync(fn, self._ctx, const, mutate, 0, name)
+
+    def _rng_vars(self):
+        """The random generator's engine variable when the graph draws random numbers:
+        a run writes it, so it stays ordered with mx.random.seed and imperative draws
+        (MXNet's kRandom resource)."""
+        found = self.__dict__.get("_rng_deps")
+        if found is None:
+            uses = any(node.op is not None and "random" in node.op.resources
+                       for node in self._graph.nodes)
+            found = self._rng_deps = [rng_var(self._ctx)] if uses else []
+        return found
 
     def forward(self, is_train=False, **kwargs):
         """Run the graph. Keyword arguments (name=array) are copied into the bound
