@@ -113,3 +113,14 @@ def test_replace_file_moves_over_the_target(tmp_path):
     dst.write_text("old")
     mx.gluon.utils.replace_file(str(src), str(dst))
     assert dst.read_text() == "new" and not src.exists()
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "csr"])
+def test_clip_global_norm_of_sparse_arrays(stype):
+    a, b = np.ones((3, 3)), np.ones((4, 4))
+    xs = [mx.nd.array(a).tostype(stype), mx.nd.array(b).tostype(stype)]
+    norm = clip_global_norm(xs, 1.0)
+    total = np.sqrt((a ** 2).sum() + (b ** 2).sum())
+    assert abs(norm - total) < 1e-5
+    assert_almost_equal(xs[0].asnumpy(), a / total)
+    assert_almost_equal(xs[1].asnumpy(), b / total)

@@ -470,3 +470,44 @@ def test_group2ctxs_one_context_per_group_or_per_device():
         np.testing.assert_array_equal(got[0], np.full(shape, 2.0))
         np.testing.assert_array_equal(got[1], np.ones(shape))
         np.testing.assert_array_equal(got[0], grads[2][0])
+
+
+def test_prelu_slopes_start_at_a_quarter():
+    # MXNet gives PReLU's gamma variable an initializer attribute: Constant(0.25)
+    sym = mx.sym.LeakyReLU(data=mx.sym.var("data"), act_type="prelu")
+    assert sym.attr_dict()["leakyrelu0_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
+    mod = mx.mod.Module(sym, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 5))])
+    mod.init_params()
+    np.testing.assert_array_equal(mod.get_params()[0]["leakyrelu0_gamma"].asnumpy(), 0.25)
+
+
+def test_sparse_parameter_keeps_its_storage_type():
+    x = mx.sym.var("data", stype="csr")
+    v = mx.sym.var("v", shape=(6, 1), init=mx.init.Uniform(scale=0.1), stype="row_sparse")
+    out = mx.sym.LinearRegressionOutput(mx.sym.dot(x, v), mx.sym.var("label"), name="out")
+    mod = mx.mod.Module(out, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (4, 6))],
+             label_shapes=[("label", (4, 1))])
+    mod.init_params()
+    assert mod._arg_params["v"].stype == "row_sparse"
+    assert np.abs(mod._arg_params["v"].asnumpy()).sum() > 0
+
+
+def test_executor_group_shares_only_inputs_through_shared_data_arrays():
+    from mxnet.module.executor_group import DataParallelExecutorGroup
+    data = mx.sym.var("data")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=3, name="fc"),
+                               name="softmax")
+    params = ["fc_weight", "fc_bias"]
+    kw = dict(contexts=[mx.cpu(0), mx.cpu(1)], workload=[1, 1],
+              data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))],
+              param_names=params, for_training=True, inputs_need_grad=False)
+    first = DataParallelExecutorGroup(symbol=net, **kw)
+    for shared in first.shared_data_arrays:
+        assert sorted(shared) == ["data", "softmax_label"]
+    second = DataParallelExecutorGroup(symbol=net, shared_group=first, **kw)
+    for a, b in zip(first.execs, second.execs):
+        for name in params:                  # parameters: shared through the executors
+            assert mx.test_utils.same_array(a.arg_dict[name], b.arg_dict[name])
+        assert mx.test_utils.same_array(a.arg_dict["data"], b.arg_dict["data"])
