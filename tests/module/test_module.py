@@ -474,7 +474,7 @@ def test_group2ctxs_one_context_per_group_or_per_device():
 
 def test_prelu_slopes_start_at_a_quarter():
     # MXNet gives PReLU's gamma variable an initializer attribute: Constant(0.25)
-    sym = mx.sym.LeakyReLU(data=mx.sym.var("data"), act_type="prelu")
+    sym = mx.sym.LeakyReLU(data=mx.sym.var("data"), act_type="prelu", name="leakyrelu0")
     assert sym.attr_dict()["leakyrelu0_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
     mod = mx.mod.Module(sym, label_names=None)
     mod.bind(data_shapes=[("data", (4, 5))])
