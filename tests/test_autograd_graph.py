@@ -116,3 +116,29 @@ def test_operator_without_rule_refuses_second_order():
                                rtol=1e-5)
     with pytest.raises(mx.MXNetError, match="erf"):
         autograd.grad(g1, [x])
+
+
+def _recorded_ops(net, x, **hybridize):
+    import json
+    net.hybridize(**hybridize)
+    with autograd.record():
+        y = net(x)
+    nodes = json.loads(autograd.get_symbol(y).tojson())["nodes"]
+    y.backward()
+    return [n["op"] for n in nodes if n["op"] != "null"], len(nodes)
+
+
+def test_get_symbol_of_hybridized_block_follows_inline_limit():
+    # MXNet records a cached graph of at most inline_limit operators op by op, a larger
+    # one (or any with static_alloc) as one _CachedOp node with every input
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(4), mx.gluon.nn.BatchNorm(), mx.gluon.nn.Activation("relu"))
+    net.initialize()
+    x = nd.ones((2, 3))
+    ops, n_inline = _recorded_ops(net, x, inline_limit=3)
+    assert ops == ["FullyConnected", "BatchNorm", "Activation"]
+    ops, n_cached = _recorded_ops(net, x, inline_limit=2)
+    assert ops == ["_CachedOp"]
+    assert n_inline == n_cached + 2           # 7 leaves (data, 4 params, 2 stats)
+    assert _recorded_ops(net, x, inline_limit=100, static_alloc=True)[0] == ["_CachedOp"]

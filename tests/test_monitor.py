@@ -54,3 +54,46 @@ def test_monitor_stats_of_gradients():
         rms(ex.grad_dict["fc_bias"].asnumpy()), rel=1e-5)
     assert res["fc_backward_output0"] == pytest.approx(
         rms(ex.grad_dict["data"].asnumpy()), rel=1e-5)
+
+
+def test_monitor_all_input_names_follow_mxnet():
+    # MXNet names an operator's inputs after its arguments where the operator lists
+    # them (FullyConnected: data/weight/bias, softmax: data, elemwise_add: lhs/rhs) and
+    # input0, input1... where it does not (Activation, sum, _plus_scalar, Reshape)
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    cases = {
+        "fc": (mx.sym.FullyConnected(a, num_hidden=2, name="n"), ["n_data", "n_weight", "n_bias"]),
+        "act": (mx.sym.Activation(a, act_type="relu", name="n"), ["n_input0"]),
+        "sum": (mx.sym.sum(a, name="n"), ["n_input0"]),
+        "scalar": (mx.sym.broadcast_add(a, b, name="n") * 2, ["n_lhs", "n_rhs",
+                                                             "_mulscalar0_input0"]),
+        "softmax": (mx.sym.softmax(a, name="n"), ["n_data"]),
+        "reshape": (mx.sym.reshape(a, shape=(-1,), name="n"), ["n_input0"]),
+    }
+    for sym, want in cases.values():
+        args = {n: mx.nd.ones((2, 2)) for n in sym.list_arguments()}
+        args.update({n: mx.nd.ones((2,)) for n in sym.list_arguments() if n.endswith("bias")})
+        ex = sym.bind(mx.cpu(), args)
+        names = []
+        ex.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
+        ex.forward()
+        got = [n for n in names if not n.endswith("_output")]
+        assert got == want
+
+
+def test_monitor_reports_unrequested_gradient_slots():
+    # MXNet's backward node reports every input's gradient slot, also the data and
+    # label ones nobody asked for (their buffers are left unwritten: zeros here)
+    data, label = mx.sym.var("data"), mx.sym.var("label")
+    net = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(data, num_hidden=2, name="fc"),
+                                        label, name="out")
+    ex = net.simple_bind(mx.cpu(), data=(3, 4), label=(3, 2),
+                         grad_req={"data": "null", "label": "null", "fc_weight": "write",
+                                   "fc_bias": "write"})
+    got = {}
+    ex.set_monitor_callback(lambda name, arr: got.__setitem__(name, arr.asnumpy()))
+    ex.forward(is_train=True)
+    ex.backward()
+    assert {"fc_backward_output0", "out_backward_output1"} <= set(got)
+    assert not got["fc_backward_output0"].any() and got["fc_backward_output0"].shape == (3, 4)
+    assert got["out_backward_output1"].shape == (3, 2)

@@ -19,19 +19,27 @@ from .ndarray.ndarray import from_data
 __all__ = ["Monitor", "report_backward"]
 
 
-def report_backward(callback, monitor_all, node_name, inputs, grads, ctx):
+def report_backward(callback, monitor_all, node_name, inputs, grads, ctx, shapes=None):
     """Pass one backward node's results to an executor's monitor callback, named as
     MXNet names them: ``<node>_backward_output`` (``..._output<i>`` when the node has
     several inputs), and with monitor_all its inputs ``<node>_backward_input<i>``
-    (the output gradients, then the forward inputs/outputs it reads)."""
+    (the output gradients, then the forward inputs/outputs it reads).
+
+    MXNet reports every input's gradient slot, also those nobody requested (a data or
+    label input's), whose buffer backward leaves unwritten; given ``shapes`` (one per
+    input), such a slot is reported as zeros of that shape."""
     if monitor_all:
         for i, x in enumerate(v for v in inputs if v is not None):
             callback(f"{node_name}_backward_input{i}", from_data(x.copy(), ctx))
     single = len(grads) == 1
+    dtype = next((g.dtype for g in grads if g is not None), None)
     for i, g in enumerate(grads):
+        suffix = "" if single else str(i)
         if g is not None:
-            suffix = "" if single else str(i)
             callback(f"{node_name}_backward_output{suffix}", from_data(g.copy(), ctx))
+        elif shapes is not None and dtype is not None and shapes[i] is not None:
+            callback(f"{node_name}_backward_output{suffix}",
+                     ndarray.zeros(tuple(shapes[i]), ctx=ctx, dtype=dtype))
 
 
 def _asum_stat(x):

@@ -319,3 +319,40 @@ def test_save_load_restores_child_keys_of_a_differently_named_model(tmp_path):
     other.load(prefix)
     assert list(other._children) == list(net._children)
     assert_almost_equal(other(x).asnumpy(), ref)
+
+
+def test_hybrid_block_needs_an_array_or_symbol_input():
+    class PickOne(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            return a if b is None else (b if a is None else a + b)
+
+    for hybridize in (False, True):
+        blk = PickOne()
+        if hybridize:
+            blk.hybridize()
+        with pytest.raises(ValueError, match="one NDArray or one Symbol"):
+            blk(None, None)
+        x = mx.nd.ones((2,))
+        assert_almost_equal(blk(None, x).asnumpy(), np.ones(2))
+        if hybridize:       # the cached graph holds for the argument structure it saw
+            with pytest.raises(ValueError, match="argument structure"):
+                blk(x, x)
+        else:
+            assert_almost_equal(blk(x, x).asnumpy(), 2 * np.ones(2))
+
+
+def test_hybridized_dynamic_shape_operator_runs_op_by_op():
+    class Mask(gluon.HybridBlock):
+        def hybrid_forward(self, F, data, index):
+            return F.contrib.boolean_mask(data, index) * 2
+
+    blk = Mask()
+    blk.hybridize()
+    data = mx.nd.array(np.arange(9).reshape(3, 3))
+    index = mx.nd.array([1, 0, 1])
+    data.attach_grad()
+    with mx.autograd.record():
+        out = blk(data, index)
+    out.backward()
+    assert_almost_equal(out.asnumpy(), 2 * np.arange(9).reshape(3, 3)[[0, 2]])
+    assert_almost_equal(data.grad.asnumpy(), 2 * np.array([[1.0] * 3, [0.0] * 3, [1.0] * 3]))

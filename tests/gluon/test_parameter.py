@@ -194,3 +194,22 @@ def test_parameter_dict_initialize_save_load(tmp_path):
     assert all(p.lr_mult == 0.5 for p in pd.values())
     pd.reset_ctx(mx.cpu(3))
     assert pd.list_ctx() == [mx.cpu(3)]
+
+
+def test_load_cast_dtype_saved_casts_the_values_held(tmp_path):
+    fname = str(tmp_path / "p.params")
+    saved = ParameterDict("")
+    saved.get("w0", shape=(3, 4), dtype="float32")
+    saved.get("w1", shape=(3, 4), dtype="int8")
+    saved.initialize(mx.init.One())
+    saved.save(fname)
+    held = ParameterDict("")
+    held.get("w0", shape=(3, 4), dtype="float16")
+    held.get("w1", shape=(3, 4), dtype="float64")
+    held.load(fname, cast_dtype=True, dtype_source="current")
+    assert held["w0"].data().dtype == np.float16 and held["w1"].data().dtype == np.float64
+    # already initialised: adopting the saved types casts the values (and gradients)
+    held.load(fname, cast_dtype=True, dtype_source="saved")
+    assert held["w0"].data().dtype == np.float32 and held["w1"].data().dtype == np.int8
+    assert held["w0"].grad().dtype == np.float32
+    np.testing.assert_array_equal(held["w1"].data().asnumpy(), np.ones((3, 4), np.int8))

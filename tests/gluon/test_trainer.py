@@ -190,3 +190,36 @@ def test_trainer_arguments():
     t = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
     _step(net, t, [mx.cpu()])
     assert isinstance(t.optimizer, mx.optimizer.SGD)
+
+
+class _SparseEmbedThenDense(gluon.Block):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.embed_weight = self.params.get("embed_weight", stype="row_sparse",
+                                                shape=(4, 3), grad_stype="row_sparse")
+            self.dense0 = nn.Dense(2)           # deferred: initialised by the forward
+
+    def forward(self, x):
+        w = self.embed_weight.row_sparse_data(x)
+        return self.dense0(mx.nd.Embedding(x, w, input_dim=4, output_dim=3,
+                                           sparse_grad=True))
+
+
+@pytest.mark.parametrize("n_ctx", [1, 2])
+def test_deferred_layer_after_sparse_rows_trains_on_every_context(n_ctx):
+    ctxs = [mx.cpu(i + 1) for i in range(n_ctx)]
+    net = _SparseEmbedThenDense(prefix="net_")
+    net.initialize(mx.init.One(), ctx=ctxs)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1})
+    data = mx.nd.array([[0, 2], [1, 2]])
+    with autograd.record():
+        ys = [net(x) for x in gluon.utils.split_and_load(data, ctxs)]
+    for y in ys:
+        y.backward()
+    trainer.step(1)                  # no stale gradient: every context's was written
+    assert not trainer._params_to_init
+    weight = net.embed_weight.row_sparse_data(mx.nd.arange(0, 4, ctx=ctxs[0])).asnumpy()
+    # d(sum of dense outputs)/d(embedding row) = the two dense output rows' weights (1+1)
+    # per use; rows 0 and 1 are used once, row 2 twice, row 3 never
+    np.testing.assert_array_equal(weight[:, 0], [-1, -1, -3, 1])

@@ -127,3 +127,14 @@ def test_clip_global_norm_row_sparse():
     assert x1.stype == "row_sparse"
     np.testing.assert_allclose(x1.asnumpy(), a / want, rtol=1e-5)
     np.testing.assert_allclose(x2.asnumpy(), np.ones((2, 2)) / want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "csr"])
+def test_clip_global_norm_of_sparse_arrays(stype):
+    a, b = np.ones((3, 3)), np.ones((4, 4))
+    xs = [mx.nd.array(a).tostype(stype), mx.nd.array(b).tostype(stype)]
+    norm = clip_global_norm(xs, 1.0)
+    total = np.sqrt((a ** 2).sum() + (b ** 2).sum())
+    assert abs(norm - total) < 1e-5
+    assert_almost_equal(xs[0].asnumpy(), a / total)
+    assert_almost_equal(xs[1].asnumpy(), b / total)

@@ -198,3 +198,31 @@ def test_other_types():
     store.pushpull(0, vals)
     assert all((v.asnumpy() == 3.0).all() for v in vals)
     assert mx.kvstore.create is mx.kv.create
+
+
+def test_pull_skips_sparse_outputs_unless_told_not_to():
+    kv = mx.kv.create("local")
+    kv.init(3, mx.nd.ones((2, 2)))
+    rsp = (mx.nd.ones((2, 2)) * 2).tostype("row_sparse")
+    dense = mx.nd.zeros((2, 2))
+    with pytest.warns(UserWarning, match="sparse"):
+        kv.pull(3, out=[rsp, dense])
+    np.testing.assert_array_equal(rsp.asnumpy(), 2)       # left alone
+    np.testing.assert_array_equal(dense.asnumpy(), 1)
+    with pytest.warns(UserWarning):
+        kv.pushpull(3, rsp)                                # pushpull pulls the same way
+    kv.pull(3, out=rsp, ignore_sparse=False)
+    assert rsp.stype == "row_sparse"
+    np.testing.assert_array_equal(rsp.asnumpy(), kv._stored(3).asnumpy())
+
+
+def test_pull_is_not_recorded_by_autograd():
+    kv = mx.kv.create("local")
+    kv.init(0, mx.nd.ones((3,)) * 5)
+    w = mx.nd.zeros((3,))
+    w.attach_grad()
+    with mx.autograd.record():
+        kv.pull(0, out=w)               # a store's copy: w stays a marked variable
+        y = (w * w).sum()
+    y.backward()
+    np.testing.assert_array_equal(w.grad.asnumpy(), 10)

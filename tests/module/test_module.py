@@ -486,3 +486,32 @@ def test_row_sparse_parameter_keeps_its_storage():
     assert mod._exec_group.execs[0].arg_dict["data"].stype == "csr"
     arg, _ = mod.get_params()
     np.testing.assert_array_equal(arg["v"].asnumpy(), w.asnumpy())
+
+
+def test_prelu_slopes_start_at_a_quarter():
+    # MXNet gives PReLU's gamma variable an initializer attribute: Constant(0.25)
+    sym = mx.sym.LeakyReLU(data=mx.sym.var("data"), act_type="prelu", name="leakyrelu0")
+    assert sym.attr_dict()["leakyrelu0_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
+    mod = mx.mod.Module(sym, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 5))])
+    mod.init_params()
+    np.testing.assert_array_equal(mod.get_params()[0]["leakyrelu0_gamma"].asnumpy(), 0.25)
+
+
+def test_executor_group_shares_only_inputs_through_shared_data_arrays():
+    from mxnet.module.executor_group import DataParallelExecutorGroup
+    data = mx.sym.var("data")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=3, name="fc"),
+                               name="softmax")
+    params = ["fc_weight", "fc_bias"]
+    kw = dict(contexts=[mx.cpu(0), mx.cpu(1)], workload=[1, 1],
+              data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))],
+              param_names=params, for_training=True, inputs_need_grad=False)
+    first = DataParallelExecutorGroup(symbol=net, **kw)
+    for shared in first.shared_data_arrays:
+        assert sorted(shared) == ["data", "softmax_label"]
+    second = DataParallelExecutorGroup(symbol=net, shared_group=first, **kw)
+    for a, b in zip(first.execs, second.execs):
+        for name in params:                  # parameters: shared through the executors
+            assert mx.test_utils.same_array(a.arg_dict[name], b.arg_dict[name])
+        assert mx.test_utils.same_array(a.arg_dict["data"], b.arg_dict["data"])

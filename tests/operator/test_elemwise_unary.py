@@ -366,3 +366,18 @@ def test_inplace_out_argument():
                                                    "clip", "smooth_l1"))
 def test_mxnet_fixture(case):
     run_fixture_case(case)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "log2", "sin", "cos"])
+def test_float32_results_are_correctly_rounded(name):
+    # MXNet takes these from the C library's float functions, which round correctly
+    # (nearly always): the float32 nearest to the exact value, here from Python's
+    # double-precision math module
+    import math
+    xs = np.random.RandomState(1).uniform(0.05, 9.0, 400).astype(np.float32)
+    fn = {"exp": math.exp, "log": math.log, "log2": math.log2, "sin": math.sin,
+          "cos": math.cos}[name]
+    want = np.array([np.float32(fn(float(v))) for v in xs])
+    got = getattr(mx.nd, name)(mx.nd.array(xs)).asnumpy()
+    np.testing.assert_array_equal(got, want)
+    assert float(mx.nd.exp(mx.nd.ones((1,))).asscalar()) == float(np.float32(math.e))

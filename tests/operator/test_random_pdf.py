@@ -86,3 +86,29 @@ def test_every_pdf_operator_is_checked():
     assert names <= {f"random_pdf_{d}" for d in CASES}
     for name in names:
         assert callable(getattr(mx.nd, name)) and callable(getattr(mx.sym, name))
+
+
+def test_parameters_lead_the_sample_shape():
+    # one parameter set per leading index, any number of draw axes after it
+    from scipy import stats
+    rs = np.random.RandomState(2)
+    sample = rs.normal(size=(2, 2, 3, 4))
+    mu, sigma = rs.normal(size=(2, 2)), rs.uniform(0.5, 2, size=(2, 2))
+    got = mx.nd.random_pdf_normal(mx.nd.array(sample, dtype="float64"),
+                                  mx.nd.array(mu, dtype="float64"),
+                                  mx.nd.array(sigma, dtype="float64")).asnumpy()
+    want = stats.norm.pdf(sample, mu[..., None, None], sigma[..., None, None])
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    # gradients of the parameters sum over their draws (numeric check)
+    sym = mx.sym.random_pdf_normal(mx.sym.var("s"), mx.sym.var("m"), mx.sym.var("d"))
+    mx.test_utils.check_numeric_gradient(sym, [sample, mu, sigma], grad_nodes=["m", "d"],
+                                         rtol=1e-3, atol=1e-4, dtype=np.float64)
+    alpha = rs.uniform(0.5, 2, size=(2, 3))
+    x = rs.dirichlet([1, 1, 1], size=(2, 5, 4))
+    got = mx.nd.random_pdf_dirichlet(mx.nd.array(x, dtype="float64"),
+                                     mx.nd.array(alpha, dtype="float64")).asnumpy()
+    want = np.array([[[stats.dirichlet.pdf(x[i, j, k], alpha[i]) for k in range(4)]
+                      for j in range(5)] for i in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.random_pdf_normal(mx.nd.ones((2, 2, 3)), mx.nd.zeros((2, 3)), mx.nd.ones((2, 3)))

@@ -148,7 +148,9 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             arr = _fit(shared_exec.arg_dict[name], shape, dtype)
             if req != REQ_NULL:
                 grad = _fit(shared_exec.grad_dict.get(name), shape, dtype)
-        elif shared_buffer is not None:
+        elif shared_buffer is not None and name not in shared:
+            # the buffer shares input arrays (data, labels, states) between executors;
+            # parameters are shared through shared_exec instead
             arr = _fit(shared_buffer.get(name), shape, dtype)
             if arr is None:
                 arr = shared_buffer[name] = zeros(shape, ctx, dtype, stype=st)

@@ -31,6 +31,7 @@ from . import prepared
 from ..engine import base as _engine_base
 from .placement import place_nodes
 from ..monitor import report_backward as monitor_backward
+from ..resource import rng_var
 
 __all__ = ["Executor"]
 
@@ -328,8 +329,7 @@ class Executor:
             if v.num_pending == 0:
                 v.exception = None
         const = [a._chunk for a in reads]
-        mutate = [a._chunk for a in writes]
-        mutate.append(mem_var)
+        mutate = [a._chunk for a in writes] + [mem_var] + self._rng_vars()
         eng = engine.get()
         if self._monitor is not None or self._sync:
             for v in const + mutate:
@@ -343,6 +343,17 @@ class Executor:
         if self._inline and eng.run_inline(fn, const, mutate, name):
             return
         eng.push_sync(fn, self._ctx, const, mutate, 0, name)
+
+    def _rng_vars(self):
+        """The random generator's engine variable when the graph draws random numbers:
+        a run writes it, so it stays ordered with mx.random.seed and imperative draws
+        (MXNet's kRandom resource)."""
+        found = self.__dict__.get("_rng_deps")
+        if found is None:
+            uses = any(node.op is not None and "random" in node.op.resources
+                       for node in self._graph.nodes)
+            found = self._rng_deps = [rng_var(self._ctx)] if uses else []
+        return found
 
     def forward(self, is_train=False, **kwargs):
         """Run the graph. Keyword arguments (name=array) are copied into the bound
@@ -408,7 +419,7 @@ class Executor:
         vals, monitor = self._vals, self._monitor
         ins = [vals[e] for e in s.inputs]
         if monitor is not None and self._monitor_all:
-            for nm, x in zip(s.node.input_names(), ins):
+            for nm, x in zip(s.node.monitor_input_names(), ins):
                 monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
         octx.req = s.req
         res = runner.forward(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],
@@ -528,7 +539,7 @@ class Executor:
                         [self._target(t) for t in b.targets], b.req, b.out_meta, b.name)
             if monitor is not None:       # Monitor sees backward outputs too
                 monitor_backward(monitor, self._monitor_all, b.name, ograds + ins + outd,
-                                 grads, self._ctx)
+                                 grads, self._ctx, b.octx.in_shapes)
 
     def _finish_backward(self):
         plan = self._graph.backward

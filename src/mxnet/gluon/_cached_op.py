@@ -24,6 +24,7 @@ from ..executor import cuda_graph
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
+from ..symbol.graph import topo_order
 
 __all__ = ["CachedOp"]
 
@@ -145,13 +146,27 @@ class _GraphOp(Op):
     by its next backward (no fresh buffers, no page faults each step):
     ``borrowed_results`` tells the tape, which copies what it keeps (autograd.backward
     into the variables' buffers, autograd.grad into new arrays, a create_graph pass
-    into recorded arrays)."""
+    into recorded arrays).
+
+    ``graph`` is the CachedOp, which ``autograd.get_symbol`` reads (its symbol and
+    whether MXNet would have recorded the run inlined)."""
     backward_uses = ("out_grad",)
     name = "_CachedOp"
     borrowed_results = True
 
-    def __init__(self, entry):
+    def __init__(self, entry, graph):
         self.entry = entry
+        self.graph = graph
+
+    # names, as MXNet's _CachedOp node shows them in autograd.get_symbol
+    def arguments(self, p):
+        return self.graph.symbol.list_arguments()
+
+    def aux_states(self, p):
+        return self.graph.symbol.list_auxiliary_states()
+
+    def outputs(self, p):
+        return self.graph.symbol.list_outputs()
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         entry = self.entry
@@ -173,6 +188,14 @@ class CachedOp:
     def __init__(self, symbol, flags=()):
         self.symbol = symbol
         self.graph_cfg = cuda_graph.config(flags)     # MXNET_ENABLE_CUDA_GRAPHS
+        flags = dict(flags or ())
+        # MXNet records a run of at most inline_limit operators (never with static_alloc)
+        # operator by operator, not as one _CachedOp node; autograd.get_symbol shows it so
+        static = cuda_graph._truthy(flags.get("static_alloc", False))
+        self.inline_limit = 0 if static else int(flags.get("inline_limit", 2))
+        # an operator whose output shape depends on values: no executor can be planned
+        self.dynamic = any(node.op is not None and node.op.dynamic_shape
+                           for node in topo_order([h for h, _ in symbol._outputs]))
         inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
@@ -183,6 +206,12 @@ class CachedOp:
         self.monitor = None
         self._pools = {}
 
+    def inlined(self):
+        """Whether MXNet would record a run of this graph operator by operator."""
+        n_ops = sum(1 for node in topo_order([h for h, _ in self.symbol._outputs])
+                    if node.op is not None)
+        return n_ops <= self.inline_limit
+
     def set_monitor(self, callback, monitor_all):
         """Install an executor monitor callback (name, NDArray) on every executor."""
         self.monitor = (callback, monitor_all)
@@ -192,6 +221,11 @@ class CachedOp:
 
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""
+        if self.dynamic:
+            from .np_trace import replay
+            from ..util import is_np_array
+            return replay(self.symbol, dict(zip(self.symbol.list_inputs(), inputs)),
+                          np_arrays=is_np_array())
         state = autograd._state
         recording = state.recording
         need = None
@@ -220,7 +254,7 @@ class CachedOp:
             outs = entry.results()
         if need is not None:
             args = [inputs[i] for i in self.arg_pos]
-            autograd._record(_GraphOp(entry), None, args, [], outs, state.training, ctx)
+            autograd._record(_GraphOp(entry, self), None, args, [], outs, state.training, ctx)
             ag = outs[0]._ag if outs else None
             entry.lease = weakref.ref(ag[0]) if ag is not None else None
         else:

@@ -865,6 +865,9 @@ class HybridBlock(Block):
                 raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
                                  "Symbols types for the input. Please check the type of the "
                                  "args.\n")
+            if not has_sym and not has_nd:
+                raise ValueError("In HybridBlock, there must be one NDArray or one Symbol "
+                                 "in the input. Please check the type of the args.\n")
             if len(ctxs) > 1:
                 raise ValueError("Find multiple contexts in the input, After hybridized, "
                                  "the HybridBlock only supports one input context. You can "

@@ -181,11 +181,12 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
             zero_size)
 
 
-def replay(sym, feed):
+def replay(sym, feed, np_arrays=True):
     """Run the traced graph's operators in order on arrays (``feed``: variable name ->
     array), through the imperative dispatcher: autograd records them as usual. Used
     where the graph executor's legacy shape rules (0 = unknown) cannot hold the traced
-    shapes (zero-size arrays)."""
+    shapes (zero-size arrays) and for graphs with dynamic output shapes. The results are
+    mx.np arrays unless ``np_arrays`` is False."""
     from ..executor.graph import topo_order
     from ..ndarray.dispatch import invoke
     from ..numpy.multiarray import wrap
@@ -198,4 +199,5 @@ def replay(sym, feed):
         args = [values[id(n)][i] for n, i in node.inputs]
         res = invoke(node.op, args, None, p=node.params)
         values[id(node)] = res if isinstance(res, list) else [res]
-    return [wrap(values[id(n)][i]) for n, i in sym._outputs]
+    out = [values[id(n)][i] for n, i in sym._outputs]
+    return [wrap(o) for o in out] if np_arrays else out

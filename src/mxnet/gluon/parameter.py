@@ -247,7 +247,8 @@ class Parameter:
                 if dtype_source == "current":
                     data = data.astype(self.dtype, copy=False)
                 else:
-                    self._dtype = data.dtype
+                    # adopting the saved type casts the value already held too
+                    self.cast(data.dtype)
             elif mine != data.dtype:
                 raise AssertionError(
                     f"Failed loading Parameter '{self.name}' from saved params: dtype "

@@ -270,6 +270,12 @@ class Trainer:
             grads = param.list_grad()
             if self._update_on_kvstore and param._stype != "default":
                 self._kvstore.push(i, grads, priority=-i)   # rows are pulled on demand
+            elif grads[0].stype != "default":
+                # a store's pull skips sparse outputs unless told otherwise (pushpull
+                # always does): push, then pull the dense sum into them
+                self._kvstore.push(i, grads, priority=-i)
+                out = param.list_data() if self._update_on_kvstore else grads
+                self._kvstore.pull(i, out, priority=-i, ignore_sparse=self._distributed)
             elif self._update_on_kvstore:
                 self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
             else:
@@ -355,10 +361,11 @@ class Trainer:
         self._prepare()
         idx = self._param2idx[parameter.name]
         if full_idx and "dist" not in self._kvstore.type:
+            # every row: a plain pull, told to fill the row_sparse outputs
             if isinstance(out, (list, tuple)):
                 for o in out:
-                    self._kvstore.pull(idx, out=o, priority=-idx)
+                    self._kvstore.pull(idx, out=o, priority=-idx, ignore_sparse=False)
             else:
-                self._kvstore.pull(idx, out=out, priority=-idx)
+                self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
             return
         self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)

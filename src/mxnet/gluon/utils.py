@@ -60,10 +60,10 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     for arr in arrays:
         if arr.stype == "default":
             flat = arr.reshape((-1,))
-            sq = ndarray.dot(flat, flat)
-        else:                      # sparse arrays have no reshape: their stored values
-            sq = ndarray.square(arr.norm())
-        squares.append(sq.as_in_context(ctx))
+            square = ndarray.dot(flat, flat)
+        else:                   # sparse arrays cannot be reshaped; their norm works
+            square = ndarray.square(ndarray.norm(arr)).reshape((1,))
+        squares.append(square.as_in_context(ctx))
     total_norm = ndarray.sqrt(ndarray.add_n(*squares))
     if check_isfinite and not np.isfinite(total_norm.asscalar()):
         warnings.warn(UserWarning("nan or inf is detected. Clipping results will be "

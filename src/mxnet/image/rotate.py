@@ -43,8 +43,8 @@ def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
     # Output pixel offsets from the centre, in pixels, map to source offsets rotated
     # back by theta (and scaled by the zoom).
     scale = np.ones_like(theta)
-    # extents measured between the centres of the edge pixels
-    ew, eh = max(w - 1, 1), max(h - 1, 1)
+    # the zoom compares the rotated image's bounding box with the full image size
+    ew, eh = w, h
     span_w, span_h = np.abs(cos) * ew + np.abs(sin) * eh, np.abs(sin) * ew + np.abs(cos) * eh
     if zoom_in:
         scale = np.minimum(ew / span_w, eh / span_h)

@@ -34,7 +34,7 @@ from ..base import MXNetError
 from ..context import cpu
 from ..optimizer import get_updater
 from .dist_common import DistMixin, host_buffer, keys_text, optimizer_signature, wrap_host
-from .kvstore import KVStore, _copy_into, _group, _reduce
+from .kvstore import KVStore, _copy_into, _group, _pull_targets, _reduce
 
 __all__ = ["DistAsyncKVStore"]
 
@@ -119,7 +119,7 @@ class DistAsyncKVStore(DistMixin, KVStore):
         for k, outs in pairs:
             self._known(k)
             current = self._fetch(k)
-            for o in outs:
+            for o in _pull_targets(outs, ignore_sparse):
                 _copy_into(current, o)
 
     def pushpull(self, key, value, out=None, priority=0):

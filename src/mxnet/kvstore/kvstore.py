@@ -20,6 +20,7 @@ from ..context import cpu
 from ..ndarray import NDArray, empty, zeros
 from ..optimizer import get_updater
 from ..optimizer._kernel import apply_inplace
+from ..tape import pause
 from .base import KVStoreBase
 
 __all__ = ["KVStore"]
@@ -78,6 +79,20 @@ def _reduce(name, values, ctx):
     return out
 
 
+def _pull_targets(outs, ignore_sparse):
+    """The outputs a pull writes: with ``ignore_sparse``, sparse ones are skipped (with a
+    warning, as MXNet does: they take ``row_sparse_pull``)."""
+    if not ignore_sparse:
+        return outs
+    dense = [o for o in outs if o.stype == "default"]
+    if len(dense) != len(outs):
+        import warnings
+        warnings.warn("KVStore pull: outputs with sparse storage are ignored; use "
+                      "row_sparse_pull() (or module.prepare() with row_ids) for them",
+                      stacklevel=3)
+    return dense
+
+
 def _copy_into(src, dst):
     """dst[:] = src across contexts (and dtypes)."""
     if dst is src:
@@ -85,7 +100,10 @@ def _copy_into(src, dst):
     if dst.shape != src.shape:
         raise MXNetError(f"KVStore pull: output shape {dst.shape} does not match the "
                          f"stored shape {src.shape}")
-    src.as_in_context(dst.context).copyto(dst)
+    # a store's copies are no computation: under autograd.record() they must not turn a
+    # parameter (a marked variable) into a recorded result
+    with pause():
+        src.as_in_context(dst.context).copyto(dst)
 
 
 class KVStore(KVStoreBase):
@@ -168,7 +186,7 @@ class KVStore(KVStoreBase):
         self._check_kind(pairs)
         for k, outs in pairs:
             stored = self._stored(k)
-            for o in outs:
+            for o in _pull_targets(outs, ignore_sparse):
                 _copy_into(stored, o)
 
     def pushpull(self, key, value, out=None, priority=0):

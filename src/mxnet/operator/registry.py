@@ -115,6 +115,14 @@ class Op:
     infers_partial = True
     # True: forward/backward take out=/in_grad= destinations (see the module docstring).
     writes_outputs = False
+    # False: MXNet gives the operator no input names of its own (no FListInputNames),
+    # so monitor callbacks (monitor_all) call its inputs input0, input1, ... rather
+    # than after its arguments (unary math, reductions, Activation, Reshape, ...).
+    named_inputs = True
+    # True: the output shape depends on the input values (boolean_mask): a hybridized
+    # graph holding such an operator runs its operators one by one, as MXNet's CachedOp
+    # does for dynamic shapes, since no executor can be planned ahead.
+    dynamic_shape = False
     doc = ""
 
     # --- names ------------------------------------------------------------

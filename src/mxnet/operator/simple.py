@@ -48,13 +48,15 @@ def _first(out):
 
 
 def unary(name, forward, gradient=None, uses="in", scalar=None, aliases=(), doc="",
-          inplace=True, zero_grad=False, params=None, out_type=None, is_loss=False):
+          inplace=True, zero_grad=False, params=None, out_type=None, is_loss=False,
+          named_inputs=False):
     """Register a unary elementwise operator.
 
     forward(xp, x, p) -> y; gradient(xp, out_grad, value, p) -> in_grad, where value is
     the input ("in"), the output ("out") or None ("none"). ``scalar`` (a default value)
     adds a float parameter ``scalar``. ``out_type(in_dtype) -> dtype`` overrides the
-    default "same as input" output type.
+    default "same as input" output type. ``named_inputs``: see ``Op.named_inputs`` (most
+    of MXNet's unary operators leave their input unnamed).
     """
     fields = dict(params.fields) if params is not None else {}
     if scalar is not None:
@@ -80,6 +82,7 @@ def unary(name, forward, gradient=None, uses="in", scalar=None, aliases=(), doc=
     _Unary.backward_uses = _USES[uses]
     _Unary.inplace = ((0, 0),) if inplace else ()
     _Unary.zero_grad, _Unary.is_loss = zero_grad, is_loss
+    _Unary.named_inputs = named_inputs
     _Unary.__name__ = _Unary.__qualname__ = f"Op_{name}"
     if gradient is not None:
         def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):

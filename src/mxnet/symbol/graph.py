@@ -78,6 +78,12 @@ class Node:
     def input_names(self):
         return self.arg_names() + self.aux_names()
 
+    def monitor_input_names(self):
+        """The names monitor callbacks give the inputs (``<node>_<name>``)."""
+        if self.op.named_inputs:
+            return self.input_names()
+        return [f"input{i}" for i in range(len(self.inputs))]
+
     def output_names(self):
         """Names of every output (``<node>_<output>``); a variable's is its own name."""
         if self.op is None:

@@ -30,7 +30,13 @@ def _sampler(dist, names, defaults):
 uniform = _sampler("uniform", ("low", "high"), (0.0, 1.0))
 normal = _sampler("normal", ("loc", "scale"), (0.0, 1.0))
 gamma = _sampler("gamma", ("alpha", "beta"), (1.0, 1.0))
-exponential = _sampler("exponential", ("lam",), (1.0,))
+_exponential = _sampler("exponential", ("lam",), (1.0,))
+
+
+def exponential(scale=1, shape=None, dtype=None, **kwargs):
+    """Draw samples from the exponential distribution with mean ``scale`` (a number or
+    a Symbol; the operators take the rate 1/scale)."""
+    return _exponential(1.0 / scale, shape=shape, dtype=dtype, **kwargs)
 poisson = _sampler("poisson", ("lam",), (1.0,))
 negative_binomial = _sampler("negative_binomial", ("k", "p"), (1, 1.0))
 generalized_negative_binomial = _sampler("generalized_negative_binomial",

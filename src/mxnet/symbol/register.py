@@ -2,7 +2,8 @@
 ``inspect.Signature``, no generated source). They accept the same calls as ``mx.nd``
 (``operator/call.py``), plus ``name=`` and ``attr=``; inputs left out become variables.
 """
-from ..operator.call import bind_call, signature
+from ..base import MXNetError
+from ..operator.call import bind_call, input_names, signature
 from .create import create_symbol
 from .graph import HIDDEN_KEYS, attr_key, is_dunder
 from .symbol import Symbol
@@ -28,6 +29,10 @@ def make_function(op, public_name):
         extra_attr = {}
         for key in [k for k in kwargs if k not in fields and (is_dunder(k) or k in HIDDEN_KEYS)]:
             extra_attr[attr_key(key)] = str(kwargs.pop(key))
+        if op.variadic is None and not input_names(op):
+            # an operator without inputs ignores Symbol keyword arguments (nnvm's compose
+            # has nothing to bind them to), as MXNet does
+            kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
         inputs, p = bind_call(op, args, kwargs, _is_input)
         given = dict(p.given)
         for key in given:                       # the caller's own values (types kept)

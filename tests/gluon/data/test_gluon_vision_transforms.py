@@ -182,10 +182,38 @@ def test_compose_and_random_apply():
     assert always(x).dtype == np.float32
 
 
+def _rot90_ccw_reference(img):
+    # a quarter turn about the centre of a square CHW image, pixel for pixel
+    return np.rot90(img, k=1, axes=(1, 2))
+
+
+def test_rotate_quarter_turns_match_numpy():
+    img = np.random.RandomState(3).uniform(size=(2, 5, 5)).astype(np.float32)
+    out = T.Rotate(90.0)(mx.nd.array(img)).asnumpy()
+    np.testing.assert_allclose(out, _rot90_ccw_reference(img), atol=1e-5)
+    out = T.Rotate(180.0)(mx.nd.array(img[None])).asnumpy()[0]
+    np.testing.assert_allclose(out, img[:, ::-1, ::-1], atol=1e-5)
+    with pytest.raises(TypeError):
+        T.Rotate(10.0)(mx.nd.ones((3, 4, 4), dtype="uint8"))
+
+
+def test_random_rotation_probability_and_limits():
+    with pytest.raises(ValueError):
+        T.RandomRotation((-10, 10), rotate_with_proba=1.5)
+    with pytest.raises(ValueError):
+        T.RandomRotation((10, -10))
+    img = mx.nd.array(np.random.RandomState(4).uniform(size=(3, 6, 8)))
+    np.testing.assert_array_equal(T.RandomRotation((-90, 90), rotate_with_proba=0.0)(img)
+                                  .asnumpy(), img.asnumpy())
+    # a range of exactly one angle (as near as floats allow) is that rotation
+    out = T.RandomRotation((90.0, 90.0 + 1e-9))(mx.nd.array(np.eye(5, dtype=np.float32)[None]))
+    np.testing.assert_allclose(out.asnumpy(), _rot90_ccw_reference(np.eye(5)[None]),
+                               atol=1e-5)
+    assert T.RandomRotation((-5, 5))(mx.nd.ones((2, 3, 6, 8))).shape == (2, 3, 6, 8)
+    with pytest.raises(TypeError):
+        T.RandomRotation((-5, 5))(mx.nd.ones((3, 6, 8), dtype="uint8"))
+
+
 def test_unsupported_paths_say_so():
-    with pytest.raises(NotImplementedError):
-        T.Rotate(10)
-    with pytest.raises(NotImplementedError):
-        T.RandomRotation((-10, 10))
     with pytest.raises(MXNetError, match="Symbol"):
         T.ToTensor()(mx.sym.var("x"))

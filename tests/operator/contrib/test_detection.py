@@ -240,3 +240,16 @@ def test_bipartite_matching_hand_worked():
     row, col = nd.contrib.bipartite_matching(nd.array([[0.5, 0.6], [0.1, 0.2], [0.3, 0.4]]),
                                              threshold=1e-12)
     assert row.asnumpy().tolist() == [1, -1, 0] and col.asnumpy().tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("background_id", [-1, -2, 0, 1])
+def test_box_nms_drops_the_background_class_whatever_its_id(background_id):
+    boxes = np.array([[0, 0.5, 0.1, 0.1, 0.2, 0.2], [-2, 0.4, 0.5, 0.5, 0.6, 0.6],
+                      [1, 0.3, 0.1, 0.1, 0.14, 0.14], [-1, 0.6, 0.5, 0.5, 0.7, 0.8]])
+    out = mx.nd.contrib.box_nms(mx.nd.array(boxes), id_index=0,
+                                background_id=background_id, force_suppress=True).asnumpy()
+    kept = out[out[:, 0] != -1] if background_id != -1 else out[out[:, 1] != -1]
+    assert background_id not in kept[:, 0]
+    # every other row's class survives (these boxes hardly overlap)
+    others = sorted(c for c in boxes[:, 0] if c != background_id)
+    assert sorted(out[out[:, 1] != -1][:, 0]) == others

@@ -74,3 +74,15 @@ def test_errors():
     with pytest.raises(MXNetError):
         nd.Embedding(nd.array([0, 1]), nd.ones((3, 4)), input_dim=3, output_dim=4,
                      dtype="complex64")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.dtype("float16"), "float32", "int32"])
+def test_dtype_takes_numpy_types_and_names(dtype):
+    w = np.arange(12).reshape(4, 3)
+    out = mx.nd.Embedding(mx.nd.array([3, 0]), mx.nd.array(w, dtype=dtype), input_dim=4,
+                          output_dim=3, dtype=dtype)
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out.asnumpy(), w[[3, 0]].astype(dtype))
+    layer = mx.gluon.nn.Embedding(4, 3, dtype=dtype)
+    layer.initialize()
+    assert layer(mx.nd.array([1, 2])).dtype == np.dtype(dtype)

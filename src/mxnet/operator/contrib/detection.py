@@ -35,6 +35,7 @@ class BoxNMS(Op):
     of -1; coordinates (4 fields from ``coord_start``) are converted from ``in_format``
     to ``out_format``. The gradient of each kept row flows back to its input row."""
     name = "_contrib_box_nms"
+    named_inputs = False
     aliases = ("_contrib_box_non_maximum_suppression",)
     writes_outputs = True
     params = Schema(overlap_thresh=Float(0.5), valid_thresh=Float(0.0), topk=Int(-1),
@@ -88,8 +89,7 @@ class BoxNMS(Op):
         ids = None
         if p.id_index >= 0:
             ids = x[..., p.id_index]
-            if p.background_id >= 0:
-                valid &= ids != p.background_id
+            valid &= ids != p.background_id      # -1 included: such rows are dropped
         key = xp.where(valid, score, -xp.inf)
         order = xp.argsort(-key, axis=1, kind="stable")
         count = valid.sum(axis=1)
@@ -289,6 +289,7 @@ class BipartiteMatching(Op):
     1.9.1's count). Outputs the column matched
     to each row and the row matched to each column (-1: none), as floats."""
     name = "_contrib_bipartite_matching"
+    named_inputs = False
     writes_outputs = True
     params = Schema(is_ascend=Bool(False), threshold=Float(), topk=Int(-1))
     zero_grad = True

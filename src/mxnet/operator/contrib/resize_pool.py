@@ -45,6 +45,7 @@ class AdaptiveAvgPooling2D(Op):
     input rows floor(i*H/h) .. ceil((i+1)*H/h)-1 and the matching columns. An empty
     ``output_size`` means (1, 1); one number means a square."""
     name = "_contrib_AdaptiveAvgPooling2D"
+    named_inputs = False
     writes_outputs = True
     params = Schema(output_size=Shape(()))
     backward_uses = ("out_grad",)

@@ -50,6 +50,7 @@ class Quadratic(_Unary):
 class DivSqrtDim(_Unary):
     """x / sqrt(x.shape[-1]) (attention's scaling by the key dimension)."""
     name = "_contrib_div_sqrt_dim"
+    named_inputs = False
     backward_uses = ("out_grad",)
     params = Schema()
 
@@ -110,6 +111,7 @@ class ArangeLike(Op):
     """start, start+step, ... shaped like ``data`` (or along one ``axis`` of it), each
     value repeated ``repeat`` times, in data's dtype."""
     name = "_contrib_arange_like"
+    named_inputs = False
     writes_outputs = True
     # MXNet also lists a `ctx` string; the front ends consume ctx= (the device) here.
     params = Schema(start=Float(0.0), step=Float(1.0), repeat=Int(1),
@@ -239,6 +241,7 @@ class BooleanMask(Op):
     ``index`` entry is non-zero; the output's length depends on the values."""
     name = "_contrib_boolean_mask"
     writes_outputs = True
+    dynamic_shape = True
     params = Schema(axis=Int(0))
     backward_uses = ("out_grad", "in_data")
 

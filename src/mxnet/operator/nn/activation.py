@@ -91,6 +91,7 @@ class Activation(Op):
     """Elementwise activation ``act_type``: relu, sigmoid, tanh, softrelu
     (log(1 + exp(x))) or softsign (x / (1 + |x|))."""
     name = "Activation"
+    named_inputs = False
     params = Schema(act_type=Enum(tuple(_ACTIVATIONS)))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
@@ -156,6 +157,12 @@ class LeakyReLU(Op):
 
     def arguments(self, p):
         return ["data", "gamma"] if p.act_type == "prelu" else ["data"]
+
+    def input_var_attrs(self, p, input_name):
+        # MXNet starts PReLU's slopes at 0.25 (its initializer attribute on the variable)
+        if input_name == "gamma" and p.act_type == "prelu":
+            return {"__init__": '["Constant", {"value": 0.25}]'}
+        return super().input_var_attrs(p, input_name)
 
     def outputs(self, p):
         return ["output", "mask"] if p.act_type == "rrelu" else ["output"]

@@ -7,7 +7,7 @@ rows that were looked up.
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Enum, Int, Schema
+from ..params import Bool, DType, Int, Schema
 from ..registry import Op, ShapeError, register
 
 __all__ = ["Embedding"]
@@ -39,7 +39,7 @@ class Embedding(Op):
     scatter_add = staticmethod(scatter_add)    # a CPU kernel swaps the primitive
     name = "Embedding"
     params = Schema(input_dim=Int(low=1), output_dim=Int(low=1),
-                    dtype=Enum(_DTYPES, "float32"), sparse_grad=Bool(False))
+                    dtype=DType("float32", enum=_DTYPES), sparse_grad=Bool(False))
     backward_uses = ("out_grad", "in_data")
 
     def arguments(self, p):

@@ -170,6 +170,7 @@ class LogSoftmax(_SoftmaxBase):
 class Softmin(_SoftmaxBase):
     """softmax(-x) along ``axis``."""
     name = "softmin"
+    named_inputs = False
     _negate = True
 
 
@@ -181,6 +182,7 @@ class SoftmaxActivation(Op):
     As in MXNet 1.9.1, the backward always works along axis 1; for 'instance' mode on
     data with more than 2 dimensions that is not the axis the forward used."""
     name = "SoftmaxActivation"
+    named_inputs = False
     params = Schema(mode=Enum(("channel", "instance"), "instance"))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)

@@ -33,6 +33,7 @@ def _target(p):
 class AmpCast(Op):
     """Cast a floating-point input to ``dtype``; other inputs pass unchanged."""
     name = "amp_cast"
+    named_inputs = False
     params = Schema(dtype=_AmpDType(enum=_AMP_TYPES))
     backward_uses = ("out_grad", "in_data")
 

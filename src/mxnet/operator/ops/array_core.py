@@ -12,6 +12,7 @@ from .shape_utils import write_view
 class Copy(Op):
     """Copy the input (``identity``)."""
     name = "_copy"
+    named_inputs = False
     aliases = ("identity",)
     params = Schema()
     backward_uses = ("out_grad",)
@@ -62,6 +63,7 @@ class IdentityAttrLikeRhs(Op):
 class Cast(Op):
     """Cast to another dtype; the gradient is cast back to the input's dtype."""
     name = "Cast"
+    named_inputs = False
     aliases = ("cast",)
     params = Schema(dtype=DType())
     backward_uses = ("out_grad", "in_data")
@@ -80,6 +82,7 @@ class Cast(Op):
 class Reshape(Op):
     """Reshape with MXNet's special codes (0, -1, -2, -3, -4, reverse)."""
     name = "Reshape"
+    named_inputs = False
     aliases = ("reshape",)
     params = Schema(shape=Shape(()), reverse=Bool(False), target_shape=Shape(()),
                     keep_highest=Bool(False))

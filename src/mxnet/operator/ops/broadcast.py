@@ -49,6 +49,7 @@ class _BroadcastBase(Op):
 class BroadcastTo(_BroadcastBase):
     """Broadcast to ``shape`` (same number of axes; a 0 keeps the input's size)."""
     name = "broadcast_to"
+    named_inputs = False
     params = Schema(shape=Shape(()))
 
     def target(self, p, s, other=None):
@@ -64,6 +65,7 @@ class BroadcastTo(_BroadcastBase):
 class BroadcastAxis(_BroadcastBase):
     """Broadcast axes ``axis`` (each of size 1) to sizes ``size``."""
     name = "broadcast_axis"
+    named_inputs = False
     aliases = ("broadcast_axes",)
     params = Schema(axis=Shape(()), size=Shape(()))
 

@@ -326,6 +326,7 @@ class _ScalarBase(Op):
     params = _SCALAR_PARAMS
     inplace = ((0, 0),)
     writes_outputs = True
+    named_inputs = False
 
     def infer_type(self, p, in_types):
         t = in_types[0]

@@ -37,6 +37,24 @@ def _math(fname):
     return forward
 
 
+def _rounded(fname):
+    """Forward of a function MXNet takes from the C library's float version (expf,
+    logf, log2f, sinf, cosf), which rounds correctly in nearly all cases. NumPy's
+    vectorised float32 loops may be an ulp off, so float32 is computed in float64 and
+    rounded once; other dtypes follow ``_math``."""
+    plain = _math(fname)
+
+    def forward(xp, x, p, out=None):
+        if x.dtype != np.float32:
+            return plain(xp, x, p, out=out)
+        y = getattr(xp, fname)(x, dtype=np.float64)
+        if out is None:
+            return y.astype(np.float32)
+        out[...] = y
+        return out
+    return forward
+
+
 def _special(fn):
     """Forward of one of the float64 special functions above."""
     def forward(xp, x, p):
@@ -145,16 +163,16 @@ _TABLE = {
                   gradient=lambda xp, g, y, p: g * (-1 / 3) * (y * y) * (y * y),
                   uses="out"),
     # --- exponentials and logarithms ---------------------------------------------
-    "exp": dict(forward=_math("exp"), gradient=lambda xp, g, y, p: g * y, uses="out"),
+    "exp": dict(forward=_rounded("exp"), gradient=lambda xp, g, y, p: g * y, uses="out"),
     "expm1": dict(forward=_math("expm1"), gradient=lambda xp, g, y, p: g * (y + 1),
                   uses="out"),
-    "log": dict(forward=_math("log"), gradient=lambda xp, g, x, p: g / x),
-    "log2": dict(forward=_math("log2"), gradient=lambda xp, g, x, p: g / (x * _LN2)),
+    "log": dict(forward=_rounded("log"), gradient=lambda xp, g, x, p: g / x),
+    "log2": dict(forward=_rounded("log2"), gradient=lambda xp, g, x, p: g / (x * _LN2)),
     "log10": dict(forward=_math("log10"), gradient=lambda xp, g, x, p: g / (x * _LN10)),
     "log1p": dict(forward=_math("log1p"), gradient=lambda xp, g, x, p: g / (1 + x)),
     # --- trigonometry ----------------------------------------------------------------
-    "sin": dict(forward=_math("sin"), gradient=lambda xp, g, x, p: g * xp.cos(x)),
-    "cos": dict(forward=_math("cos"), gradient=lambda xp, g, x, p: -g * xp.sin(x)),
+    "sin": dict(forward=_rounded("sin"), gradient=lambda xp, g, x, p: g * xp.cos(x)),
+    "cos": dict(forward=_rounded("cos"), gradient=lambda xp, g, x, p: -g * xp.sin(x)),
     "tan": dict(forward=_math("tan"), gradient=lambda xp, g, y, p: g * (1 + y * y),
                 uses="out"),
     "arcsin": dict(forward=_math("arcsin"),

@@ -10,7 +10,7 @@ support (float16 outputs are drawn in float32 and rounded).
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Field, Float, Int, REQUIRED, Schema, Shape, ShapeOrNone
+from ..params import Bool, Field, Float, Int, Params, REQUIRED, Schema, Shape, ShapeOrNone
 from ..registry import Op, ShapeError, register
 
 _FLOAT_TYPES = ("float16", "float32", "float64")
@@ -199,6 +199,16 @@ class _NoInputSampler(Op):
 
     def infer_type(self, p, in_types):
         return [], [np.dtype(p.dtype or self.default_dtype)], []
+
+    def complete_params(self, p, out_shapes):
+        """Without a shape, the output takes the one the graph infers for it (from the
+        operator consuming it), as MXNet's legacy shape inference allows."""
+        if (p.shape is not None and len(p.shape) > 0) or out_shapes[0] is None:
+            return p
+        done = Params(p)
+        done["shape"] = tuple(out_shapes[0])
+        done.given = p.given
+        return done
 
 
 def _make_random(dist):

@@ -138,6 +138,8 @@ class _PdfOp(Op):
         return ["sample", *_DISTS[self.dist][0]]
 
     def infer_shape(self, p, in_shapes):
+        # The parameters' shape is a leading part of the sample's (the sample adds any
+        # number of draws per parameter set); for dirichlet both end in the k classes.
         sample, *params = in_shapes
         batch = next((s for s in params if s is not None), None)
         for s in params:
@@ -146,32 +148,43 @@ class _PdfOp(Op):
                                  f"{[None if x is None else tuple(x) for x in params]}")
         if sample is None:
             return in_shapes, [None], []
+        sample = tuple(sample)
         if self.dist == "dirichlet":
             if len(sample) < 2:
-                raise ShapeError(f"{self.name}: sample must be at least 2-d, got "
-                                 f"{tuple(sample)}")
-            want = tuple(sample[:-2]) + (sample[-1],)
-            out = tuple(sample[:-1])
+                raise ShapeError(f"{self.name}: sample must be at least 2-d, got {sample}")
+            lead, out = sample[:-1], sample[:-1]
+            ok = batch is None or (len(batch) >= 1 and batch[-1] == sample[-1]
+                                   and tuple(batch[:-1]) == lead[:len(batch) - 1])
+            want = (sample[:-2] + (sample[-1],)) if batch is None else tuple(batch)
         else:
-            want, out = tuple(sample[:-1]), tuple(sample)
-        if batch is not None and tuple(batch) != want:
-            raise ShapeError(f"{self.name}: sample of shape {tuple(sample)} needs parameters "
-                             f"of shape {want}, got {tuple(batch)}")
+            out = sample
+            ok = batch is None or tuple(batch) == sample[:len(batch)]
+            want = sample[:-1] if batch is None else tuple(batch)
+        if not ok:
+            raise ShapeError(f"{self.name}: parameters of shape {tuple(batch)} do not lead "
+                             f"the sample's shape {sample}")
         return [sample] + [want] * len(params), [out], []
 
     def infer_type(self, p, in_types):
         t = next((x for x in in_types if x is not None), None)
         return [t] * len(in_types), [t], []
 
-    def _expand(self, params):
-        # parameters batch -> batch + (1,) (or batch + (1, k) for dirichlet)
-        return [a[..., None, :] if self.dist == "dirichlet" else a[..., None] for a in params]
+    def _expand(self, sample, params):
+        # parameters batch -> batch + (1,) * draws (dirichlet: batch + (1,) * draws + (k,))
+        out = []
+        for a in params:
+            if self.dist == "dirichlet":
+                extra = sample.ndim - a.ndim
+                out.append(a.reshape(a.shape[:-1] + (1,) * extra + a.shape[-1:]))
+            else:
+                out.append(a.reshape(a.shape + (1,) * (sample.ndim - a.ndim)))
+        return out
 
     def forward(self, ctx, p, inputs, aux, out=None):
         xp = ctx.xp
         sample, *params = inputs
         self.infer_shape(p, [a.shape for a in inputs])
-        f64 = [a.astype(np.float64) for a in [sample] + self._expand(params)]
+        f64 = [a.astype(np.float64) for a in [sample] + self._expand(sample, params)]
         with np.errstate(all="ignore"):
             lp = _DISTS[self.dist][1](xp, *f64)
             res = lp if p.is_log else xp.exp(lp)
@@ -180,7 +193,7 @@ class _PdfOp(Op):
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         sample, *params = inputs
-        f64 = [a.astype(np.float64) for a in [sample] + self._expand(params)]
+        f64 = [a.astype(np.float64) for a in [sample] + self._expand(sample, params)]
         g = out_grads[0].astype(np.float64)
         if not p.is_log:
             g = g * outputs[0].astype(np.float64)     # d pdf = pdf * d log pdf
@@ -193,8 +206,13 @@ class _PdfOp(Op):
         else:
             grads = [(g * parts[0]).astype(sample.dtype)]
         for a, d in zip(params, parts[1:]):
-            axis = -2 if self.dist == "dirichlet" else -1
-            grads.append((g * d).sum(axis=axis).reshape(a.shape).astype(a.dtype))
+            # sum over the draws each parameter set produced
+            full = xp.broadcast_to(g * d, sample.shape)
+            if self.dist == "dirichlet":
+                axes = tuple(range(a.ndim - 1, sample.ndim - 1))
+            else:
+                axes = tuple(range(a.ndim, sample.ndim))
+            grads.append(full.sum(axis=axes).reshape(a.shape).astype(a.dtype))
         return grads
 
 

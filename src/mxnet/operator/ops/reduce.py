@@ -117,6 +117,7 @@ def _count(shape, axes):
 class Sum(_Reduce):
     """Sum over the given axes (all by default)."""
     name = "sum"
+    named_inputs = False
     aliases = ("sum_axis",)
 
     def reduce(self, xp, x, axes):
@@ -130,6 +131,7 @@ class Sum(_Reduce):
 class Mean(_Reduce):
     """Mean over the given axes (all by default); integer means truncate."""
     name = "mean"
+    named_inputs = False
 
     def reduce(self, xp, x, axes):
         if x.dtype.kind in "iub":
@@ -145,6 +147,7 @@ class Mean(_Reduce):
 class Prod(_Reduce):
     """Product over the given axes (all by default)."""
     name = "prod"
+    named_inputs = False
     backward_uses = ("out_grad", "in_data", "out_data")
 
     def reduce(self, xp, x, axes):
@@ -158,6 +161,7 @@ class Prod(_Reduce):
 class NanSum(_Reduce):
     """Sum treating NaN as zero."""
     name = "nansum"
+    named_inputs = False
     backward_uses = ("out_grad", "in_data")
 
     def reduce(self, xp, x, axes):
@@ -171,6 +175,7 @@ class NanSum(_Reduce):
 class NanProd(_Reduce):
     """Product treating NaN as one."""
     name = "nanprod"
+    named_inputs = False
     backward_uses = ("out_grad", "in_data", "out_data")
 
     def reduce(self, xp, x, axes):
@@ -185,6 +190,7 @@ class NanProd(_Reduce):
 class Max(_Reduce):
     """Maximum over the given axes; NaN propagates."""
     name = "max"
+    named_inputs = False
     aliases = ("max_axis",)
     backward_uses = ("out_grad", "in_data", "out_data")
 
@@ -207,6 +213,7 @@ class Max(_Reduce):
 class Min(Max):
     """Minimum over the given axes; NaN propagates."""
     name = "min"
+    named_inputs = False
     aliases = ("min_axis",)
 
     def reduce(self, xp, x, axes):
@@ -226,6 +233,7 @@ class Norm(Op):
     """The L1 (``ord=1``) or L2 (``ord=2``, default) norm over ``axis`` (all axes by
     default; a 2-tuple gives matrix Frobenius/entrywise norms)."""
     name = "norm"
+    named_inputs = False
     params = Schema(ord=Int(2),
                     axis=ShapeOrNone(None),
                     out_dtype=_OptionalDType((None, "float16", "float32", "float64", "int32",
@@ -323,6 +331,7 @@ class ArgMax(_ArgReduce):
     """Index of the largest element along ``axis`` (of the flattened array when
     axis is None); the first one on ties, NaN counting as largest."""
     name = "argmax"
+    named_inputs = False
     _fn = "argmax"
 
 
@@ -330,6 +339,7 @@ class ArgMax(_ArgReduce):
 class ArgMin(_ArgReduce):
     """Index of the smallest element along ``axis`` (flattened when None)."""
     name = "argmin"
+    named_inputs = False
     _fn = "argmin"
 
 
@@ -338,6 +348,7 @@ class ArgMaxChannel(Op):
     """Index of the largest element along axis 1 (the channel axis). Not
     differentiable, as in MXNet."""
     name = "argmax_channel"
+    named_inputs = False
     params = Schema()
 
     def infer_shape(self, p, in_shapes):

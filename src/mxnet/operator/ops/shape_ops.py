@@ -14,6 +14,7 @@ from .shape_utils import (ShapeOnlyBackward, check_axes_nonneg, legacy, norm_axi
 class Flatten(ShapeOnlyBackward):
     """Collapse every axis but the first: (d0, d1, ..., dk) -> (d0, d1*...*dk)."""
     name = "Flatten"
+    named_inputs = False
     aliases = ("flatten",)
     params = Schema()
     inplace = ((0, 0),)
@@ -55,6 +56,7 @@ def _transpose_axes(p, ndim):
 class Transpose(ShapeOnlyBackward):
     """Permute the axes (reverse them when ``axes`` is empty)."""
     name = "transpose"
+    named_inputs = False
     params = Schema(axes=Shape(()))
 
     def infer_shape(self, p, in_shapes):
@@ -95,6 +97,7 @@ class _Reshaping(ShapeOnlyBackward):
 class ExpandDims(_Reshaping):
     """Insert a new axis of size 1 at ``axis`` (in [-ndim-1, ndim])."""
     name = "expand_dims"
+    named_inputs = False
     params = Schema(axis=Int())
 
     def _shape(self, p, s):
@@ -229,6 +232,7 @@ class ReshapeLike(Op):
 class ShapeArray(Op):
     """The input's shape as a 1-D int64 array."""
     name = "shape_array"
+    named_inputs = False
     params = Schema()
     zero_grad = True
     backward_uses = ()
@@ -248,6 +252,7 @@ class ShapeArray(Op):
 class SizeArray(Op):
     """The input's number of elements as a (1,) int64 array."""
     name = "size_array"
+    named_inputs = False
     params = Schema()
     zero_grad = True
     backward_uses = ()

@@ -114,6 +114,7 @@ class _Ordering(Op):
 class Sort(_Ordering):
     """Sorted copy along ``axis`` (the flattened array when None)."""
     name = "sort"
+    named_inputs = False
     params = Schema(axis=IntOrNone(-1), is_ascend=Bool(True))
 
     def outputs(self, p):
@@ -149,6 +150,7 @@ class Argsort(_Ordering):
     """Positions that sort the input along ``axis`` (flattened when None), as
     ``dtype`` (float32 by default)."""
     name = "argsort"
+    named_inputs = False
     params = Schema(axis=IntOrNone(-1), is_ascend=Bool(True),
                     dtype=DType("float32", enum=_INDEX_TYPES))
     zero_grad = True
@@ -173,6 +175,7 @@ class TopK(_Ordering):
     positions (as ``dtype``), both, or a 0/1 mask of the input's shape (ret_typ).
     k <= 0 means the whole axis."""
     name = "topk"
+    named_inputs = False
     params = Schema(axis=IntOrNone(-1), k=Int(1),
                     ret_typ=Enum(("both", "indices", "mask", "value"), "indices"),
                     is_ascend=Bool(False), dtype=DType("float32", enum=_INDEX_TYPES))

@@ -14,6 +14,7 @@ from .reduce import reduce_axes, reduced_shape
 class CastStorage(Op):
     """Convert to another storage type; on dense data (the body here) a copy."""
     name = "cast_storage"
+    named_inputs = False
     params = Schema(stype=Enum(("csr", "default", "row_sparse")))
     backward_uses = ("out_grad",)
 

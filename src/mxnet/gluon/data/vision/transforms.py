@@ -14,6 +14,7 @@ import numpy as np
 from .... import ndarray as nd
 from ....base import MXNetError, numeric_types
 from ....image import image as _image
+from ....image import rotate as _rotate
 from ....ndarray import NDArray
 from ....util import is_np_array  # noqa: F401  (as MXNet's module exposes it)
 from ...block import Block, HybridBlock
@@ -336,17 +337,42 @@ class RandomApply(Sequential):
 
 
 class Rotate(Block):
-    """Rotates images by ``rotation_degrees`` (MXNet 1.9.1 has it; not implemented in
-    pymxnet yet)."""
+    """Rotates (C, H, W) float32 images or (N, C, H, W) batches by ``rotation_degrees``
+    about their centre (``mx.image.imrotate``: bilinear, zero outside the source);
+    ``zoom_in``/``zoom_out`` scale so no empty corner shows / the whole image fits."""
 
     def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
-        raise NotImplementedError("transforms.Rotate is not implemented in pymxnet yet")
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        if np.dtype(x.dtype) != np.float32:
+            raise TypeError("transforms.Rotate: only float32 images are supported, got "
+                            f"{np.dtype(x.dtype).name}")
+        return _rotate.imrotate(x, *self._args)
 
 
 class RandomRotation(Block):
-    """Rotates images by a random angle (MXNet 1.9.1 has it; not implemented in
-    pymxnet yet)."""
+    """With probability ``rotate_with_proba``, rotates (C, H, W) float32 images or
+    (N, C, H, W) batches by angles drawn uniformly from ``angle_limits`` (low, high)
+    degrees, one per image (``mx.image.random_rotate``); otherwise returns the input."""
 
     def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
-        raise NotImplementedError("transforms.RandomRotation is not implemented in "
-                                  "pymxnet yet")
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("transforms.RandomRotation: angle_limits must be (low, high) "
+                             f"with low < high, got {angle_limits}")
+        if not 0.0 <= rotate_with_proba <= 1.0:
+            raise ValueError("transforms.RandomRotation: rotate_with_proba must be in "
+                             f"[0, 1], got {rotate_with_proba}")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x):
+        if np.dtype(x.dtype) != np.float32:
+            raise TypeError("transforms.RandomRotation: only float32 images are "
+                            f"supported, got {np.dtype(x.dtype).name}")
+        if self._rotate_with_proba < 1 and _pyrandom.random() > self._rotate_with_proba:
+            return x
+        return _rotate.random_rotate(x, *self._args)
