@@ -61,7 +61,9 @@ want = w0.copy()
 for q in range(n):
     want[2 * q + 1] -= 1.0
 assert np.allclose(pull_rows("s", np.arange(R)).asnumpy(), want)
-assert np.allclose(out.asnumpy(), want)
+# as in MXNet 1.9.1, pull/pushpull ignore a row_sparse out (with a warning):
+# row_sparse_pull is the way to read a row_sparse value
+assert not out.asnumpy().any()
 
 # a key pushed dense by one worker and row_sparse by another: the same error everywhere
 try:
