@@ -403,10 +403,8 @@ class Executor:
             out_grads = [out_grads.get(n) for n in names]
         out_grads = list(out_grads)
         n_heads = len(self._graph.heads)
-        if len(out_grads) > n_heads:
-            raise MXNetError(f"backward: got {len(out_grads)} output gradients for "
-                             f"{n_heads} outputs")
-        out_grads += [None] * (n_heads - len(out_grads))
+        # MXNet reads one gradient per output and ignores any extra ones given.
+        out_grads = out_grads[:n_heads] + [None] * (n_heads - len(out_grads))
         for i, (req, g) in enumerate(zip(plan.head_required, out_grads)):
             if req and g is None:
                 raise MXNetError(

@@ -110,6 +110,10 @@ def bind_call(op, args, kwargs, is_input):
         return list(pos_inputs), p
     p = op.parse(raw)
     arg_names = list(op.arguments(p)) + list(op.aux_states(p))
+    # A None given for an input these parameters drop (Convolution(x, w, None,
+    # no_bias=True)) is no input, as in MXNet's generated functions.
+    while len(pos_inputs) > len(arg_names) and pos_inputs[-1] is None:
+        pos_inputs.pop()
     if len(pos_inputs) > len(arg_names):
         raise MXNetError(f"Operator {op.name} takes {len(arg_names)} inputs "
                          f"({', '.join(arg_names)}), got {len(pos_inputs)}")

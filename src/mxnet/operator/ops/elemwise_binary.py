@@ -50,6 +50,13 @@ def _mod(xp, a, b, integer):
     return r if integer else xp.where(b == 0, 0, r)
 
 
+def _mod_grad(grad):
+    """A mod gradient: zero for integer operands (as MXNet's), ``grad`` otherwise."""
+    def fn(xp, g, x, *args):
+        return xp.zeros_like(g) if _is_int(x) else grad(xp, g, x, *args)
+    return fn
+
+
 def _power(xp, a, b, integer, dtype):
     if integer and bool(xp.any(b < 0)):
         # C's pow on the values, truncated back: 2 ** -1 is 0, 1 ** -1 is 1.
@@ -81,7 +88,8 @@ _ARITH = {
     "div": (lambda xp, a, b: _divide(xp, a, b, _is_int(a)),
             lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b), "in"),
     "mod": (lambda xp, a, b: _mod(xp, a, b, _is_int(a)),
-            lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g * xp.floor_divide(a, b), "in"),
+            _mod_grad(lambda xp, g, a, b, y: g),
+            _mod_grad(lambda xp, g, a, b, y: -g * xp.floor_divide(a, b)), "in"),
     "power": (lambda xp, a, b: _power(xp, a, b, _is_int(a), a.dtype),
               lambda xp, g, a, b, y: g * b * xp.power(a, b - 1),
               lambda xp, g, a, b, y: g * y * xp.log(a), "inout"),
@@ -284,9 +292,9 @@ _SCALAR_OPS = {
     "_rdiv_scalar": (lambda xp, x, s: _divide(xp, s, x, _int_math(x, s)),
                      lambda xp, g, x, y, s: -g * s / (x * x), "in", ("_RDivScalar",)),
     "_mod_scalar": (lambda xp, x, s: _mod(xp, x, s, _int_math(x, s)),
-                    lambda xp, g, x, y, s: g, "none", ("_ModScalar",)),
+                    _mod_grad(lambda xp, g, x, y, s: g), "in", ("_ModScalar",)),
     "_rmod_scalar": (lambda xp, x, s: _mod(xp, s, x, _int_math(x, s)),
-                     lambda xp, g, x, y, s: -g * xp.floor_divide(s, x), "in",
+                     _mod_grad(lambda xp, g, x, y, s: -g * xp.floor_divide(s, x)), "in",
                      ("_RModScalar",)),
     "_power_scalar": (lambda xp, x, s: _power(xp, x, s, _int_math(x, s), x.dtype),
                       lambda xp, g, x, y, s: g * s * xp.power(x, s - 1), "in",
