@@ -86,6 +86,8 @@ def bind_call(op, args, kwargs, is_input):
         if k in names or (is_input(v) and op.variadic is None):
             if v is not None:
                 named_inputs[k] = v
+        elif v is None and k not in op.params.fields:
+            continue        # an input these parameters drop (sequence_length=None)
         elif k.startswith("__") and k.endswith("__"):
             continue                          # attributes such as __layout__
         else:
