@@ -375,7 +375,11 @@ class Executor:
         vals, monitor = self._vals, self._monitor
         ins = [vals[e] for e in s.inputs]
         if monitor is not None and self._monitor_all:
-            for nm, x in zip(s.node.input_names(), ins):
+            # as MXNet: an input that is a variable is reported under the variable's
+            # name too, before the operator's own name for it
+            for (src, _), nm, x in zip(s.node.inputs, s.node.monitor_input_names(), ins):
+                if src.is_variable:
+                    monitor(src.name, from_data(x.copy(), self._ctx))
                 monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
         octx.req = s.req
         res = runner.forward(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],

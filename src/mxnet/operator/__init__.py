@@ -28,3 +28,6 @@ from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noq
 from ctypes import cast, pointer  # noqa: E402,F401
 from ..util import is_np_array  # noqa: E402,F401
 from .info import OperatorArguments, get_operator_arguments, ctypes2numpy_shared  # noqa: E402,F401
+import ctypes  # noqa: E402,F401
+from ..base import NDArrayHandle  # noqa: E402,F401
+from ..ndarray.ndarray import NDArray  # noqa: E402,F401

@@ -78,6 +78,14 @@ class Node:
     def input_names(self):
         return self.arg_names() + self.aux_names()
 
+    def monitor_input_names(self):
+        """The input names a monitor reports (``<node>_<name>``): the argument and
+        auxiliary names, or ``input0``, ``input1``... for operators MXNet registers
+        without input names (``Op.unnamed_inputs``)."""
+        if getattr(self.op, "unnamed_inputs", False):
+            return [f"input{i}" for i in range(len(self.inputs))]
+        return self.input_names()
+
     def output_names(self):
         """Names of every output (``<node>_<output>``); a variable's is its own name."""
         if self.op is None:

@@ -95,6 +95,7 @@ class Activation(Op):
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
     writes_outputs = True
+    unnamed_inputs = True       # MXNet names no inputs: monitors see input0
 
     def infer_type(self, p, in_types):
         t = in_types[0]

@@ -178,6 +178,7 @@ class SoftmaxActivation(Op):
     params = Schema(mode=Enum(("channel", "instance"), "instance"))
     backward_uses = ("out_grad", "out_data")
     inplace = ((0, 0),)
+    unnamed_inputs = True       # MXNet names no inputs: monitors see input0
 
     def infer_shape(self, p, in_shapes):
         d = in_shapes[0]
