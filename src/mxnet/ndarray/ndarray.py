@@ -580,4 +580,5 @@ def _failed_array(shape, dtype, ctx, error):
 
 frontend.provide(wrap_array=lambda data, ctx: NDArray(Chunk(data), tuple(data.shape),
                                                       np.dtype(data.dtype), ctx),
-                 failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray))
+                 failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray),
+                 ndarray_class=NDArray)
