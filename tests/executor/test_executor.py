@@ -461,3 +461,13 @@ def test_backward_ignores_head_gradients_nothing_reads():
     ex2.forward(is_train=True)
     with pytest.raises(MXNetError, match="out_grad"):
         ex2.backward([mx.nd.ones((2,))])
+
+
+def test_backward_ignores_extra_head_gradients():
+    # MXNet reads one head gradient per output and ignores the rest
+    x = mx.sym.Variable("x")
+    gx = mx.nd.zeros((2,))
+    ex = (x * 3).bind(mx.cpu(), args={"x": mx.nd.ones((2,))}, args_grad={"x": gx})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((2,)), mx.nd.ones((5,))])
+    assert gx.asnumpy().tolist() == [3.0, 3.0]

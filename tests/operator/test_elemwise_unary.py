@@ -366,3 +366,14 @@ def test_inplace_out_argument():
                                                    "clip", "smooth_l1"))
 def test_mxnet_fixture(case):
     run_fixture_case(case)
+
+
+def test_relu_gradient_is_nan_at_nan():
+    # as MXNet's relu: NaN in, NaN out and NaN gradient; 0 at 0 and below
+    x = nd.array([np.nan, -1.0, 2.0, 0.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.relu(x)
+    y.backward(nd.array([3.0, 3.0, 3.0, 3.0]))
+    g = x.grad.asnumpy()
+    assert np.isnan(g[0]) and g[1:].tolist() == [0.0, 3.0, 0.0]
