@@ -198,3 +198,20 @@ def test_gradient_written_into_the_buffer_without_aliasing_heads():
     y.backward()
     assert x.grad._chunk.data is buf
     np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])
+
+
+def test_freed_intermediate_is_a_constant_in_a_new_graph():
+    # as MXNet: once a graph is differentiated without retain_graph its arrays carry
+    # no history; a new graph built on them treats them as constants
+    w = nd.array([2.0])
+    w.attach_grad()
+    with autograd.record():
+        b = w * 3
+        b.backward()
+    assert w.grad.asnumpy().tolist() == [3.0]
+    with autograd.record():
+        c = (b + 1) * w
+    c.backward()
+    assert w.grad.asnumpy().tolist() == [7.0]     # d/dw of (b + 1) * w with b fixed
+    with pytest.raises(MXNetError, match="already differentiated"):
+        c.backward()

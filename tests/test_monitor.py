@@ -77,7 +77,9 @@ def test_monitor_all_input_names_follow_mxnet():
         names = []
         ex.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
         ex.forward()
-        got = [n for n in names if not n.endswith("_output")]
+        # (a variable input is also reported under its own name first, as in MXNet:
+        # tests/executor/test_executor.py checks that order)
+        got = [n for n in names if not n.endswith("_output") and n not in args]
         assert got == want
 
 

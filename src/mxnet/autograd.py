@@ -33,7 +33,15 @@ def __getattr__(name):
 
 
 def _topo_order(heads):
-    """Nodes reachable from heads, each after all nodes that consume it."""
+    """Nodes reachable from heads, each after all nodes that consume it. A freed node
+    (its graph already differentiated without retain_graph) is an error as a head; met
+    below a head it is a constant, as in MXNet, whose freed arrays record no history."""
+    for h in heads:
+        if isinstance(h[0], Node) and h[0].freed:
+            raise MXNetError(
+                "Cannot differentiate node because it was already differentiated and "
+                "its graph freed. Pass retain_graph=True to backward() to "
+                "differentiate the same graph twice.")
     order, seen = [], set()
     stack = [(h[0], False) for h in heads]
     while stack:
@@ -44,13 +52,10 @@ def _topo_order(heads):
         if id(node) in seen:
             continue
         seen.add(id(node))
+        if isinstance(node, Node) and node.freed:
+            continue
         stack.append((node, True))
         if isinstance(node, Node):
-            if node.freed:
-                raise MXNetError(
-                    "Cannot differentiate node because it was already differentiated and "
-                    "its graph freed. Pass retain_graph=True to backward() to "
-                    "differentiate the same graph twice.")
             for par in node.parents:
                 if par is not None and id(par[0]) not in seen:
                     stack.append((par[0], False))

@@ -1,4 +1,5 @@
 """Errors, dtype tables and environment flags shared by every part of pymxnet."""
+import ctypes
 import os
 
 import numpy as np
@@ -7,7 +8,11 @@ __all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex
            "NotImplementedForSymbol", "string_types", "numeric_types",
            "integer_types", "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "dtype_np", "dtype_name",
            "env_int", "env_str", "mx_real_t", "data_dir", "py_str", "c_str", "_as_list",
-           "classproperty", "check_call", "MXNetNotImplementedError"]
+           "classproperty", "check_call", "MXNetNotImplementedError", "NDArrayHandle"]
+
+
+# MXNet's C handle type for arrays (see NDArray._as_parameter_).
+NDArrayHandle = ctypes.c_void_p
 
 
 class MXNetError(RuntimeError):

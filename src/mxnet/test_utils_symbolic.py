@@ -280,17 +280,20 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
         type_dict = spec.pop("type_dict", None)
         exes.append(s.simple_bind(c, grad_req=grad_req, type_dict=type_dict, **spec))
     first = exes[0]
-    if arg_params is None:
-        arg_params = {}
-        for n, arr in first.arg_dict.items():
-            shape = arr.shape
-            if use_uniform:
-                arg_params[n] = np.random.uniform(-0.5 * scale, 0.5 * scale,
-                                                  size=shape).astype(rand_type)
-            else:
-                arg_params[n] = np.random.normal(size=shape, scale=scale).astype(rand_type)
-    if aux_params is None:
-        aux_params = {n: np.zeros(a.shape) for n, a in first.aux_dict.items()}
+    # arguments (and auxiliary states) the caller leaves out get random values (zeros)
+    arg_params = dict(arg_params or {})
+    for n, arr in first.arg_dict.items():
+        if n in arg_params:
+            continue
+        shape = arr.shape
+        if use_uniform:
+            arg_params[n] = np.random.uniform(-0.5 * scale, 0.5 * scale,
+                                              size=shape).astype(rand_type)
+        else:
+            arg_params[n] = np.random.normal(size=shape, scale=scale).astype(rand_type)
+    aux_params = dict(aux_params or {})
+    for n, a in first.aux_dict.items():
+        aux_params.setdefault(n, np.zeros(a.shape))
     for ex in exes:
         for n, arr in ex.arg_dict.items():
             arr[:] = np.asarray(arg_params[n]).astype(arr.dtype)

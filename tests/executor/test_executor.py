@@ -320,9 +320,28 @@ def test_monitor_callback():
     seen.clear()
     ex.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
     ex.forward()
-    # (MXNet 1.9.1 calls Activation's input input0: the operator names none of its own)
-    assert seen == ["fc_data", "fc_weight", "fc_bias", "fc_output", "act1_input0",
-                    "act1_output"]
+    # as MXNet 1.9.1: a variable input under its own name first; Activation's inputs
+    # have no registered names (input0)
+    assert seen == ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias",
+                    "fc_output", "act1_input0", "act1_output"]
+
+
+def test_monitor_callback_array_as_handle():
+    # MXNet's callbacks get a C handle: ctypes.cast(arr, NDArrayHandle) and
+    # NDArray(handle) must give the array back
+    import ctypes
+    from mxnet.base import NDArrayHandle
+    from mxnet.operator import NDArray
+    ex = (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2,))
+    ex.arg_dict["x"][:] = mx.nd.array([1.0, 3.0])
+    got = {}
+
+    def cb(name, arr):
+        got[name] = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False).asnumpy()
+    ex.set_monitor_callback(cb, monitor_all=True)
+    ex.forward()
+    assert got["x"].tolist() == [1.0, 3.0]
+    assert [v.tolist() for k, v in got.items() if k.endswith("_output")] == [[2.0, 6.0]]
 
 
 def test_eval_and_debug_str():
@@ -442,3 +461,13 @@ def test_backward_ignores_head_gradients_nothing_reads():
     ex2.forward(is_train=True)
     with pytest.raises(MXNetError, match="out_grad"):
         ex2.backward([mx.nd.ones((2,))])
+
+
+def test_backward_ignores_extra_head_gradients():
+    # MXNet reads one head gradient per output and ignores the rest
+    x = mx.sym.Variable("x")
+    gx = mx.nd.zeros((2,))
+    ex = (x * 3).bind(mx.cpu(), args={"x": mx.nd.ones((2,))}, args_grad={"x": gx})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((2,)), mx.nd.ones((5,))])
+    assert gx.asnumpy().tolist() == [3.0, 3.0]

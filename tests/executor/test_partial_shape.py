@@ -155,3 +155,18 @@ def test_unknown_dimension_through_a_fractional_reshape():
                               mx.sym.ones(shape=(30, 2, 2, 1)))
     args, outs, _ = net.infer_shape(data=(2, 0, 5, 3))
     assert args[0] == (2, 4, 5, 3) and outs == [(30, 2, 2, 1)]
+
+
+@pytest.mark.parametrize("args,reverse,src", [((6, 1, -2), False, (2, 3, 5, 6)),
+                                              ((-4, 16, 4), False, (64,)),
+                                              ((-2, 1, 30), True, (2, 3, 5, 6))])
+def test_reshape_data_dim_solved_from_output_size(args, reverse, src):
+    # Reshape keeps the size: a known output fills the data's one unknown dimension,
+    # even one the output does not depend on
+    for i in range(len(src)):
+        held = tuple(0 if k == i else d for k, d in enumerate(src))
+        net = mx.sym.Variable("data").reshape(args, reverse=reverse)
+        dst = mx.nd.zeros(src).reshape(args, reverse=reverse).shape
+        net = mx.sym.elemwise_add(net, mx.sym.ones(shape=dst))
+        ins, outs, _ = net.infer_shape(data=held)
+        assert ins[0] == src and outs[0] == dst

@@ -101,3 +101,15 @@ def test_reexported_from_test_utils():
     for name in ("check_symbolic_forward", "check_symbolic_backward", "check_consistency",
                  "simple_forward"):
         assert getattr(mx.test_utils, name) is getattr(tus, name)
+
+
+def test_check_consistency_fills_missing_arg_params():
+    # arguments left out of arg_params get random values, the given ones are used
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
+    ctx_list = [{"ctx": mx.cpu(), "data": (2, 4), "type_dict": {"data": np.float32}},
+                {"ctx": mx.cpu(), "data": (2, 4), "type_dict": {"data": np.float64}}]
+    bias = np.array([0.5, -1.0, 2.0])
+    gt = tus.check_consistency(sym, ctx_list, grad_req="null",
+                               arg_params={"fc_weight": np.zeros((3, 4)), "fc_bias": bias})
+    # zero weights: the output is the given bias whatever random data was drawn
+    np.testing.assert_allclose(gt["fc_output"], np.tile(bias, (2, 1)))

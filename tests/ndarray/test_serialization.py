@@ -26,6 +26,12 @@ BYTE_EXACT = ["ndarray/dense_dict.nd", "ndarray/dense_list.nd", "ndarray/npshape
               "gluon/net.params", "gluon/net-0000.params", "gluon/net-fullnames.params"]
 
 
+def semantics(rel):
+    """The shape semantics a fixture was written in: MXNet loads (and writes) a file
+    only in the semantics its records carry."""
+    return mx.np_shape("npshape" in rel)
+
+
 def sha(a):
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
@@ -52,7 +58,8 @@ def check_records(loaded, records):
                                  "ndarray/npshape_dict.nd"])
 def test_dense_files_match_manifest(rel):
     info = MANIFEST["ndarray_files"][rel]
-    loaded = nd.load(fixture_path(rel))
+    with semantics(rel):
+        loaded = nd.load(fixture_path(rel))
     assert isinstance(loaded, dict if info["kind"] == "dict" else list)
     check_records(loaded, info["arrays"])
 
@@ -70,7 +77,8 @@ def test_dense_files_match_npz_reference():
 
 
 def test_npshape_arrays():
-    d = nd.load(fixture_path("ndarray", "npshape_dict.nd"))
+    with mx.np_shape(True):
+        d = nd.load(fixture_path("ndarray", "npshape_dict.nd"))
     assert d["f32_0d_scalar"].shape == () and d["f32_0d_scalar"].asnumpy() == np.float32(2.5)
     assert d["i64_0d_scalar"].asnumpy() == -7
     assert d["f32_zero_size_0x3"].shape == (0, 3)
@@ -82,7 +90,8 @@ def test_npshape_arrays():
                                      ("ndarray/sparse_row_sparse.nd", "rsp")])
 def test_sparse_files_load_dense(rel, key):
     info = MANIFEST["ndarray_files"][rel]
-    loaded = nd.load(fixture_path(rel))
+    with semantics(rel):
+        loaded = nd.load(fixture_path(rel))
     a = loaded[key].asnumpy()
     assert a.dtype == np.float32 and list(a.shape) == info["shape"]
     np.testing.assert_array_equal(a, np.array(info["dense"], np.float32))
@@ -112,19 +121,44 @@ def test_gluon_params():
 
 @pytest.mark.parametrize("rel", ALL_FILES)
 def test_load_frombuffer_equals_load(rel):
-    a, b = nd.load(fixture_path(rel)), nd.load_frombuffer(raw(rel))
+    with semantics(rel):
+        a, b = nd.load(fixture_path(rel)), nd.load_frombuffer(raw(rel))
+        again = nd.load_frombuffer(bytearray(raw(rel)))
     items_a = a.items() if isinstance(a, dict) else enumerate(a)
     items_b = dict(b.items() if isinstance(b, dict) else enumerate(b))
     for k, v in items_a:
         assert v.asnumpy().tobytes() == items_b[k].asnumpy().tobytes()
-    assert nd.load_frombuffer(bytearray(raw(rel))).__class__ is a.__class__
+    assert again.__class__ is a.__class__
 
 
 @pytest.mark.parametrize("rel", BYTE_EXACT)
 def test_resave_is_byte_identical(rel, tmp_path):
     out = tmp_path / "resaved.nd"
-    nd.save(str(out), nd.load(fixture_path(rel)))
+    with semantics(rel):
+        nd.save(str(out), nd.load(fixture_path(rel)))
     assert out.read_bytes() == raw(rel)
+
+
+@pytest.mark.parametrize("rel", ["ndarray/dense_dict.nd", "ndarray/npshape_dict.nd"])
+def test_load_refuses_the_other_semantics(rel):
+    # as MXNet 1.9.1: np-shape records only under np_shape(True), classic ones outside
+    with mx.np_shape("npshape" not in rel):
+        with pytest.raises(MXNetError, match="np shape semantics"):
+            nd.load(fixture_path(rel))
+        with pytest.raises(MXNetError, match="np shape semantics"):
+            nd.load_frombuffer(raw(rel))
+
+
+def test_save_magic_follows_np_shape(tmp_path):
+    path = str(tmp_path / "z.nd")
+    for np_shape, magic in ((False, 0xF993FAC9), (True, 0xF993FACA)):
+        with mx.np_shape(np_shape):
+            # zero-size arrays are classic records too (MXNet saves and loads them)
+            nd.save(path, [nd.array(np.zeros((2, 0, 3))), nd.ones((2, 1))])
+            back = nd.load(path)
+        with open(path, "rb") as f:
+            assert struct.unpack("<I", f.read(28)[24:28])[0] == magic
+        assert [b.shape for b in back] == [(2, 0, 3), (2, 1)]
 
 
 def test_readme_worked_example(tmp_path):
@@ -176,9 +210,10 @@ def test_round_trip_names_and_edge_cases(tmp_path):
     nd.save(path, {})
     assert nd.load(path) == []                    # as MXNet: no names -> a list
     # 0-d and zero-size arrays (from a numpy-shape file) survive a round trip
-    src = nd.load(fixture_path("ndarray", "npshape_dict.nd"))
-    nd.save(path, src)
-    back = nd.load(path)
+    with mx.np_shape(True):
+        src = nd.load(fixture_path("ndarray", "npshape_dict.nd"))
+        nd.save(path, src)
+        back = nd.load(path)
     for k in src:
         assert back[k].shape == src[k].shape and back[k].dtype == src[k].dtype
         assert back[k].asnumpy().tobytes() == src[k].asnumpy().tobytes()
@@ -221,9 +256,10 @@ def test_load_frombuffer_bad_type():
 
 def test_every_truncation_raises():
     data = raw("ndarray/npshape_dict.nd")
-    for n in range(len(data)):
-        with pytest.raises(MXNetError):
-            nd.load_frombuffer(data[:n])
+    with mx.np_shape(True):
+        for n in range(len(data)):
+            with pytest.raises(MXNetError):
+                nd.load_frombuffer(data[:n])
     data = raw("ndarray/sparse_csr.nd")
     for n in range(len(data)):
         with pytest.raises(MXNetError):
@@ -253,7 +289,6 @@ def dense_record(magic=0xF993FAC9, stype=0, shape=(2,), ctx=(1, 0), flag=0, payl
     (header(1) + dense_record(stype=7) + struct.pack("<Q", 0), "storage"),
     (header(1) + dense_record(flag=42) + struct.pack("<Q", 0), "dtype"),
     (header(1) + dense_record(ctx=(9, 0)) + struct.pack("<Q", 0), "context"),
-    (header(1) + dense_record(shape=(2, 0)) + struct.pack("<Q", 0), "shape"),
     (header(1) + dense_record(shape=(-3,), payload=b"") + struct.pack("<Q", 0), "shape"),
     (header(1) + dense_record() + struct.pack("<Q", 2) + struct.pack("<Q", 1) + b"a", "names"),
     (header(1) + dense_record() + struct.pack("<QQ", 1, 1 << 40), "truncated"),
@@ -263,7 +298,7 @@ def dense_record(magic=0xF993FAC9, stype=0, shape=(2,), ctx=(1, 0), flag=0, payl
      "truncated"),
     (header(1) + struct.pack("<Iii", 0xF993FAC9, 0, 0) + struct.pack("<Q", 0), "none"),
     (header(1) + struct.pack("<Iii", 0xF993FAC9, 0, 1000) + b"\0" * 32, "dimensions"),
-], ids=["file-magic", "record-magic", "stype", "dtype", "context", "zero-dim", "negative-dim",
+], ids=["file-magic", "record-magic", "stype", "dtype", "context", "negative-dim",
         "name-count", "name-length", "utf8", "array-count", "huge-shape", "none-array",
         "ndim"])
 def test_corrupt_buffers(buf, match):

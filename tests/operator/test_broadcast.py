@@ -119,3 +119,11 @@ X = nd.array(np.arange(24).reshape(2, 3, 4))
 def test_errors(call):
     with pytest.raises(MXNetError):
         call()
+
+
+def test_broadcast_like_refuses_empty_axes():
+    lhs, rhs = nd.ones((1, 3)), nd.ones((4, 3))
+    for kw in (dict(lhs_axes=(), rhs_axes=()), dict(lhs_axes=(0,), rhs_axes=())):
+        with pytest.raises(MXNetError, match="empty"):
+            nd.broadcast_like(lhs, rhs, **kw)
+    assert nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,)).shape == (4, 3)

@@ -68,3 +68,29 @@ def test_infer_shape():
     assert infer_shapes("_eye", [], N=3)[1] == [(3, 3)]
     # a 0 in the shape is unknown, left to symbolic inference to fill in
     assert infer_shapes("_zeros", [], shape=(0, 3))[1] == [(None, 3)]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float32", "float64"])
+def test_arange_values_in_the_output_type(dtype):
+    # MXNet casts start and step to the dtype first: int arange(1.3, 9, 1.3) counts by 1
+    got = nd.arange(1.3, 9.0, 1.3, dtype=dtype).asnumpy()
+    n = 6                                   # ceil((9 - 1.3) / 1.3)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        want = dt.type(1.3) + np.arange(n, dtype=dt) * dt.type(1.3)
+    else:
+        want = (1 + np.arange(n)).astype(dt)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == dt
+    if dtype == "uint8":                    # a negative step wraps, as in C
+        np.testing.assert_array_equal(nd.arange(50, -50, -2, dtype=dtype).asnumpy()[:3],
+                                      [50, 48, 46])
+
+
+def test_arange_infer_range():
+    s = mx.sym.arange(start=2, step=0.5, repeat=2, infer_range=True)
+    ex = mx.sym.elemwise_add(s, mx.sym.zeros(shape=(6,))).bind(mx.cpu(), args={})
+    ex.forward()
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), [2, 2, 2.5, 2.5, 3, 3])
+    with pytest.raises(MXNetError, match="cannot infer the shape"):
+        nd._internal._arange(start=0, infer_range=True)    # imperative: nothing to infer

@@ -353,3 +353,23 @@ def test_numeric_gradient_int_free_paths():
     b = np.random.RandomState(9).uniform(0.5, 1.5, (3,))
     check_numeric_gradient(lambda x, y: (x * 2 - y) / (y + 1) + x ** 2.5 - 3 / x,
                            [a, b], numeric_eps=1e-6, rtol=1e-5)
+
+
+def test_integer_mod_has_zero_gradient():
+    # MXNet defines integer mod's gradient as 0 (float mod keeps g and -g*floor(a/b))
+    a = mx.sym.Variable("a")
+    b = mx.sym.Variable("b")
+    c = mx.sym.cast(a, dtype="int32") % mx.sym.cast(b, dtype="int32")
+    ga, gb = nd.ones((3,)), nd.ones((3,))
+    ex = c.bind(mx.cpu(), args={"a": nd.array([7, -9, 5]), "b": nd.array([3, 4, -2])},
+                args_grad=[ga, gb])
+    ex.forward(is_train=True)
+    assert ex.outputs[0].asnumpy().tolist() == [1, 3, -1]
+    ex.backward([nd.array([5, 6, 7])])
+    assert ga.asnumpy().tolist() == [0, 0, 0] and gb.asnumpy().tolist() == [0, 0, 0]
+    x = nd.array([7, -9, 5], dtype="int32")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = 3 % x + x % 3
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [0, 0, 0]

@@ -381,3 +381,14 @@ def test_float32_results_are_correctly_rounded(name):
     got = getattr(mx.nd, name)(mx.nd.array(xs)).asnumpy()
     np.testing.assert_array_equal(got, want)
     assert float(mx.nd.exp(mx.nd.ones((1,))).asscalar()) == float(np.float32(math.e))
+
+
+def test_relu_gradient_is_nan_at_nan():
+    # as MXNet's relu: NaN in, NaN out and NaN gradient; 0 at 0 and below
+    x = nd.array([np.nan, -1.0, 2.0, 0.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.relu(x)
+    y.backward(nd.array([3.0, 3.0, 3.0, 3.0]))
+    g = x.grad.asnumpy()
+    assert np.isnan(g[0]) and g[1:].tolist() == [0.0, 3.0, 0.0]

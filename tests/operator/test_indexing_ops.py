@@ -339,3 +339,12 @@ def test_errors(call):
     with pytest.raises(MXNetError):
         call()
         mx.nd.waitall()      # a failure while computing surfaces at the sync point
+
+
+def test_gather_nd_out_of_range_is_an_index_error():
+    data = nd.array([[0, 1, 2], [3, 4, 5]])
+    for idx in ([[0, 1, 0], [0, 1, 3]], [[0, 1, 0], [0, 1, -5]]):
+        with pytest.raises(IndexError, match="out of range"):
+            nd.gather_nd(data, nd.array(idx)).asnumpy()
+    with pytest.raises(MXNetError):
+        nd.gather_nd(data, nd.array([[2], [0]])).asnumpy()

@@ -276,3 +276,41 @@ def test_dot_with_zero_contracted_size_and_its_gradient():
         np.testing.assert_array_equal(y.asnumpy(), np.zeros((3, 4)))
         y.backward()
         assert a.grad.shape == (3, 0) and b.grad.shape == (0, 4)
+
+
+def test_potrf_potri_upper():
+    # lower=False: the upper factor U with A = U^T U, read from A's upper triangle
+    a = spd(2)
+    upper = lambda m: T(np.linalg.cholesky(m))  # noqa: E731
+    junk = a + np.tril(np.full((3, 3), 50.0), -1)     # the lower triangle is not read
+    check(Case("linalg.potrf", lambda m: upper(a), inputs=[junk], kwargs={"lower": False},
+               ref_kwargs=False, grad=False, dtypes=F32_64))
+    U = T(lower_tri(2))
+    check(Case("linalg.potri", lambda m: np.linalg.inv(T(m) @ m), inputs=[U],
+               kwargs={"lower": False}, ref_kwargs=False, grad=False, dtypes=F32_64))
+    # potri's gradient (on the upper triangle it reads) against finite differences
+    u, head = U[0], rs.rand(3, 3)
+    f = lambda m: (np.linalg.inv(T(np.triu(m)) @ np.triu(m)) * head).sum()  # noqa: E731
+    x = nd.array(u, dtype="float64")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.linalg.potri(x, lower=False)
+    y.backward(nd.array(head, dtype="float64"))
+    eps, numeric = 1e-6, np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            d = np.zeros((3, 3))
+            d[i, j] = eps
+            numeric[i, j] = (f(u + d) - f(u - d)) / (2 * eps)
+    np.testing.assert_allclose(x.grad.asnumpy(), numeric, rtol=1e-5, atol=1e-8)
+    # the upper factor's gradient equals the lower one's for the transposed head
+    x = nd.array(a, dtype="float64")
+    head = rs.rand(2, 3, 3)
+    grads = []
+    for lower, h in ((True, head), (False, T(head))):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = nd.linalg.potrf(x, lower=lower)
+        y.backward(nd.array(h, dtype="float64"))
+        grads.append(x.grad.asnumpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)

@@ -216,3 +216,11 @@ X = nd.array(np.arange(24).reshape(2, 3, 4))
 def test_errors(call):
     with pytest.raises(MXNetError):
         call()
+
+
+@pytest.mark.parametrize("fn,shape", [("depth_to_space", (1, 4, 0, 3)),
+                                      ("depth_to_space", (0, 4, 1, 1)),
+                                      ("space_to_depth", (1, 0, 2, 2))])
+def test_depth_space_refuse_empty_axes(fn, shape):
+    with pytest.raises(MXNetError, match="cannot be 0"):
+        getattr(nd, fn)(nd.array(np.zeros(shape)), 2)

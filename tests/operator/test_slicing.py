@@ -49,7 +49,38 @@ UNARY = [
 ]
 
 
+
+def _assigned(x, value, key):
+    out = np.array(x, copy=True)
+    out[key] = value
+    return out
+
+
+# _slice_assign (alias _crop_assign) and its scalar form: not differentiable in MXNet
+ASSIGN = [
+    Case("_slice_assign", lambda x, v: _assigned(x, v, (slice(1, 3), slice(0, 2))),
+         [[(3, 4), (2, 2)]], kwargs={"begin": (1, 0), "end": (3, 2)}, ref_kwargs=False,
+         grad=False, name="slice_assign"),
+    Case("_crop_assign", lambda x, v: _assigned(x, v, (slice(None), slice(3, 0, -2))),
+         [[(2, 4, 3), (2, 2, 3)]], kwargs={"begin": (None, 3), "end": (None, 0),
+                                           "step": (1, -2)},
+         ref_kwargs=False, grad=False, name="crop_assign_step"),
+    Case("_slice_assign_scalar", lambda x: _assigned(x, 2.5, (slice(0, 1), slice(-2, None))),
+         [[(3, 4)]], kwargs={"scalar": 2.5, "begin": (0, -2), "end": (1, None)},
+         ref_kwargs=False, grad=False, name="slice_assign_scalar"),
+]
+
+
 test_unary = cases_test(UNARY)
+test_assign = cases_test(ASSIGN)
+
+
+def test_slice_assign_in_place_and_bad_rhs():
+    x = nd.zeros((2, 3))
+    nd._internal._crop_assign(x, nd.ones((2, 1)), begin=(0, 1), end=(2, 2), out=x)
+    assert x.asnumpy().tolist() == [[0, 1, 0], [0, 1, 0]]
+    with pytest.raises(MXNetError, match="does not fit"):
+        nd._internal._slice_assign(x, nd.ones((2, 2)), begin=(0, 1), end=(2, 2))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "float16", "uint8"])

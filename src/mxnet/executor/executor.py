@@ -419,7 +419,11 @@ class Executor:
         vals, monitor = self._vals, self._monitor
         ins = [vals[e] for e in s.inputs]
         if monitor is not None and self._monitor_all:
-            for nm, x in zip(s.node.monitor_input_names(), ins):
+            # as MXNet: an input that is a variable is reported under the variable's
+            # name too, before the operator's own name for it
+            for (src, _), nm, x in zip(s.node.inputs, s.node.monitor_input_names(), ins):
+                if src.is_variable:
+                    monitor(src.name, from_data(x.copy(), self._ctx))
                 monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
         octx.req = s.req
         res = runner.forward(s.op, octx, s.p, ins[:s.n_args], ins[s.n_args:],
@@ -447,10 +451,8 @@ class Executor:
             out_grads = [out_grads.get(n) for n in names]
         out_grads = list(out_grads)
         n_heads = len(self._graph.heads)
-        if len(out_grads) > n_heads:
-            raise MXNetError(f"backward: got {len(out_grads)} output gradients for "
-                             f"{n_heads} outputs")
-        out_grads += [None] * (n_heads - len(out_grads))
+        # MXNet reads one gradient per output and ignores any extra ones given.
+        out_grads = out_grads[:n_heads] + [None] * (n_heads - len(out_grads))
         for i, (req, g) in enumerate(zip(plan.head_required, out_grads)):
             if req and g is None:
                 raise MXNetError(

@@ -28,8 +28,12 @@ shared by all inputs. An operator that must see complete inputs before it says
 anything (MXNet's ``where``) sets ``infers_partial = False``; one that needs more (the
 RNN's parameter concat) defines ``infer_shape_partial(p, arg_shapes, out_shapes)``; one whose output axes
 are its first input's axes narrowed (``slice``) sets ``narrows_input_axes = True``: an
-output axis over an input axis of unknown length is unknown, whatever the probes say.
+output axis over an input axis of unknown length is unknown, whatever the probes say;
+one whose output holds exactly its data's elements (``Reshape``) sets ``keeps_size =
+True``: a complete output shape then solves a single unknown data dimension, even where
+the output does not depend on it (``reshape(shape=(6, 1, -2))``).
 """
+import math
 from fractions import Fraction
 
 from ..operator.registry import Op
@@ -159,6 +163,21 @@ def _fill(results, learnt):
             for i, r in enumerate(results)]
 
 
+def _size_solved(arg_shapes, out_shapes):
+    """For an operator whose output holds exactly its data's elements (``keeps_size``):
+    the data shape with its one unknown dimension solved from a complete output shape,
+    or None when that cannot be done."""
+    data = arg_shapes[0] if arg_shapes else None
+    out = out_shapes[0] if out_shapes else None
+    if data is None or not _complete(out) or sum(1 for d in data if not d) != 1:
+        return None
+    known = math.prod(d for d in data if d)
+    total = math.prod(out)
+    if not known or total % known:
+        return None
+    return tuple(d if d else total // known for d in data)
+
+
 def infer_node(op, p, arg_shapes, out_shapes):
     """(argument, output, auxiliary) shapes of one node, each a tuple (0 = unknown
     dimension) or None, from what is known of its arguments and outputs."""
@@ -172,6 +191,10 @@ def infer_node(op, p, arg_shapes, out_shapes):
     partial = any(s is not None and v is None for s, v in zip(arg_shapes, visible))
     if not partial or not getattr(op, "infers_partial", True):
         return args, outs, aux
+    if getattr(op, "keeps_size", False):
+        solved = _size_solved(arg_shapes, out_shapes)
+        if solved is not None:
+            return infer_node(op, p, [solved] + list(arg_shapes[1:]), out_shapes)
     probes = _probe_all(op, p, arg_shapes)
     if probes is None:
         return args, outs, aux

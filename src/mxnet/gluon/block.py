@@ -307,7 +307,7 @@ class Block:
                         cast_dtype=False, dtype_source="current"):
         """Load parameters saved by ``save_parameters`` (files keyed by full parameter
         names, as ``save_params`` writes, are accepted too)."""
-        loaded = ndarray.load(filename)
+        loaded = ndarray.serialization.load_any(filename)   # either shape semantics
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename} holds a list of arrays, not a "
                              "dict of named parameters")

@@ -654,7 +654,7 @@ class ParameterDict:
                     raise AssertionError(
                         f"restore_prefix is '{restore_prefix}' but Parameters name '{name}' "
                         f"does not start with '{restore_prefix}'")
-        self.load_dict(ndarray.load(filename), ctx, allow_missing, ignore_extra,
+        self.load_dict(ndarray.serialization.load_any(filename), ctx, allow_missing, ignore_extra,
                        restore_prefix, filename, cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,

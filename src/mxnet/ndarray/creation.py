@@ -155,10 +155,9 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
         raise MXNetError("arange: step must not be 0")
     if int(repeat) != repeat or repeat < 1:
         raise MXNetError(f"arange: repeat must be a positive integer, got {repeat!r}")
-    data = np.arange(start, stop, step, dtype=np.float64).astype(dtype_np(dtype))
-    if repeat != 1:
-        data = np.repeat(data, int(repeat))
-    return array(data, ctx=ctx, dtype=data.dtype)
+    from . import _internal         # the one _arange operator computes the values
+    return _internal._arange(start=start, stop=stop, step=step, repeat=int(repeat),
+                             dtype=np.dtype(dtype_np(dtype)).name, ctx=ctx)
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=mx_real_t, **kwargs):

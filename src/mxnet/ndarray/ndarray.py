@@ -4,6 +4,9 @@ An NDArray is (storage chunk, view, shape, dtype, context). Operations on it are
 dispatched through the operator registry and the engine and return at once;
 ``asnumpy()``, ``wait_to_read()`` and ``mx.nd.waitall()`` are the sync points.
 """
+import ctypes
+import weakref
+
 import numpy as np
 
 from .. import engine, tape as _tape, ndarray as nd
@@ -26,6 +29,19 @@ _STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr"
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
+# Arrays given out as C handles (NDArray._as_parameter_), by handle value.
+_HANDLES = weakref.WeakValueDictionary()
+
+
+def _from_handle(handle):
+    """The array a C handle (ctypes.c_void_p or int) from ``_as_parameter_`` names."""
+    value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
+    src = _HANDLES.get(value) if isinstance(value, int) else None
+    if src is None:
+        raise MXNetError(f"NDArray: {handle!r} is not the handle of a live NDArray")
+    return src
+
+
 class NDArray(OpMethods):
     """An array on a device with MXNet 1.x semantics.
 
@@ -36,7 +52,11 @@ class NDArray(OpMethods):
     __array_priority__ = 1000.0
     _sparse = False             # True on sparse storage (ndarray.sparse)
 
-    def __init__(self, chunk, shape, dtype, ctx, view=None):
+    def __init__(self, chunk, shape=None, dtype=None, ctx=None, view=None, writable=True):
+        if shape is None:       # NDArray(handle, writable=...): MXNet's handle wrapping
+            src = _from_handle(chunk)
+            chunk, view, shape, dtype, ctx = (src._chunk, src._view, src._shape,
+                                              src._dtype, src._ctx)
         self._chunk = chunk
         self._view = view           # None, or (element offset, shape) into chunk.data
         self._shape = shape
@@ -113,6 +133,14 @@ class NDArray(OpMethods):
     @property
     def handle(self):
         return self._chunk
+
+    @property
+    def _as_parameter_(self):
+        """This array as a C handle (``ctypes.c_void_p``), the form MXNet's ctypes API
+        (monitor callbacks) hands out: ``ctypes.cast(arr, NDArrayHandle)`` accepts the
+        array, and ``NDArray(handle)`` gives back an array on the same storage."""
+        _HANDLES[id(self)] = self
+        return ctypes.c_void_p(id(self))
 
     @property
     def writable(self):
@@ -552,4 +580,5 @@ def _failed_array(shape, dtype, ctx, error):
 
 frontend.provide(wrap_array=lambda data, ctx: NDArray(Chunk(data), tuple(data.shape),
                                                       np.dtype(data.dtype), ctx),
-                 failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray))
+                 failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray),
+                 ndarray_class=NDArray)

@@ -15,9 +15,10 @@ followed by ``u32`` dims.
 
 Sparse records load as RowSparseNDArray / CSRNDArray (aux arrays kept in their saved
 integer types) and sparse arrays are written as such records. ``bfloat16`` records are widened to float32 (NumPy has no bfloat16). Files are
-written with the classic magic, unless they hold a 0-d or zero-size array, which classic
-shapes cannot express: then every record gets the numpy-shape magic, as MXNet writes
-under ``mx.np_shape(True)`` (and MXNet reads such a file only inside ``np_shape(True)``).
+written with the numpy-shape magic under ``mx.np_shape(True)`` and the classic one
+outside it (unless they hold a 0-d array, which classic shapes cannot express); as in
+MXNet, ``load`` accepts numpy-shape records only inside ``np_shape(True)`` and classic
+ones only outside it (``load_any`` takes both, for Gluon's parameter files).
 """
 import io
 import os
@@ -151,17 +152,32 @@ def _read_context(r, what):
     return dev_type, dev_id
 
 
-def _read_record(r, i):
-    """One array record -> (numpy array, (device type, device id))."""
+def _check_semantics(r, what, np_shape, semantics):
+    """MXNet loads a record only under the shape semantics it was saved in
+    (``semantics``: the caller's ``is_np_shape()``, or None to accept both)."""
+    if semantics is None or np_shape == semantics:
+        return
+    if np_shape:
+        raise r.fail(f"{what} was saved in np shape semantics and must be loaded in the "
+                     "same semantics: load it inside `with mx.np_shape(True)` (or "
+                     "`@mx.use_np_shape`)")
+    raise r.fail(f"{what} was not saved in np shape semantics, but is being loaded in np "
+                 "shape semantics: load it inside `with mx.np_shape(False)`")
+
+
+def _read_record(r, i, semantics=None):
+    """One array record -> (numpy array, (device type, device id)); ``semantics``: see
+    _check_semantics."""
     what = f"array {i}"
     magic = r.u32(f"{what} magic")
     if magic in (V2_MAGIC, V3_MAGIC):
         np_shape = magic == V3_MAGIC
+        _check_semantics(r, what, np_shape, semantics)
         stype = r.i32(f"{what} storage type")
         if stype not in (DENSE, ROW_SPARSE, CSR):
             raise r.fail(f"{what} has an unknown storage type {stype}")
         sshape = _read_shape(r, f"{what} storage shape", True) if stype != DENSE else None
-        shape = _read_shape(r, f"{what} shape", np_shape)
+        shape = _read_shape(r, f"{what} shape", True)
         if not np_shape and not shape:
             raise r.fail(f"{what} is an empty (none) NDArray, which cannot be loaded")
     elif magic == V1_MAGIC:
@@ -208,7 +224,7 @@ def _sparse_value(r, what, stype, shape, values, aux):
     return sv.CSR(values, indices, indptr, shape)
 
 
-def _read_file(r):
+def _read_file(r, semantics=None):
     """The whole stream -> (list of (array, context), list of names)."""
     magic, _reserved = r.unpack("<QQ", "header")
     if magic != FILE_MAGIC:
@@ -216,7 +232,7 @@ def _read_file(r):
     n = r.u64("array count")
     if n > r.left // 16:          # every record takes at least 16 bytes
         raise r.fail(f"array count {n} exceeds the data present")
-    arrays = [_read_record(r, i) for i in range(n)]
+    arrays = [_read_record(r, i, semantics) for i in range(n)]
     m = r.u64("name count")
     if m not in (0, n):
         raise r.fail(f"{m} names for {n} arrays")
@@ -253,13 +269,29 @@ def _to_ndarrays(arrays, names):
     return out
 
 
-def _load_stream(stream, size, source):
-    return _to_ndarrays(*_read_file(_Reader(stream, size, source)))
+def _load_stream(stream, size, source, semantics):
+    return _to_ndarrays(*_read_file(_Reader(stream, size, source), semantics))
+
+
+def _current_semantics():
+    from ..util import is_np_shape
+    return bool(is_np_shape())
 
 
 def load(fname):
     """Load NDArrays saved by ``mx.nd.save`` (or MXNet 1.x): a list, or a dict when the
-    file holds names. Sparse arrays come back sparse."""
+    file holds names. Sparse arrays come back sparse. As in MXNet, arrays saved under
+    ``mx.np_shape(True)`` load only under it, and the others only outside it."""
+    return _load_file(fname, _current_semantics())
+
+
+def load_any(fname):
+    """``load`` accepting records of either shape semantics (what Gluon's
+    load_parameters does in MXNet by retrying outside numpy semantics)."""
+    return _load_file(fname, None)
+
+
+def _load_file(fname, semantics):
     path = os.fspath(fname) if isinstance(fname, (str, bytes, os.PathLike)) else None
     if path is None:
         raise _BadInput(f"fname must be a str or path, got {type(fname).__name__}")
@@ -268,7 +300,7 @@ def load(fname):
     except OSError as err:
         raise MXNetError(f"Failed to open {path!r} for reading: {err.strerror}") from None
     with f:
-        return _load_stream(f, os.fstat(f.fileno()).st_size, repr(path))
+        return _load_stream(f, os.fstat(f.fileno()).st_size, repr(path), semantics)
 
 
 def load_frombuffer(buf):
@@ -276,7 +308,7 @@ def load_frombuffer(buf):
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise _BadInput("buf required to be a string or bytes")
     data = memoryview(buf).cast("B")
-    return _load_stream(io.BytesIO(data), len(data), "buffer")
+    return _load_stream(io.BytesIO(data), len(data), "buffer", _current_semantics())
 
 
 loads = load_frombuffer
@@ -350,9 +382,10 @@ def _write_record(w, arr, a, magic):
 def _write(w, data):
     arrays, names = _normalize(data)
     host = [arr._read_value() if arr._sparse else arr.asnumpy() for arr in arrays]
-    # MXNet refuses files that mix the two record magics under a scoped np_shape, so
-    # one 0-d or zero-size array puts every record in numpy-shape form.
-    legacy = all(a.shape and all(a.shape) for a in host)
+    # As MXNet, records take the numpy-shape magic under mx.np_shape(True), the classic
+    # one outside it; a 0-d array, which classic shapes cannot express, puts every
+    # record in numpy-shape form (MXNet refuses files that mix the two).
+    legacy = not _current_semantics() and all(a.shape for a in host)
     w(struct.pack("<QQQ", FILE_MAGIC, 0, len(arrays)))
     for arr, a in zip(arrays, host):
         _write_record(w, arr, a, V2_MAGIC if legacy else V3_MAGIC)

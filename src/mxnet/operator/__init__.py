@@ -28,3 +28,16 @@ from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noq
 from ctypes import cast, pointer  # noqa: E402,F401
 from ..util import is_np_array  # noqa: E402,F401
 from .info import OperatorArguments, get_operator_arguments, ctypes2numpy_shared  # noqa: E402,F401
+import ctypes  # noqa: E402,F401
+from ..base import NDArrayHandle  # noqa: E402,F401
+
+# MXNet's module also exposes NDArray: the front end installs it (operator.frontend; the
+# operator layer imports no front end), and __all__ lets `import *` reach it too.
+__all__ = sorted([n for n in globals() if not n.startswith("_")] + ["NDArray"])
+
+
+def __getattr__(name):
+    if name == "NDArray":
+        from .frontend import need
+        return need("ndarray_class")
+    raise AttributeError(f"module 'mxnet.operator' has no attribute {name!r}")

@@ -86,6 +86,8 @@ def bind_call(op, args, kwargs, is_input):
         if k in names or (is_input(v) and op.variadic is None):
             if v is not None:
                 named_inputs[k] = v
+        elif v is None and k not in op.params.fields:
+            continue        # an input these parameters drop (sequence_length=None)
         elif k.startswith("__") and k.endswith("__"):
             continue                          # attributes such as __layout__
         else:
@@ -110,6 +112,10 @@ def bind_call(op, args, kwargs, is_input):
         return list(pos_inputs), p
     p = op.parse(raw)
     arg_names = list(op.arguments(p)) + list(op.aux_states(p))
+    # A None given for an input these parameters drop (Convolution(x, w, None,
+    # no_bias=True)) is no input, as in MXNet's generated functions.
+    while len(pos_inputs) > len(arg_names) and pos_inputs[-1] is None:
+        pos_inputs.pop()
     if len(pos_inputs) > len(arg_names):
         raise MXNetError(f"Operator {op.name} takes {len(arg_names)} inputs "
                          f"({', '.join(arg_names)}), got {len(pos_inputs)}")

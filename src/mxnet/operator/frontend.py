@@ -6,8 +6,9 @@ stay one-way.
 
 Installed names: ``wrap_array(data, ctx)`` (an NDArray over a device array),
 ``failed_array(shape, dtype, ctx, error)`` (an NDArray whose read raises error),
-``is_array(v)``, ``create_symbol(op, inputs, params, name, attr, hint)`` and
-``is_symbol(v)``.
+``is_array(v)``, ``ndarray_class`` (the NDArray class itself, which ``mx.operator``
+exposes as MXNet's module does), ``create_symbol(op, inputs, params, name, attr, hint)``
+and ``is_symbol(v)``.
 """
 from ..base import MXNetError
 

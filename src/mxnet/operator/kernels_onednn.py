@@ -268,7 +268,8 @@ def _pool_plan(p, x_shape, y_shape):
     """(alg, kernel, stride, pad_l, pad_r) for oneDNN, or None when MXNet's semantics
     differ from what oneDNN computes for this case."""
     if not _layout_ok(p) or p.pool_type not in ("max", "avg") or len(x_shape) not in (3, 4,
-                                                                                      5):
+                                                                                      5) \
+            or p.pooling_convention == "same":      # its pad is not per-dimension
         return None
     nd = len(x_shape) - 2
     spatial = tuple(x_shape[2:])

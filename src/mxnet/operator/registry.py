@@ -22,7 +22,7 @@ creates for a missing input, e.g. an initializer for BatchNorm's moving stats);
 ``check_params(p)`` (rejects parameter values that no single Schema field can: a
 combination, an option not implemented; ``parse`` calls it, so a call, a symbol's
 creation or loading checks once, never infer_shape and forward again);
-``writes_outputs``.
+``writes_outputs``; ``unnamed_inputs`` (monitors name the inputs ``input0``...).
 
 Compute contract. ``forward(ctx, p, inputs, aux)`` receives device arrays (NumPy or
 CuPy; ``ctx.xp`` is the module, never branch on it: device kernels go in

@@ -60,3 +60,22 @@ def test_batch_norm_with_relu():
                                                        fix_gamma=False),
         [x.astype(np.float64), g.astype(np.float64), b.astype(np.float64)],
         numeric_eps=1e-4, rtol=2e-2, atol=1e-4)
+
+
+def test_sync_batch_norm_outputs_the_variance():
+    # with output_mean_var, SyncBatchNorm's third output is the variance (BatchNorm's
+    # is 1/sqrt(var + eps)); the gradient is BatchNorm's all the same
+    x, g, b, mm, mv = _inputs()
+    res = []
+    for fn, extra in ((nd.contrib.SyncBatchNorm, {"key": "bn1"}), (nd.BatchNorm, {})):
+        arrs = [nd.array(a) for a in (x, g, b, mm, mv)]
+        arrs[0].attach_grad()
+        with mx.autograd.record():
+            y, mean, var = fn(*arrs, fix_gamma=False, eps=1e-3, output_mean_var=True,
+                              **extra)
+        y.backward()
+        res.append((mean.asnumpy(), var.asnumpy(), arrs[0].grad.asnumpy()))
+    assert_almost_equal(res[0][0], x.mean(axis=(0, 2, 3)), atol=1e-6)
+    assert_almost_equal(res[0][1], x.var(axis=(0, 2, 3)), rtol=1e-4, atol=1e-6)
+    assert_almost_equal(res[1][1], 1 / np.sqrt(x.var(axis=(0, 2, 3)) + 1e-3), rtol=1e-4)
+    assert_almost_equal(res[0][2], res[1][2], rtol=1e-4, atol=1e-5)

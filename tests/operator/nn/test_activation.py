@@ -176,3 +176,18 @@ def test_rrelu_training_random_slopes():
     with mx.autograd.train_mode():
         _, mask2 = nd.LeakyReLU(nd.array(x), act_type="rrelu")
     assert_almost_equal(mask2.asnumpy(), m)
+
+
+@pytest.mark.parametrize("xshape,gshape,bshape", [
+    ((3, 4), (3, 4), (3, 4)),              # gamma over batch and channel
+    ((3, 4, 2, 5), (3, 4), (3, 4, 1, 1)),
+    ((3, 4, 2), (1, 4), (1, 4, 1)),
+])
+def test_prelu_gamma_on_axes_0_and_1(xshape, gshape, bshape):
+    # gamma's axes match data's axes 0 and 1 (MXNet 1.9.1's broadcast rule)
+    x = away_from_zero(*xshape)
+    gamma = rs.uniform(0.1, 0.9, gshape)
+    check(Case("LeakyReLU", lambda a, g: np.where(a > 0, a, g.reshape(bshape) * a),
+               kwargs={"act_type": "prelu"}, ref_kwargs=False, inputs=[x, gamma]))
+    with pytest.raises(MXNetError, match="cannot broadcast gamma"):
+        nd.LeakyReLU(nd.array(x), nd.ones((2,) + gshape), act_type="prelu")

@@ -45,3 +45,16 @@ def test_correlation(k, d, s1, s2, pad, mult):
               is_multiply=mult)
     check(Case("Correlation", lambda x, y: ref_corr(x, y, k, d, s1, s2, pad, mult),
                kwargs=kw, ref_kwargs=False, inputs=[a, b]))
+
+
+def test_absolute_difference_gradient_counts_ties_as_positive():
+    # d|a - b|/da is +1 where a == b, as in MXNet's kernel (-1 for data2)
+    import mxnet as mx
+    a = mx.nd.ones((1, 1, 3, 3))
+    b = mx.nd.ones((1, 1, 3, 3))
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Correlation(a, b, kernel_size=1, max_displacement=0, is_multiply=False)
+    y.backward()
+    assert (a.grad.asnumpy() == 1).all() and (b.grad.asnumpy() == -1).all()

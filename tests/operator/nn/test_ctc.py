@@ -166,3 +166,38 @@ def test_bad_input():
         nd.CTCLoss(data, nd.array([[1, 2], [1, 0], [1, 1]]), label_lengths=nd.array([3, 1, 1]),
                    use_label_lengths=True)
         mx.nd.waitall()   # computing errors surface at the sync point
+
+
+def test_frames_past_length_may_hold_nan():
+    # MXNet ignores the data past each sequence's length, NaN included
+    rs = np.random.RandomState(3)
+    data = rs.randn(6, 2, 4).astype(np.float32)
+    full = data.copy()
+    data[4:] = np.nan
+    label = nd.array([[1, 2], [3, 0]])
+    lens = nd.array([4, 4])
+    results = []
+    for d in (data, full):
+        x = nd.array(d)
+        x.attach_grad()
+        with mx.autograd.record():
+            loss = nd.CTCLoss(x, label, lens, use_data_lengths=True)
+        loss.backward()
+        results.append((loss.asnumpy(), x.grad.asnumpy()))
+    assert_almost_equal(results[0][0], results[1][0])
+    assert not np.isnan(results[0][1]).any()
+    assert_almost_equal(results[0][1], results[1][1])
+    assert (results[0][1][4:] == 0).all()
+
+
+def test_label_may_name_the_blank_class():
+    # a label equal to the blank's class is an ordinary label state in MXNet: with
+    # uniform activations only the label's length and repeats matter
+    data = nd.ones((20, 2, 4))
+    a = nd.CTCLoss(data, nd.array([[2, 1, 0], [3, 2, 2]]), nd.array([2, 3]),
+                   use_label_lengths=True, blank_label="last")
+    b = nd.CTCLoss(data, nd.array([[2, 1, 0], [1, 2, 2]]), nd.array([2, 3]),
+                   use_label_lengths=True, blank_label="last")
+    assert_almost_equal(a.asnumpy(), b.asnumpy())
+    with pytest.raises(MXNetError, match="label values"):
+        nd.CTCLoss(data, nd.array([[4, 1], [1, 1]]), blank_label="last").asnumpy()

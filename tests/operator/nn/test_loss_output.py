@@ -209,3 +209,25 @@ def test_make_loss(kw, div):
     y.backward(nd.array(np.full((2, 3), 7.0)))        # head gradient ignored
     assert_almost_equal(y.asnumpy(), x)
     assert_almost_equal(xx.grad.asnumpy(), np.full((2, 3), 1.0 / div), rtol=1e-6)
+
+
+@pytest.mark.parametrize("preserve_shape", [False, True])
+@pytest.mark.parametrize("normalization", ["null", "batch", "valid"])
+def test_softmax_output_soft_labels(preserve_shape, normalization):
+    # a label of the data's shape holds probabilities: grad = (softmax - label) *
+    # grad_scale, neither normalised nor masked (as MXNet 1.9.1)
+    rs = np.random.RandomState(5)
+    x = rs.uniform(-1, 1, (3, 4))
+    lab = rs.uniform(0, 1, (3, 4))
+    lab /= lab.sum(axis=1, keepdims=True)
+    X, L = mx.sym.Variable("X"), mx.sym.Variable("L")
+    y = mx.sym.SoftmaxOutput(X, L, preserve_shape=preserve_shape, grad_scale=2.0,
+                             normalization=normalization, use_ignore=True,
+                             ignore_label=0.0)
+    grad = nd.zeros((3, 4))
+    ex = y.bind(mx.cpu(), args=[nd.array(x), nd.array(lab)], args_grad={"X": grad})
+    ex.forward(is_train=True)
+    ex.backward()
+    sm = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    assert_almost_equal(ex.outputs[0].asnumpy(), sm, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(grad.asnumpy(), 2.0 * (sm - lab), rtol=1e-5, atol=1e-6)

@@ -239,10 +239,24 @@ def test_symbol_shape():
     ((2, 3, 7, 7), dict(kernel=(2, 2), stride=(2,)), "stride"),
     ((2, 3, 7, 7), dict(kernel=(2, 2), pool_type="lp"), "p_value"),
     ((2, 3, 7, 7), dict(kernel=(2, 2), layout="NWC"), "layout"),
-    ((2, 3, 7), dict(kernel=(2,), pooling_convention="same"), "same"),
+    ((2, 3, 7, 7), dict(kernel=(2, 2), pooling_convention="same"), "1-D"),
+    ((2, 3, 7), dict(kernel=(2,), pad=(1,), pooling_convention="same"), "pad"),
     ((3, 7), dict(kernel=(2,)), "3-D"),
     ((1, 1, 2, 2, 2, 2), dict(kernel=(2, 2, 2, 2)), "3-D"),
 ])
 def test_bad_parameters(shape, kw, msg):
     with pytest.raises(MXNetError, match=msg):
         nd.Pooling(nd.ones(shape), **kw).asnumpy()
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+@pytest.mark.parametrize("n,k,s", [(10, 2, 2), (11, 2, 2), (11, 3, 2), (7, 2, 3)])
+def test_same_convention_1d(pool_type, n, k, s):
+    # MXNet 1.9.1's 'same': ceil(n / s) windows from 0, clipped at the input's end
+    x = np.random.RandomState(0).randn(2, 3, n).astype(np.float32)
+    reduce = {"max": np.max, "avg": np.mean, "sum": np.sum}[pool_type]
+    want = np.stack([reduce(x[:, :, i * s:i * s + k], axis=2)
+                     for i in range(-(-n // s))], axis=2)
+    got = nd.Pooling(nd.array(x), kernel=(k,), stride=(s,), pad=(0, 0, 0),
+                     pool_type=pool_type, pooling_convention="same")
+    assert_almost_equal(got.asnumpy(), want, rtol=1e-5, atol=1e-6)

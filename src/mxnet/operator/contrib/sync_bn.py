@@ -3,7 +3,8 @@
 SyncBatchNorm in MXNet 1.9.1 reduces the batch statistics over the ``ndev`` devices
 that share ``key``. In one process with one device per call that reduction is the
 identity, so it computes exactly BatchNorm over the channel axis 1; ``ndev``/``key`` are
-accepted and checked. BatchNormWithReLU is BatchNorm followed by max(., 0), with the
+accepted and checked. Its third output (with ``output_mean_var``) is the variance the
+data was normalised with, where BatchNorm gives the inverse standard deviation. BatchNormWithReLU is BatchNorm followed by max(., 0), with the
 ReLU's mask applied to the gradient.
 """
 from ...base import MXNetError
@@ -37,7 +38,12 @@ class SyncBatchNorm(BatchNorm):
         return 1
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        return _written(out, super().forward(ctx, p, inputs, aux))
+        # unlike BatchNorm, the third output is the variance itself, not 1/sqrt(var+eps)
+        y, mean, var, _ = self._normalize(ctx, p, inputs, aux, out)
+        return _written(out, [y, mean, var])
+
+    def _saved_invstd(self, xp, p, saved):
+        return 1.0 / xp.sqrt(saved + saved.dtype.type(p.eps))
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return _written(in_grad, super().backward(ctx, p, out_grads, inputs, outputs, aux))

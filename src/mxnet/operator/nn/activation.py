@@ -133,11 +133,27 @@ def _gelu_grad(xp, g, x, y):
     return g * pdf
 
 
-def _prelu_gamma(xp, gamma, ndim):
-    """gamma broadcast against data: (C,) on axis 1, or a single value."""
-    if gamma.size == 1:
-        return gamma.reshape((1,) * ndim)
-    return gamma.reshape((1, -1) + (1,) * (ndim - 2))
+def _prelu_gamma_shape(gshape, dshape):
+    """The shape gamma takes to broadcast against data: gamma's axes are matched, last
+    to first, against data's axes 0 and 1 only (so (C,) lands on the channel axis and
+    (N, C) on batch and channel), each equal to data's or 1; every other axis is 1."""
+    gshape, dshape = tuple(gshape), tuple(dshape)
+    res = [1] * len(dshape)
+    k = len(gshape) - 1
+    for i in range(min(1, len(dshape) - 1), -1, -1):
+        if k >= 0 and gshape[k] in (dshape[i], 1):
+            res[i] = gshape[k]
+            k -= 1
+    if k >= 0:
+        raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape {gshape} to "
+                         f"data of shape {dshape}; gamma's axes must match data's axes "
+                         f"0 and 1 (e.g. ({dshape[1] if len(dshape) > 1 else 1},) or (1,))")
+    return tuple(res)
+
+
+def _prelu_gamma(xp, gamma, shape):
+    """gamma reshaped to broadcast against data of ``shape``."""
+    return gamma.reshape(_prelu_gamma_shape(gamma.shape, shape))
 
 
 @register
@@ -179,10 +195,8 @@ class LeakyReLU(Op):
                                  f"(channel axis 1), got shape {tuple(d)}")
             if g is None:
                 g = (d[1],)
-            elif tuple(g) not in ((d[1],), (1,)):
-                raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape "
-                                 f"{tuple(g)} to data of shape {tuple(d)}; gamma must have "
-                                 f"shape ({d[1]},) or (1,)")
+            else:
+                _prelu_gamma_shape(g, d)
         return [d, g], [d], []
 
     def infer_type(self, p, in_types):
@@ -204,9 +218,9 @@ class LeakyReLU(Op):
             return [_gelu(xp, x)]
         if act == "prelu":
             gamma = inputs[1]
-            if gamma.size != 1 and (x.ndim < 2 or gamma.shape != (x.shape[1],)):
+            if x.ndim < 2:
                 self.infer_shape(p, [x.shape, gamma.shape])
-            return [xp.where(x > 0, x, x * _prelu_gamma(xp, gamma, x.ndim))]
+            return [xp.where(x > 0, x, x * _prelu_gamma(xp, gamma, x.shape))]
         # rrelu
         if ctx.is_train:
             u = ctx.rng.random(x.shape, dtype=np.float32)
@@ -233,14 +247,12 @@ class LeakyReLU(Op):
             return [xp.where(x > 0, g, g * outputs[1])]
         gamma = inputs[1]
         neg = x <= 0
-        gx = xp.where(neg, g * _prelu_gamma(xp, gamma, x.ndim), g)
+        gshape = _prelu_gamma_shape(gamma.shape, x.shape)
+        gx = xp.where(neg, g * gamma.reshape(gshape), g)
         ggamma = None
         if ctx.need_grad is None or ctx.need_grad[1]:
             contrib = g * x * neg
-            if gamma.size == 1 and gamma.shape != (x.shape[1],):
-                ggamma = contrib.sum().reshape(gamma.shape)
-            else:
-                axes = (0,) + tuple(range(2, x.ndim))
-                ggamma = contrib.sum(axis=axes).reshape(gamma.shape)
+            axes = tuple(i for i, n in enumerate(gshape) if n == 1)
+            ggamma = contrib.sum(axis=axes).reshape(gamma.shape)
         return [gx, ggamma]
 

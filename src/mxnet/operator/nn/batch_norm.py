@@ -87,6 +87,16 @@ class BatchNorm(Op):
         return axes, tuple(bshape)
 
     def forward(self, ctx, p, inputs, aux, out=None):
+        y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out)
+        return [y, mean, invstd]
+
+    def _saved_invstd(self, xp, p, saved):
+        """The inverse standard deviation from forward's third output."""
+        return saved
+
+    def _normalize(self, ctx, p, inputs, aux, out):
+        """Forward's work: (y, mean, var, invstd) with the statistics it normalised by
+        (the batch's in training, else the moving ones)."""
         xp = ctx.xp
         x, gamma, beta = inputs
         mm, mv = aux
@@ -114,18 +124,19 @@ class BatchNorm(Op):
             mv += (1 - m) * var.astype(mv.dtype, copy=False)
         else:
             mean = mm.astype(ct, copy=True)
-            invstd = (1.0 / xp.sqrt(mv.astype(ct, copy=False) + p.eps)).astype(ct)
+            var = mv.astype(ct, copy=True)
+            invstd = (1.0 / xp.sqrt(var + p.eps)).astype(ct)
             scale = gamma.astype(ct, copy=False) * invstd
             shift = beta.astype(ct, copy=False) - mean * scale
             y = xp.multiply(xc, scale.reshape(bshape), out=dst)
             y += shift.reshape(bshape)
-        return [y.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
-                invstd.astype(ct, copy=False)]
+        return (y.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
+                var.astype(ct, copy=False), invstd.astype(ct, copy=False))
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, gamma, _ = inputs
-        mean, invstd = outputs[1], outputs[2]
+        mean, invstd = outputs[1], self._saved_invstd(xp, p, outputs[2])
         axes, bshape = self._layout(p, x)
         ct = mean.dtype
         g = out_grads[0].astype(ct, copy=False)

@@ -128,7 +128,8 @@ class Correlation(Op):
             if p.is_multiply:
                 da, db2 = gm[:, None] * b2, gm[:, None] * a1
             else:
-                s = xp.sign(a1 - b2)
+                # ties count as +1 for data1 (and -1 for data2), as MXNet's kernel
+                s = xp.where(a1 >= b2, 1, -1).astype(a1.dtype)
                 da, db2 = gm[:, None] * s, -gm[:, None] * s
             ga += da
             gb += _shift(xp, db2, -dy, -dx)

@@ -73,11 +73,12 @@ def _lengths(xp, p, inputs, T, N, Lmax, C):
         is_pad = label == (0 if blank_first else -1)
         llen = xp.where(is_pad.any(axis=1), is_pad.argmax(axis=1), Lmax)
     inside = xp.arange(Lmax)[None, :] < llen[:, None]
-    lo, hi = (1, C - 1) if blank_first else (0, C - 2)
-    bad = inside & ((label < lo) | (label > hi))
+    # A label may even name the blank's class (MXNet takes it as an ordinary label
+    # state), so only the alphabet bounds it.
+    bad = inside & ((label < 0) | (label >= C))
     if bool(bad.any()):
-        raise MXNetError(f"CTCLoss: label values must lie in [{lo}, {hi}] for an alphabet "
-                         f"of {C} with blank_label='{p.blank_label}'")
+        raise MXNetError(f"CTCLoss: label values must lie in [0, {C - 1}] for an "
+                         f"alphabet of {C}")
     return dlen, llen, label, inside
 
 
@@ -145,7 +146,8 @@ def ctc_forward_backward(xp, data, p, inputs, want_grad):
     grad = xp.exp(lp)
     grad -= by_class
     live = (xp.arange(T)[:, None] < dlen[None, :]) & feasible[None, :]
-    grad *= live[:, :, None]
+    # where, not a product: frames past an example's length may hold anything (NaN)
+    grad = xp.where(live[:, :, None], grad, work.type(0))
     return loss, grad.astype(data.dtype, copy=False)
 
 

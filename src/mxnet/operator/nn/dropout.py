@@ -17,8 +17,9 @@ __all__ = ["Dropout"]
 class Dropout(Op):
     """Randomly zero elements with probability ``p`` during training. ``axes`` lists
     axes along which one draw is shared (variational dropout: the mask has size 1 on
-    them). ``mode='always'`` applies dropout in inference too. p = 1 zeroes everything
-    (MXNet 1.9.1 produces NaN there)."""
+    them). ``mode='always'`` applies dropout in inference too. With p = 1 the scale
+    1/(1-p) is infinite and every kept-or-not product 0 * inf, so the output and the
+    gradient are NaN, as in MXNet 1.9.1."""
     name = "Dropout"
     params = Schema(p=Float(0.5, low=0.0, high=1.0),
                     mode=Enum(("always", "training"), "training"),
@@ -60,7 +61,7 @@ class Dropout(Op):
             mshape[a % x.ndim] = 1
         keep = 1.0 - p.p
         if keep <= 0.0:
-            mask = xp.zeros(mshape, x.dtype)
+            mask = xp.full(mshape, np.nan, x.dtype)     # 0 * (1 / 0), see the class doc
         else:
             mask = (ctx.rng.random(tuple(mshape), dtype=np.float32) < keep).astype(x.dtype)
             mask *= x.dtype.type(1.0 / keep)

@@ -60,6 +60,8 @@ class SoftmaxOutput(Op):
     divide by the number of positions per sample. ``use_ignore`` zeroes the gradient
     of positions labelled ``ignore_label``; ``smooth_alpha`` smooths the one-hot target
     (except with ``multi_output``, where MXNet 1.9.1 ignores it).
+    A label of the data's shape (without ``multi_output``) holds target probabilities:
+    the gradient is then (softmax - label) * grad_scale, unnormalised.
     With ``out_grad=True`` MXNet 1.9.1 multiplies the gradient by the output itself
     (not the head gradient); that is reproduced.
     """
@@ -97,7 +99,7 @@ class SoftmaxOutput(Op):
         else:
             lab = tuple(lab)
             ok = lab == want or (p.multi_output and lab == (d[0],) + tuple(d[2:])) \
-                or self._soft_label(d, lab)
+                or self._soft_label(p, tuple(d), lab)
             if not ok:
                 raise ShapeError(f"SoftmaxOutput: label shape inconsistent: provided {lab}, "
                                  f"inferred {want} from data shape {tuple(d)}")
@@ -108,9 +110,10 @@ class SoftmaxOutput(Op):
         return [t, t], [t], []
 
     @staticmethod
-    def _soft_label(d, lab):
-        """A label of the data's own shape holds class probabilities (MXNet 1.9.1)."""
-        return len(d) >= 2 and tuple(lab) == tuple(d)
+    def _soft_label(p, dshape, lshape):
+        """A label of the data's own shape holds target probabilities (soft labels)."""
+        return (not p.multi_output and len(dshape) >= 2
+                and tuple(lshape) == tuple(dshape))
 
     def _rows(self, p, x):
         """(array view for the softmax, axis) per the layout parameters."""
@@ -132,14 +135,15 @@ class SoftmaxOutput(Op):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, y, label = ctx.xp, outputs[0], inputs[1]
-        if self._soft_label(y.shape, label.shape):
-            # Probability labels: (softmax - label) * grad_scale, no normalization.
-            dst = in_grad[0] if in_grad is not None else None
-            grad = xp.subtract(y, label, out=dst) if dst is not None else y - label
-            if p.out_grad:
-                grad *= y
-            grad *= grad.dtype.type(p.grad_scale)
-            return [grad, _label_grad(ctx, label)]
+        if self._soft_label(p, y.shape, label.shape):
+            # probabilities as targets: (softmax - label) * grad_scale, which MXNet
+            # neither normalises nor masks with ignore_label
+            dst = None if in_grad is None else in_grad[0]
+            dx = xp.subtract(y, label, out=dst)
+            if p.out_grad:              # MXNet's out_grad quirk: scaled by the output
+                dx *= y
+            dx *= dx.dtype.type(p.grad_scale)
+            return [dx, _label_grad(ctx, label)]
         v, axis = self._rows(p, y)
         k = v.shape[axis]
         if p.multi_output:

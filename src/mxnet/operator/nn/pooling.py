@@ -60,10 +60,19 @@ def _geometry(p, dshape):
     if any(k <= 0 for k in kernel):
         raise MXNetError(f"{name}: kernel must be positive in every dimension, got {kernel}")
     stride = spatial_tuple(name, "stride", p.stride, nd, 1)
-    pad = spatial_tuple(name, "pad", p.pad, nd, 0, low=0)
-    if p.pooling_convention == "same":
-        raise MXNetError(f"{name}: pooling_convention='same' is not supported (MXNet 1.9.1 "
-                         "rejects it for every input as well)")
+    same = p.pooling_convention == "same"
+    if same:
+        # MXNet 1.9.1 has 'same' for 1-D data only, without padding: ceil(x / stride)
+        # windows starting at 0, the last ones clipped at the end of the input
+        if nd != 1:
+            raise MXNetError(f"{name}: pooling_convention='same' supports 1-D pooling only "
+                             f"(data of shape (batch, channel, x)), got shape {dshape}")
+        if any(p.pad):
+            raise MXNetError(f"{name}: pooling_convention='same' takes no pad, got "
+                             f"pad={tuple(p.pad)}")
+        pad = (0,)
+    else:
+        pad = spatial_tuple(name, "pad", p.pad, nd, 0, low=0)
     if p.pool_type == "lp" and p.p_value is None:
         raise MXNetError(f"{name}: p_value is required for pool_type='lp'")
     out = []
@@ -71,6 +80,9 @@ def _geometry(p, dshape):
         size = spatial[d]
         if not size:
             out.append(None)
+            continue
+        if same:
+            out.append(-(-size // stride[d]))
             continue
         if kernel[d] > size + 2 * pad[d]:
             raise MXNetError(f"{name}: kernel size ({kernel[d]}) exceeds input ({size} padded "
@@ -136,7 +148,8 @@ def cache_blocked(win, n, c, dtype):
 class Pooling(Op):
     """Pool each channel's spatial windows: max, avg (with MXNet's count_include_pad
     rule), sum, or lp ((sum x^p)^(1/p), p_value 1, 2 or 3). pooling_convention 'valid'
-    floors the output size, 'full' ceils it; global_pool pools the whole input
+    floors the output size, 'full' ceils it, 'same' (1-D only) gives ceil(x / stride)
+    windows; global_pool pools the whole input
     (kernel/stride/pad are ignored). cudnn_off is accepted and has no effect on CPU."""
     name = "Pooling"
     params = Schema(kernel=Shape(()), pool_type=Enum(("avg", "lp", "max", "sum"), "max"),

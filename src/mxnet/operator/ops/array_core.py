@@ -89,6 +89,7 @@ class Reshape(Op):
     backward_uses = ("out_grad",)
     inplace = ((0, 0),)
     writes_outputs = True
+    keeps_size = True           # see executor/partial_shape.py
 
     def _target(self, p, dshape):
         if p.shape:

@@ -89,6 +89,12 @@ class BroadcastLike(_BroadcastBase):
     name = "broadcast_like"
     params = Schema(lhs_axes=ShapeOrNone(None), rhs_axes=ShapeOrNone(None))
 
+    def check_params(self, p):
+        for name in ("lhs_axes", "rhs_axes"):
+            if p[name] == ():
+                raise MXNetError(f"broadcast_like: {name}=() is empty; give the axes to "
+                                 "broadcast, or leave both out for all of them")
+
     def arguments(self, p):
         return ["lhs", "rhs"]
 

@@ -117,8 +117,8 @@ class Arange(_Creation):
 
     def _range(self, p):
         if p.infer_range:
-            raise MXNetError("_arange: infer_range=True (stop inferred from the output "
-                             "shape) is not supported")
+            raise MXNetError("_arange: infer_range=True takes its length from the output "
+                             "shape, which only symbolic shape inference provides")
         start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
         if p.step == 0:
             raise MXNetError("_arange: step cannot be 0")
@@ -131,11 +131,33 @@ class Arange(_Creation):
         return start, n
 
     def shape(self, p):
+        if p.infer_range:
+            return (0,)                 # unknown until inference reaches the output
         return (self._range(p)[1] * p.repeat,)
+
+    def complete_params(self, p, out_shapes):
+        """With ``infer_range``: the parameters of the range that fills the inferred
+        output shape (the same start and step, ``stop`` half a step past the last
+        value so that rounding cannot change the count)."""
+        if not p.infer_range or out_shapes[0] is None or not all(out_shapes[0]):
+            return p
+        n = out_shapes[0][0] // max(p.repeat, 1)
+        done = Params(p)
+        done["infer_range"] = False
+        done["stop"] = p.start + (n - 0.5) * p.step
+        done.given = p.given
+        return done
 
     def values(self, xp, p):
         start, n = self._range(p)
-        v = (start + xp.arange(n, dtype=np.float64) * p.step).astype(p.dtype)
+        dt = np.dtype(p.dtype)
+        if dt.kind == "f":
+            # start and step in the output type, as MXNet computes them
+            v = dt.type(start) + xp.arange(n, dtype=dt) * dt.type(p.step)
+        else:
+            # integers: start and step truncated first (arange(1.3, 5, 1.3) is 1, 2, 3),
+            # then wrapped into the type (a negative step in uint8)
+            v = (int(start) + xp.arange(n, dtype=np.int64) * int(p.step)).astype(dt)
         return xp.repeat(v, p.repeat) if p.repeat > 1 else v
 
 

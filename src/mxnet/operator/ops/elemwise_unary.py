@@ -195,7 +195,8 @@ _TABLE = {
                     uses="none"),
     # --- activations -------------------------------------------------------------------
     "relu": dict(forward=lambda xp, x, p, out=None: xp.maximum(x, 0, out=out),
-                 gradient=lambda xp, g, y, p, out=None: xp.multiply(g, y > 0, out=out),
+                 # sign(y): 1 where y > 0, 0 at 0, NaN where x was NaN (as MXNet's relu)
+                 gradient=lambda xp, g, y, p, out=None: xp.multiply(g, xp.sign(y), out=out),
                  uses="out"),
     "sigmoid": dict(forward=_sigmoid, gradient=lambda xp, g, y, p: g * y * (1 - y),
                     uses="out"),

@@ -7,7 +7,7 @@ gradient.
 """
 import numpy as np
 
-from ...base import MXNetError
+from ...base import InvalidIndex, MXNetError
 from ..params import Bool, DType, Enum, Float, Int, IntOrNone, Schema, Shape
 from ..registry import Op, ShapeError, register
 from .shape_utils import legacy, merge_shapes, norm_axis, prod, zeros_if
@@ -225,7 +225,7 @@ def _nd_key(xp, indices, dshape, opname, check=False):
     m = idx.shape[0]
     dims = xp.asarray(np.array(dshape[:m], dtype=np.int64)).reshape((m,) + (1,) * (idx.ndim - 1))
     if check and bool(((idx < -dims) | (idx >= dims)).any()):
-        raise MXNetError(f"{opname}: index out of range for data of shape {tuple(dshape)}")
+        raise InvalidIndex(f"{opname}: index out of range for data of shape {tuple(dshape)}")
     idx = idx % dims     # also keeps device work free of range checks
     return tuple(idx[i] for i in range(m))
 

@@ -403,13 +403,21 @@ def _copyltu(xp, x):
     return low + _t(xp.tril(x, -1))
 
 
+def _lower_view(a, lower):
+    """a as the lower-triangular form the factor routines work on: a itself when
+    ``lower``, its transpose otherwise (an upper factor U is L = U^T)."""
+    return a if lower else _t(a)
+
+
 @register
 class Potrf(_SquareOp):
-    """Cholesky factorization: the lower-triangular L with A = L @ L.T, for each
-    symmetric positive definite matrix A on the last two axes (only A's lower triangle
-    is read)."""
+    """Cholesky factorization of each symmetric positive definite matrix A on the last
+    two axes: the lower-triangular L with A = L @ L.T (only A's lower triangle is
+    read), or with ``lower=False`` the upper-triangular U with A = U.T @ U (only the
+    upper triangle is read)."""
     name = "_linalg_potrf"
     aliases = ("linalg_potrf",)
+    params = Schema(lower=Bool(True))
     backward_uses = ("out_grad", "out_data")
 
     def forward(self, ctx, p, inputs, aux):
@@ -417,15 +425,17 @@ class Potrf(_SquareOp):
         _check_types(self.name, inputs, _FLOATS)
         _check_square(self.name, a.shape)
         try:
-            out = ctx.xp.linalg.cholesky(_copyltu(ctx.xp, a))
+            out = ctx.xp.linalg.cholesky(_copyltu(ctx.xp, _lower_view(a, p.lower)))
         except np.linalg.LinAlgError as err:
             raise _linalg_error(self.name, err) from None
-        return [out]
+        return [_lower_view(out, p.lower)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
-        # dA = 1/2 L^-T copyltu(L^T dL) L^-1 (symmetric), dL taken as lower-triangular.
-        xp, L = ctx.xp, outputs[0]
-        dL = xp.tril(out_grads[0])
+        # dA = 1/2 L^-T copyltu(L^T dL) L^-1 (symmetric), dL taken as lower-triangular;
+        # an upper factor is handled as its transpose (the result is symmetric).
+        xp = ctx.xp
+        L = _lower_view(outputs[0], p.lower)
+        dL = xp.tril(_lower_view(out_grads[0], p.lower))
         S = _copyltu(xp, xp.matmul(_t(L), dL))
         X = _solve(ctx, self.name, _t(L), S)             # L^-T S
         X = _t(_solve(ctx, self.name, _t(L), _t(X)))     # (L^-T S) L^-1
@@ -434,17 +444,18 @@ class Potrf(_SquareOp):
 
 @register
 class Potri(_SquareOp):
-    """Inverse of A = L @ L.T from its Cholesky factor L (lower-triangular, on the last
-    two axes): out = (L @ L.T)^-1."""
+    """Inverse of A from its Cholesky factor on the last two axes: (L @ L.T)^-1 for a
+    lower-triangular L, or with ``lower=False`` (U.T @ U)^-1 for an upper U."""
     name = "_linalg_potri"
     aliases = ("linalg_potri",)
+    params = Schema(lower=Bool(True))
     backward_uses = ("out_grad", "in_data", "out_data")
 
     def forward(self, ctx, p, inputs, aux):
         xp, a = ctx.xp, inputs[0]
         _check_types(self.name, inputs, _FLOATS)
         _check_square(self.name, a.shape)
-        L = xp.tril(a)
+        L = xp.tril(_lower_view(a, p.lower))
         eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
         Linv = _solve(ctx, self.name, L, eye)
         return [xp.matmul(_t(Linv), Linv)]
@@ -452,9 +463,9 @@ class Potri(_SquareOp):
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         # Y = (L L^T)^-1: dL = -(S + S^T) L with S = Y g Y, on L's lower triangle.
         xp, Y, g = ctx.xp, outputs[0], out_grads[0]
-        L = xp.tril(inputs[0])
+        L = xp.tril(_lower_view(inputs[0], p.lower))
         S = xp.matmul(xp.matmul(Y, g), Y)
-        return [-xp.tril(xp.matmul(S + _t(S), L))]
+        return [_lower_view(-xp.tril(xp.matmul(S + _t(S), L)), p.lower)]
 
 
 _TRI_PARAMS = Schema(transpose=Bool(False), rightside=Bool(False), lower=Bool(True),

@@ -275,6 +275,10 @@ def _d2s_shape(p, s, inverse):
     if len(s) != 4:
         raise ShapeError(f"{name}: the input must be 4-D (N, C, H, W), got {tuple(s)}")
     n, c, h, w = s
+    for d, nm in zip(s, ("batch", "depth", "height", "width")):
+        if d == 0:      # as MXNet: an empty axis is refused, not passed through
+            raise ShapeError(f"{name}: the {nm} dimension of the input {tuple(s)} "
+                             "cannot be 0")
     if not inverse:
         if c is not None and c % (b * b):
             raise ShapeError(f"{name}: channels ({c}) must be divisible by "

@@ -3,9 +3,9 @@ slice_like."""
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Field, Int, IntOrNone, Schema, Shape
+from ..params import Field, Float, Int, IntOrNone, Schema, Shape
 from ..registry import Op, ShapeError, register
-from .shape_utils import ShapeOnlyBackward, norm_axis, zeros_if
+from .shape_utils import ShapeOnlyBackward, norm_axis, write_view, zeros_if
 
 
 class OptIntTuple(Field):
@@ -182,3 +182,69 @@ class SliceLike(Op):
         out = ctx.xp.zeros(dshape, g.dtype)
         out[tuple(slice(None) if k is None else slice(0, k) for k in keep)] = g
         return [out, zeros_if(ctx, 1, lshape, g.dtype)]
+
+
+def _assign_target(p, lshape):
+    """The shape of lhs[begin:end:step], what the assigned value must have."""
+    key = _slice_key(p, lshape)
+    return key, tuple(_sliced_dim(k, d) for k, d in zip(key, lshape)) + tuple(lshape[len(key):])
+
+
+class _SliceAssignBase(Op):
+    """lhs with the region lhs[begin:end:step] replaced (not differentiable, as in
+    MXNet); written in place when the output is lhs itself (``out=lhs``)."""
+    inplace = ((0, 0),)
+    writes_outputs = True
+    backward_uses = ()
+
+    def _value(self, p, inputs):
+        raise NotImplementedError
+
+    def forward(self, ctx, p, inputs, aux, out=None):
+        lhs = inputs[0]
+        res = lhs.copy() if out is None or out[0] is None else write_view(ctx, lhs, out[0])
+        res[_slice_key(p, lhs.shape)] = self._value(p, inputs)
+        return [res]
+
+
+@register
+class SliceAssign(_SliceAssignBase):
+    """``lhs`` with lhs[begin:end:step] set to ``rhs`` (of that region's shape)."""
+    name = "_slice_assign"
+    aliases = ("_crop_assign",)
+    params = Schema(begin=OptIntTuple(), end=OptIntTuple(), step=OptIntTuple(()))
+
+    def arguments(self, p):
+        return ["lhs", "rhs"]
+
+    def infer_shape(self, p, in_shapes):
+        lhs, rhs = in_shapes
+        if lhs is None:
+            return in_shapes, [None], []
+        _, want = _assign_target(p, lhs)
+        if rhs is not None and None not in want and tuple(rhs) != want:
+            raise ShapeError(f"{self.name}: rhs of shape {tuple(rhs)} does not fit the region "
+                             f"{want} of lhs {tuple(lhs)} (begin={p.begin}, end={p.end}, "
+                             f"step={p.step})")
+        return [tuple(lhs), want], [tuple(lhs)], []
+
+    def _value(self, p, inputs):
+        return inputs[1]
+
+
+@register
+class SliceAssignScalar(_SliceAssignBase):
+    """``data`` with data[begin:end:step] set to ``scalar``."""
+    name = "_slice_assign_scalar"
+    aliases = ("_crop_assign_scalar",)
+    params = Schema(scalar=Float(0.0), begin=OptIntTuple(), end=OptIntTuple(),
+                    step=OptIntTuple(()))
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is not None:
+            _assign_target(p, d)
+        return [d], [d], []
+
+    def _value(self, p, inputs):
+        return inputs[0].dtype.type(p.scalar)
