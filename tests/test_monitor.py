@@ -65,8 +65,8 @@ def test_monitor_all_input_names_follow_mxnet():
         "fc": (mx.sym.FullyConnected(a, num_hidden=2, name="n"), ["n_data", "n_weight", "n_bias"]),
         "act": (mx.sym.Activation(a, act_type="relu", name="n"), ["n_input0"]),
         "sum": (mx.sym.sum(a, name="n"), ["n_input0"]),
-        "scalar": (mx.sym.broadcast_add(a, b, name="n") * 2, ["n_lhs", "n_rhs",
-                                                             "_mulscalar0_input0"]),
+        "scalar": (mx.sym._mul_scalar(mx.sym.broadcast_add(a, b, name="n"), scalar=2,
+                                      name="m"), ["n_lhs", "n_rhs", "m_input0"]),
         "softmax": (mx.sym.softmax(a, name="n"), ["n_data"]),
         "reshape": (mx.sym.reshape(a, shape=(-1,), name="n"), ["n_input0"]),
     }
