@@ -232,7 +232,7 @@ def _write_grad(buf, g):
     and its page faults every step."""
     d = buf._chunk.data
     if d is not None and d.__class__ is g.__class__ and buf._shape == g.shape \
-            and getattr(d, "flags", None) is not None and d.flags.writeable:
+            and getattr(getattr(d, "flags", None), "writeable", True):  # (CuPy: no such flag)
         buf._data[...] = g
         return
     store(buf, g.astype(buf._dtype, copy=True))

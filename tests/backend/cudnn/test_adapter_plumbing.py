@@ -71,6 +71,13 @@ def fake_runtime(monkeypatch):
     monkeypatch.setitem(R._state, "rt", rt)
     monkeypatch.setattr(KC, "try_runtime", lambda: rt)
     monkeypatch.setattr(K, "runtime", lambda: rt)
+    # the adapters' module-level caches (fix_gamma's ones, moving-update kernels,
+    # descriptors) must not keep this stand-in's host arrays or fake handles for the
+    # real GPU tests that may run later in the same process
+    for cache in ("_ONES", "_MOVING"):
+        monkeypatch.setattr(KC, cache, {})
+    for cache in ("_algos", "_geometries", "_pool_descs", "_descs"):
+        monkeypatch.setattr(K, cache, {})
     CALLS.clear()
 
     def recorder(name, nout):
