@@ -94,3 +94,14 @@ def test_arange_infer_range():
     np.testing.assert_array_equal(ex.outputs[0].asnumpy(), [2, 2, 2.5, 2.5, 3, 3])
     with pytest.raises(MXNetError, match="cannot infer the shape"):
         nd._internal._arange(start=0, infer_range=True)    # imperative: nothing to infer
+
+
+@pytest.mark.parametrize("start,stop,step", [(1, -10, 4), (1, 1, 1), (0, 5, 2), (3, -3, -1.5)])
+def test_npi_arange_matches_numpy_and_allows_empty(start, stop, step):
+    # mx.np.arange's operator follows NumPy, empty ranges included; nd.arange refuses
+    # an empty range (MXNet 1.9.1: "Invalid range")
+    got = nd._internal._npi_arange(start=start, stop=stop, step=step, dtype="float64")
+    np.testing.assert_array_equal(got.asnumpy(), np.arange(start, stop, step, dtype=np.float64))
+    if len(np.arange(start, stop, step)) == 0:
+        with pytest.raises(MXNetError, match="empty"):
+            nd.arange(start, stop, step)

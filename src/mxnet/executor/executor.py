@@ -111,6 +111,9 @@ class Executor:
         self.aux_arrays = list(aux_states)
         self._monitor = None
         self._monitor_all = False
+        # an executor's monitor also reports variable inputs under their own names (as
+        # MXNet's executor does); a hybridized block's op hook does not (CachedOp)
+        self._monitor_variables = True
         # the graph actually run: duplicate computations merged (executor/cse.py)
         self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
         g = self._graph = Graph(self._optimized)
@@ -422,7 +425,7 @@ class Executor:
             # as MXNet: an input that is a variable is reported under the variable's
             # name too, before the operator's own name for it
             for (src, _), nm, x in zip(s.node.inputs, s.node.monitor_input_names(), ins):
-                if src.is_variable:
+                if src.is_variable and self._monitor_variables:
                     monitor(src.name, from_data(x.copy(), self._ctx))
                 monitor(f"{s.node.name}_{nm}", from_data(x.copy(), self._ctx))
         octx.req = s.req

@@ -64,7 +64,7 @@ class _Entry:
         self.ex = op.symbol.bind(ctx, self.args, args_grad=self.grads, grad_req=reqs,
                                  aux_states=self.aux)
         if op.monitor is not None:
-            self.ex.set_monitor_callback(*op.monitor)
+            _install_monitor(self.ex, op.monitor)
         bound = {id(a) for a in wrap}
         self.own_outputs = []
         self.out_pos = []          # per output: index into own_outputs, or -1 (a variable)
@@ -137,6 +137,13 @@ class _Entry:
                 outs.append((src.__class__ if src._sparse else NDArray)(
                     src._chunk, src._shape, src._dtype, self.ctx))
         return outs
+
+
+def _install_monitor(ex, monitor):
+    """A block's op hook on one of its executors: MXNet's CachedOp reports operator
+    inputs and outputs only, never the graph's variables under their own names."""
+    ex.set_monitor_callback(*monitor)
+    ex._monitor_variables = False
 
 
 class _GraphOp(Op):
@@ -217,7 +224,7 @@ class CachedOp:
         self.monitor = (callback, monitor_all)
         for pool in self._pools.values():
             for entry in pool:
-                entry.ex.set_monitor_callback(callback, monitor_all)
+                _install_monitor(entry.ex, self.monitor)
 
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""

@@ -122,7 +122,9 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
         step = 1
     if step == 0:
         raise MXNetError("mx.np.arange: step must not be zero")
-    return wrap(_nd.arange(start, stop, step, ctx=ctx or device, dtype=_dt(dtype)))
+    # _npi_arange: an empty range is an empty array here (nd.arange refuses it)
+    return wrap(_nd._internal._npi_arange(start=start, stop=stop, step=step,
+                                          ctx=ctx or device, dtype=_dt(dtype) or "float32"))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
@@ -131,11 +133,14 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if axis != 0:
         raise NotImplementedError("mx.np.linspace: axis != 0 is not implemented in "
                                   "pymxnet yet")
-    values = _onp.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep)
+    dt = _dt(dtype)
+    # NumPy's own rule for the values (NumPy 2 floors them for integer types)
+    values = _onp.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep,
+                           dtype=dt if dt is not None else _onp.float32)
     if retstep:
         values, step = values
-        return array(values, dtype=_dt(dtype), ctx=ctx or device), step
-    return array(values, dtype=_dt(dtype), ctx=ctx or device)
+        return array(values, dtype=dt, ctx=ctx or device), step
+    return array(values, dtype=dt, ctx=ctx or device)
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None):

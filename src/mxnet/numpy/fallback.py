@@ -13,6 +13,7 @@ import functools
 import numpy as _onp
 
 from ..ndarray.ndarray import NDArray
+from .multiarray import same_sequence
 
 # MXNet's ``np.fallback.__all__`` lists the fallback names (filled in at the end)
 __all__ = []
@@ -23,7 +24,7 @@ def to_host(x):
     if isinstance(x, NDArray):
         return x.asnumpy()
     if isinstance(x, (list, tuple)):
-        return type(x)(to_host(v) for v in x)
+        return same_sequence(x, [to_host(v) for v in x])
     if isinstance(x, dict):
         return {k: to_host(v) for k, v in x.items()}
     return x
@@ -49,10 +50,8 @@ def from_host(x, ctx=None):
         if x.dtype.kind in "OUSV":
             return x
         return array(x, dtype=x.dtype, ctx=ctx)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):   # NumPy's named results (EigResult,
-        return type(x)(*(from_host(v, ctx) for v in x))   # SVDResult...) keep their type
-    if isinstance(x, (list, tuple)):
-        return type(x)(from_host(v, ctx) for v in x)
+    if isinstance(x, (list, tuple)):       # NumPy's named results (EigResult...) included
+        return same_sequence(x, [from_host(v, ctx) for v in x])
     return x
 
 

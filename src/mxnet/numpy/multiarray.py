@@ -28,8 +28,14 @@ def wrap(x):
             x.__class__ = ndarray
         return x
     if isinstance(x, (list, tuple)):
-        return type(x)(wrap(v) for v in x)
+        return same_sequence(x, [wrap(v) for v in x])
     return x
+
+
+def same_sequence(seq, items):
+    """``items`` in a sequence of ``seq``'s type: a list, a tuple or a named tuple
+    (NumPy's EighResult, SlogdetResult... take their fields as arguments)."""
+    return type(seq)(*items) if hasattr(seq, "_fields") else type(seq)(items)
 
 
 def as_np(x):

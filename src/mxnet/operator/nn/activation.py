@@ -190,12 +190,12 @@ class LeakyReLU(Op):
             return [d], [d] * n_out, []
         g = in_shapes[1]
         if d is not None:
-            if len(d) < 2:
-                raise ShapeError(f"LeakyReLU(prelu): data must have at least 2 dimensions "
-                                 f"(channel axis 1), got shape {tuple(d)}")
             if g is None:
+                if len(d) < 2:          # (MXNet cannot infer it either: no channel axis)
+                    raise ShapeError(f"LeakyReLU(prelu): gamma's shape cannot be inferred "
+                                     f"from data of shape {tuple(d)} (no channel axis 1)")
                 g = (d[1],)
-            else:
+            else:                       # 1-D data: gamma (1,) or one slope per element
                 _prelu_gamma_shape(g, d)
         return [d, g], [d], []
 

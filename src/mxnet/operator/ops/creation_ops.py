@@ -114,6 +114,7 @@ class Arange(_Creation):
     name = "_arange"
     params = Schema(start=Float(), stop=FloatOrNone(None), step=Float(1.0), repeat=Int(1),
                     infer_range=Bool(False), dtype=DType("float32", enum=_NUM_TYPES))
+    empty_ok = False            # nd.arange refuses an empty range, as MXNet's does
 
     def _range(self, p):
         if p.infer_range:
@@ -125,6 +126,8 @@ class Arange(_Creation):
         if p.repeat < 1:
             raise MXNetError(f"_arange: repeat={p.repeat} must be positive")
         n = int(math.ceil((stop - start) / p.step))
+        if n <= 0 and self.empty_ok:
+            return start, 0
         if n <= 0:
             raise MXNetError(f"_arange: the range start={start}, stop={stop}, "
                              f"step={p.step} is empty")
@@ -159,6 +162,14 @@ class Arange(_Creation):
             # then wrapped into the type (a negative step in uint8)
             v = (int(start) + xp.arange(n, dtype=np.int64) * int(p.step)).astype(dt)
         return xp.repeat(v, p.repeat) if p.repeat > 1 else v
+
+
+@register
+class NpiArange(Arange):
+    """mx.np.arange's operator: as ``_arange``, but an empty range gives an empty array
+    (NumPy's rule)."""
+    name = "_npi_arange"
+    empty_ok = True
 
 
 @register
