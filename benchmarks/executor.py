@@ -83,11 +83,14 @@ def worker_torch(model, steps):
                              tnn.Flatten(), tnn.Linear(800, 500), tnn.Tanh(),
                              tnn.Linear(500, 10))
         shape = (64, 1, 28, 28)
-    x = torch.randn(*shape)
+    # the data gradient too: the MXNet executors are bound with grad_req='write' for
+    # every argument, data included
+    x = torch.randn(*shape, requires_grad=True)
     y = torch.randint(0, 10, (shape[0],))
 
     def step():
         net.zero_grad(set_to_none=False)
+        x.grad = None
         F.cross_entropy(net(x), y).backward()
     for _ in range(3):
         step()

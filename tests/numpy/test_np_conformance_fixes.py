@@ -224,3 +224,34 @@ def test_range_indexes_like_numpy(key):
     a[key] = 7
     host[key] = 7
     onp.testing.assert_array_equal(a.asnumpy(), host)
+
+
+def test_linspace_follows_numpy_and_refuses_bad_num():
+    import numpy as onp
+    from mxnet import np as mnp
+    from mxnet.base import MXNetError
+    for dtype in ("int32", "float32", None):
+        got = mnp.linspace(-10.5, 10, 7, dtype=dtype).asnumpy()
+        onp.testing.assert_allclose(got, onp.linspace(-10.5, 10, 7, dtype=dtype), rtol=1e-6)
+    for num in (-1, 2.5):
+        with pytest.raises(MXNetError):
+            mnp.linspace(0, 10, num)
+
+
+def test_named_results_keep_their_type_through_hybridized_blocks():
+    import numpy as onp
+    from mxnet import np as mnp, npx
+    from mxnet.gluon import HybridBlock
+
+    class Eigh(HybridBlock):
+        def hybrid_forward(self, F, a):
+            return F.np.linalg.eigh(a)
+    npx.set_np()
+    try:
+        blk = Eigh()
+        blk.hybridize()
+        w, v = blk(mnp.array([[2.0, 1.0], [1.0, 3.0]]))
+        onp.testing.assert_allclose(w.asnumpy(), onp.linalg.eigh([[2.0, 1.0], [1.0, 3.0]])[0],
+                                    rtol=1e-5)
+    finally:
+        npx.reset_np()

@@ -133,6 +133,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if axis != 0:
         raise NotImplementedError("mx.np.linspace: axis != 0 is not implemented in "
                                   "pymxnet yet")
+    if isinstance(num, bool) or int(num) != num or num < 0:
+        raise MXNetError(f"mx.np.linspace: num must be a non-negative integer, got {num}")
     dt = _dt(dtype)
     # NumPy's own rule for the values (NumPy 2 floors them for integer types)
     values = _onp.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep,

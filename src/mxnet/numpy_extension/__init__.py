@@ -14,7 +14,7 @@ from ..context import (Context, cpu, cpu_pinned, current_context, gpu,  # noqa: 
 from ..ndarray.dispatch import invoke as _invoke
 from ..ndarray.ndarray import NDArray
 from ..ndarray.register import simple_arity
-from ..numpy.multiarray import as_np, wrap
+from ..numpy.multiarray import as_np, same_sequence, wrap
 from ..numpy.multiarray import ndarray as np_ndarray
 from ..util import get_cuda_compute_capability  # noqa: F401
 from . import random  # noqa: F401
@@ -205,7 +205,7 @@ def to_np(value):
     if isinstance(value, NDArray):
         return as_np(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(to_np(v) for v in value)
+        return same_sequence(value, [to_np(v) for v in value])
     if isinstance(value, dict):
         return {k: to_np(v) for k, v in value.items()}
     return value
