@@ -255,3 +255,15 @@ def test_named_results_keep_their_type_through_hybridized_blocks():
                                     rtol=1e-5)
     finally:
         npx.reset_np()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_np_arithmetic_short_path_keeps_the_np_class(dtype):
+    # same-shape, same-dtype + - * takes nd's short path (the ufunc directly); the
+    # result is still an mx.np.ndarray with NumPy's values
+    a = onp.arange(1, 11).astype(dtype)
+    b = (onp.arange(10) * 3 - 7).astype(dtype)
+    x, y = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    for got, want in ((x + y, a + b), (x - y, a - b), (x * y, a * b), (y - x, b - a)):
+        assert type(got) is np.ndarray and got.dtype == want.dtype
+        onp.testing.assert_array_equal(got.asnumpy(), want)

@@ -300,6 +300,9 @@ _SHORT = {name: (fn, (name, "cpu", False)) for name, fn in (
     ("broadcast_add", _np.add), ("broadcast_sub", _np.subtract),
     ("broadcast_mul", _np.multiply))}
 _SHORT_KINDS = "fiu"            # bool arithmetic differs between NumPy and MXNet
+# Array classes whose same-shape, same-dtype ``+ - *`` is exactly the ufunc's result in
+# the operands' class: NDArray, and mx.np.ndarray (numpy/multiarray.py adds itself)
+SHORT_CLASSES = {NDArray}
 _KERNELS = runner._KERNELS
 
 
@@ -310,7 +313,8 @@ def binary(lhs, rhs, op, scalar_op, reflect=False):
     0-d: the ufunc would give a scalar), dtype and context, idle (no pending writes, no failure) and small, and nothing watches
     the call (autograd recording, the profiler, a registered kernel), the ufunc runs
     here and its fresh result is wrapped; everything else goes through ``invoke``."""
-    if rhs.__class__ is NDArray and lhs.__class__ is NDArray:
+    cls = lhs.__class__
+    if rhs.__class__ is cls and cls in SHORT_CLASSES:
         short = _SHORT.get(op)
         if short is not None:
             cl, cr = lhs._chunk, rhs._chunk
@@ -327,8 +331,8 @@ def binary(lhs, rhs, op, scalar_op, reflect=False):
                 x, y = lhs._data, rhs._data
                 if x.size * 2 <= ASYNC_MIN_ELEMS:
                     fn = short[0]
-                    return NDArray(Chunk(fn(y, x) if reflect else fn(x, y)), shape,
-                                   lhs._dtype, ctx)
+                    return cls(Chunk(fn(y, x) if reflect else fn(x, y)), shape,
+                               lhs._dtype, ctx)
     if isinstance(rhs, NDArray):
         return invoke(_ops.get(op) or _resolve(op), [rhs, lhs] if reflect else [lhs, rhs],
                       None)

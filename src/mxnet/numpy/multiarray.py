@@ -11,6 +11,7 @@ implementation); results are re-labelled as ``mx.np.ndarray`` without a copy.
 import numpy as _onp
 
 from ..ndarray import register as _nd_register
+from ..ndarray import dispatch as _nd_dispatch
 from ..ndarray.dispatch import binary as _nd_binary
 from ..ndarray.ndarray import NDArray
 from ..tape import is_recording as _is_recording
@@ -398,6 +399,7 @@ def _nd_as_np_ndarray(self):
 
 NDArray.as_np_ndarray = _nd_as_np_ndarray     # the np layer adds the conversion to nd
 _nd_register.FAST_CLASSES.add(ndarray)        # mx.nd functions take np arrays directly
+_nd_dispatch.SHORT_CLASSES.add(ndarray)        # np a + b takes nd's short path
 
 
 def _arithmetic(name, op_name, scalar_name, reflect):
