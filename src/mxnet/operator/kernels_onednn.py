@@ -44,11 +44,13 @@ __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_W
 #   NumPy time ~ work / r_np;  oneDNN time ~ C + work / r_dnn;
 #   oneDNN when work > C / (1/r_np - 1/r_dnn) = MIN_WORK.
 # Measured crossovers (2-core AVX2/AVX-512 machine, OMP_NUM_THREADS=2, fwd and bwd):
-# - FullyConnected (work = rows x in x out multiply-adds): 100x784->128 (10M) is 1.4-2.4x
-#   faster on oneDNN (fwd 173 vs 248 us, weight grad 118 vs 231, data grad 105 vs 249,
-#   interleaved in one process, loaded 2-core machine; an earlier quiet run had NumPy
-#   ahead on the forward alone), 64x3136->128 (26M) and 100x800->500 (40M) 1.3-2.5x;
-#   100x128->64 (0.8M) and 128x128->10: NumPy 2-5x.
+# - FullyConnected (work = rows x in x out multiply-adds): alone, 100x784->128 (10M) is
+#   1.4-2.4x faster on oneDNN (interleaved in one process, loaded machine), but inside a
+#   training step it costs more than it saves: Module.fit of the 784-128-64-10 MLP, batch
+#   100, quiet 2 cores, ran 81k samples/s with that layer on oneDNN against 103-109k with
+#   it on NumPy (the OpenMP team's fork/join and spin-wait compete with the engine's
+#   threads between calls). So the threshold sits above it, at 16M; 64x3136->128 (26M)
+#   and 100x800->500 (40M) gain 1.3-2.5x; 100x128->64 (0.8M) and 128x128->10: NumPy 2-5x.
 # - Activation relu (work = elements): NumPy wins below ~100k elements (100x128: 6 vs
 #   36 us), oneDNN above (100x20x24x24: 697 vs 217 us fwd). tanh/sigmoid: NumPy's SIMD
 #   tanh/exp is as fast per element as oneDNN's on one core, so only very large arrays
@@ -61,7 +63,7 @@ __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_W
 # path on small shapes), and MXNET_ONEDNN_MIN_WORK_SCALE scales them all (0: always
 # oneDNN).
 MIN_WORK = {
-    "FullyConnected": 1 << 22,
+    "FullyConnected": 1 << 24,
     "Convolution": 1 << 16,
     "Deconvolution": 1 << 16,
     "Activation:relu": 1 << 17,
