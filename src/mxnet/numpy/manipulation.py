@@ -275,21 +275,15 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Roll elements along an axis (of the flattened array when axis is None)."""
-    a = _arr(a)
-    if axis is None:
-        return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts, axes = _onp.broadcast_arrays(_onp.asarray(shift), _onp.asarray(axis))
-    for s, ax in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
-        ax = _norm_axis(ax, a.ndim)
-        n = a.shape[ax]
-        if n == 0:
-            continue
-        s %= n
-        if s:
-            a = concatenate([wrap(_nd.slice_axis(a, axis=ax, begin=n - s, end=n)),
-                             wrap(_nd.slice_axis(a, axis=ax, begin=0, end=n - s))], ax)
-    return a
+    """Roll elements along axes (of the flattened array when axis is None): the
+    ``_npi_roll`` operator, as in ``mx.sym.np.roll``."""
+    return wrap(_nd._internal._npi_roll(_arr(a), **_roll_params(shift, axis)))
+
+
+def _roll_params(shift, axis):
+    as_tuple = (lambda v: tuple(int(x) for x in v) if isinstance(v, (list, tuple))
+                else (int(v),))
+    return {"shift": as_tuple(shift), "axis": None if axis is None else as_tuple(axis)}
 
 
 def rot90(m, k=1, axes=(0, 1)):

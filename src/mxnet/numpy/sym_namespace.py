@@ -158,6 +158,11 @@ def ravel(x, order="C"):
     return _sym.reshape(x, shape=(-1,))
 
 
+def roll(a, shift, axis=None):
+    from .manipulation import _roll_params
+    return _sym._internal._npi_roll(a, **_roll_params(shift, axis))
+
+
 def flip(m, axis=None):
     if axis is None:
         raise MissingFeatureError("mx.sym.np.flip: axis=None needs the input's rank; "
