@@ -4,6 +4,7 @@ A 0-d operand multiplies; a 1-d ``b`` is contracted with ``a``'s last axis; othe
 ``a``'s last axis is contracted with ``b``'s second-to-last, giving shape
 ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]``. (The legacy ``dot`` contracts ``b``'s
 first axis instead.) Zero-size operands give zero-size or zero-filled results."""
+from ..contrib._common import store, store_all
 from ..params import Schema
 from ..registry import Op, ShapeError, register
 from .linalg import _same_type
@@ -57,10 +58,7 @@ class NpDot(Op):
         _out_shape(a.shape, b.shape)
         res = ctx.xp.dot(a, b) if a.ndim and b.ndim else a * b
         res = ctx.xp.asarray(res, dtype=a.dtype)
-        if out is not None and out[0] is not None:
-            out[0][...] = res
-            return [out[0]]
-        return [res]
+        return [store(out, 0, res)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, (a, b), g = ctx.xp, inputs, out_grads[0]
@@ -78,9 +76,4 @@ class NpDot(Op):
                              0, kb)
         res = [xp.asarray(ga, dtype=a.dtype).reshape(a.shape),
                xp.asarray(gb, dtype=b.dtype).reshape(b.shape)]
-        if in_grad is None:
-            return res
-        for dst, r in zip(in_grad, res):
-            if dst is not None:
-                dst[...] = r
-        return [r if dst is None else dst for dst, r in zip(in_grad, res)]
+        return store_all(in_grad, res)

@@ -7,6 +7,7 @@ orthogonal, L (M,) descending and V (M, N) with orthonormal rows.
 ``_npi_tensorinv``: the inverse of a tensor with respect to ``tensordot``."""
 import numpy as np
 
+from ..contrib._common import store
 from ..params import Int, Schema
 from ..registry import Op, ShapeError, register
 from .linalg import _FLOATS, _check_types, _same_type
@@ -92,10 +93,7 @@ class NpSvd(Op):
                 - eye * (xp.diagonal(dvvt, 0, -2, -1) / s)[..., None, :]
             g = xp.matmul(ut, xp.matmul(g2, v) + dv / li)
         g = g.astype(v.dtype, copy=False)
-        if in_grad is not None and in_grad[0] is not None:
-            in_grad[0][...] = g
-            return [in_grad[0]]
-        return [g]
+        return [store(in_grad, 0, g)]
 
 
 def _tensorinv_sizes(p, shape):
@@ -140,10 +138,7 @@ class NpTensorinv(Op):
         _check_types(self.name, [a], _FLOATS)
         front, back, n = _tensorinv_sizes(p, a.shape)
         res = xp.linalg.inv(a.reshape(n, n)).astype(a.dtype, copy=False).reshape(back + front)
-        if out is not None and out[0] is not None:
-            out[0][...] = res
-            return [out[0]]
-        return [res]
+        return [store(out, 0, res)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         # as for a matrix inverse B = A^{-1}: dA = -B^T dB B^T, on the (n, n) views
@@ -151,7 +146,4 @@ class NpTensorinv(Op):
         n = int(np.prod(b.shape[:b.ndim - p.ind], dtype=np.int64))
         bm, g = b.reshape(n, n), out_grads[0].reshape(n, n)
         res = -xp.matmul(xp.matmul(bm.T, g), bm.T).reshape(ctx.in_shapes[0])
-        if in_grad is not None and in_grad[0] is not None:
-            in_grad[0][...] = res
-            return [in_grad[0]]
-        return [res]
+        return [store(in_grad, 0, res)]

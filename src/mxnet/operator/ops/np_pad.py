@@ -4,6 +4,7 @@
 Like MXNet 1.9.1, the gradient is defined for mode 'constant' only: the other modes
 copy input values into the border, and MXNet rejects their backward."""
 from ...base import MXNetError
+from ..contrib._common import store
 from ..params import Enum, Field, Float, Schema, Str
 from ..registry import register, ShapeError
 from .shape_utils import ShapeOnlyBackward
@@ -76,10 +77,7 @@ class NpPad(ShapeOnlyBackward):
             y = ctx.xp.pad(x, pw, mode=p.mode, reflect_type=p.reflect_type)
         else:
             y = ctx.xp.pad(x, pw, mode=p.mode)
-        if out is not None and out[0] is not None:
-            out[0][...] = y
-            return [out[0]]
-        return [y]
+        return [store(out, 0, y)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         if p.mode != "constant":

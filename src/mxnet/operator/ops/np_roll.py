@@ -5,6 +5,7 @@ Shifts and axes are parameters, so a symbolic graph needs no shapes to build it;
 output gradient back by the negated shifts.
 """
 from ...base import MXNetError
+from ..contrib._common import store
 from ..params import Schema, Shape, ShapeOrNone
 from ..registry import Op, register
 
@@ -55,14 +56,8 @@ class NpRoll(Op):
 
     def forward(self, ctx, p, inputs, aux, out=None):
         y = self._roll(ctx.xp, inputs[0], p, 1)
-        if out is not None and out[0] is not None:
-            out[0][...] = y
-            return [out[0]]
-        return [y]
+        return [store(out, 0, y)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         g = self._roll(ctx.xp, out_grads[0], p, -1)
-        if in_grad is not None and in_grad[0] is not None:
-            in_grad[0][...] = g
-            return [in_grad[0]]
-        return [g]
+        return [store(in_grad, 0, g)]

@@ -4,6 +4,7 @@
 import numpy as np
 
 from ...base import MXNetError
+from ..contrib._common import store
 from ..params import Bool, Schema, Shape, Str
 from ..registry import Op, ShapeError, register
 
@@ -37,10 +38,7 @@ class NumpyReshape(Op):
 
     def forward(self, ctx, p, inputs, aux, out=None):
         y = inputs[0].reshape(self.target(p, inputs[0].shape))
-        if out is not None and out[0] is not None:
-            out[0][...] = y
-            return [out[0]]
-        return [y]
+        return [store(out, 0, y)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [out_grads[0].reshape(ctx.in_shapes[0])]
