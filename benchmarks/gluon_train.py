@@ -57,24 +57,11 @@ def worker_mxnet(steps, hybridize):
 
 def worker_torch(steps):
     import torch
-    import torch.nn as tnn
     import torch.nn.functional as F
     torch.set_num_threads(2)
     torch.manual_seed(0)
 
-    class SimpleCNN(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = tnn.Conv2d(1, 32, 3, 1, 1)
-            self.conv2 = tnn.Conv2d(32, 64, 3, 1, 1)
-            self.fc1 = tnn.Linear(3136, 128)
-            self.fc2 = tnn.Linear(128, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-            return self.fc2(F.relu(self.fc1(x.flatten(1))))
-    net = SimpleCNN()
+    net = harness.torch_simple_cnn()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     data = [torch.rand(BATCH, 1, 28, 28) for _ in range(4)]
     label = [torch.randint(0, 10, (BATCH,)) for _ in range(4)]

@@ -173,19 +173,8 @@ def _torch_net(model, classes):
     import torch.nn.functional as F
 
     if model == "cnn":
-        class SimpleCNN(tnn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv1 = tnn.Conv2d(1, 32, 3, 1, 1)
-                self.conv2 = tnn.Conv2d(32, 64, 3, 1, 1)
-                self.fc1 = tnn.Linear(3136, 128)
-                self.fc2 = tnn.Linear(128, 10)
-
-            def forward(self, x):
-                x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
-                x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-                return self.fc2(F.relu(self.fc1(x.flatten(1))))
-        return SimpleCNN()
+        import harness            # benchmarks/: the script's own folder
+        return harness.torch_simple_cnn()
 
     def conv_bn(cin, cout, k, stride):
         return [tnn.Conv2d(cin, cout, k, stride, k // 2, bias=False), tnn.BatchNorm2d(cout)]

@@ -205,3 +205,24 @@ def best_us(fn, n, repeat=5):
         fn(n)
         best = min(best, (time.perf_counter() - t0) / n)
     return best * 1e6
+
+
+def torch_simple_cnn():
+    """Seed 003's SimpleCNN (conv 3x3 32, pool, conv 3x3 64, pool, 3136-128-10) in
+    PyTorch: the comparison network of gluon_train.py and gpu_train.py."""
+    import torch.nn as tnn
+    import torch.nn.functional as F
+
+    class SimpleCNN(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = tnn.Conv2d(1, 32, 3, 1, 1)
+            self.conv2 = tnn.Conv2d(32, 64, 3, 1, 1)
+            self.fc1 = tnn.Linear(3136, 128)
+            self.fc2 = tnn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+    return SimpleCNN()
