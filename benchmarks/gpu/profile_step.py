@@ -29,8 +29,13 @@ def main():
     ap.add_argument("--mode", default="hybridized", choices=["hybridized", "imperative"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--framework", default="pymxnet", choices=["pymxnet", "pytorch"],
+                    help="pytorch: the same model and step in PyTorch eager, for a "
+                         "side-by-side kernel table")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.framework == "pytorch":
+        return profile_torch(args)
 
     import numpy as np
     import cupy as cp
@@ -80,29 +85,74 @@ def main():
     st.sort_stats("tottime").print_stats(35)
     st.sort_stats("cumulative").print_stats(25)
 
-    # device view
+    def finish():
+        mx.nd.waitall()
+        sync()
+
+    kernel_table(step, finish, args.steps, report)
+    write_report(report, args, f"profile_{args.model}_{args.mode}.txt")
+
+
+def kernel_table(step, finish, steps, report):
+    """Append the CUDA kernels of ``steps`` calls of ``step`` (CUPTI through
+    torch.profiler) to ``report``, with the GPU's busy time per step."""
     try:
         import torch
         from torch.profiler import profile, ProfilerActivity
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as tp:
-            for _ in range(args.steps):
+            for _ in range(steps):
                 step()
-            mx.nd.waitall()
-            sync()
+            finish()
             torch.cuda.synchronize()
         events = tp.key_averages()
         total_gpu = sum(getattr(e, "self_device_time_total", 0) or 0 for e in events)
-        print(f"\n== CUDA kernels over {args.steps} steps: GPU busy "
-              f"{total_gpu / 1e3 / args.steps:.1f} ms/step", file=report)
-        print(events.table(sort_by="self_cuda_time_total", row_limit=45,
-                           max_name_column_width=90), file=report)
+        print(f"\n== CUDA kernels over {steps} steps: GPU busy "
+              f"{total_gpu / 1e3 / steps:.1f} ms/step", file=report)
+        print(events.table(sort_by="self_cuda_time_total", row_limit=60,
+                           max_name_column_width=110), file=report)
     except Exception as exc:  # noqa: BLE001  (the host view still stands)
         print(f"\n== device view unavailable: {type(exc).__name__}: {exc}", file=report)
 
+
+def write_report(report, args, name):
     text = report.getvalue()
-    with open(os.path.join(args.out, f"profile_{args.model}_{args.mode}.txt"), "w") as f:
+    with open(os.path.join(args.out, name), "w") as f:
         f.write(text)
     print(text[:6000])
+
+
+def profile_torch(args):
+    """PyTorch eager, gpu_train.py's equivalent model and step (fp32, cuDNN defaults)."""
+    import torch
+    import torch.nn.functional as F
+    from gpu_train import MODELS, LR, MOMENTUM, _torch_net
+
+    shape, classes, batch = MODELS[args.model]
+    torch.manual_seed(0)
+    dev = torch.device("cuda:0")
+    net = _torch_net(args.model, classes).to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    data = torch.rand(batch, *shape, device=dev)
+    label = torch.randint(0, classes, (batch,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(net(data), label).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    torch.cuda.synchronize()
+    wall = (time.perf_counter() - t0) / args.steps
+    report = io.StringIO()
+    print(f"== pytorch {args.model} eager batch {batch}: {wall * 1e3:.1f} ms/step "
+          f"({batch / wall:.0f} samples/s)", file=report)
+    kernel_table(step, torch.cuda.synchronize, args.steps, report)
+    write_report(report, args, f"profile_{args.model}_pytorch.txt")
 
 
 if __name__ == "__main__":
