@@ -176,18 +176,21 @@ def _torch_net(model, classes):
         import harness            # benchmarks/: the script's own folder
         return harness.torch_simple_cnn()
 
-    def conv_bn(cin, cout, k, stride):
-        return [tnn.Conv2d(cin, cout, k, stride, k // 2, bias=False), tnn.BatchNorm2d(cout)]
+    def conv_bn(cin, cout, k, stride, bias=False):
+        return [tnn.Conv2d(cin, cout, k, stride, k // 2, bias=bias), tnn.BatchNorm2d(cout)]
 
     class Block(tnn.Module):
-        """Gluon's BasicBlockV1 / BottleneckV1 (stride on the first conv)."""
+        """Gluon's BasicBlockV1 / BottleneckV1 (stride on the first conv). As in MXNet's
+        model zoo, the bottleneck's two 1x1 convolutions carry a bias (Gluon's Conv2D
+        default) and every other convolution has none."""
 
         def __init__(self, cin, cout, stride, bottleneck):
             super().__init__()
             if bottleneck:
                 mid = cout // 4
-                layers = (conv_bn(cin, mid, 1, stride) + [tnn.ReLU()] +
-                          conv_bn(mid, mid, 3, 1) + [tnn.ReLU()] + conv_bn(mid, cout, 1, 1))
+                layers = (conv_bn(cin, mid, 1, stride, bias=True) + [tnn.ReLU()] +
+                          conv_bn(mid, mid, 3, 1) + [tnn.ReLU()] +
+                          conv_bn(mid, cout, 1, 1, bias=True))
             else:
                 layers = conv_bn(cin, cout, 3, stride) + [tnn.ReLU()] + conv_bn(cout, cout, 3, 1)
             self.body = tnn.Sequential(*layers)

@@ -29,6 +29,9 @@ def main():
     ap.add_argument("--mode", default="hybridized", choices=["hybridized", "imperative"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--attribute", action="store_true",
+                    help="also attribute every kernel to the pymxnet source lines that "
+                         "launched it (Python tracer; run with CUDA graphs off)")
     ap.add_argument("--framework", default="pymxnet", choices=["pymxnet", "pytorch"],
                     help="pytorch: the same model and step in PyTorch eager, for a "
                          "side-by-side kernel table")
@@ -90,7 +93,75 @@ def main():
         sync()
 
     kernel_table(step, finish, args.steps, report)
+    if args.attribute:
+        attribute_kernels(step, finish, report)
     write_report(report, args, f"profile_{args.model}_{args.mode}.txt")
+
+
+def _mx_frames(stack):
+    """The pymxnet frames of a Python stack (outermost first), as 'file:line func'."""
+    # torch.profiler names a frame by its path from the package root: "mxnet/x.py(N): f"
+    return [name for name in stack if name.startswith("mxnet/") or "/mxnet/" in name]
+
+
+def attribute_kernels(step, finish, report, depth=3):
+    """One step under torch.profiler's Python tracer; each GPU kernel / copy / memset is
+    charged to the innermost pymxnet frames around the CUDA runtime call that launched
+    it (matched by CUPTI's correlation id). Answers 'which operator made this kernel'."""
+    import json
+    import tempfile
+    import torch
+    from torch.profiler import profile, ProfilerActivity
+    try:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     with_stack=True) as tp:
+            step()
+            finish()
+            torch.cuda.synchronize()
+        path = os.path.join(tempfile.mkdtemp(), "trace.json")
+        tp.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        if os.environ.get("PROFILE_KEEP_TRACE"):
+            import gzip
+            import shutil
+            with open(path, "rb") as src, gzip.open(os.environ["PROFILE_KEEP_TRACE"],
+                                                    "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    except Exception as exc:  # noqa: BLE001
+        print(f"\n== attribution unavailable: {type(exc).__name__}: {exc}", file=report)
+        return
+    launches, py = {}, {}
+    for e in events:
+        cat = e.get("cat")
+        if cat in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launches[e["args"]["correlation"]] = e
+        elif cat == "python_function":
+            py.setdefault(e.get("tid"), []).append(e)
+    for lst in py.values():
+        lst.sort(key=lambda e: e["ts"])
+    totals = {}
+    for e in events:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        launch = launches.get(e.get("args", {}).get("correlation"))
+        chain = []
+        if launch is not None:
+            t = launch["ts"]
+            # the launching thread's frames (MXNET_ENGINE_TYPE=NaiveEngine keeps every
+            # launch on the traced main thread)
+            stack = [p for p in py.get(launch.get("tid"), ())
+                     if p["ts"] <= t <= p["ts"] + p.get("dur", 0)]
+            chain = _mx_frames([p["name"] for p in stack])[-depth:]
+        kname = e["name"][:70]
+        key = (kname, " < ".join(reversed(chain)) or "?")
+        n, us = totals.get(key, (0, 0.0))
+        totals[key] = (n + 1, us + e.get("dur", 0))
+    busy = sum(us for _, us in totals.values())
+    print(f"\n== kernels by launching pymxnet frames, one step: {busy / 1e3:.1f} ms",
+          file=report)
+    for (kname, where), (n, us) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:70]:
+        print(f"{us / 1e3:8.3f} ms {n:5d}x  {kname}\n{'':22s}{where}", file=report)
 
 
 def kernel_table(step, finish, steps, report):

@@ -158,3 +158,49 @@ def test_step_hook_sees_each_phase_and_runs_it(monkeypatch):
     assert_almost_equal(ex.outputs[0].asnumpy(), [2.0, 4.0])
     assert_almost_equal(gx.asnumpy(), [2.0, 2.0])
     assert seen == ["forward", "backward"]
+
+
+def test_an_accumulating_backward_kernel_adds_into_add_destinations():
+    """A backward kernel marked ``accumulates`` receives the 'add' destinations (and
+    the requests in ctx.req) and adds into them itself; one that is not marked gets
+    None there and the runner adds. Both give the NumPy sums over two backward
+    passes with grad_req='add'."""
+    data = mx.sym.var("data")
+    sym = mx.sym.Activation(data, act_type="tanh", name="t")
+    x = np.random.RandomState(2).randn(3, 4)
+    expected = 2 * (1 - np.tanh(x) ** 2)
+    key = ("Activation", "cpu", True)
+    prev = kernels._TABLE.get(key)
+    seen = []
+
+    def tanh_grad(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        g = out_grads[0] * (1 - outputs[0] ** 2)
+        dst = None if in_grad is None else in_grad[0]
+        seen.append((None if ctx.req is None else ctx.req[0], dst is not None))
+        if dst is not None and ctx.req[0] == "add":
+            dst += g
+            return [dst]
+        return [g]
+
+    for accumulates in (True, False):
+        fn = lambda *a, **k: tanh_grad(*a, **k)     # noqa: E731  (a fresh function)
+        if accumulates:
+            fn.accumulates = True
+        kernels.register_kernel("Activation", "cpu", fn, backward=True)
+        seen.clear()
+        try:
+            ex = sym.simple_bind(mx.cpu(), data=x.shape, grad_req="add")
+            ex.arg_dict["data"][:] = x
+            ex.grad_dict["data"][:] = 0
+            for _ in range(2):
+                ex.forward(is_train=True)
+                ex.backward(mx.nd.ones(x.shape))
+            assert_almost_equal(ex.grad_dict["data"].asnumpy(), expected, rtol=1e-6,
+                                atol=1e-6)
+        finally:
+            if prev is None:
+                del kernels._TABLE[key]
+            else:
+                kernels._TABLE[key] = prev
+        assert seen and all(req == "add" for req, _ in seen)
+        assert all(handed == accumulates for _, handed in seen)

@@ -106,3 +106,61 @@ def test_gather_nd_range_check_is_the_cpu_kernels(monkeypatch):
     monkeypatch.setattr(runner, "_KERNELS", {})
     # the xp body wraps indices as a device would (no synchronising check)
     np.testing.assert_array_equal(mx.nd.gather_nd(data, bad).asnumpy(), [1, 2])
+
+
+def test_exact_alias_finds_the_operand_over_the_same_memory():
+    """An in-place plan's output is a second array object over an operand's buffer:
+    exact_alias returns the operand itself, and only for the very same view."""
+    from mxnet.operator.kernels import exact_alias
+    buf = np.arange(12.0).reshape(3, 4)
+    other = np.zeros((3, 4))
+    same_view = buf.reshape(3, 4)              # another object, same memory and layout
+    assert same_view is not buf
+    assert exact_alias(same_view, (other, buf)) is buf
+    assert exact_alias(buf[:, :2], (buf,)) is not buf        # overlapping, not equal
+    assert exact_alias(buf.T, (buf,)) is not buf              # other strides
+    assert exact_alias(other, (buf,)) is other
+    assert exact_alias(None, (buf,)) is None
+
+
+def test_output_buffers_accumulating_destination():
+    """get_accumulating: the 'add' destination itself when the kernel can add into it,
+    else a fresh array with the destination dropped, so done() hands the fresh result
+    back (for the runner to add) instead of overwriting the destination."""
+    from mxnet.operator.kernels import OutputBuffers
+
+    def overlaps(a, b):
+        return np.shares_memory(a, b)
+    x = np.ones((2, 3))
+    dst = np.full((2, 3), 5.0)
+    ob = OutputBuffers(np, [dst], 1, [x], overlaps)
+    arr, acc = ob.get_accumulating(0, (2, 3), np.float64)
+    assert arr is dst and acc
+    arr += x
+    assert ob.done()[0] is dst and (dst == 6).all()
+
+    strided = np.full((2, 6), 5.0)[:, ::2]                # not C-contiguous
+    ob = OutputBuffers(np, [strided], 1, [x], overlaps)
+    arr, acc = ob.get_accumulating(0, (2, 3), np.float64)
+    assert arr is not strided and not acc
+    arr[...] = 1
+    res = ob.done()[0]
+    assert res is arr and (strided == 5).all()
+
+
+def test_output_buffers_allow_alias_only_for_the_same_memory():
+    """allow_alias lets a kernel write over that input only when the destination is
+    exactly its memory; a partial overlap gets a fresh array."""
+    from mxnet.operator.kernels import OutputBuffers
+
+    def overlaps(a, b):
+        return np.shares_memory(a, b)
+    buf = np.arange(8.0)
+    x = buf[:4]
+    same = buf[:4].reshape(4)
+    shifted = buf[2:6]
+    assert OutputBuffers(np, [same], 1, [x], overlaps).get(0, (4,), np.float64,
+                                                           allow_alias=x) is same
+    got = OutputBuffers(np, [shifted], 1, [x], overlaps).get(0, (4,), np.float64,
+                                                             allow_alias=x)
+    assert got is not shifted

@@ -191,7 +191,9 @@ def run_backward(calls, vals, is_train):
             if _KERNELS:
                 kern = _KERNELS.get(c.key)
                 if kern is not None:
-                    res = kern(octx, c.p, ograds, ins, outd, aux, given)
+                    # an ``accumulates`` kernel adds into 'add' destinations itself
+                    res = kern(octx, c.p, ograds, ins, outd, aux,
+                               tgts if getattr(kern, "accumulates", False) else given)
             if res is NotImplemented:
                 res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
                     c.body(octx, c.p, ograds, ins, outd, aux)

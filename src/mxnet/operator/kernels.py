@@ -13,6 +13,12 @@ wrote, or fresh ones). A kernel that cannot handle a call (a parameter or dtype 
 does not support) returns ``NotImplemented`` and the operator's ``xp`` body runs.
 This is where oneDNN (CPU), cuDNN/cuBLAS (GPU) and sparse storage paths plug in.
 
+A backward kernel with the attribute ``accumulates = True`` also receives, in a
+prepared executor, the destinations whose req is 'add' (``ctx.req`` says which) and
+adds its result into them itself (e.g. cuDNN's beta = 1), or returns a fresh array for
+such an output (``OutputBuffers.get_accumulating``) that the runner then adds. A
+fallback chained behind such a kernel must not inherit the attribute.
+
 Fused kernels: ``register_fusion(first, second, device, fn, accepts)`` says that the
 pair ``first -> second`` (``second`` reading ``first``'s only output) can run as one
 call ``fn(ctx, p_first, inputs_of_first, aux_of_first, out=[second's output])`` when
@@ -27,7 +33,7 @@ from ..base import MXNetError
 from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
-           "register_fusion", "lookup_fusion", "OutputBuffers"]
+           "register_fusion", "lookup_fusion", "OutputBuffers", "exact_alias"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
@@ -89,6 +95,36 @@ def lookup_fusion(first, second, device, p_first=None, p_second=None):
     return fn if accepts is None or accepts(p_first, p_second) else None
 
 
+def data_start(a):
+    """The address of an array's first element (NumPy or CuPy)."""
+    data = a.data
+    ptr = getattr(data, "ptr", None)
+    return ptr if ptr is not None else a.__array_interface__["data"][0]
+
+
+def _same_memory(a, b):
+    """Whether two arrays are the same view of the same memory."""
+    return (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+            and data_start(a) == data_start(b))
+
+
+def exact_alias(dst, arrays):
+    """The array of ``arrays`` that is the very same view of memory as ``dst`` (start,
+    shape, strides, dtype), else ``dst``. An executor's in-place plan hands an operator
+    its output as a second array object over an input's buffer; CuPy's ufuncs copy an
+    input that shares memory with ``out`` unless they are one object, so passing the
+    input object itself as ``out`` saves a full copy per in-place elementwise call."""
+    if dst is None:
+        return dst
+    for a in arrays:
+        if a is dst:
+            return a
+    for a in arrays:
+        if a is not None and hasattr(a, "strides") and _same_memory(a, dst):
+            return a
+    return dst
+
+
 class OutputBuffers:
     """The destination arrays of a device kernel's call: each given ``out`` / ``in_grad``
     array when the kernel can write it directly (an ``xp`` array of the wanted dtype
@@ -106,18 +142,42 @@ class OutputBuffers:
         self.arrays = [None] * n
 
     def get(self, i, shape, dtype=None, allow_alias=None):
-        """The array to write output ``i`` (of ``shape`` and ``dtype``) into."""
+        """The array to write output ``i`` (of ``shape`` and ``dtype``) into.
+        ``allow_alias``: an input the kernel may overwrite in place; the destination
+        may be that input's exact memory (same start, shape and dtype), no other
+        overlap is allowed."""
         dtype = np.dtype(self.dtype if dtype is None else dtype)
         g = self.given[i]
-        if (g is not None and isinstance(g, self.xp.ndarray) and g.dtype == dtype
-                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)
-                and not any(self.overlaps(g, a) and a is not allow_alias
-                            for a in self.inputs)):
+        if self._direct(g, shape, dtype, allow_alias):
             a = g
         else:
             a = self.xp.empty(shape, dtype)
         self.arrays[i] = a
         return a
+
+    def get_accumulating(self, i, shape, dtype=None):
+        """(array, accumulate) for an output whose destination's req is 'add' (a
+        kernel marked ``accumulates``): the destination itself and True where the
+        kernel can add into it (cuDNN's beta = 1), else a fresh array and False, with
+        the destination dropped so that ``done()`` returns the fresh result for the
+        runner to add."""
+        dtype = np.dtype(self.dtype if dtype is None else dtype)
+        g = self.given[i]
+        if self._direct(g, shape, dtype, None):
+            self.arrays[i] = g
+            return g, True
+        self.given[i] = None
+        a = self.arrays[i] = self.xp.empty(shape, dtype)
+        return a, False
+
+    def _direct(self, g, shape, dtype, allow_alias):
+        if not (g is not None and isinstance(g, self.xp.ndarray) and g.dtype == dtype
+                and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)):
+            return False
+        for a in self.inputs:
+            if self.overlaps(g, a) and not (a is allow_alias and _same_memory(g, a)):
+                return False
+        return True
 
     def done(self):
         """The results, one per output: the given arrays (filled) where there were any."""

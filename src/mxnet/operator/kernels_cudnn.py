@@ -16,7 +16,9 @@ express, BatchNorm on an axis other than 1 or with ``use_global_stats`` in backw
 softmax with a temperature, length or dtype change, activations other than
 relu/sigmoid/tanh; and, with one RuntimeWarning, any call cuDNN itself rejects
 (a CudnnError). Gradient ``req='add'`` is applied by the runner (these kernels get
-None for such destinations). Input validation stays with the operator: each adapter
+None for such destinations), except for the convolutions' backward, marked
+``accumulates``: in a prepared executor they receive 'add' destinations and add into
+them with cuDNN's beta = 1. Input validation stays with the operator: each adapter
 first calls its ``infer_shape``.
 
 Nothing loads at import: libcudnn loads on the first GPU call; when it (or CuPy) is
@@ -177,14 +179,31 @@ def conv_forward(cp, ctx, p, inputs, aux, out=None):
     return o.done()
 
 
+def _adds(ctx, in_grad, n):
+    """Per gradient: whether its destination was handed over with req 'add' (see
+    ``accumulates``)."""
+    req = getattr(ctx, "req", None) or ()
+    return [in_grad is not None and i < len(req) and req[i] == "add"
+            and in_grad[i] is not None for i in range(n)]
+
+
 def _grads(cp, p, ctx, in_grad, dy, x, w, bias_shape):
+    """(buffers, [(dx, acc), (dw, acc), (db, acc)]) with None for gradients nobody
+    needs; ``acc``: add into the array (its destination's req is 'add')."""
     n = 2 if p.no_bias else 3
     need = _need(ctx, n)
+    adds = _adds(ctx, in_grad, n)
     g = _Out(cp, in_grad, n, [dy, x, w])
-    dx = g.get(0, x.shape, x.dtype) if need[0] else None
-    dw = g.get(1, w.shape, w.dtype) if need[1] else None
-    db = g.get(2, bias_shape, dy.dtype) if n == 3 and need[2] else None
-    return g, dx, dw, db
+    shapes = [(x.shape, x.dtype), (w.shape, w.dtype), (bias_shape, dy.dtype)]
+    res = []
+    for i in range(3):
+        if i >= n or not need[i]:
+            res.append(None)
+        elif adds[i]:
+            res.append(g.get_accumulating(i, *shapes[i]))
+        else:
+            res.append((g.get(i, *shapes[i]), False))
+    return g, res
 
 
 @_guard
@@ -196,16 +215,16 @@ def conv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dy, x, w = _c(cp, dy), _c(cp, x), _c(cp, w)
     geo, xs, ws, ys = _conv_setup(p, x.shape, w.shape, dy.shape, x.dtype)
     bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
-    g, dx, dw, db = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
+    g, (dx, dw, db) = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
     tune = _tune(p)
     if dx is not None:
-        K.conv_backward_data(geo, w.reshape(ws), dy.reshape(ys), dx.reshape(xs), tune,
-                             p.workspace)
+        K.conv_backward_data(geo, w.reshape(ws), dy.reshape(ys), dx[0].reshape(xs), tune,
+                             p.workspace, accumulate=dx[1])
     if dw is not None:
-        K.conv_backward_filter(geo, x.reshape(xs), dy.reshape(ys), dw.reshape(ws), tune,
-                               p.workspace)
+        K.conv_backward_filter(geo, x.reshape(xs), dy.reshape(ys), dw[0].reshape(ws), tune,
+                               p.workspace, accumulate=dw[1])
     if db is not None:
-        K.conv_backward_bias(dy.reshape(ys), db.reshape(-1))
+        K.conv_backward_bias(dy.reshape(ys), db[0].reshape(-1), accumulate=db[1])
     return g.done()
 
 
@@ -248,16 +267,16 @@ def deconv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dy, x, w = _c(cp, dy), _c(cp, x), _c(cp, w)
     geo, _, cs, ws, ds = _deconv_setup(p, x.shape, w.shape, x.dtype)
     bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
-    g, dx, dw, db = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
+    g, (dx, dw, db) = _grads(cp, p, ctx, in_grad, dy, x, w, bshape)
     tune = _tune(p)
     if dx is not None:
-        K.conv_forward(geo, dy.reshape(cs), w.reshape(ws), dx.reshape(ds), tune,
-                       p.workspace)
+        K.conv_forward(geo, dy.reshape(cs), w.reshape(ws), dx[0].reshape(ds), tune,
+                       p.workspace, accumulate=dx[1])
     if dw is not None:
-        K.conv_backward_filter(geo, dy.reshape(cs), x.reshape(ds), dw.reshape(ws), tune,
-                               p.workspace)
+        K.conv_backward_filter(geo, dy.reshape(cs), x.reshape(ds), dw[0].reshape(ws), tune,
+                               p.workspace, accumulate=dw[1])
     if db is not None:
-        K.conv_backward_bias(dy.reshape(cs), db.reshape(-1))
+        K.conv_backward_bias(dy.reshape(cs), db[0].reshape(-1), accumulate=db[1])
     return g.done()
 
 
@@ -478,7 +497,8 @@ def act_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return NotImplemented
     dy, y = _c(cp, dy), _c(cp, y)
     g = _Out(cp, in_grad, 1, [dy, y])
-    K.act_backward(y, dy, g.get(0, y.shape, y.dtype), p.act_type)
+    # cuDNN allows dx == dy (identical descriptors): an in-place plan costs no copy
+    K.act_backward(y, dy, g.get(0, y.shape, y.dtype, allow_alias=dy), p.act_type)
     return g.done()
 
 
@@ -493,9 +513,17 @@ OPS = {
 }
 
 
+# Backward kernels that add into destinations whose req is 'add' (``accumulates``: the
+# executor hands them those destinations too, see operator/kernels.py): a convolution's
+# data gradient summed over a ResNet block's two branches costs no extra pass.
+for _fn in (conv_backward, deconv_backward):
+    _fn.accumulates = True
+
+
 def register_all(register_kernel, lookup_kernel=None, device="gpu"):
     """Register every adapter for ``device`` ('gpu'). A kernel already registered for
-    the operator becomes the adapter's fallback. Loads nothing (see the module
+    the operator becomes the adapter's fallback (and then the pair does not take 'add'
+    destinations: the fallback would overwrite them). Loads nothing (see the module
     docstring). Returns the names registered."""
     for name, pair in OPS.items():
         for backward, fn in zip((False, True), pair):

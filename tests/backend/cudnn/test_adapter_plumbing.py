@@ -276,3 +276,63 @@ def test_a_call_cudnn_rejects_falls_back_with_one_warning(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert KC.act_forward(_ctx(), p, [_f(2, 3)], [], None) is NotImplemented
+
+
+def test_convolution_backward_adds_into_add_destinations(monkeypatch):
+    """conv_backward is marked ``accumulates``: a destination whose req is 'add' is
+    added into by the cuDNN call itself (accumulate=True, cuDNN's beta = 1) and handed
+    back; 'write' destinations are overwritten; an 'add' destination the kernel cannot
+    write directly (not C-contiguous) gets a fresh result for the runner to add."""
+    assert getattr(KC.conv_backward, "accumulates", False)
+    seen = {}
+
+    def recorder(name):
+        def fn(*args, accumulate=False, **kw):
+            dst = [a for a in args if isinstance(a, FakeArray)][-1]
+            seen[name] = accumulate
+            if accumulate:
+                dst[...] += 1
+            else:
+                dst[...] = 0
+            return dst
+        return fn
+    for name in ("conv_backward_data", "conv_backward_filter", "conv_backward_bias"):
+        monkeypatch.setattr(K, name, recorder(name))
+    op = get_op("Convolution")
+    p = op.parse(dict(kernel=(3, 3), num_filter=6, pad=(1, 1)))
+    ins = [_f(2, 4, 9, 9), _f(6, 4, 3, 3), _f(6)]
+    dy = _f(2, 6, 9, 9)
+    dst = [_wrap(np.full(a.shape, 5, np.float32)) for a in ins]
+    ctx = OpContext(np, None, is_train=True, need_grad=[True] * 3,
+                    in_shapes=[a.shape for a in ins], req=["add", "write", "add"])
+    res = KC.conv_backward(ctx, p, [dy], ins, [dy], [], dst)
+    assert all(r is d for r, d in zip(res, dst))
+    assert seen == {"conv_backward_data": True, "conv_backward_filter": False,
+                    "conv_backward_bias": True}
+    assert (np.asarray(dst[0]) == 6).all() and (np.asarray(dst[1]) == 0).all()
+    assert (np.asarray(dst[2]) == 6).all()
+
+    strided = _wrap(np.full((2, 4, 9, 18), 5, np.float32))[..., ::2]
+    ctx = OpContext(np, None, is_train=True, need_grad=[True, False, False],
+                    in_shapes=[a.shape for a in ins], req=["add", "null", "null"])
+    res = KC.conv_backward(ctx, p, [dy], ins, [dy], [], [strided, None, None])
+    assert res[0] is not strided and not seen["conv_backward_data"]
+    assert (np.asarray(strided) == 5).all()
+
+
+def test_activation_backward_writes_in_place_over_the_output_gradient(monkeypatch):
+    """An in-place plan's dx over dy's memory (another array object) is written by
+    cuDNN directly (it allows dx == dy), without a fresh buffer and a copy."""
+    got = {}
+
+    def act_bwd(y, dy, dx, act):
+        got["dx"] = dx
+        dx[...] = 0
+        return dx
+    monkeypatch.setattr(K, "act_backward", act_bwd)
+    op = get_op("Activation")
+    y, dy = _f(3, 4), _f(3, 4)
+    dx = dy.reshape(3, 4)           # same memory, another object
+    res = KC.act_backward(_ctx(True, [True], [(3, 4)]), op.parse(dict(act_type="relu")),
+                          [dy], [y], [y], [], [dx])
+    assert res[0] is dx and got["dx"] is dx

@@ -38,8 +38,8 @@ def fake(monkeypatch):
     monkeypatch.setattr(K, "runtime", lambda: rt)
     chosen = []
 
-    def choose(rt_, h, direction, g, tune, limit, ptrs):
-        chosen.append((direction, ptrs))
+    def choose(rt_, h, direction, g, tune, limit, ptrs, out=None):
+        chosen.append((direction, ptrs, out))
         return 3, 0, "CONV"
     monkeypatch.setattr(K, "_choose", choose)
     return lib, chosen
@@ -64,6 +64,12 @@ def test_each_direction_calls_its_function_in_cudnn_order(fake, fn, name, descs)
     assert args == ("H", one, descs[0], 11, descs[1], 22, "CONV", 3, 0, 0, zero,
                     descs[2], 33)
     assert chosen[0][1] == (11, 22, 33)        # the algorithm search sees the same order
+    assert chosen[0][2] is None                 # ... and may write its trial results in c
+    lib.calls.clear()
+    assert fn(_geo(), a, b, c, "off", 64, accumulate=True) is c
+    (called, args), = lib.calls
+    assert args[10] == one                      # beta = 1: c += the result
+    assert chosen[1][2] is c                    # the search must keep c's contents
 
 
 def test_pool_descriptors_made_once(monkeypatch):

@@ -257,3 +257,41 @@ def test_convolution_default_math_allows_tf32_within_half_precision_tolerance(mo
     g = K.geometry((4, 16, 12, 12), (8, 16, 3, 3), (4, 8, 12, 12), (1, 1), (1, 1),
                    (1, 1), 1, np.float32)
     assert g.math == L.DEFAULT_MATH and not g.strict
+
+
+def test_residual_gradient_sum_through_cudnn_accumulation_matches_cpu():
+    """A hybridized residual block: the stem's output feeds a convolution and the
+    residual add, so its gradient is a sum the convolution's backward adds into
+    (cuDNN beta = 1); parameters with grad_req='add' over two steps. GPU == CPU."""
+    class Residual(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.stem = mx.gluon.nn.Conv2D(4, 3, padding=1, in_channels=3)
+                self.body = mx.gluon.nn.Conv2D(4, 3, padding=1, in_channels=4)
+                self.side = mx.gluon.nn.Conv2D(4, 1, in_channels=4)
+
+        def hybrid_forward(self, F, x):
+            h = self.stem(x)
+            return F.Activation(self.body(h) + h, act_type="relu") + self.side(h)
+
+    x_np = _r(2, 3, 8, 8)
+    res = {}
+    for ctx in (mx.cpu(), GPU):
+        mx.random.seed(3)
+        net = Residual()
+        net.initialize(mx.init.Xavier(), ctx=mx.cpu())     # the same numbers on both
+        net.collect_params().reset_ctx(ctx)
+        net.hybridize(static_alloc=True, static_shape=True)
+        for prm in net.collect_params().values():
+            prm.grad_req = "add"
+        x = mx.nd.array(x_np, ctx=ctx)
+        for _ in range(2):
+            with mx.autograd.record():
+                loss = (net(x) ** 2).sum()
+            loss.backward()
+        res[ctx.device_type] = [(k.split("_", 1)[1], v.grad(ctx).asnumpy())
+                                for k, v in net.collect_params().items()]
+    for (k, g), (kc, c) in zip(res["gpu"], res["cpu"]):
+        assert k == kc
+        np.testing.assert_allclose(g, c, rtol=1e-3, atol=1e-3, err_msg=k)

@@ -186,3 +186,31 @@ def test_tune_off_takes_the_heuristic_first_fit_and_its_math():
                              1024 * MB)
     assert (algo, ws, conv) == (1, 8 * MB, ("conv", L.DEFAULT_MATH))
     assert lib.find_caps == []
+
+
+def test_search_for_an_accumulating_call_writes_a_scratch_output():
+    """The measured search runs trial convolutions into its output pointer; for a call
+    that adds into its output (cuDNN beta = 1, a gradient summed over two branches)
+    that would clobber the sum, so the search gets a scratch array instead."""
+    import types
+    heur = [(1, 0, -1.0, 0, L.DEFAULT_MATH)]
+    found = [(2, 0, 0.5, 0, L.DEFAULT_MATH)]
+    lib = _FakeLib(heur, found, {})
+    pointers = []
+    orig = lib.cudnnFindConvolutionForwardAlgorithmEx
+
+    def find(h, d0, p0, d1, p1, conv, d3, p3, *rest):
+        pointers.append(p3)
+        return orig(h, d0, p0, d1, p1, conv, d3, p3, *rest)
+    lib.cudnnFindConvolutionForwardAlgorithmEx = find
+
+    scratch = types.SimpleNamespace(data=types.SimpleNamespace(ptr=999))
+    cp = _FakeCupy()
+    cp.empty_like = lambda a: scratch
+    rt = types.SimpleNamespace(lib=lib, cupy=cp)
+    out = types.SimpleNamespace(data=types.SimpleNamespace(ptr=3))
+    K._choose(rt, 7, "fwd", _FakeGeo(L.DEFAULT_MATH, ("acc",)), "limited_workspace",
+              1024 * MB, (1, 2, 3), out)
+    K._choose(rt, 7, "fwd", _FakeGeo(L.DEFAULT_MATH, ("plain",)), "limited_workspace",
+              1024 * MB, (1, 2, 3))
+    assert pointers == [999, 3]

@@ -179,10 +179,11 @@ def _find_workspace(cp, cands, limit, tune):
             size = max(size // 2, floor)
 
 
-def _choose(rt, h, direction, g, tune, limit, ptrs):
+def _choose(rt, h, direction, g, tune, limit, ptrs, out=None):
     """(algo, workspace bytes, convolution descriptor) for this geometry and direction.
     ``ptrs``: the three data pointers in the Find call's order (its output gets
-    overwritten)."""
+    overwritten); ``out``: the output array when its contents must survive (an
+    accumulating call): the measured search then writes into a scratch copy."""
     short = (direction, tune, limit if tune != "fastest" else None)
     memo = getattr(g, "algos", None)       # per geometry: no long key to hash per call
     if memo is not None:
@@ -210,11 +211,15 @@ def _choose(rt, h, direction, g, tune, limit, ptrs):
         perf = (L.AlgoPerf * count)()
         n = ctypes.c_int(0)
         a, b, c = ptrs
+        scratch = None
+        if out is not None:          # the search's trial runs must not clobber it
+            scratch = cp.empty_like(out)
+            c = scratch.data.ptr
         d0, d1, d2, d3 = _desc_args(direction, g)
         # Find*Ex order: (h, desc0, ptr0, desc1, ptr1, conv, desc3, ptr3, ...)
         L.check(lib, find, getattr(lib, find)(h, d0, a, d1, b, d2, d3, c, count,
                                               ctypes.byref(n), perf, wsp, cap))
-        del ws
+        del ws, scratch
         ok = [perf[i] for i in range(n.value)
               if perf[i].status == L.STATUS_SUCCESS and perf[i].memory <= cap
               and (tune == "fastest" or perf[i].memory <= limit)
@@ -243,49 +248,54 @@ _RUN = {"fwd": "cudnnConvolutionForward", "bwd_data": "cudnnConvolutionBackwardD
         "bwd_filter": "cudnnConvolutionBackwardFilter"}
 
 
-def _conv_run(direction, g, a, b, c, tune, workspace_mb):
-    """Run one convolution direction: c = f(a, b) with the chosen algorithm."""
+def _conv_run(direction, g, a, b, c, tune, workspace_mb, accumulate=False):
+    """Run one convolution direction: c = f(a, b) (``accumulate``: c += f(a, b)) with
+    the chosen algorithm."""
     rt = runtime()
     h = rt.handle(c.device.id)
     ptrs = (_ptr(a), _ptr(b), _ptr(c))
-    algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs)
+    algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
+                                   c if accumulate else None)
     one, zero = D.scalars(g.dtype)
     ws, wsp = _workspace(rt.cupy, ws_bytes)
     d0, d1, _, d3 = _desc_args(direction, g, conv)
     name = _RUN[direction]
     L.check(rt.lib, name, getattr(rt.lib, name)(h, one, d0, ptrs[0], d1, ptrs[1], conv,
-                                                algo, wsp, ws_bytes, zero, d3, ptrs[2]))
+                                                algo, wsp, ws_bytes,
+                                                one if accumulate else zero, d3, ptrs[2]))
     del ws                      # back to the pool after the call is queued
     return c
 
 
-def conv_forward(g, x, w, y, tune, workspace_mb):
-    """y = conv(x, w)."""
-    return _conv_run("fwd", g, x, w, y, tune, workspace_mb)
+def conv_forward(g, x, w, y, tune, workspace_mb, accumulate=False):
+    """y = conv(x, w) (``accumulate``: y += conv(x, w))."""
+    return _conv_run("fwd", g, x, w, y, tune, workspace_mb, accumulate)
 
 
-def conv_backward_data(g, w, dy, dx, tune, workspace_mb):
-    """dx = the gradient of conv(x, w) with respect to x, for output gradient dy."""
-    return _conv_run("bwd_data", g, w, dy, dx, tune, workspace_mb)
+def conv_backward_data(g, w, dy, dx, tune, workspace_mb, accumulate=False):
+    """dx = the gradient of conv(x, w) with respect to x, for output gradient dy
+    (``accumulate``: dx += it, cuDNN's beta = 1, free in the GEMM's epilogue)."""
+    return _conv_run("bwd_data", g, w, dy, dx, tune, workspace_mb, accumulate)
 
 
-def conv_backward_filter(g, x, dy, dw, tune, workspace_mb):
-    """dw = the gradient of conv(x, w) with respect to w."""
-    return _conv_run("bwd_filter", g, x, dy, dw, tune, workspace_mb)
+def conv_backward_filter(g, x, dy, dw, tune, workspace_mb, accumulate=False):
+    """dw = the gradient of conv(x, w) with respect to w (``accumulate``: dw += it)."""
+    return _conv_run("bwd_filter", g, x, dy, dw, tune, workspace_mb, accumulate)
 
 
 def _bias_desc(lib, c, ndim, dtype):
     return D.tensor(lib, (1, c) + (1,) * (ndim - 2), dtype)
 
 
-def conv_backward_bias(dy, db):
-    """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D)."""
+def conv_backward_bias(dy, db, accumulate=False):
+    """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D; ``accumulate``:
+    db[c] += it)."""
     rt = runtime()
     h = rt.handle(dy.device.id)
     one, zero = D.scalars(dy.dtype)
     L.check(rt.lib, "cudnnConvolutionBackwardBias",
             rt.lib.cudnnConvolutionBackwardBias(h, one, D.tensor(rt.lib, dy.shape, dy.dtype),
-                                                _ptr(dy), zero,
+                                                _ptr(dy), one if accumulate else zero,
                                                 _bias_desc(rt.lib, dy.shape[1], dy.ndim,
                                                            dy.dtype), _ptr(db)))
     return db

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ..params import Bool, Float, Int, Schema
+from ..kernels import exact_alias
 from ..registry import Op, ShapeError, register
 from ..simple import broadcast_shape, reduce_to_shape, takes_out
 
@@ -170,9 +171,17 @@ class _BinaryBase(Op):
 
 
 def _call(fn, with_out):
-    """fn(xp, a, b, out) for a kernel that may or may not take ``out``."""
+    """fn(xp, a, b, out) for a kernel that may or may not take ``out``. An ``out`` that
+    is an in-place plan's second view of an operand's buffer is written through the
+    operand itself (``exact_alias``: no defensive copy in CuPy's ufuncs)."""
     if with_out:
-        return lambda xp, a, b, out: fn(xp, a, b, out=None if out is None else out[0])
+        def run(xp, a, b, out):
+            o = None if out is None else out[0]
+            if o is None:
+                return fn(xp, a, b)
+            fn(xp, a, b, out=exact_alias(o, (a, b)))
+            return o
+        return run
     return lambda xp, a, b, out: fn(xp, a, b)
 
 
