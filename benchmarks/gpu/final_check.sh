@@ -29,32 +29,7 @@ T_START=$(date +%s)
 # --- 1. env -------------------------------------------------------------------------------
 step env 40 "$OUT/env.log" bash -c '
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
-'"$PY"' - <<"PYEOF"
-import os, sys, numpy
-print("python", sys.version.split()[0], "numpy", numpy.__version__)
-try:
-    import cupy
-    print("cupy", cupy.__version__, "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())
-except Exception as e:
-    print("cupy unavailable:", type(e).__name__, e)
-try:
-    import torch
-    print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version(),
-          "allow_tf32 default", torch.backends.cudnn.allow_tf32)
-except Exception as e:
-    print("torch unavailable:", type(e).__name__, e)
-import mxnet as mx
-from mxnet.backend import cudnn
-print("mxnet", mx.__version__, "num_gpus", mx.context.num_gpus())
-print("cudnn", cudnn.available(), cudnn.version(), cudnn.library_path(), cudnn.load_error())
-from mxnet.backend.cudnn import descriptors as D
-import numpy as np
-print("conv math fp32", D.conv_math_type(np.float32), "fp16", D.conv_math_type(np.float16),
-      "(0 DEFAULT, 1 TENSOR_OP, 2 ALLOW_CONVERSION, 3 FMA)",
-      "NVIDIA_TF32_OVERRIDE", os.environ.get("NVIDIA_TF32_OVERRIDE"))
-from mxnet.operator.kernels import registered_kernels
-print("gpu kernels", sorted({k[0] for k in registered_kernels() if k[1] == "gpu"}))
-PYEOF'
+'"$PY"' benchmarks/gpu/env_probe.py'
 
 NGPU=$("$PY" -c 'import mxnet as mx; print(mx.context.num_gpus())' 2>/dev/null || echo 0)
 echo "GPUs seen by pymxnet: $NGPU" | tee -a "$SUMMARY"

@@ -32,30 +32,7 @@ STEP_WIDTH=30
 # --- 1. env --------------------------------------------------------------------------------
 step env 30 "$OUT/env.log" bash -c '
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
-'"$PY"' - <<"PYEOF"
-import sys, numpy
-print("python", sys.version.split()[0], "numpy", numpy.__version__)
-try:
-    import cupy
-    print("cupy", cupy.__version__, "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())
-except Exception as e:
-    print("cupy unavailable:", type(e).__name__, e)
-try:
-    import torch
-    print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())
-except Exception as e:
-    print("torch unavailable:", type(e).__name__, e)
-import mxnet as mx
-from mxnet.backend import cudnn, cublas_graph
-print("mxnet", mx.__version__, "num_gpus", mx.context.num_gpus())
-print("cudnn", cudnn.available(), cudnn.version(), cudnn.library_path(), cudnn.load_error())
-try:
-    import cupy
-    cupy.matmul(cupy.ones((2, 2)), cupy.ones((2, 2)))   # CuPy loads its libcublas
-except Exception as e:
-    print("cupy matmul failed:", type(e).__name__, e)
-print("cublas for captures:", cublas_graph.available(), cublas_graph._state)
-PYEOF'
+'"$PY"' benchmarks/gpu/env_probe.py'
 grep -E "^(cupy|torch|cudnn|cublas|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 2. tests of this work -------------------------------------------------------------------
