@@ -50,6 +50,7 @@ import numpy as np
 from ..base import MXNetError
 
 __all__ = ["Op", "OpContext", "register", "get_op", "list_ops", "all_ops", "apply_req",
+           "store", "store_all",
            "add_listener",
            "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "ShapeError"]
 
@@ -265,3 +266,19 @@ def apply_req(dst, req, value):
         dst += value
     else:
         dst[...] = value
+
+
+def store(out, i, value):
+    """Output ``i`` of an operator following the write-into-outputs contract: copied
+    into ``out[i]`` when the caller gave a preallocated array there, else ``value``
+    itself."""
+    if out is None or out[i] is None:
+        return value
+    dst = out[i]
+    dst[...] = value
+    return dst
+
+
+def store_all(out, values):
+    """``store`` for every output."""
+    return [store(out, i, v) for i, v in enumerate(values)]

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..params import Field
+from ..registry import store, store_all  # noqa: F401  (the contrib families' import)
 
 __all__ = ["FloatTuple", "store", "store_all"]
 
@@ -16,18 +17,3 @@ class FloatTuple(Field):
         if v is None:
             raise ValueError("None is not a tuple of floats")
         return tuple(float(x) for x in v)
-
-
-def store(out, i, value):
-    """Output i of an operator following the write-into-outputs contract: copied into
-    ``out[i]`` when the caller gave a preallocated array there, else value itself."""
-    if out is None or out[i] is None:
-        return value
-    dst = out[i]
-    dst[...] = value
-    return dst
-
-
-def store_all(out, values):
-    """``store`` for every output."""
-    return [store(out, i, v) for i, v in enumerate(values)]
