@@ -57,3 +57,17 @@ def test_gluon_deferred_init_under_np_shape():
         out = net(mx.np.ones((2, 3)))
         assert out.shape == (2, 5)
         assert net.weight.shape == (5, 3)
+
+
+def test_a_legacy_graph_loaded_under_np_shape_reads_its_zeros_as_unknown():
+    data = mx.sym.var("data")
+    weight = mx.sym.var("weight", shape=(8, 0))       # legacy: input size unknown
+    text = mx.sym.FullyConnected(data, weight, num_hidden=8).tojson()
+    with mx.util.np_shape(True):
+        net = mx.sym.load_json(text)
+        args, outs, _ = net.infer_shape(data=(2, 5))
+        assert args == [(2, 5), (8, 5), (8,)] and outs == [(2, 8)]
+        saved = net.tojson()                  # now marked as np_shape: -1 stays unknown
+        assert mx.sym.load_json(saved).infer_shape(data=(2, 5))[0][1] == (8, 5)
+    args, _, _ = mx.sym.load_json(text).infer_shape(data=(2, 5))
+    assert args[1] == (8, 5)
