@@ -127,3 +127,19 @@ def test_same_array_detects_shared_memory():
     a = mx.nd.zeros((4, 2))
     assert tu.same_array(a, a[0:4])
     assert not tu.same_array(a, a.copy())
+
+
+def test_comparisons_of_large_arrays_match_numpy_isclose(monkeypatch):
+    # blocks of a few elements exercise the blockwise comparison on small arrays
+    monkeypatch.setattr("mxnet.test_utils_compare._CHUNK", 7)
+    rng = np.random.RandomState(0)
+    a = rng.uniform(-1, 1, (5, 6, 4)).astype(np.float32)
+    b = a + rng.uniform(-2e-5, 2e-5, a.shape).astype(np.float32)
+    want = np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-5, atol=1e-6)
+    assert not want.all() and want.any()
+    assert tu.almost_equal(a, b, rtol=1e-5, atol=1e-6) == bool(want.all())
+    bad = np.argwhere(~want)
+    with pytest.raises(AssertionError, match=f"{len(bad)} of {a.size} elements differ"):
+        tu.assert_almost_equal(a, b, rtol=1e-5, atol=1e-6)
+    tu.assert_almost_equal(a, a.copy(), rtol=0, atol=0)
+    tu.assert_almost_equal(a.transpose(2, 0, 1), np.ascontiguousarray(a.transpose(2, 0, 1)))

@@ -140,10 +140,27 @@ def checkShapes(a, b):  # noqa: N802  (MXNet's name)
         raise AssertionError(f"Shape mismatch: {a.shape} vs {b.shape}")
 
 
+# Elements compared per step: the float64 temporaries of a comparison stay a few MB
+# whatever the arrays' size (a whole-array isclose of two 512 MB float32 arrays needs
+# about ten times their size).
+_CHUNK = 1 << 20
+
+
 def _close_mask(a, b, rtol, atol, equal_nan):
-    af = a.astype(np.float64) if a.dtype.kind != "c" else a
-    bf = b.astype(np.float64) if b.dtype.kind != "c" else b
-    return np.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    """Boolean |a - b| <= atol + rtol * |b| per element (broadcast), computed in
+    float64; operands of one shape a block of elements at a time."""
+    def isclose(x, y):
+        xf = x.astype(np.float64) if x.dtype.kind != "c" else x
+        yf = y.astype(np.float64) if y.dtype.kind != "c" else y
+        return np.isclose(xf, yf, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+    if a.shape != b.shape or a.size <= _CHUNK:
+        return isclose(a, b)
+    close = np.empty(a.shape, dtype=bool)
+    flat_a, flat_b, flat_c = a.reshape(-1), b.reshape(-1), close.reshape(-1)
+    for i in range(0, a.size, _CHUNK):
+        flat_c[i:i + _CHUNK] = isclose(flat_a[i:i + _CHUNK], flat_b[i:i + _CHUNK])
+    return close
 
 
 def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True):

@@ -356,3 +356,30 @@ def test_hybridized_dynamic_shape_operator_runs_op_by_op():
     out.backward()
     assert_almost_equal(out.asnumpy(), 2 * np.arange(9).reshape(3, 3)[[0, 2]])
     assert_almost_equal(data.grad.asnumpy(), 2 * np.array([[1.0] * 3, [0.0] * 3, [1.0] * 3]))
+
+
+def test_a_child_shared_by_parents_does_not_keep_the_last_parent_alive():
+    import gc
+    import weakref
+
+    class Parent(gluon.HybridBlock):
+        def __init__(self, child, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.child = child
+
+        def hybrid_forward(self, F, x):
+            return self.child(x) * 2
+
+    child = nn.Dense(3, in_units=4)
+    child.initialize()
+    x = mx.nd.ones((2, 4))
+    first = Parent(child)
+    first.hybridize()
+    first(x).wait_to_read()
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None
+    second = Parent(child)
+    assert_almost_equal(second(x), child(x) * 2)

@@ -243,3 +243,17 @@ def test_errors(call):
     with pytest.raises(MXNetError):
         call()
         mx.nd.waitall()      # a failure while computing surfaces at the sync point
+
+
+@pytest.mark.parametrize("dtype, limit", [("uint8", 255), ("float16", 2 ** 11),
+                                          ("float32", 2 ** 24)])
+def test_multinomial_refuses_a_dtype_that_cannot_hold_the_indices(dtype, limit):
+    # limit is the largest integer the dtype holds exactly (NumPy agrees: limit + 1
+    # rounds back to limit in the float types, wraps in uint8)
+    assert int(np.array(limit + 1).astype(dtype)) != limit + 1
+    assert int(np.array(limit).astype(dtype)) == limit
+    probs = mx.nd.ones((1, limit + 1)) / (limit + 1)
+    draws = mx.nd.random.multinomial(probs, shape=4, dtype=dtype).asnumpy()
+    assert ((draws >= 0) & (draws <= limit)).all()
+    with pytest.raises(MXNetError, match="cannot hold the category indices"):
+        mx.nd.random.multinomial(mx.nd.ones((limit + 2,)), dtype=dtype)

@@ -181,7 +181,8 @@ class Executor:
         """Heads whose inferred storage type is sparse: [(position, sparse array)];
         self.outputs shows those arrays (filled from the dense result after forward)."""
         if not any(a._sparse for a in var_nd.values()) and not any(
-                n.op is not None and n.op.name in ("cast_storage", "dot", "_square_sum")
+                n.op is not None and (n.op.name in ("cast_storage", "dot", "_square_sum")
+                                      or hasattr(n.op, "infer_storage"))
                 for n in self._graph.nodes):
             return []
         from .stype import infer_stypes, head_fillers

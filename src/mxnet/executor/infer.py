@@ -3,7 +3,9 @@
 Each operator's ``infer_shape``/``infer_type`` is applied in topological order,
 repeatedly until nothing changes, so a shape learnt late (a weight inferred from the
 data it multiplies) reaches every node. A dimension of 0 means unknown (MXNet 1.x
-legacy semantics; -1 under ``mx.np_shape()`` at the front end); operators see
+legacy semantics); under ``mx.np_shape()`` (read when a pass starts) 0 is a real
+zero-size dimension and -1 means unknown, in the passes as at the front end (a
+zero-size array binds, ``index_array`` of a 0-d array is ``(0,)``); operators see
 complete shapes or None, and ``partial_shape.infer_node`` derives MXNet's answers
 for partly known shapes from their rules (forwards and backwards). A contradiction is
 an MXNetError naming the operator, the input and both shapes.
@@ -15,24 +17,31 @@ import numpy as np
 
 from ..base import FLAG_TO_DTYPE, MXNetError, dtype_np
 from .graph import Graph
-from .partial_shape import infer_node, merge_dims as _merge_shape
+from ..util import is_np_shape
+from .partial_shape import UNKNOWN, infer_node, known, merge_dims as _merge_shape
+from .partial_shape import unknown_marker
 
 __all__ = ["infer_shape_pass", "infer_type_pass", "infer_symbol_shapes",
            "infer_symbol_types", "is_complete"]
 
 
 def is_complete(shape):
-    return shape is not None and all(d > 0 for d in shape)
+    """Whether every dimension is known (0 counts as known under np_shape)."""
+    if shape is None:
+        return False
+    with unknown_marker(-1 if is_np_shape() else 0):
+        return all(known(d) for d in shape)
 
 
 def _as_shape(value):
     if value is None:
         return None
     if isinstance(value, (int, np.integer)):
-        return (int(value),)
+        value = (int(value),)
     # operators say None; -1 (np_shape's spelling, creation ops' shape=(-1, 3)) is
     # unknown too: no real dimension is negative
-    return tuple(0 if d is None or d < 0 else int(d) for d in value)
+    u = UNKNOWN()
+    return tuple(u if d is None or not known(d) else int(d) for d in value)
 
 
 def _var_shape(node):
@@ -119,13 +128,24 @@ def _key(value):
     return value if value is None or isinstance(value, tuple) else str(value)
 
 
-def infer_shape_pass(graph, known):
-    """Fill ``graph.shapes`` (one tuple or None per entry). ``known``: {entry id:
-    shape}; variables' ``__shape__`` attributes count as known unless overridden."""
+def _shape_semantics(fn):
+    """Run a shape pass with the unknown-dimension marker of the caller's np_shape."""
+    def wrapper(*args, **kwargs):
+        with unknown_marker(-1 if is_np_shape() else 0):
+            return fn(*args, **kwargs)
+    wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+    return wrapper
+
+
+@_shape_semantics
+def infer_shape_pass(graph, given):
+    """Fill ``graph.shapes`` (one tuple or None per entry; unknown dimensions 0, or -1
+    under np_shape). ``given``: {entry id: shape}; variables' ``__shape__`` attributes
+    count as known unless overridden."""
     shapes = [None] * graph.num_entries
     for nid in graph.arg_nodes + graph.aux_nodes:
         shapes[graph.entry(nid)] = _var_shape(graph.nodes[nid])
-    for eid, s in known.items():
+    for eid, s in given.items():
         shapes[eid] = _as_shape(s)
 
     def call(node, arg_shapes, out_shapes):
@@ -183,27 +203,14 @@ def _results(graph, values):
     return arg, out, aux
 
 
-def _from_np_shape(shape):
-    """A front-end shape under ``mx.np_shape()`` (-1 = unknown dimension) in the
-    passes' notation (0 = unknown)."""
-    if shape is None or isinstance(shape, (int, np.integer)):
-        return shape
-    return tuple(0 if d is None or d < 0 else d for d in shape)
-
-
 def infer_symbol_shapes(symbol, args, kwargs, partial):
-    from ..util import is_np_shape
     np_shape = is_np_shape()
     g = Graph(symbol)
-    known = _known_by_entry(g, args, kwargs, "shape")
-    if np_shape:
-        known = {e: _from_np_shape(s) for e, s in known.items()}
-    infer_shape_pass(g, known)
+    infer_shape_pass(g, _known_by_entry(g, args, kwargs, "shape"))
     arg, out, aux = _results(g, g.shapes)
     if partial:
-        if np_shape:        # unknown: None, unknown dimension: -1
-            fix = lambda ss: [None if s is None else tuple(d or -1 for d in s)  # noqa: E731
-                              for s in ss]
+        if np_shape:        # unknown: None, unknown dimension: -1 (as the pass has it)
+            fix = lambda ss: list(ss)  # noqa: E731
         else:               # unknown: (), unknown dimension: 0
             fix = lambda ss: [() if s is None else s for s in ss]  # noqa: E731
         return fix(arg), fix(out), fix(aux)

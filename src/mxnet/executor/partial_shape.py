@@ -32,13 +32,43 @@ output axis over an input axis of unknown length is unknown, whatever the probes
 one whose output holds exactly its data's elements (``Reshape``) sets ``keeps_size =
 True``: a complete output shape then solves a single unknown data dimension, even where
 the output does not depend on it (``reshape(shape=(6, 1, -2))``).
+
+Under NumPy shape semantics (``mx.np_shape()``) 0 is a real zero-size dimension and -1
+marks an unknown one: ``unknown_marker(-1)`` switches the marker for the duration of a
+pass (``executor.infer`` does so when ``is_np_shape()``); everything here asks
+``known(d)``.
 """
+import contextlib
 import math
+import threading
 from fractions import Fraction
 
 from ..operator.registry import Op
 
-__all__ = ["infer_node", "merge_dims"]
+__all__ = ["infer_node", "merge_dims", "unknown_marker", "known", "UNKNOWN"]
+
+_mode = threading.local()
+
+
+def UNKNOWN():  # noqa: N802  (reads as the constant it stands for)
+    """The unknown-dimension marker of the running pass: 0, or -1 under np_shape."""
+    return getattr(_mode, "unknown", 0)
+
+
+def known(d):
+    """Whether dimension d is known (0 is, under np_shape semantics)."""
+    return d is not None and d > getattr(_mode, "unknown", 0)
+
+
+@contextlib.contextmanager
+def unknown_marker(value):
+    """Shapes use ``value`` (0 or -1) for unknown dimensions inside the block."""
+    prev = getattr(_mode, "unknown", 0)
+    _mode.unknown = value
+    try:
+        yield
+    finally:
+        _mode.unknown = prev
 
 # Multiples of lcm(1..16), so a rule's divisibility checks (reshape's -1, an axis split
 # into equal parts) pass; the two sets use different primes so no value is in both.
@@ -60,19 +90,21 @@ _SMALL = (1,) * len(_MARKER_SETS[0])
 
 
 def merge_dims(old, new):
-    """Two partial shapes (0 or None = unknown dimension) combined, or raise
-    ValueError when they contradict."""
+    """Two partial shapes (None, or dimensions of UNKNOWN() = unknown) combined, or
+    raise ValueError when they contradict."""
     if new is None:
         return old
     if old is None:
         return new
-    if len(old) != len(new) or any(a and b and a != b for a, b in zip(old, new)):
+    if len(old) != len(new) or any(known(a) and known(b) and a != b
+                                   for a, b in zip(old, new)):
         raise ValueError
-    return tuple(a or b or 0 for a, b in zip(old, new))
+    u = UNKNOWN()
+    return tuple(a if known(a) else b if known(b) else u for a, b in zip(old, new))
 
 
 def _complete(shape):
-    return shape is not None and all(d and d > 0 for d in shape)
+    return shape is not None and all(known(d) for d in shape)
 
 
 def _elementwise(op, p, arg_shapes, out_shapes):
@@ -98,7 +130,7 @@ def _probe(op, p, arg_shapes, markers, shared):
             continue
         dims = list(s)
         for k, d in enumerate(dims):
-            if d:
+            if known(d):
                 continue
             slot = k if shared else len(where)
             if slot >= len(markers):
@@ -131,7 +163,8 @@ def _stable(a, b, c, markers):
         return None
     if c is None or len(c) != len(a):
         c = a
-    return tuple(x if x == y == z and x and x not in markers else 0
+    u = UNKNOWN()
+    return tuple(x if x == y == z and known(x) and x not in markers else u
                  for x, y, z in zip(a, b, c))
 
 
@@ -142,11 +175,11 @@ def _solve_one(where, first, second, out_shapes):
     whole number. {(argument, axis): u} or {}."""
     (mark_a, pos), = where.items()
     mark_b = _MARKER_SETS[1][_MARKER_SETS[0].index(mark_a)]
-    for a, b, known in zip(first or [], second or [], out_shapes):
-        if a is None or b is None or known is None or not len(a) == len(b) == len(known):
+    for a, b, kd in zip(first or [], second or [], out_shapes):
+        if a is None or b is None or kd is None or not len(a) == len(b) == len(kd):
             continue
-        for x, y, v in zip(a, b, known):
-            if not v or x == y or x is None or y is None:
+        for x, y, v in zip(a, b, kd):
+            if not known(v) or x == y or x is None or y is None:
                 continue
             k = Fraction(x - y, mark_a - mark_b)     # a reshape may give 30*u/4
             if not k:
@@ -169,21 +202,23 @@ def _size_solved(arg_shapes, out_shapes):
     or None when that cannot be done."""
     data = arg_shapes[0] if arg_shapes else None
     out = out_shapes[0] if out_shapes else None
-    if data is None or not _complete(out) or sum(1 for d in data if not d) != 1:
+    if data is None or not _complete(out) or sum(1 for d in data if not known(d)) != 1:
         return None
-    known = math.prod(d for d in data if d)
+    size = math.prod(d for d in data if known(d))
     total = math.prod(out)
-    if not known or total % known:
+    if not size or total % size:
         return None
-    return tuple(d if d else total // known for d in data)
+    return tuple(d if known(d) else total // size for d in data)
 
 
 def infer_node(op, p, arg_shapes, out_shapes):
-    """(argument, output, auxiliary) shapes of one node, each a tuple (0 = unknown
-    dimension) or None, from what is known of its arguments and outputs."""
+    """(argument, output, auxiliary) shapes of one node, each a tuple (UNKNOWN() =
+    unknown dimension) or None, from what is known of its arguments and outputs."""
     rule = getattr(op, "infer_shape_partial", None)
     if rule is not None:            # an operator with its own rule for partial shapes
-        return rule(p, arg_shapes, out_shapes)
+        if UNKNOWN() == 0:
+            return rule(p, arg_shapes, out_shapes)
+        return _legacy_rule(rule, p, arg_shapes, out_shapes)
     if getattr(op, "elemwise_shape", type(op).infer_shape is Op.infer_shape):
         return _elementwise(op, p, arg_shapes, out_shapes)
     visible = [s if _complete(s) else None for s in arg_shapes]
@@ -207,16 +242,17 @@ def infer_node(op, p, arg_shapes, out_shapes):
     args, outs, aux = (_fill(res, new) for res, new in zip((args, outs, aux), learnt))
     data = arg_shapes[0] if arg_shapes else None
     if getattr(op, "narrows_input_axes", False) and data is not None and visible[0] is None:
+        u = UNKNOWN()
         outs = [o if o is None or len(o) != len(data) else
-                tuple(d if k else 0 for d, k in zip(o, data)) for o in outs]
+                tuple(d if known(k) else u for d, k in zip(o, data)) for o in outs]
     args += [None] * (len(arg_shapes) - len(args))
     # Backward: a known output dimension that is exactly a marker fills the input
     # dimensions that marker stood for.
     found = {}
-    for got, known in zip(first[1] or [], out_shapes):
-        if got is not None and known is not None and len(got) == len(known):
-            for g, k in zip(got, known):
-                if k and g in where:
+    for got, kd in zip(first[1] or [], out_shapes):
+        if got is not None and kd is not None and len(got) == len(kd):
+            for g, k in zip(got, kd):
+                if known(k) and g in where:
                     for pos in where[g]:
                         found[pos] = k
     if not found and len(where) == 1:
@@ -231,3 +267,19 @@ def infer_node(op, p, arg_shapes, out_shapes):
         except ValueError:      # the rule's own answer wins; the pass reports the clash
             pass
     return args, outs, aux
+
+
+def _legacy_rule(rule, p, arg_shapes, out_shapes):
+    """An operator's own partial rule, written for 0 = unknown, run under np_shape
+    semantics: unknown (-1) dimensions go in as 0 and 0s come back as unknown (a real
+    zero-size dimension next to unknown ones is not told apart there)."""
+    def to_legacy(shapes):
+        return [None if s is None else tuple(0 if d < 0 else d for d in s) for s in shapes]
+
+    def from_legacy(shapes):
+        return [None if s is None else tuple(-1 if d == 0 else d for d in s)
+                for s in shapes]
+    if all(_complete(s) for s in list(arg_shapes) + list(out_shapes) if s is not None):
+        return rule(p, arg_shapes, out_shapes)
+    return tuple(from_legacy(r) for r in rule(p, to_legacy(arg_shapes),
+                                              to_legacy(out_shapes)))

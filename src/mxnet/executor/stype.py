@@ -4,7 +4,9 @@ The executor computes every node densely; the storage type of each output is wha
 MXNet 1.9.1 would give, found by asking the operator's sparse kernel
 (``operator.kernels_sparse``) what it returns for all-zero inputs of the bound shapes
 and storage types (sparse inputs with no stored entries, dense ones as read-only zero
-views), once at bind time. No kernel, or a kernel that declines: 'default'.
+views), once at bind time. No kernel, or a kernel that declines: 'default'. An operator with an
+``infer_storage(p, in_stypes, in_shapes, ctx)`` method states its output types itself
+(a Python CustomOp, which also keeps the input types for its dense runs).
 Heads with a sparse type are handed to the user as sparse arrays. A head whose node
 reads only bound variables and dense values is recomputed after each forward by the
 node's sparse kernel (``head_fillers``), so its stored entries are MXNet's (e.g. a
@@ -42,6 +44,12 @@ def infer_stypes(g, var_stypes, ctx):
             continue
         ins = g.node_inputs[nid]
         in_st = [stypes[e] for e in ins]
+        infer = getattr(op, "infer_storage", None)
+        if infer is not None:        # an operator that states its own (Custom)
+            for k, st in enumerate(infer(node.params, in_st, [g.shapes[e] for e in ins],
+                                         ctx)):
+                stypes[g.row_ptr[nid] + k] = st
+            continue
         if all(s == "default" for s in in_st) and op.name not in SPARSE_FROM_DENSE:
             continue
         kernel = lookup_sparse(op.name)

@@ -81,6 +81,9 @@ class _BlockScope:
         self._name_scope.__exit__(ptype, value, trace)
         self._name_scope = None
         _BlockScope._current.value = self._old_scope
+        # not kept past the with-block: a child block shared between parents would
+        # otherwise keep the last parent that ran it (and its cached graph) alive
+        self._old_scope = None
 
 
 def _flatten(args, inout_str):

@@ -17,7 +17,7 @@ from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
 from ..symbol import Symbol, var
 from .utils import _brief_print_list, _indent, shape_is_known
-from ..util import is_np_array
+from ..util import is_np_array, is_np_shape
 from ..numpy_extension import to_np
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict",
@@ -426,7 +426,10 @@ class Parameter:
     def var(self):
         """The Symbol variable standing for this parameter in hybridized graphs."""
         if self._var is None:
-            self._var = var(self.name, shape=self.shape, dtype=self.dtype,
+            shape = self.shape
+            if shape is not None and is_np_shape():     # 0 is a real size there
+                shape = tuple(-1 if d == 0 else d for d in shape)
+            self._var = var(self.name, shape=shape, dtype=self.dtype,
                                    lr_mult=self.lr_mult, wd_mult=self.wd_mult,
                                    init=self.init, stype=self._stype)
         return self._var

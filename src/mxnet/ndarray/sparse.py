@@ -14,7 +14,7 @@ import numpy as np
 
 from ..base import MXNetError, dtype_np, integer_types, mx_real_t, numeric_types  # noqa: F401
 from ..context import Context, current_context  # noqa: F401
-from ..operator import sparse_values as sv
+from ..operator import frontend, sparse_values as sv
 from .chunk import Chunk
 from .ndarray import (NDArray, _check_ctx, from_data, _STORAGE_TYPE_UNDEFINED,  # noqa: F401
                       _STORAGE_TYPE_DEFAULT, _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR,
@@ -615,6 +615,9 @@ def _storage_type(handle):
         raise NotImplementedError("mx.nd.sparse._storage_type: pymxnet has no C handles")
     return _STORAGE_TYPE_STR_TO_ID[stype]
 
+
+# operator.custom hands callbacks arrays of any storage (sparse values included)
+frontend.provide(wrap_value=_wrap, value_of=_value_of)
 
 from .sparse_ops import *  # noqa: E402,F401,F403  (operator functions of mx.nd.sparse)
 from .sparse_ops import __all__ as _ops_all  # noqa: E402

@@ -17,7 +17,18 @@ autograd, executors, Module and Gluon need nothing special:
 Python callbacks run with autograd paused. A failure inside one becomes an
 MXNetError carrying the Python traceback text; it is raised at the next
 synchronisation point (at once when the call ran inline), and the engine keeps
-working. Only dense storage is supported.
+working.
+
+Sparse storage: a prop's ``infer_storage_type``/``infer_storage_type_backward`` say
+in which storage type (``'default'``, ``'row_sparse'``, ``'csr'``) the callbacks see
+each array. An imperative call with sparse inputs runs through the sparse kernel table
+(``sparse_forward``, registered by ``kernels_sparse``) on the arrays themselves and
+returns sparse results. Executors and autograd's backward compute densely: there the
+input storage types (found at bind time through ``infer_storage``, or recorded by the
+imperative call) are kept per call/node, and the dense values are cast to the prop's
+storage types around each callback (results are cast back to dense). An auxiliary
+state cast that way is a copy: writes to a sparse auxiliary state reach the caller's
+array in an imperative forward only.
 """
 import contextlib
 import traceback
@@ -28,11 +39,12 @@ import numpy as np
 from .. import engine, tape
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError
 from . import frontend
+from . import sparse_values as sv
 from .call import FRONT_END_KEYWORDS, HIDDEN_KEYS, bind_call, is_dunder
 from .params import Bool, Params, Schema, Str, format_value
 from .registry import Op, get_op, list_ops, register as register_op
 from ..profiler.core import custom_operator
-from ..backend import to_numpy
+from ..backend import array_module, to_numpy
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
            "PythonOp", "NumpyOp", "NDArrayOp"]
@@ -94,17 +106,20 @@ class CustomOpProp:
                 [in_type[0]] * len(self.list_auxiliary_states()))
 
     def infer_storage_type(self, in_stype):
-        """Storage types; pymxnet supports 'default' (dense) only."""
-        for st in in_stype:
-            if st != "default":
-                raise MXNetError(f"CustomOpProp.infer_storage_type: storage type {st!r} is "
-                                 "not supported by pymxnet (dense only)")
-        return (in_stype, ["default"] * len(self.list_outputs()),
+        """(argument, output, auxiliary) storage types from the arguments' ones.
+        Default: dense everywhere; a sparse argument is an error (override this and
+        ``infer_storage_type_backward`` for sparse operators)."""
+        _require_dense(in_stype, "in_stype", "infer_storage_type")
+        return (list(in_stype), ["default"] * len(self.list_outputs()),
                 ["default"] * len(self.list_auxiliary_states()))
 
     def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
                                     aux_stype):
-        """Storage types of the backward pass; dense only."""
+        """Storage types the backward callback sees: (output gradients, inputs,
+        outputs, input gradients, auxiliary states). Default: dense everywhere; a
+        sparse output or input gradient is an error."""
+        _require_dense(ograd_stype, "ograd_stype", "infer_storage_type_backward")
+        _require_dense(igrad_stype, "igrad_stype", "infer_storage_type_backward")
         return (["default"] * len(ograd_stype), ["default"] * len(in_stype),
                 ["default"] * len(out_stype), ["default"] * len(igrad_stype),
                 ["default"] * len(aux_stype))
@@ -147,6 +162,15 @@ def get_all_registered_operators():
     return list_ops()
 
 
+def _require_dense(stypes, what, method):
+    for i, st in enumerate(stypes):
+        if st not in ("default", "undefined"):
+            raise MXNetError(f"CustomOpProp.{method}: the default implementation allows "
+                             f"dense storage only, found {st!r} for {what}[{i}]; implement "
+                             "infer_storage_type and infer_storage_type_backward for an "
+                             "operator with sparse inputs or gradients")
+
+
 # ------------------------------------------------------------------ NDArray plumbing
 def _wrap(data, ctx):
     return frontend.need("wrap_array")(data, ctx)
@@ -166,13 +190,50 @@ def _as_ndarray_on(src, dst):
     return src
 
 
-def _settle(wrapper, original):
-    """After a callback: the wrapper's data, copied back into original when the
-    callback replaced the wrapper's buffer (whole-array writes swap buffers)."""
-    data = wrapper._read()
+def _settle(wrapper, original, xp=np):
+    """After a callback: the wrapper's data as a dense device array, copied back into
+    original when the callback replaced the wrapper's buffer (whole-array writes swap
+    buffers) or the wrapper is a sparse view of original."""
+    if getattr(wrapper, "_sparse", False):
+        data = xp.asarray(sv.todense(wrapper._read_value()))
+    else:
+        data = wrapper._read()
     if original is not None and data is not original:
         original[...] = data.reshape(original.shape)
     return data
+
+
+_STYPES = ("default", "row_sparse", "csr")
+
+
+def _present(value, stype, ctx):
+    """An NDArray of storage type ``stype`` over ``value`` (a dense device array or a
+    sparse value): the value itself when it already has that storage, else a cast."""
+    have = sv.stype_of(value)
+    if have == stype and have == "default":
+        return _wrap(value, ctx)
+    if have == "default":
+        value = to_numpy(value)
+    return frontend.need("wrap_value")(sv.convert(value, stype), ctx)
+
+
+def _blank(stype, shape, dtype, ctx, xp):
+    """A zero NDArray of the storage type, for a callback to write into."""
+    if stype == "default":
+        return _wrap(xp.zeros(shape, dtype), ctx)
+    return frontend.need("wrap_value")(sv.empty_value(stype, shape, dtype), ctx)
+
+
+def _check_stypes(got, names, label, what):
+    got = list(got)
+    if len(got) != len(names):
+        raise MXNetError(f"{label} returned {len(got)} storage types for {len(names)} "
+                         f"{what} ({', '.join(names)})")
+    for st in got:
+        if st not in _STYPES:
+            raise MXNetError(f"{label} returned an unknown storage type {st!r} for the "
+                             f"{what} (expected one of {', '.join(_STYPES)})")
+    return tuple(got)
 
 
 def _shape_or_none(s, label):
@@ -315,18 +376,26 @@ class _Spec:
         return meta[0]
 
     # placeholders for what backward did not declare
-    def _backward_views(self, octx, ograds, inputs, outputs, aux, in_types):
+    def _backward_views(self, octx, ograds, inputs, outputs, aux, in_types, stypes=None):
+        """NDArrays for backward's out_grad, in_data and out_data (stypes: a storage
+        type per array of each, default dense), placeholders for what it did not
+        declare."""
         ctx = octx.ctx
+        og_st, in_st, out_st = stypes or ((None,) * len(ograds), (None,) * len(inputs),
+                                          (None,) * len(outputs))
+
+        def view(v, st):
+            return _wrap(v, ctx) if st is None else _present(v, st, ctx)
         in_shapes = [tuple(s) for s in (octx.in_shapes or [a.shape for a in inputs])]
         out_shapes = self.output_shapes(in_shapes)
         t0 = in_types[0] if in_types else np.float32
-        og = [(_wrap(g, ctx) if (i in self.kept[0] and g is not None) else
+        og = [(view(g, og_st[i]) if (i in self.kept[0] and g is not None) else
                _placeholder(out_shapes[i], t0 if g is None else g.dtype, ctx,
                             f"out_grad[{i}]")) for i, g in enumerate(ograds)]
-        ind = [(_wrap(v, ctx) if (i in self.kept[1] and v is not None) else
+        ind = [(view(v, in_st[i]) if (i in self.kept[1] and v is not None) else
                 _placeholder(in_shapes[i], in_types[i], ctx, f"in_data[{i}]"))
                for i, v in enumerate(inputs)]
-        outd = [(_wrap(v, ctx) if (i in self.kept[2] and v is not None) else
+        outd = [(view(v, out_st[i]) if (i in self.kept[2] and v is not None) else
                  _placeholder(out_shapes[i], t0, ctx, f"out_data[{i}]"))
                 for i, v in enumerate(outputs)]
         return og, ind, outd, in_shapes
@@ -348,21 +417,66 @@ class _PropSpec(_Spec):
         self.prop = prop
         need = getattr(prop, "need_top_grad_", True)
         super().__init__(args, outs, auxs, need)
-        self._check_storage()
         self._type_meta = {}        # argument dtypes -> inferred output dtypes
+        self._stype_meta = {}       # argument/aux storage types -> the prop's answer
 
-    def _check_storage(self):
-        try:
-            res = self.prop.infer_storage_type(["default"] * len(self.args))
-        except MXNetError:
-            raise
-        except Exception:
-            raise _failure(f"{self.label}.infer_storage_type") from None
-        for group in res:
-            for st in group or ():
-                if st not in ("default", None, 0):
-                    raise MXNetError(f"Custom operator {self.label}: storage type {st!r} is "
-                                     "not supported by pymxnet (dense only)")
+    # storage types
+    def storage(self, in_st, aux_st):
+        """(argument, output, auxiliary) storage types the forward callback sees, for
+        arguments and auxiliary states of storage types in_st/aux_st."""
+        key = (tuple(in_st), tuple(aux_st))
+        got = self._stype_meta.get(key)
+        if got is None:
+            label = f"{self.label}.infer_storage_type"
+            try:
+                res = self.prop.infer_storage_type(list(in_st))
+                a, o, x = _split_result(res, len(self.auxs), label)
+            except MXNetError:
+                raise
+            except Exception:
+                raise _failure(label) from None
+            x = [aux_st[i] if t is None and i < len(aux_st) else t for i, t in enumerate(x)]
+            got = self._stype_meta[key] = (
+                _check_stypes(a, self.args, label, "arguments"),
+                _check_stypes(o, self.outs, label, "outputs"),
+                _check_stypes(x, self.auxs, label, "auxiliary states"))
+        return got
+
+    def storage_backward(self, in_st, out_st, aux_st):
+        """(output gradient, input, output, input gradient, auxiliary) storage types
+        the backward callback sees; the output gradients arrive dense."""
+        key = ("backward", tuple(in_st), tuple(out_st), tuple(aux_st))
+        got = self._stype_meta.get(key)
+        if got is None:
+            label = f"{self.label}.infer_storage_type_backward"
+            try:
+                res = list(self.prop.infer_storage_type_backward(
+                    ["default"] * len(self.outs), list(in_st), list(out_st),
+                    ["default"] * len(self.args), list(aux_st)))
+            except MXNetError:
+                raise
+            except Exception:
+                raise _failure(label) from None
+            if len(res) != 5:
+                raise MXNetError(f"{label} must return 5 lists (output gradients, inputs, "
+                                 f"outputs, input gradients, auxiliary states), got {res!r}")
+            got = self._stype_meta[key] = (
+                _check_stypes(res[0], self.outs, label, "output gradients"),
+                _check_stypes(res[1], self.args, label, "inputs"),
+                _check_stypes(res[2], self.outs, label, "outputs"),
+                _check_stypes(res[3], self.args, label, "input gradients"),
+                _check_stypes(res[4], self.auxs, label, "auxiliary states"))
+        return got
+
+    def remember_stypes(self, states, ctx, all_shapes, in_st, aux_st):
+        """Record the storage types of a call's/node's inputs, for its dense runs."""
+        states[("stypes", ctx, tuple(all_shapes))] = (tuple(in_st), tuple(aux_st))
+
+    def _input_stypes(self, states, ctx, all_shapes):
+        got = states.get(("stypes", ctx, all_shapes))
+        if got is None:
+            return ("default",) * len(self.args), ("default",) * len(self.auxs)
+        return got
 
     def _declare(self, out_grad, in_data, out_data):
         return self.prop.declare_backward_dependency(out_grad, in_data, out_data)
@@ -412,28 +526,40 @@ class _PropSpec(_Spec):
         return out
 
     def forward(self, octx, inputs, aux, states):
+        """The dense run (runner, executor): inputs/aux are dense device arrays, cast
+        to the prop's storage types for the callback; dense results."""
         ctx, xp = octx.ctx, octx.xp
-        in_shapes = tuple(tuple(a.shape) for a in inputs)
-        all_shapes = in_shapes + tuple(tuple(a.shape) for a in aux)
-        types = [a.dtype for a in inputs]
+        all_shapes = tuple(tuple(a.shape) for a in list(inputs) + list(aux))
+        st_in, st_out, st_aux = self.storage(*self._input_stypes(states, ctx, all_shapes))
+        in_nd = [_present(a, st, ctx) for a, st in zip(inputs, st_in)]
+        aux_nd = [_present(a, st, ctx) for a, st in zip(aux, st_aux)]
+
+        def collect(out_nd):
+            results = [_settle(o, None, xp) for o in out_nd]
+            for w, a in zip(aux_nd, aux):
+                _settle(w, a, xp)
+            return results
+        return self.run_forward(octx, in_nd, aux_nd, st_out, states, all_shapes, collect)
+
+    def run_forward(self, octx, in_nd, aux_nd, st_out, states, all_shapes, collect):
+        """Call the operator's forward on NDArrays in_nd/aux_nd with fresh outputs of
+        storage types st_out; ``collect(outputs)`` gives the result (it runs while the
+        callback may still be waited on)."""
+        ctx, xp = octx.ctx, octx.xp
+        types = [np.dtype(a.dtype) for a in in_nd]
         states[("types", ctx, all_shapes)] = types
-        out_shapes = self.output_shapes(in_shapes)
+        out_shapes = self.output_shapes(all_shapes[:len(in_nd)])
         out_types = self._output_types(types)
-        op = self._operator(states, ctx, all_shapes, types + [a.dtype for a in aux])
-        in_nd = [_wrap(a, ctx) for a in inputs]
-        aux_nd = [_wrap(a, ctx) for a in aux]
-        out_nd = [_wrap(xp.zeros(s, t if t is not None else np.float32), ctx)
-                  for s, t in zip(out_shapes, out_types)]
+        op = self._operator(states, ctx, all_shapes, types + [a.dtype for a in aux_nd])
+        out_nd = [_blank(st, s, t if t is not None else np.float32, ctx, xp)
+                  for st, s, t in zip(st_out, out_shapes, out_types)]
         with _callback(octx.is_train, self.label):
             try:
                 op.forward(is_train=bool(octx.is_train), req=["write"] * len(out_nd),
                            in_data=in_nd, out_data=out_nd, aux=aux_nd)
             except Exception:
                 raise _failure("CustomOp.forward") from None
-            results = [_settle(o, None) for o in out_nd]
-            for w, a in zip(aux_nd, aux):
-                _settle(w, a)
-        return results
+            return collect(out_nd)
 
     def backward(self, octx, ograds, inputs, outputs, aux, states):
         ctx, xp = octx.ctx, octx.xp
@@ -442,21 +568,54 @@ class _PropSpec(_Spec):
         types = states.get(("types", ctx, all_shapes))
         if types is None:
             types = [v.dtype if v is not None else np.dtype(np.float32) for v in inputs]
+        fwd_in, fwd_out, fwd_aux = self.storage(*self._input_stypes(states, ctx, all_shapes))
+        st_og, st_in, st_out, st_ig, st_aux = self.storage_backward(fwd_in, fwd_out, fwd_aux)
         op = self._operator(states, ctx, all_shapes, list(types) + [a.dtype for a in aux])
-        og, ind, outd, _ = self._backward_views(octx, ograds, inputs, outputs, aux, types)
+        og, ind, outd, _ = self._backward_views(octx, ograds, inputs, outputs, aux, types,
+                                                (st_og, st_in, st_out))
         need = octx.need_grad or [True] * len(self.args)
-        in_grad = [_wrap(xp.zeros(s, t), ctx) for s, t in zip(in_shapes, types)]
-        aux_nd = [_wrap(a, ctx) for a in aux]
+        in_grad = [_blank(st, s, t, ctx, xp) for st, s, t in zip(st_ig, in_shapes, types)]
+        aux_nd = [_present(a, st, ctx) for a, st in zip(aux, st_aux)]
         with _callback(octx.is_train, "_backward_" + self.label):
             try:
                 op.backward(req=_grad_reqs(octx.req, need), out_grad=og,
                             in_data=ind, out_data=outd, in_grad=in_grad, aux=aux_nd)
             except Exception:
                 raise _failure("CustomOp.backward") from None
-            grads = [_settle(g, None) if n else None for g, n in zip(in_grad, need)]
+            grads = [_settle(g, None, xp) if n else None for g, n in zip(in_grad, need)]
             for w, a in zip(aux_nd, aux):
-                _settle(w, a)
+                _settle(w, a, xp)
         return grads
+
+
+def sparse_forward(p, vals, call):
+    """The sparse kernel of Custom (``kernels_sparse``): an imperative call with a
+    sparse input runs the callback on the arrays themselves (cast only where the prop
+    asks for another storage type), so auxiliary states are updated in place and
+    sparse outputs stay sparse. Storage inference probes (no arrays) get
+    NotImplemented: user code runs on real calls only."""
+    if call.inputs is None:
+        return NotImplemented
+    spec = get_op("Custom").spec(p)
+    states = _states(p, spec)
+    arrays, n = list(call.inputs), len(spec.args)
+    in_st = tuple(a.stype for a in arrays[:n])
+    aux_st = tuple(a.stype for a in arrays[n:])
+    all_shapes = tuple(tuple(a.shape) for a in arrays)
+    spec.remember_stypes(states, call.ctx, all_shapes, in_st, aux_st)   # for backward
+    st_in, st_out, st_aux = spec.storage(in_st, aux_st)
+    given = [a if a.stype == st else _present(v, st, call.ctx)
+             for a, v, st in zip(arrays, vals, st_in + st_aux)]
+    octx = _call_context(call)
+    value_of = frontend.need("value_of")
+    return spec.run_forward(octx, given[:n], given[n:], st_out, states, all_shapes,
+                            lambda outs: [value_of(o) for o in outs])
+
+
+def _call_context(call):
+    """An OpContext for a sparse kernel's call."""
+    from . import runner
+    return runner.op_context(array_module(call.ctx), call.ctx, call.is_train)
 
 
 # --------------------------------------------------------------- the Custom operator
@@ -590,6 +749,16 @@ class _CustomOperator(_PythonOpBase):
             raise MXNetError("Required parameter 'op_type' of operator Custom is missing")
         return _prop_spec(op_type, {k: format_value(v) for k, v in p.items()
                                     if k != "op_type"})
+
+    def infer_storage(self, p, in_stypes, in_shapes, ctx):
+        """Output storage types of a graph node whose inputs (arguments, then
+        auxiliary states) have storage types in_stypes (executor bind, see
+        ``executor.stype``); the node's dense runs cast to the prop's types."""
+        spec = self.spec(p)
+        n = len(spec.args)
+        spec.remember_stypes(_states(p, spec), ctx, [tuple(s) for s in in_shapes],
+                             in_stypes[:n], in_stypes[n:])
+        return list(spec.storage(in_stypes[:n], in_stypes[n:])[1])
 
 
 # ------------------------------------------------------------------ legacy PythonOp

@@ -533,6 +533,8 @@ def _install():
         register_sparse(f"_{kind}", _binary(kind))
     register_sparse("_scatter_elemwise_div", _scatter_div)
     register_sparse("BatchNorm", _batch_norm)
+    from .custom import sparse_forward as _custom_forward
+    register_sparse("Custom", _custom_forward)
     register_sparse("_contrib_getnnz", _getnnz)
     for name in ("broadcast_mul", "broadcast_div"):
         register_sparse(name, _broadcast_scale(name.endswith("div")))

@@ -6,6 +6,7 @@ with ``op`` "null" for variables and every attribute value a string; ``inputs`` 
 variable nodes and ``node_row_ptr`` the prefix sums of each node's output count
 (hidden outputs included). Only the parameters the caller passed are stored.
 """
+import ast
 import json
 
 from ..base import MXNetError
@@ -85,12 +86,16 @@ def load_json(json_str):
         raise MXNetError(f"invalid symbol JSON: {err}") from None
     if not isinstance(raw_nodes, list) or not isinstance(heads, list):
         raise MXNetError("invalid symbol JSON: 'nodes' and 'heads' must be lists")
+    graph_attrs = doc.get("attrs") if isinstance(doc.get("attrs"), dict) else {}
+    # a graph saved under legacy shape semantics (0 = unknown dimension), loaded under
+    # np_shape: its variables' unknown dimensions become -1 there, as MXNet converts them
+    legacy_shapes = "is_np_shape" not in graph_attrs and is_np_shape()
     built = []
     for i, raw in enumerate(raw_nodes):
         if not isinstance(raw, dict):
             raise MXNetError(f"invalid symbol JSON: node {i} is not an object")
         try:
-            built.append(_build_node(raw, built, i))
+            built.append(_build_node(raw, built, i, legacy_shapes))
         except MXNetError:
             raise
         except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -106,10 +111,23 @@ def load_json(json_str):
     return Symbol(outputs)
 
 
-def _build_node(raw, built, position):
+def _np_shape_text(text):
+    """A legacy ``__shape__`` attribute with its unknown (0) dimensions as -1."""
+    try:
+        dims = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    if not isinstance(dims, (tuple, list)):
+        return text
+    return str(tuple(-1 if d == 0 else d for d in dims))
+
+
+def _build_node(raw, built, position, legacy_shapes=False):
     name = raw.get("name", "")
     attrs = raw.get("attrs", raw.get("attr", raw.get("param"))) or {}
     attrs = {str(k): str(v) for k, v in attrs.items()}
+    if legacy_shapes and "__shape__" in attrs:
+        attrs["__shape__"] = _np_shape_text(attrs["__shape__"])
     try:
         inputs = [(built[e[0]], e[1]) for e in raw.get("inputs", [])]
     except IndexError:

@@ -330,6 +330,21 @@ class RandInt(_NoInputSampler):
         return [ctx.rng.integers(p.low, p.high, shape, dtype=dt)]
 
 
+# The largest integer each output dtype of _sample_multinomial holds exactly.
+_EXACT_MAX = {"uint8": 255, "int32": 2 ** 31 - 1, "float16": 2 ** 11, "float32": 2 ** 24,
+              "float64": 2 ** 53}
+
+
+def _check_index_dtype(opname, dtype, categories):
+    """Every category index (0 .. categories-1) must be exact in the output dtype,
+    else draws would come back as other categories (or inf)."""
+    limit = _EXACT_MAX.get(str(np.dtype(dtype)))
+    if limit is not None and categories - 1 > limit:
+        raise ShapeError(f"{opname}: dtype {np.dtype(dtype).name} cannot hold the category "
+                         f"indices of {categories} categories exactly (largest exact value "
+                         f"{limit}); use dtype='int32' or 'float64'")
+
+
 @register
 class SampleMultinomial(Op):
     """Draw category indices from the discrete distributions on the last axis of
@@ -353,6 +368,8 @@ class SampleMultinomial(Op):
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
         out = None if s is None else self._shape(p, s)
+        if s:
+            _check_index_dtype(self.name, p.dtype, s[-1])
         return [s], [out] * len(self.outputs(p)), []
 
     def infer_type(self, p, in_types):
@@ -363,6 +380,7 @@ class SampleMultinomial(Op):
     def forward(self, ctx, p, inputs, aux):
         xp, rng, data = ctx.xp, ctx.rng, inputs[0]
         k = data.shape[-1]
+        _check_index_dtype(self.name, p.dtype, k)      # imperative calls skip infer_shape
         b, s = _prod(data.shape[:-1]), _prod(p.shape)
         prob = data.reshape(b, k).astype(np.float64)
         cdf = xp.cumsum(prob, axis=1)
