@@ -514,6 +514,39 @@ def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     return g.done()
 
 
+# --- relu (the elementwise operator) -------------------------------------------------------
+def _has_nan(a):
+    """Whether a holds a NaN: one read-only pass (np.min propagates NaN), a fraction of
+    an eltwise call. oneDNN's ReLU maps NaN to 0 in both directions, MXNet's relu
+    operator keeps NaN (forward) and gives a NaN gradient there (backward), so such
+    calls stay with the NumPy body."""
+    return math.isnan(np.min(a))
+
+
+@_guard
+def relu_forward(ctx, p, inputs, aux, out=None):
+    """relu on oneDNN (in place when out is the input); NaN inputs go to NumPy."""
+    x = inputs[0]
+    if _declined("Activation:relu", x.size) or not _f32(x) or _has_nan(x):
+        return NotImplemented
+    x = _c(x)
+    o = _Out(out, 1, [x])
+    K.eltwise_forward(x, o.get(0, x.shape, allow_alias=x), "relu")
+    return o.done()
+
+
+@_guard
+def relu_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """relu's gradient from its output: dy where y > 0, else 0 (NaN outputs: NumPy)."""
+    dy, y = out_grads[0], outputs[0]
+    if _declined("Activation:relu", y.size) or not _f32(dy, y) or _has_nan(y):
+        return NotImplemented
+    dy, y = _c(dy), _c(y)
+    g = _Out(in_grad, 1, [dy, y])
+    K.eltwise_backward(dy, y, g.get(0, y.shape), "relu")
+    return g.done()
+
+
 # --- LRN ------------------------------------------------------------------------------------------
 @_guard
 def lrn_forward(ctx, p, inputs, aux, out=None):
@@ -561,6 +594,7 @@ OPS = {
     "softmax": _SOFTMAX,
     "log_softmax": _LOG_SOFTMAX,
     "Activation": (act_forward, act_backward),
+    "relu": (relu_forward, relu_backward),
     "LRN": (lrn_forward, lrn_backward),
 }
 

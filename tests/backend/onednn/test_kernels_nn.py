@@ -158,6 +158,35 @@ def test_activation_in_place():
     close(want, x)
 
 
+def test_relu_operator_forward_backward():
+    """The relu operator (not Activation) on oneDNN matches its NumPy body, in place
+    too."""
+    p = params("relu")
+    x = rand(4, 5, 6) * 3
+    ref, got, _, _ = both_forward("relu", p, [x])
+    assert got is not NotImplemented
+    close(ref[0], got[0], rtol=0, atol=0)
+    dy = rand(*x.shape)
+    gref, ggot = both_backward("relu", p, [dy], [None], ref)
+    assert ggot is not NotImplemented
+    close(gref[0], ggot[0], rtol=0, atol=0)
+    y = x.copy()
+    assert OPS["relu"][0](ctx_for(), p, [y], [], out=[y])[0] is y
+    close(ref[0], y, rtol=0, atol=0)
+
+
+def test_relu_operator_keeps_nan():
+    """oneDNN's ReLU maps NaN to 0; MXNet's relu keeps NaN and gives a NaN gradient
+    there, so calls with NaN go to the NumPy body."""
+    p = params("relu")
+    x = rand(3, 4)
+    x[1, 2] = np.nan
+    assert OPS["relu"][0](ctx_for(), p, [x], []) is NotImplemented
+    y = np.maximum(x, 0)
+    assert OPS["relu"][1](ctx_for(True), p, [rand(3, 4)], [None], [y], []) \
+        is NotImplemented
+
+
 @pytest.mark.parametrize("nsize", [3, 5])
 def test_lrn_forward_backward(nsize):
     p = params("LRN", nsize=nsize, alpha=1e-2, beta=0.75, knorm=2.0)
