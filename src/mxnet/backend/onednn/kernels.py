@@ -13,7 +13,8 @@ from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, c
 
 __all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
-           "pool_forward", "pool_backward", "bn_forward", "bn_backward",
+           "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
+           "bn_forward", "bn_backward",
            "fc_forward", "fc_backward_data", "fc_backward_weights",
            "softmax_forward", "softmax_backward", "eltwise_forward", "eltwise_backward",
            "lrn_forward", "lrn_backward", "NotSupported"]
@@ -324,13 +325,39 @@ class _PoolBackward(_WorkspaceBackward):
         return dy, dx
 
 
-def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r):
-    """dx from dy (and x, for max pooling's workspace)."""
+def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
+    """dx from dy; max pooling needs the training forward's workspace: ``ws`` from
+    ``pool_forward_training`` on this x, else it is recomputed from x."""
     _check(x, dy, dx)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, dy, dx), alg, geo)
-    cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))(x, dy, dx)
+    plan = cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))
+    if ws is not None and plan.fwd is not None and ws.nbytes == plan.ws.nbytes:
+        plan.bwd(dy, dx, ws)
+    else:
+        plan(x, dy, dx)
     return dx
+
+
+def pool_workspace(x, y, alg, kernel, stride, pad_l, pad_r):
+    """A buffer for the workspace of a training forward of this pooling (uint8), or
+    None when its backward needs none (average pooling)."""
+    _check(x, y)
+    geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
+    key = ("pool_bwd", _sig(x, y, x), alg, geo)
+    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+    return None if plan.fwd is None else np.empty(plan.ws.nbytes, np.uint8)
+
+
+def pool_forward_training(x, y, ws, alg, kernel, stride, pad_l, pad_r):
+    """Pooling forward that also writes the workspace ``ws`` (from ``pool_workspace``)
+    its backward reads, so backward need not recompute it."""
+    _check(x, y)
+    geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
+    key = ("pool_bwd", _sig(x, y, x), alg, geo)
+    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+    plan.fwd(x, y, ws)
+    return y
 
 
 # --- batch normalisation -----------------------------------------------------------------
