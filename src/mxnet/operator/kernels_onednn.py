@@ -209,9 +209,10 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
 
 
 def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
-                          bwd_weights):
+                          bwd_weights, bwd_both=None):
     """Data, weight and bias gradients of Convolution or Deconvolution (``geo_of(x,
-    dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels)."""
+    dy)``: the primitive's geometry; ``bwd_data``/``bwd_weights``: its kernels;
+    ``bwd_both``: both in one call, used when both are wanted)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
     if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
@@ -220,10 +221,14 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     dy, x, w = _c(dy), _c(x), _c(w)
     geo = geo_of(x, dy)
     g = _Out(in_grad, n, [dy, x, w])
-    if need[0]:
-        bwd_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
     need_b = n == 3 and need[2]
-    if need[1] or need_b:
+    both = bwd_both is not None and need[0] and need[1]
+    if both:
+        bwd_both(dy, x, w, g.get(0, x.shape), g.get(1, w.shape),
+                 g.get(2, (p.num_filter,)) if need_b else None, *geo, groups=p.num_group)
+    elif need[0]:
+        bwd_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
+    if (need[1] or need_b) and not both:
         dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
         db = g.get(2, (p.num_filter,)) if need_b else None
         bwd_weights(x, dy, dw, db, *geo, groups=p.num_group)
@@ -238,7 +243,8 @@ def conv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Convolution's data, weight and bias gradients on oneDNN."""
     return _conv_family_backward("Convolution", ctx, p, out_grads, inputs, in_grad,
                                  lambda x, dy: _conv_geo(p, x.shape, dy.shape[2:]),
-                                 K.conv_backward_data, K.conv_backward_weights)
+                                 K.conv_backward_data, K.conv_backward_weights,
+                                 K.conv_backward)
 
 
 # --- Deconvolution -------------------------------------------------------------------------
