@@ -320,13 +320,16 @@ class _Workspaces:
     large outputs, an evenly strided sample) of the output and of the input as they
     were; backward uses the workspace only when the output and input it is given still
     lie there and hold those values, otherwise it recomputes it. A few recent entries
-    are kept (one per pooling layer of a network in flight)."""
+    are kept (one per pooling layer of a network in flight), at most MAX_BYTES of
+    workspace in all."""
 
     MAX = 32
+    MAX_BYTES = 1 << 28
     SAMPLE = 1 << 14        # output elements compared: all up to 4x this many, else a sample
 
     def __init__(self):
         self.entries = collections.OrderedDict()
+        self.nbytes = 0
         self.lock = threading.Lock()
 
     @staticmethod
@@ -342,11 +345,16 @@ class _Workspaces:
     def put(self, x, y, plan, ws):
         entry = (ws, x.ctypes.data, self._sample(y, self.SAMPLE),
                  self._sample(x, self.SAMPLE // 4))
+        if ws.nbytes > self.MAX_BYTES:
+            return
         with self.lock:
-            self.entries[self._key(x, y, plan)] = entry
-            self.entries.move_to_end(self._key(x, y, plan))
-            while len(self.entries) > self.MAX:
-                self.entries.popitem(last=False)
+            key = self._key(x, y, plan)
+            old = self.entries.pop(key, None)
+            self.nbytes -= 0 if old is None else old[0].nbytes
+            self.entries[key] = entry
+            self.nbytes += ws.nbytes
+            while len(self.entries) > self.MAX or self.nbytes > self.MAX_BYTES:
+                self.nbytes -= self.entries.popitem(last=False)[1][0].nbytes
 
     def get(self, x, y, plan):
         with self.lock:
@@ -363,6 +371,7 @@ class _Workspaces:
     def clear(self):
         with self.lock:
             self.entries.clear()
+            self.nbytes = 0
 
 
 _POOL_WS = _Workspaces()
