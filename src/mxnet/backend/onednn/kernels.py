@@ -81,7 +81,7 @@ def _fwd(kind, x, w, b, y, groups, geo, relu):
 def _bwd_data_builder(kind, dy, wg, dx, geo):
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
 
-    def build(_shared=None):
+    def build():
         hint = _conv_fwd_pd(kind, L.FORWARD_TRAINING, dx.shape, wg.shape, None, dy.shape,
                             geo)
         try:
@@ -164,7 +164,7 @@ class _ConvBackward:
     (about 0.1-0.2 ms at 64x64x14x14)."""
 
     def __init__(self, data_build, weights_build):
-        self.data = data_build(None)
+        self.data = data_build()
         r = self.data.reordered_input(L.ARG_DIFF_DST)
         self.weights = weights_build(None if r is None else r + (self.data.arena_size,))
 
@@ -175,6 +175,7 @@ class _ConvBackward:
         with rt.lock:
             _Arena.get(max(self.weights.arena_size, self.data.arena_size))  # no regrowth
             self.data(dy, w, dx)
+            # slot 1 is dy (see _bwd_weights_builder): None when read from the arena
             self.weights(x, dy if self.weights.slots[1].user_mem is not None else None,
                          *dw_arrays)
 
