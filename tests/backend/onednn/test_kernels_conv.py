@@ -68,6 +68,24 @@ def test_convolution_writes_into_out_and_skips_unneeded_grads():
     close(gref[1], ggot[1], atol=2e-3)
 
 
+@pytest.mark.parametrize("need", [[True, True, False], [True, False, True],
+                                  [True, True, True]])
+def test_convolution_data_and_weight_grads_together(need):
+    """Data and weight gradients in one call (dy reordered once for both primitives),
+    with and without the bias gradient; channels a multiple of 16 so that both
+    primitives pick the blocked layout and share dy's copy."""
+    p = _conv_params((3, 3), (), (1, 1), (), 32, 1, False)
+    x, w, b = rand(2, 16, 7, 7), rand(32, 16, 3, 3), rand(32)
+    ref, got, _, _ = both_forward("Convolution", p, [x, w, b])
+    dy = rand(*ref[0].shape)
+    gref, ggot = both_backward("Convolution", p, [dy], [x, w, b], ref, need=need)
+    for r, g, n in zip(gref, ggot, need):
+        if n:
+            close(r, g, rtol=1e-4, atol=2e-3)
+        else:
+            assert g is None
+
+
 def test_convolution_other_dtype_falls_back():
     p = _conv_params((3, 3), (), (), (), 2, 1, True)
     from onednn_helpers import ctx_for

@@ -135,6 +135,45 @@ def test_softmax_with_temperature_falls_back():
     assert OPS["softmax"][0](ctx_for(), p, [rand(3, 4)], []) is NotImplemented
 
 
+def get_op_forward(p, x):
+    from mxnet.operator.registry import get_op
+    return get_op("Pooling").forward(ctx_for(True), p, [x.copy()], [])[0]
+
+
+@pytest.mark.parametrize("kw", [dict(kernel=(2, 2), stride=(2, 2)),
+                                dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))])
+def test_max_pooling_backward_uses_the_training_forwards_workspace(kw, monkeypatch):
+    from mxnet.backend.onednn import kernels as K
+    p = params("Pooling", **kw)
+    x = rand(2, 3, 9, 9)
+    y = get_op_forward(p, x)
+    used = []
+    real = K.pool_backward
+    monkeypatch.setattr(K, "pool_backward",
+                        lambda *a, ws=None: (used.append(ws is not None), real(*a, ws=ws)))
+    got = OPS["Pooling"][0](ctx_for(True), p, [x], [], out=[np.empty_like(y)])
+    close(y, got[0], atol=0, rtol=0)
+    dy = rand(*y.shape)
+    gref, ggot = both_backward("Pooling", p, [dy], [x], got)
+    close(gref[0], ggot[0], atol=1e-6)
+    assert used == [True]
+
+
+def test_max_pooling_workspace_is_not_used_after_other_values_were_written():
+    """A forward that did not go through oneDNN (or the user) wrote other values where
+    a kept workspace's input and output lie: backward must recompute it."""
+    from mxnet.operator.registry import get_op
+    p = params("Pooling", kernel=(2, 2), stride=(2, 2))
+    x = rand(2, 3, 8, 8)
+    y = np.empty((2, 3, 4, 4), np.float32)
+    OPS["Pooling"][0](ctx_for(True), p, [x], [], out=[y])
+    x[...] = rand(*x.shape)                   # new data in the same buffers
+    y[...] = get_op("Pooling").forward(ctx_for(True), p, [x.copy()], [])[0]
+    dy = rand(*y.shape)
+    gref, ggot = both_backward("Pooling", p, [dy], [x], [y])
+    close(gref[0], ggot[0], atol=1e-6)
+
+
 @pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "softrelu"])
 def test_activation_forward_backward(act):
     p = params("Activation", act_type=act)
@@ -156,6 +195,43 @@ def test_activation_in_place():
     got = OPS["Activation"][0](ctx_for(), p, [x], [], out=[x])
     assert got[0] is x
     close(want, x)
+    dy = rand(3, 4)
+    g = dy.copy()                               # backward written over dy
+    assert OPS["Activation"][1](ctx_for(True), p, [g], [None], [x], [], in_grad=[g])[0] \
+        is g
+    close(dy * (want > 0), g)
+
+
+def test_relu_operator_forward_backward():
+    """The relu operator (not Activation) on oneDNN matches its NumPy body, in place
+    too."""
+    p = params("relu")
+    x = rand(4, 5, 6) * 3
+    ref, got, _, _ = both_forward("relu", p, [x])
+    assert got is not NotImplemented
+    close(ref[0], got[0], rtol=0, atol=0)
+    dy = rand(*x.shape)
+    gref, ggot = both_backward("relu", p, [dy], [None], ref)
+    assert ggot is not NotImplemented
+    close(gref[0], ggot[0], rtol=0, atol=0)
+    y = x.copy()
+    assert OPS["relu"][0](ctx_for(), p, [y], [], out=[y])[0] is y
+    close(ref[0], y, rtol=0, atol=0)
+    g = dy.copy()                               # the gradient written over dy
+    assert OPS["relu"][1](ctx_for(True), p, [g], [None], ref, [], in_grad=[g])[0] is g
+    close(gref[0], g, rtol=0, atol=0)
+
+
+def test_relu_operator_keeps_nan():
+    """oneDNN's ReLU maps NaN to 0; MXNet's relu keeps NaN and gives a NaN gradient
+    there, so calls with NaN go to the NumPy body."""
+    p = params("relu")
+    x = rand(3, 4)
+    x[1, 2] = np.nan
+    assert OPS["relu"][0](ctx_for(), p, [x], []) is NotImplemented
+    y = np.maximum(x, 0)
+    assert OPS["relu"][1](ctx_for(True), p, [rand(3, 4)], [None], [y], []) \
+        is NotImplemented
 
 
 @pytest.mark.parametrize("nsize", [3, 5])

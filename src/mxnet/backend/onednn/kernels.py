@@ -11,9 +11,10 @@ from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
 
-__all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights",
+__all__ = ["conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
-           "pool_forward", "pool_backward", "bn_forward", "bn_backward",
+           "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
+           "bn_forward", "bn_backward",
            "fc_forward", "fc_backward_data", "fc_backward_weights",
            "softmax_forward", "softmax_backward", "eltwise_forward", "eltwise_backward",
            "lrn_forward", "lrn_backward", "NotSupported"]
@@ -77,10 +78,7 @@ def _fwd(kind, x, w, b, y, groups, geo, relu):
     return y
 
 
-def _bwd_data(kind, dy, w, dx, groups, geo):
-    _check(dy, w, dx)
-    wg = _grouped(w, groups)
-    key = (kind + "_bwd_data", _sig(dy, wg, dx), geo)
+def _bwd_data_builder(kind, dy, wg, dx, geo):
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
 
     def build():
@@ -94,17 +92,24 @@ def _bwd_data(kind, dy, w, dx, groups, geo):
             _destroy_pd(hint)
         return Plan(pd, [Arg(L.ARG_DIFF_DST, _md(dy)), Arg(L.ARG_WEIGHTS, _md(wg)),
                          Arg(L.ARG_DIFF_SRC, _md(dx), output=True)])
-    cached_plan(key, build)(dy, wg, dx)
+    return build
+
+
+def _bwd_data(kind, dy, w, dx, groups, geo):
+    _check(dy, w, dx)
+    wg = _grouped(w, groups)
+    key = (kind + "_bwd_data", _sig(dy, wg, dx), geo)
+    cached_plan(key, _bwd_data_builder(kind, dy, wg, dx, geo))(dy, wg, dx)
     return dx
 
 
-def _bwd_weights(kind, x, dy, dw, db, groups, geo):
-    _check(x, dy, dw, db)
-    dwg = _grouped(dw, groups)
-    key = (kind + "_bwd_weights", _sig(x, dy, dwg, db), geo)
+def _bwd_weights_builder(kind, x, dy, dwg, db, geo):
+    """A builder of the weight-gradient plan; given ``shared`` (the data plan's dy copy:
+    (layout, arena offset, end of the data plan's arena part)), it reads dy from there
+    when it wants the same layout, its own arena part after the data plan's."""
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
 
-    def build():
+    def build(shared=None):
         bshape = None if db is None else db.shape
         hint = _conv_fwd_pd(kind, L.FORWARD_TRAINING, x.shape, dwg.shape, bshape,
                             dy.shape, geo)
@@ -115,14 +120,68 @@ def _bwd_weights(kind, x, dy, dw, db, groups, geo):
                            *_conv_geo(*geo), hint=hint, has_hint=True)
         finally:
             _destroy_pd(hint)
-        args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
+        from ._runtime import runtime
+        lib = runtime().lib
+        dy_arg = Arg(L.ARG_DIFF_DST, _md(dy))
+        base = 0
+        if shared is not None:
+            want = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, L.ARG_DIFF_DST)
+            if want and lib.dnnl_memory_desc_equal(want, shared[0]):
+                dy_arg = Arg(L.ARG_DIFF_DST, want, shared=shared[1])
+            base = shared[2]
+        args = [Arg(L.ARG_SRC, _md(x)), dy_arg,
                 Arg(L.ARG_DIFF_WEIGHTS, _md(dwg), output=True)]
         if db is not None:
             args.append(Arg(L.ARG_DIFF_BIAS, _md(db), output=True))
-        return Plan(pd, args)
+        return Plan(pd, args, arena_base=base)
+    return build
+
+
+def _bwd_weights(kind, x, dy, dw, db, groups, geo):
+    _check(x, dy, dw, db)
+    dwg = _grouped(dw, groups)
+    key = (kind + "_bwd_weights", _sig(x, dy, dwg, db), geo)
     arrays = (x, dy, dwg) + ((db,) if db is not None else ())
-    cached_plan(key, build)(*arrays)
+    cached_plan(key, _bwd_weights_builder(kind, x, dy, dwg, db, geo))(*arrays)
     return dw, db
+
+
+def _bwd_both(kind, dy, x, w, dx, dw, db, groups, geo):
+    _check(dy, x, w, dx, dw, db)
+    wg, dwg = _grouped(w, groups), _grouped(dw, groups)
+    key = (kind + "_bwd", _sig(dy, x, wg, dx, dwg, db), geo)
+    plan = cached_plan(key, lambda: _ConvBackward(
+        _bwd_data_builder(kind, dy, wg, dx, geo),
+        _bwd_weights_builder(kind, x, dy, dwg, db, geo)))
+    plan(dy, wg, dx, x, (dwg,) + ((db,) if db is not None else ()))
+    return dx, dw, db
+
+
+class _ConvBackward:
+    """Data and weight gradients of one convolution together: the two primitives read
+    dy in the same blocked layout, so it is reordered once (by the data plan, into the
+    arena) and the weights plan reads that copy, instead of one reorder per primitive
+    (about 0.1-0.2 ms at 64x64x14x14)."""
+
+    def __init__(self, data_build, weights_build):
+        self.data = data_build()
+        r = self.data.reordered_input(L.ARG_DIFF_DST)
+        self.weights = weights_build(None if r is None else r + (self.data.arena_size,))
+
+    def __call__(self, dy, w, dx, x, dw_arrays):
+        from ._runtime import runtime
+        from .primitive import _Arena
+        rt = runtime()
+        with rt.lock:
+            _Arena.get(max(self.weights.arena_size, self.data.arena_size))  # no regrowth
+            self.data(dy, w, dx)
+            # slot 1 is dy (see _bwd_weights_builder): None when read from the arena
+            self.weights(x, dy if self.weights.slots[1].user_mem is not None else None,
+                         *dw_arrays)
+
+    def destroy(self):
+        self.data.destroy()
+        self.weights.destroy()
 
 
 def _destroy_pd(pd):
@@ -140,6 +199,12 @@ def conv_forward(x, w, b, y, stride, dilate, pad_l, pad_r, groups=1, relu=False)
 def conv_backward_data(dy, w, dx, stride, dilate, pad_l, pad_r, groups=1):
     geo = (tuple(stride), tuple(dilate), tuple(pad_l), tuple(pad_r))
     return _bwd_data("convolution", dy, w, dx, groups, geo)
+
+
+def conv_backward(dy, x, w, dx, dw, db, stride, dilate, pad_l, pad_r, groups=1):
+    """dx, dw and db (unless None) in one call, dy reordered once for both."""
+    geo = (tuple(stride), tuple(dilate), tuple(pad_l), tuple(pad_r))
+    return _bwd_both("convolution", dy, x, w, dx, dw, db, groups, geo)
 
 
 def conv_backward_weights(x, dy, dw, db, stride, dilate, pad_l, pad_r, groups=1):
@@ -324,13 +389,39 @@ class _PoolBackward(_WorkspaceBackward):
         return dy, dx
 
 
-def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r):
-    """dx from dy (and x, for max pooling's workspace)."""
+def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
+    """dx from dy; max pooling needs the training forward's workspace: ``ws`` from
+    ``pool_forward_training`` on this x, else it is recomputed from x."""
     _check(x, dy, dx)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, dy, dx), alg, geo)
-    cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))(x, dy, dx)
+    plan = cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))
+    if ws is not None and plan.fwd is not None and ws.nbytes == plan.ws.nbytes:
+        plan.bwd(dy, dx, ws)
+    else:
+        plan(x, dy, dx)
     return dx
+
+
+def pool_workspace(x, y, alg, kernel, stride, pad_l, pad_r):
+    """A buffer for the workspace of a training forward of this pooling (uint8), or
+    None when its backward needs none (average pooling)."""
+    _check(x, y)
+    geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
+    key = ("pool_bwd", _sig(x, y, x), alg, geo)
+    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+    return None if plan.fwd is None else np.empty(plan.ws.nbytes, np.uint8)
+
+
+def pool_forward_training(x, y, ws, alg, kernel, stride, pad_l, pad_r):
+    """Pooling forward that also writes the workspace ``ws`` (from ``pool_workspace``)
+    its backward reads, so backward need not recompute it."""
+    _check(x, y)
+    geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
+    key = ("pool_bwd", _sig(x, y, x), alg, geo)
+    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+    plan.fwd(x, y, ws)
+    return y
 
 
 # --- batch normalisation -----------------------------------------------------------------

@@ -98,11 +98,14 @@ def array_md(a):
 
 class Arg:
     """One argument of a primitive: its id (DNNL_ARG_*), the plain descriptor the caller's
-    arrays have, and whether it is written (reordered back after execution)."""
-    __slots__ = ("arg", "md", "output")
+    arrays have, and whether it is written (reordered back after execution).
+    ``shared``: instead of a caller's array, the input already lies in the primitive's
+    layout in the arena at this offset (another plan, run just before in the same
+    locked section, reordered it there); its array is passed as None."""
+    __slots__ = ("arg", "md", "output", "shared")
 
-    def __init__(self, arg, md, output=False):
-        self.arg, self.md, self.output = arg, md, output
+    def __init__(self, arg, md, output=False, shared=None):
+        self.arg, self.md, self.output, self.shared = arg, md, output, shared
 
 
 class _Slot:
@@ -147,7 +150,9 @@ def _round64(n):
 class Plan:
     """A created primitive and the memory plumbing to run it over NumPy arrays."""
 
-    def __init__(self, pd, args):
+    def __init__(self, pd, args, arena_base=0):
+        """``arena_base``: where this plan's part of the arena starts (after the part of
+        a plan whose reordered inputs it shares)."""
         rt = runtime()
         lib, eng = rt.lib, rt.engine
         self._lib = lib
@@ -157,13 +162,20 @@ class Plan:
         self.prim = prim.value
         self.slots = []
         exec_args = []
-        arena = 0
+        arena = arena_base
         for a in args:
             s = _Slot()
             s.arg, s.output, s.buffer = a.arg, a.output, None
             want = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, a.arg)
-            s.user_mem = _memory(lib, a.md, eng)
             s.reorder = None
+            if a.shared is not None:
+                # already in the wanted layout, in the arena: an inner buffer, no reorder
+                s.user_mem = None
+                s.buffer = (_memory(lib, want, eng), a.shared)
+                exec_args.append(L.ExecArg(a.arg, s.buffer[0]))
+                self.slots.append(s)
+                continue
+            s.user_mem = _memory(lib, a.md, eng)
             if want and not lib.dnnl_memory_desc_equal(want, a.md):
                 # The primitive chose another layout: a buffer in that layout (in the
                 # arena) and a reorder from (inputs) or to (outputs) the caller's array.
@@ -206,7 +218,8 @@ class Plan:
         with rt.lock:
             rt.enter_thread()
             for s, a in zip(self.slots, arrays):
-                lib.dnnl_memory_set_data_handle(s.user_mem, a.ctypes.data)
+                if s.user_mem is not None:
+                    lib.dnnl_memory_set_data_handle(s.user_mem, a.ctypes.data)
             if self.arena_size:
                 base = _Arena.get(self.arena_size)
                 for mem, off in self.inner:
@@ -226,6 +239,15 @@ class Plan:
                         s.reorder, stream, 2, s.reorder_args))
             L.check(lib, "stream_wait", lib.dnnl_stream_wait(stream))
 
+    def reordered_input(self, arg):
+        """(layout descriptor, arena offset) of input ``arg``'s reordered copy, or None
+        when the primitive reads the caller's array as it is."""
+        for s in self.slots:
+            if s.arg == arg and s.reorder is not None and not s.output:
+                return (self._lib.dnnl_primitive_desc_query_md(self.pd, L.QUERY_EXEC_ARG_MD,
+                                                               arg), s.buffer[1])
+        return None
+
     def destroy(self):
         lib = self._lib
         for s in self.slots:
@@ -233,7 +255,8 @@ class Plan:
                 lib.dnnl_primitive_destroy(s.reorder)
             if s.buffer is not None:
                 lib.dnnl_memory_destroy(s.buffer[0])
-            lib.dnnl_memory_destroy(s.user_mem)
+            if s.user_mem is not None:
+                lib.dnnl_memory_destroy(s.user_mem)
         if self.scratch_mem is not None:
             lib.dnnl_memory_destroy(self.scratch_mem)
         lib.dnnl_primitive_destroy(self.prim)
