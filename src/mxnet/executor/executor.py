@@ -614,11 +614,11 @@ class Executor:
 # outputs anyway (the metric). Measured on 2 cores, OMP_NUM_THREADS=2, load ~1: the
 # 784-128-10 MLP executor (batch 128, ~1.1 MB) 700 -> 670 us a forward+backward, and
 # Module.fit of the 784-128-64-10 MLP (batch 100, ~1 MB) 0.95 -> 0.74 ms a batch,
-# inline against through the engine. Larger graphs (LeNet: 8 MB and more) go to a
+# inline against through the engine. Larger graphs (LeNet: 19 MB and more) go to a
 # worker, so the caller's Python overlaps their kernels; on a heavily oversubscribed
 # machine (load 14 on 2 cores) a thread that sleeps while its worker computes gets
 # the CPU back sooner, so set MXNET_EXEC_INLINE_MAX_BYTES lower there.
-INLINE_MAX_BYTES = 2 << 20
+INLINE_MAX_BYTES = 4 << 20
 
 
 def _nbytes(g, args, aux):
