@@ -14,6 +14,7 @@ from ..operator.ops.optimizer_ops import rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
 from ..backend import array_module
+from ..engine import base as engine_base
 from ..resource import get_rng
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Test"]
@@ -134,7 +135,6 @@ class SGD(_MomentumSGDBase):
         """The fused step for this list of arrays (None: not fusable), kept while the
         same arrays come back (Module's updater passes the same ones every batch), so
         the checks and the scratch buffer are made once."""
-        from ..engine import base as engine_base
         if engine_base.profile_hook is not None:     # the profile shows each update
             return None
         key = tuple(map(id, weights)) + tuple(map(id, grads)) + tuple(map(id, states))
