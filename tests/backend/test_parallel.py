@@ -47,3 +47,28 @@ def test_each_range_runs_once_when_shared():
     for _ in range(50):
         parallel._share_parts(part, parallel.split(64, 8))
     assert (counts == 50).all()
+
+
+def test_splits_back_off_while_they_do_not_pay(monkeypatch):
+    # a pool thread that cannot start: the split did not pay, so the next calls run
+    # on one thread (1, then 2, 4 ... calls), and still give the plain product
+    monkeypatch.setattr(parallel, "_backoff", [0, 0])
+    monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
+    if parallel.num_parts() < 2:
+        return
+    a, b = _operands(32, 64, 16)
+    release = threading.Event()
+    held = [parallel._get_pool().submit(release.wait) for _ in range(parallel.num_parts())]
+    try:
+        out = parallel.matmul(np, a, b)
+        assert parallel._backoff == [1, 1]
+        out2 = parallel.matmul(np, a, b)          # runs on one thread
+        assert parallel._backoff == [0, 1]
+        parallel.matmul(np, a, b)                 # tries again, fails again
+        assert parallel._backoff == [2, 2]
+    finally:
+        release.set()
+        for f in held:
+            f.result()
+    for o in (out, out2):
+        np.testing.assert_allclose(o, a @ b, rtol=1e-5, atol=1e-4)

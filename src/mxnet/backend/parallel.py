@@ -7,6 +7,8 @@ NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
 MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2).
 """
 
+import time
+
 import numpy as np
 
 from ..base import env_int
@@ -62,8 +64,20 @@ def matmul(xp, a, b, out=None):
 
     def part(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])
-    _share_parts(part, split(m))
+    if _backoff[0] > 0:              # splits did not pay lately: one thread for now
+        _backoff[0] -= 1
+        part(0, m)
+        return out
+    if _share_parts(part, split(m)):
+        _backoff[1] = 0
+    else:                            # wait 1, 2, 4 ... 256 calls before trying again
+        _backoff[0] = _backoff[1] = min(max(1, 2 * _backoff[1]), 256)
     return out
+
+
+# [calls left to run on one thread, the current back-off length]: a heuristic shared
+# by the threads that call matmul (a lost update only shifts when the next try comes)
+_backoff = [0, 0]
 
 
 def _share_parts(fn, ranges):
@@ -71,15 +85,25 @@ def _share_parts(fn, ranges):
     and one pool thread. The caller never waits for a pool thread that has not started
     (the other core busy): it runs the remaining ranges itself, so a busy machine costs
     one hand-off, not a GEMM wait (measured at load 2.7 on 2 cores, a 100x784x128 GEMM:
-    210 us alone, 530 us with both halves on the pool, 210 us shared this way)."""
+    210 us alone, 530 us with both halves on the pool, 210 us shared this way).
+    Returns whether sharing paid: the pool thread took a range and the caller waited
+    for it less than it worked itself (on a loaded machine a pool thread that starts
+    late, or runs slowly beside other processes, makes the split cost more than one
+    thread: at load 1.3, a 784-128-10 MLP step took 670 us split, 465 us unsplit)."""
     it = iter(ranges)
+    taken = []
 
-    def work():
+    def work(mine):
         for lo, hi in it:          # a list iterator hands each range out once
+            if not mine:
+                taken.append(lo)
             fn(lo, hi)
-    helper = _get_pool().submit(work)
+    helper = _get_pool().submit(work, False)
+    t0 = time.perf_counter()
     try:
-        work()
+        work(True)
     finally:
+        t1 = time.perf_counter()
         if not helper.cancel():
             helper.result()
+    return bool(taken) and time.perf_counter() - t1 < t1 - t0
