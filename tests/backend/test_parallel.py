@@ -49,26 +49,25 @@ def test_each_range_runs_once_when_shared():
     assert (counts == 50).all()
 
 
-def test_splits_back_off_while_they_do_not_pay(monkeypatch):
-    # a pool thread that cannot start: the split did not pay, so the next calls run
-    # on one thread (1, then 2, 4 ... calls), and still give the plain product
-    monkeypatch.setattr(parallel, "_backoff", [0, 0])
+def test_split_or_not_follows_the_cheaper_way_and_explores(monkeypatch):
+    # whichever way cost less per flop lately runs; every EXPLORE-th call the other
     monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
     if parallel.num_parts() < 2:
         return
     a, b = _operands(32, 64, 16)
-    release = threading.Event()
-    held = [parallel._get_pool().submit(release.wait) for _ in range(parallel.num_parts())]
-    try:
+    ways = []
+    real = parallel._share_parts
+    monkeypatch.setattr(parallel, "_share_parts",
+                        lambda fn, ranges: (ways.append("split"), real(fn, ranges)))
+    monkeypatch.setattr(parallel, "_cost", [1.0, 1e-12])      # single-thread cheaper
+    monkeypatch.setattr(parallel, "_cost_calls", [0])
+    for _ in range(2 * parallel.EXPLORE):
         out = parallel.matmul(np, a, b)
-        assert parallel._backoff == [1, 1]
-        out2 = parallel.matmul(np, a, b)          # runs on one thread
-        assert parallel._backoff == [0, 1]
-        parallel.matmul(np, a, b)                 # tries again, fails again
-        assert parallel._backoff == [2, 2]
-    finally:
-        release.set()
-        for f in held:
-            f.result()
-    for o in (out, out2):
-        np.testing.assert_allclose(o, a @ b, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
+    assert len(ways) == 2                 # only the two exploring calls split
+    monkeypatch.setattr(parallel, "_cost", [1e-12, 1.0])      # now the split is cheaper
+    monkeypatch.setattr(parallel, "_cost_calls", [0])
+    ways.clear()
+    for _ in range(parallel.EXPLORE):
+        parallel.matmul(np, a, b)
+    assert len(ways) == parallel.EXPLORE - 1

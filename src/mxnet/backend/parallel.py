@@ -64,20 +64,36 @@ def matmul(xp, a, b, out=None):
 
     def part(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])
-    if _backoff[0] > 0:              # splits did not pay lately: one thread for now
-        _backoff[0] -= 1
+    # Split or not: whichever has cost less per flop lately (a running average of
+    # each), trying the other way every EXPLORE-th call so a change of load is seen.
+    # On a quiet machine the split wins; on a loaded one a pool thread that starts
+    # late or runs beside other processes makes it lose (at load 1.3 on 2 cores, a
+    # 784-128-10 MLP step: 670 us split, 465 us unsplit).
+    flops = 2.0 * a.size * b.shape[1]
+    split_cost, single_cost = _cost
+    _cost_calls[0] += 1
+    if split_cost is None or single_cost is None:
+        use_split = split_cost is None
+    else:
+        use_split = (split_cost < single_cost) != (_cost_calls[0] % EXPLORE == 0)
+    t0 = time.perf_counter()
+    if use_split:
+        _share_parts(part, split(m))
+    else:
         part(0, m)
-        return out
-    if _share_parts(part, split(m)):
-        _backoff[1] = 0
-    else:                            # wait 1, 2, 4 ... 256 calls before trying again
-        _backoff[0] = _backoff[1] = min(max(1, 2 * _backoff[1]), 256)
+    per_flop = (time.perf_counter() - t0) / flops
+    k = 0 if use_split else 1
+    old = _cost[k]
+    # a running average; one descheduled call counts at most 4x the average
+    _cost[k] = per_flop if old is None else 0.8 * old + 0.2 * min(per_flop, 4 * old)
     return out
 
 
-# [calls left to run on one thread, the current back-off length]: a heuristic shared
-# by the threads that call matmul (a lost update only shifts when the next try comes)
-_backoff = [0, 0]
+EXPLORE = 13         # prime: the calls of a step (a few GEMMs in turn) take turns exploring
+# per-flop seconds of recent split and single-thread products (shared by the threads
+# that call matmul: a lost update only delays the switch by a call)
+_cost = [None, None]
+_cost_calls = [0]
 
 
 def _share_parts(fn, ranges):
@@ -85,25 +101,15 @@ def _share_parts(fn, ranges):
     and one pool thread. The caller never waits for a pool thread that has not started
     (the other core busy): it runs the remaining ranges itself, so a busy machine costs
     one hand-off, not a GEMM wait (measured at load 2.7 on 2 cores, a 100x784x128 GEMM:
-    210 us alone, 530 us with both halves on the pool, 210 us shared this way).
-    Returns whether sharing paid: the pool thread took a range and the caller waited
-    for it less than it worked itself (on a loaded machine a pool thread that starts
-    late, or runs slowly beside other processes, makes the split cost more than one
-    thread: at load 1.3, a 784-128-10 MLP step took 670 us split, 465 us unsplit)."""
+    210 us alone, 530 us with both halves on the pool, 210 us shared this way)."""
     it = iter(ranges)
-    taken = []
 
-    def work(mine):
+    def work():
         for lo, hi in it:          # a list iterator hands each range out once
-            if not mine:
-                taken.append(lo)
             fn(lo, hi)
-    helper = _get_pool().submit(work, False)
-    t0 = time.perf_counter()
+    helper = _get_pool().submit(work)
     try:
-        work(True)
+        work()
     finally:
-        t1 = time.perf_counter()
         if not helper.cancel():
             helper.result()
-    return bool(taken) and time.perf_counter() - t1 < t1 - t0
