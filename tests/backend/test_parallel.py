@@ -71,3 +71,15 @@ def test_split_or_not_follows_the_cheaper_way_and_explores(monkeypatch):
     for _ in range(parallel.EXPLORE):
         parallel.matmul(np, a, b)
     assert len(ways) == parallel.EXPLORE - 1
+
+
+def test_values_do_not_depend_on_the_way_chosen(monkeypatch):
+    # split or not (the choice follows the machine's load), the bits are the same
+    monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
+    a, b = _operands(100, 784, 128)
+    results = []
+    for costs in ([1.0, 1e-12], [1e-12, 1.0]):
+        monkeypatch.setattr(parallel, "_cost", list(costs))
+        monkeypatch.setattr(parallel, "_cost_calls", [1])
+        results.append(parallel.matmul(np, a, b))
+    np.testing.assert_array_equal(results[0], results[1])

@@ -76,11 +76,16 @@ def matmul(xp, a, b, out=None):
         use_split = split_cost is None
     else:
         use_split = (split_cost < single_cost) != (_cost_calls[0] % EXPLORE == 0)
+    ranges = split(m)
     t0 = time.perf_counter()
     if use_split:
-        _share_parts(part, split(m))
+        _share_parts(part, ranges)
     else:
-        part(0, m)
+        # the same row ranges, in this thread: a product of a's rows in parts differs
+        # from the whole product in the last bits (BLAS blocks them differently), and
+        # the values must not depend on the machine's load
+        for lo, hi in ranges:
+            part(lo, hi)
     per_flop = (time.perf_counter() - t0) / flops
     k = 0 if use_split else 1
     old = _cost[k]
