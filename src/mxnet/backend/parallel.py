@@ -18,7 +18,12 @@ from .cpu_threads import omp_num_threads
 __all__ = ["num_parts", "split", "run_parts", "matmul"]
 
 _THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
-MATMUL_MIN_FLOPS = 1 << 24      # below this, one thread beats the hand-off
+# Below this, one thread beats the hand-off. Each part of a split product packs the
+# whole other operand again: a 100x784x128 GEMM (20M flops) took 121 us whole and 161
+# us as two 50-row halves one after the other, so split over two threads it saves
+# little even on a quiet machine (the pool thread wakes in tens of us) and loses on a
+# busy one (the 784-128-10 MLP step at load 1.3 on 2 cores: 670 us split, 465 us not).
+MATMUL_MIN_FLOPS = 1 << 26
 _pool = []
 
 
