@@ -131,6 +131,13 @@ class SGD(_MomentumSGDBase):
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
 
+    def _aggregate_size(self, weights):
+        # host weights run as one fused step (_FusedSGD) of any length: one call for
+        # all of them saves the per-call work; GPU groups keep multi_sgd's limit
+        if all(w.context.device_typeid == 1 for w in weights):
+            return max(self.aggregate_num, len(weights))
+        return self.aggregate_num
+
     def _fused_plan(self, weights, grads, states):
         """The fused step for this list of arrays (None: not fusable), kept while the
         same arrays come back (Module's updater passes the same ones every batch), so
