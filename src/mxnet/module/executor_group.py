@@ -430,8 +430,9 @@ class DataParallelExecutorGroup:
                 labels_slice = []
                 layouts = self.label_layouts or [0] * len(labels)
                 for label, axis in zip(labels, layouts):
-                    if axis == 0:
-                        labels_slice.append(label[islice])
+                    if axis == 0:     # (one device: its slice is the whole label)
+                        whole = islice.start == 0 and label.shape[0] == islice.stop
+                        labels_slice.append(label if whole else label[islice])
                     elif axis > 0:
                         labels_slice.append(nd.slice_axis(label, axis=axis,
                                                           begin=islice.start,
