@@ -7,6 +7,8 @@ NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
 MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2).
 """
 
+import time
+
 import numpy as np
 
 from ..base import env_int
@@ -16,7 +18,12 @@ from .cpu_threads import omp_num_threads
 __all__ = ["num_parts", "split", "run_parts", "matmul"]
 
 _THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
-MATMUL_MIN_FLOPS = 1 << 24      # below this, one thread beats the hand-off
+# Below this, one thread beats the hand-off. Each part of a split product packs the
+# whole other operand again: a 100x784x128 GEMM (20M flops) took 121 us whole and 161
+# us as two 50-row halves one after the other, so split over two threads it saves
+# little even on a quiet machine (the pool thread wakes in tens of us) and loses on a
+# busy one (the 784-128-10 MLP step at load 1.3 on 2 cores: 670 us split, 465 us not).
+MATMUL_MIN_FLOPS = 1 << 26
 _pool = []
 
 
@@ -30,14 +37,18 @@ def split(n, parts=None):
     return [(i * n // k, (i + 1) * n // k) for i in range(k)]
 
 
+def _get_pool():
+    if not _pool:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool.append(ThreadPoolExecutor(_THREADS, thread_name_prefix="mxnet-cpu"))
+    return _pool[0]
+
+
 def run_parts(fn, ranges):
     """fn(start, end) for each range, on the pool; returns the results in order."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
-    if not _pool:
-        from concurrent.futures import ThreadPoolExecutor
-        _pool.append(ThreadPoolExecutor(_THREADS, thread_name_prefix="mxnet-cpu"))
-    futures = [_pool[0].submit(fn, a, b) for a, b in ranges]
+    futures = [_get_pool().submit(fn, a, b) for a, b in ranges]
     return [f.result() for f in futures]
 
 
@@ -58,5 +69,57 @@ def matmul(xp, a, b, out=None):
 
     def part(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])
-    run_parts(part, split(m))
+    # Split or not: whichever has cost less per flop lately (a running average of
+    # each), trying the other way every EXPLORE-th call so a change of load is seen.
+    # On a quiet machine the split wins; on a loaded one a pool thread that starts
+    # late or runs beside other processes makes it lose (at load 1.3 on 2 cores, a
+    # 784-128-10 MLP step: 670 us split, 465 us unsplit).
+    flops = 2.0 * a.size * b.shape[1]
+    split_cost, single_cost = _cost
+    _cost_calls[0] += 1
+    if split_cost is None or single_cost is None:
+        use_split = split_cost is None
+    else:
+        use_split = (split_cost < single_cost) != (_cost_calls[0] % EXPLORE == 0)
+    ranges = split(m)
+    t0 = time.perf_counter()
+    if use_split:
+        _share_parts(part, ranges)
+    else:
+        # the same row ranges, in this thread: a product of a's rows in parts differs
+        # from the whole product in the last bits (BLAS blocks them differently), and
+        # the values must not depend on the machine's load
+        for lo, hi in ranges:
+            part(lo, hi)
+    per_flop = (time.perf_counter() - t0) / flops
+    k = 0 if use_split else 1
+    old = _cost[k]
+    # a running average; one descheduled call counts at most 4x the average
+    _cost[k] = per_flop if old is None else 0.8 * old + 0.2 * min(per_flop, 4 * old)
     return out
+
+
+EXPLORE = 13         # prime: the calls of a step (a few GEMMs in turn) take turns exploring
+# per-flop seconds of recent split and single-thread products (shared by the threads
+# that call matmul: a lost update only delays the switch by a call)
+_cost = [None, None]
+_cost_calls = [0]
+
+
+def _share_parts(fn, ranges):
+    """fn(start, end) for each range, the ranges taken in turn by the calling thread
+    and one pool thread. The caller never waits for a pool thread that has not started
+    (the other core busy): it runs the remaining ranges itself, so a busy machine costs
+    one hand-off, not a GEMM wait (measured at load 2.7 on 2 cores, a 100x784x128 GEMM:
+    210 us alone, 530 us with both halves on the pool, 210 us shared this way)."""
+    it = iter(ranges)
+
+    def work():
+        for lo, hi in it:          # a list iterator hands each range out once
+            fn(lo, hi)
+    helper = _get_pool().submit(work)
+    try:
+        work()
+    finally:
+        if not helper.cancel():
+            helper.result()

@@ -609,13 +609,17 @@ class Executor:
 
 # Executors whose arrays take at most this many bytes in all (arguments, auxiliary
 # states, planned intermediates) run in the calling thread when idle
-# (MXNET_EXEC_INLINE_MAX_BYTES): graphs so small that the worker hand-off (tens of us)
-# is a large part of a run. Larger ones go to a worker, so the caller's Python (metric
-# updates, the next batch) overlaps their kernels; and on a busy machine a thread that
-# sleeps while its worker computes gets the CPU back sooner than one that never
-# sleeps (an MLP with batch 128, ~1 MB: 0.53 ms a step through the engine, 2.5 ms
-# inline, the same CPU time, at load 14 on 2 cores).
-INLINE_MAX_BYTES = 256 << 10
+# (MXNET_EXEC_INLINE_MAX_BYTES): graphs so small that handing them to a worker costs
+# more than it hides. Their Python (a few us a node) would otherwise contend for the
+# GIL with the caller's, and the caller of a training loop waits for every batch's
+# outputs anyway (the metric). Measured on 2 cores, OMP_NUM_THREADS=2, load ~1: the
+# 784-128-10 MLP executor (batch 128, ~1.1 MB) 700 -> 670 us a forward+backward, and
+# Module.fit of the 784-128-64-10 MLP (batch 100, ~1 MB) 0.95 -> 0.74 ms a batch,
+# inline against through the engine. Larger graphs (LeNet: 19 MB and more) go to a
+# worker, so the caller's Python overlaps their kernels; on a heavily oversubscribed
+# machine (load 14 on 2 cores) a thread that sleeps while its worker computes gets
+# the CPU back sooner, so set MXNET_EXEC_INLINE_MAX_BYTES lower there.
+INLINE_MAX_BYTES = 4 << 20
 
 
 def _nbytes(g, args, aux):

@@ -11,6 +11,9 @@ Module keeps them equal (KVStore or local updater) and ``get_params`` averages t
 import logging
 from collections import OrderedDict
 
+import numpy as np
+
+from .. import engine
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..context import cpu
@@ -69,12 +72,26 @@ def _to_nd(src, ctx):
     return src if isinstance(src, nd.NDArray) else nd.array(src, ctx=ctx)
 
 
+def _copy_into(src, dst):
+    """src.copyto(dst); a batch of the bound shape and dtype on the host, with no work
+    pending on either array, is copied right here (what the engine would do at once,
+    without an operator dispatch: this runs for every input of every batch)."""
+    if type(src) is nd.NDArray and type(dst) is nd.NDArray and src._shape == dst._shape \
+            and src._dtype == dst._dtype and src._ctx.device_typeid == 1 \
+            and dst._ctx.device_typeid == 1 and src._chunk.data is not None \
+            and src._chunk is not dst._chunk:
+        if engine.get().run_inline(lambda rctx: np.copyto(dst._data, src._data),
+                                   [src._chunk], [dst._chunk], "_copyto"):
+            return
+    src.copyto(dst)
+
+
 def _copy_slice(src, dst, islice, axis):
     """dst[:] = the slice islice of src along axis (the whole of src when axis < 0 or
     the slice covers it)."""
     src = _to_nd(src, dst.context)
     if axis < 0 or (islice.start == 0 and src.shape[axis] == islice.stop):
-        src.copyto(dst)
+        _copy_into(src, dst)
     elif axis == 0:
         src[islice.start:islice.stop].copyto(dst)
     else:
@@ -413,8 +430,9 @@ class DataParallelExecutorGroup:
                 labels_slice = []
                 layouts = self.label_layouts or [0] * len(labels)
                 for label, axis in zip(labels, layouts):
-                    if axis == 0:
-                        labels_slice.append(label[islice])
+                    if axis == 0:     # (one device: its slice is the whole label)
+                        whole = islice.start == 0 and label.shape[0] == islice.stop
+                        labels_slice.append(label if whole else label[islice])
                     elif axis > 0:
                         labels_slice.append(nd.slice_axis(label, axis=axis,
                                                           begin=islice.start,

@@ -233,6 +233,11 @@ class Optimizer:
         """Update weight in place from grad and state."""
         raise NotImplementedError()
 
+    def _aggregate_size(self, weights):
+        """How many of these weights (one dtype) the Updater hands over per call when
+        aggregating: ``aggregate_num``, the most one fused MXNet kernel takes."""
+        return self.aggregate_num
+
     def update_multi_precision(self, index, weight, grad, state):
         """update, on the float32 master copy for float16 weights with
         multi_precision (then written back into weight)."""
@@ -293,8 +298,8 @@ class Updater:
         by_dtype = {}
         for item in zip(indices, weights, grads):
             by_dtype.setdefault(numpy.dtype(item[1].dtype), []).append(item)
-        step = self.optimizer.aggregate_num
         for items in by_dtype.values():
+            step = self.optimizer._aggregate_size([w for _, w, _ in items])
             for start in range(0, len(items), step):
                 idxs, ws, gs = (list(x) for x in zip(*items[start:start + step]))
                 self.optimizer.update_multi_precision(idxs, ws, gs,

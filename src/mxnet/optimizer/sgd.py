@@ -14,6 +14,7 @@ from ..operator.ops.optimizer_ops import rescaled_grad
 from ._kernel import apply_inplace
 from .optimizer import Optimizer, _invoke, _zeros_like, register
 from ..backend import array_module
+from ..engine import base as engine_base
 from ..resource import get_rng
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Test"]
@@ -121,12 +122,44 @@ class SGD(_MomentumSGDBase):
             _invoke(op, args, out=list(weights), lrs=tuple(lrs), wds=tuple(wds),
                     num_weights=len(weights), **kw)
             return
-        if not multi_precision and len(weights) > 1 and _fusable(weights, grads, states):
-            _fused_sgd(weights, grads, states, lrs, wds, kw)
-            return
+        if not multi_precision and len(weights) > 1:
+            plan = self._fused_plan(weights, grads, states)
+            if plan is not None:
+                plan.run(lrs, wds, kw)
+                return
         kw["lazy_update"] = self.lazy_update     # row_sparse gradients: present rows only
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
+
+    def _aggregate_size(self, weights):
+        # host weights run as one fused step (_FusedSGD) of any length: one call for
+        # all of them saves the per-call work; GPU groups keep multi_sgd's limit
+        if all(w.context.device_typeid == 1 for w in weights):
+            return max(self.aggregate_num, len(weights))
+        return self.aggregate_num
+
+    def _fused_plan(self, weights, grads, states):
+        """The fused step for this list of arrays (None: not fusable), kept while the
+        same arrays come back (Module's updater passes the same ones every batch), so
+        the checks and the scratch buffer are made once."""
+        if engine_base.profile_hook is not None:     # the profile shows each update
+            return None
+        key = tuple(map(id, weights)) + tuple(map(id, grads)) + tuple(map(id, states))
+        cache = self.__dict__.setdefault("_fused_plans", {})
+        plan = cache.get(key)
+        if plan is None:
+            if not _fusable(weights, grads, states):
+                return None
+            if len(cache) >= 64:                      # arrays rebound: drop old plans
+                cache.clear()
+            # the plan holds the arrays, so their ids cannot be reused meanwhile
+            plan = cache[key] = _FusedSGD(weights, grads, states)
+        return plan
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_fused_plans", None)       # arrays and scratch: not optimizer state
+        return state
 
     def _multi_ok(self, weights, states, multi_precision):
         """Whether a group goes to one multi_sgd(_mom)_update: several float32/64
@@ -146,12 +179,8 @@ def _fusable(weights, grads, states):
     """Whether a list update can run as one fused step: plain dense arrays on one
     context, each gradient and momentum of its weight's shape and dtype (what the
     update operators would check; anything else takes the per-weight operators, which
-    raise their errors). With the profiler on, the per-weight operators run, so the
-    profile shows each update."""
-    from ..engine import base as engine_base
+    raise their errors)."""
     from ..ndarray import NDArray
-    if engine_base.profile_hook is not None:
-        return False
     ctx = weights[0].context
     for w, g, s in zip(weights, grads, states):
         for a in (w, g) if s is None else (w, g, s):
@@ -161,52 +190,79 @@ def _fusable(weights, grads, states):
     return True
 
 
-def _fused_sgd(weights, grads, states, lrs, wds, kw):
+class _FusedSGD:
     """(Momentum) SGD on a list of weights as one engine step (MXNet's multi_sgd_update
     / multi_sgd_mom_update): the same rules as sgd_update / sgd_mom_update, run
     back to back over the raw arrays, instead of one operator dispatch (parameter
-    parsing, shape and dtype inference, an engine push) per weight."""
-    from types import SimpleNamespace
+    parsing, shape and dtype inference, an engine push) per weight. Made once per list
+    of arrays (checked by ``_fusable``), with one scratch buffer of the largest
+    weight's size that every weight's rule uses in turn."""
 
-    from ..operator.ops.optimizer_ops import _sgd_mom
-    clip = kw.get("clip_gradient")
-    base = dict(rescale_grad=kw["rescale_grad"], momentum=kw.get("momentum", 0.0),
-                clip_gradient=-1.0 if clip is None else clip)
-    params = [SimpleNamespace(lr=lr, wd=wd, **base) for lr, wd in zip(lrs, wds)]
-    has_mom = [s is not None for s in states]
-    n = len(weights)
+    def __init__(self, weights, grads, states):
+        self.weights, self.grads, self.states = list(weights), list(grads), list(states)
+        self.has_mom = [s is not None for s in states]
+        self.writes = self.weights + [s for s in states if s is not None]
+        self.ctx = weights[0].context
+        self.n = len(weights)
+        self.scratch = None      # per weight, views of the scratch (_buffers)
 
-    ctx = weights[0].context
+    def _buffers(self, xp, arrays, decay):
+        """Per weight, scratch views (a buffer for the rule, and one for the weight
+        decay term when ``decay``, else None) of flat buffers, one per dtype of the
+        largest weight's size, made at the first use."""
+        views = self.scratch
+        if views is not None and (views[0][1] is not None or not decay):
+            return views
+        size = {}
+        for w in arrays:
+            size[w.dtype] = max(size.get(w.dtype, 0), w.size)
+        flat = {dt: (xp.empty(n, dt), xp.empty(n, dt) if decay else None)
+                for dt, n in size.items()}
+        views = self.scratch = [
+            tuple(None if b is None else b[:w.size].reshape(w.shape) for b in flat[w.dtype])
+            for w in arrays]
+        return views
 
-    def run(xp, *arrays):
-        gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
-        for p, g, w, m in zip(params, gs, ws, has_mom):
-            if m:
-                w[...] = _sgd_mom(xp, p, w, g, next(moms))
-            else:
-                _sgd_in_place(xp, p, w, g, ctx)
-    apply_inplace("multi_sgd_update", run, grads,
-                  list(weights) + [s for s in states if s is not None])
+    def run(self, lrs, wds, kw):
+        clip = kw.get("clip_gradient")
+        clip = -1.0 if clip is None else clip
+        rescale, momentum = kw["rescale_grad"], kw.get("momentum", 0.0)
+        n, has_mom = self.n, self.has_mom
+
+        def run(xp, *arrays):
+            gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
+            bufs = self._buffers(xp, ws, any(wds))
+            for g, w, m, lr, wd, (tmp, decay) in zip(gs, ws, has_mom, lrs, wds, bufs):
+                _sgd_in_place(xp, w, g, next(moms) if m else None, lr, wd, rescale,
+                              momentum, clip, tmp, decay)
+        apply_inplace("multi_sgd_update", run, self.grads, self.writes, self.ctx,
+                      checked=True)
 
 
-def _sgd_in_place(xp, p, w, grad, ctx):
-    """sgd_update's rule written straight into w, the same operations in the same
-    order as ``_sgd`` (so the same values), with its one temporary from the storage
-    pool: fresh temporaries of a large weight's size cost page faults every step."""
-    from ..resource import temp_space
+def _sgd_in_place(xp, w, grad, mom, lr, wd, rescale, momentum, clip, tmp, decay):
+    """sgd_update's (``mom`` None) or sgd_mom_update's rule written straight into w
+    (and mom), the same operations in the same order as the operators' ``_sgd`` /
+    ``_sgd_mom`` (so the same values); ``tmp``/``decay``: scratch of w's shape (fresh
+    temporaries of a large weight's size cost page faults every step)."""
     ty = w.dtype.type
-    tmp, release = temp_space(ctx, grad.shape, grad.dtype)
-    try:
-        xp.multiply(grad, grad.dtype.type(p.rescale_grad), out=tmp)
-        if p.clip_gradient >= 0:
-            xp.clip(tmp, -p.clip_gradient, p.clip_gradient, out=tmp)
-        tmp *= ty(p.lr)
-        factor = ty(1.0 - p.lr * p.wd)
+    xp.multiply(grad, grad.dtype.type(rescale), out=tmp)
+    if clip >= 0:
+        xp.clip(tmp, -clip, clip, out=tmp)
+    if mom is None:
+        tmp *= ty(lr)
+        factor = ty(1.0 - lr * wd)
         if factor != 1:               # w * 1 is w: skipping it changes no value
             w *= factor
         w -= tmp
-    finally:
-        release()
+        return
+    ty = mom.dtype.type
+    if wd:                            # weight decay is not clipped here
+        xp.multiply(w, ty(wd), out=decay)
+        tmp += decay
+    tmp *= ty(lr)
+    mom *= ty(momentum)
+    mom -= tmp
+    w += mom
 
 
 @register
