@@ -131,3 +131,34 @@ def test_results_correct_under_reuse_with_branches():
     for name, t in (("x", nx), ("fc_weight", nw), ("fc_bias", nb)):
         assert_almost_equal(ex.grad_dict[name].asnumpy(), t.grad.asnumpy(), rtol=1e-4,
                             atol=1e-5, names=(f"executor {name}", "autograd"))
+
+
+def test_add_gradient_planned_over_its_output_gradient():
+    """add's backward passes its output gradient through to both operands: the plan
+    gives one of them the output gradient's buffer (an 'inplace' request that costs no
+    copy), the other its own, and the gradients equal NumPy's."""
+    x = mx.sym.Variable("data")
+    a = mx.sym.FullyConnected(x, num_hidden=6, no_bias=True, name="fa")
+    b = mx.sym.FullyConnected(x, num_hidden=6, no_bias=True, name="fb")
+    s = mx.sym.elemwise_add(a, b, name="sum")
+    y = mx.sym.tanh(s, name="t")
+    ex = y.simple_bind(mx.cpu(), data=(4, 5), grad_req="write")
+    plan = ex.memory_plan
+    names = {(plan.names.get(src), plan.names.get(dst)) for src, dst in plan.inplace}
+    assert any(dst in ("fa_output_grad", "fb_output_grad") and src == "sum_output_grad"
+               for src, dst in names), names
+    rng = np.random.RandomState(0)
+    xv, wa, wb = rng.randn(4, 5), rng.randn(6, 5), rng.randn(6, 5)
+    ex.arg_dict["data"][:] = xv
+    ex.arg_dict["fa_weight"][:] = wa
+    ex.arg_dict["fb_weight"][:] = wb
+    head = rng.randn(4, 6)
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head))
+    ds = head * (1 - np.tanh(xv @ wa.T + xv @ wb.T) ** 2)
+    assert_almost_equal(ex.grad_dict["fa_weight"].asnumpy(), ds.T @ xv, rtol=1e-5,
+                        atol=1e-5)
+    assert_almost_equal(ex.grad_dict["fb_weight"].asnumpy(), ds.T @ xv, rtol=1e-5,
+                        atol=1e-5)
+    assert_almost_equal(ex.grad_dict["data"].asnumpy(), ds @ wa + ds @ wb, rtol=1e-5,
+                        atol=1e-5)

@@ -8,7 +8,8 @@ declares in ``backward_uses`` (seed 002: FullyConnected's output is not kept for
 backward, so its buffer is free once the next layer has read it). A step's output
 takes over the buffer of an input that dies at that step when the operator allows it
 (``Op.inplace``; in backward, the output gradient's buffer for the single input
-gradient); otherwise it takes the free buffer that fits best, growing one if none is
+gradient, or for one of the gradients ``Op.backward_identity`` says pass the output
+gradient through unchanged); otherwise it takes the free buffer that fits best, growing one if none is
 big enough. Arguments, auxiliary states, graph outputs and argument gradients belong
 to the caller and are not planned.
 """
@@ -108,8 +109,25 @@ def build_steps(graph):
             inplace = []
             if sum(t is not None for t in b.targets) == 1 and len(writes) == 1:
                 inplace = [(g, writes[0]) for g in (b.ograds or []) if g is not None]
+            else:
+                inplace = _identity_inplace(graph.nodes[b.nid].op, b)
             steps.append(Step("backward", b.nid, reads, writes, inplace))
     return steps, n_fwd
+
+
+def _identity_inplace(op, b):
+    """(output gradient, input gradient) pairs a multi-input backward step may plan in
+    place: the op's ``backward_identity`` gradients with req 'write' (the planner
+    gives the output gradient's buffer to at most one of them, and only when it dies
+    at this step and the sizes agree, i.e. nothing was reduced by broadcasting)."""
+    pairs = getattr(op, "backward_identity", ()) if op is not None else ()
+    res = []
+    for i, o in pairs:
+        t = b.targets[i] if i < len(b.targets) else None
+        g = b.ograds[o] if b.ograds is not None and o < len(b.ograds) else None
+        if t is not None and g is not None and t[0] == "grad" and t[2] == "write":
+            res.append((g, t[1]))
+    return res
 
 
 def memory_pass(graph):

@@ -33,7 +33,7 @@ from ..base import MXNetError
 from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
-           "register_fusion", "lookup_fusion", "OutputBuffers", "exact_alias"]
+           "register_fusion", "lookup_fusion", "OutputBuffers", "exact_alias", "same_memory"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
@@ -102,7 +102,7 @@ def data_start(a):
     return ptr if ptr is not None else a.__array_interface__["data"][0]
 
 
-def _same_memory(a, b):
+def same_memory(a, b):
     """Whether two arrays are the same view of the same memory."""
     return (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
             and data_start(a) == data_start(b))
@@ -120,7 +120,7 @@ def exact_alias(dst, arrays):
         if a is dst:
             return a
     for a in arrays:
-        if a is not None and hasattr(a, "strides") and _same_memory(a, dst):
+        if a is not None and hasattr(a, "strides") and same_memory(a, dst):
             return a
     return dst
 
@@ -175,7 +175,7 @@ class OutputBuffers:
                 and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)):
             return False
         for a in self.inputs:
-            if self.overlaps(g, a) and not (a is allow_alias and _same_memory(g, a)):
+            if self.overlaps(g, a) and not (a is allow_alias and same_memory(g, a)):
                 return False
         return True
 

@@ -104,6 +104,10 @@ class Op:
     # for it (BatchNorm reads its saved mean/invstd, not its large normalised output).
     backward_out_data = None
     inplace = ()                        # (input index, output index) pairs
+    # (input index, output-gradient index) pairs whose input gradient is exactly that
+    # output gradient when their shapes agree (add's two, sub's first): the memory
+    # plan may give one such gradient the output gradient's own buffer
+    backward_identity = ()
     resources = ()                      # 'random', 'temp'
     # For ops taking a variable number of inputs (Concat, add_n, stack): the name of
     # the count parameter MXNet stores (usually 'num_args').

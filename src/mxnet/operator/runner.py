@@ -19,7 +19,7 @@ import numpy as np
 from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..engine.errors import operator_error
-from .kernels import _TABLE as _KERNELS
+from .kernels import _TABLE as _KERNELS, same_memory
 from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
 
 __all__ = ["op_context", "forward", "backward", "op_error"]
@@ -71,6 +71,8 @@ def _settle(results, dst, req, what):
                 raise MXNetError(f"{what}: result {k} has shape {tuple(v.shape)}, its "
                                  f"destination {tuple(d.shape)}")
             v = v.reshape(d.shape)
+        if r == "inplace" and same_memory(v, d):
+            continue        # e.g. add's gradient planned over its output gradient
         apply_req(d, r, v)
 
 

@@ -206,7 +206,8 @@ def _binary(name, aliases, fwd, grad_l, grad_r, uses, broadcast, zero_grad, doc)
 
     attrs = dict(name=name, aliases=tuple(aliases), broadcast=broadcast, forward=forward,
                  backward_uses=_USES[uses], zero_grad=zero_grad, __doc__=doc,
-                 inplace=((0, 0), (1, 0)), writes_outputs=True)
+                 inplace=((0, 0), (1, 0)), writes_outputs=True,
+                 backward_identity=_IDENTITY.get(fwd, ()))
     if grad_l is not None:
         def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
             xp, g = ctx.xp, out_grads[0]
@@ -222,6 +223,11 @@ def _binary(name, aliases, fwd, grad_l, grad_r, uses, broadcast, zero_grad, doc)
     cls = type(f"Op_{name}", (_BinaryBase,), attrs)
     register(cls)
     return cls
+
+
+# the operators whose gradient passes the output gradient through unchanged (when no
+# broadcasting reduces it): both operands of add, the left one of sub
+_IDENTITY = {_ARITH["add"][0]: ((0, 0), (1, 0)), _ARITH["sub"][0]: ((0, 0),)}
 
 
 def _zero_pair(xp, g, a, b, y):
