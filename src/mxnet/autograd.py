@@ -161,7 +161,8 @@ def _direct_grads(node, need, uses, arrays):
                 or buf._sparse or buf._view is not None or node.in_data is None:
             continue
         d, x = buf._chunk.data, node.in_data[i]
-        if type(d) is not _np_ndarray or not d.flags.writeable or d.shape != x.shape \
+        if x is None or type(d) is not _np_ndarray or not d.flags.writeable \
+                or d.shape != x.shape \
                 or d.dtype != x._dtype or \
                 any(a is not None and _np.may_share_memory(d, a) for a in arrays):
             continue
