@@ -200,6 +200,73 @@ def test_gradient_written_into_the_buffer_without_aliasing_heads():
     np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])
 
 
+def _conv_then_fc(x, w, b, fw):
+    """FullyConnected (no bias) over a 3x3 convolution of x."""
+    y = nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=w.shape[0])
+    return nd.FullyConnected(y, fw, no_bias=True, num_hidden=fw.shape[0])
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_operator_writes_straight_into_gradient_buffers(req):
+    """backward() lets an operator write a variable's gradient into the buffer itself
+    (no copy): the buffer keeps its memory, views of it see the new gradient, and the
+    values equal autograd.grad's (fresh arrays) and, with grad_req 'add', accumulate."""
+    rng = np.random.RandomState(0)
+    x = nd.array(rng.standard_normal((2, 3, 5, 5)).astype(np.float32))
+    w = nd.array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    b = nd.array(rng.standard_normal((4,)).astype(np.float32))
+    fw = nd.array(rng.standard_normal((6, 100)).astype(np.float32))
+    for v in (x, w, b, fw):
+        v.attach_grad(grad_req=req)
+    bufs = [v.grad._chunk.data for v in (x, w, b, fw)]
+    view = w.grad[1]
+    with autograd.record():
+        out = _conv_then_fc(x, w, b, fw)
+    expect = [g.asnumpy() for g in autograd.grad(out, [x, w, b, fw], retain_graph=True)]
+    for v in (x, w, b, fw):
+        v.grad[:] = 1.0
+    out.backward()
+    base = 1.0 if req == "add" else 0.0
+    for v, buf, e in zip((x, w, b, fw), bufs, expect):
+        assert v.grad._chunk.data is buf
+        assert_almost_equal(v.grad.asnumpy(), e + base, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(view.asnumpy(), expect[1][1] + base, rtol=1e-5, atol=1e-5)
+
+
+def test_variable_used_twice_gets_the_sum_of_its_gradients():
+    """A variable that feeds two operators (or one twice) has its gradients summed,
+    not the last one written over the buffer."""
+    rng = np.random.RandomState(1)
+    x = nd.array(rng.standard_normal((3, 8)).astype(np.float32))
+    w = nd.array(rng.standard_normal((5, 8)).astype(np.float32))
+    x.attach_grad()
+    w.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(x, w, no_bias=True, num_hidden=5) + \
+            nd.FullyConnected(x, w, no_bias=True, num_hidden=5) * 2
+    y.backward()
+    assert_almost_equal(w.grad.asnumpy(), 3 * np.ones((3, 5)).T @ x.asnumpy(), rtol=1e-5)
+    assert_almost_equal(x.grad.asnumpy(), 3 * np.ones((3, 5)) @ w.asnumpy(), rtol=1e-5)
+    with autograd.record():
+        y = x * x
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), 2 * x.asnumpy(), rtol=1e-6)
+
+
+def test_gradient_buffer_passed_as_an_input_is_not_overwritten_early():
+    """An operator that reads a gradient buffer as an input (here the weight's own
+    gradient buffer used as data) gets its old values, not the gradient being written."""
+    rng = np.random.RandomState(2)
+    w = nd.array(rng.standard_normal((4, 4)).astype(np.float32))
+    w.attach_grad()
+    w.grad[:] = nd.array(rng.standard_normal((4, 4)).astype(np.float32))
+    old = w.grad.asnumpy()
+    with autograd.record():
+        y = nd.FullyConnected(w.grad, w, no_bias=True, num_hidden=4)
+    y.backward()
+    assert_almost_equal(w.grad.asnumpy(), np.ones((4, 4)).T @ old, rtol=1e-5, atol=1e-6)
+
+
 def test_freed_intermediate_is_a_constant_in_a_new_graph():
     # as MXNet: once a graph is differentiated without retain_graph its arrays carry
     # no history; a new graph built on them treats them as constants

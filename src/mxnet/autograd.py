@@ -86,8 +86,11 @@ def _heads_and_grads(heads, head_grads):
     return heads, head_grads
 
 
-def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
-    """Propagate gradients; returns {id(VarNode): (VarNode, array)}."""
+def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
+                  into_buffers=False):
+    """Propagate gradients; returns {id(VarNode): (VarNode, array)}. ``into_buffers``
+    (backward(), not grad()): a variable's gradient may be written straight into its
+    gradient buffer (see _direct_grads); its result is then that buffer's array."""
     heads, head_grads = _heads_and_grads(heads, head_grads)
     grads = {}
 
@@ -104,6 +107,7 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
         data = g._read() if g is not None else xp.ones(h.shape, h._dtype)
         accumulate((id(h._ag[0]), h._ag[1]), data)
     order = _topo_order([h._ag for h in heads])
+    uses = _var_uses(order, heads) if into_buffers else None
     result = {}
     for node in order:
         if isinstance(node, VarNode):
@@ -114,7 +118,7 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None):
         ograds = [grads.pop((id(node), i), None) for i in range(node.n_out)]
         if all(g is None for g in ograds):
             continue
-        _backward_node(node, ograds, accumulate, train_mode)
+        _backward_node(node, ograds, accumulate, train_mode, uses)
         if not retain_graph:
             node.in_data = node.out_data = node.aux = None
             node.freed = True
@@ -126,7 +130,50 @@ def _xp(arr):
     return array_module(arr.ctx if isinstance(arr, Node) else arr._ctx)
 
 
-def _backward_node(node, ograds, accumulate, train_mode):
+def _var_uses(order, heads):
+    """{id(VarNode): how many gradients it receives} in this backward pass."""
+    uses = {}
+    for node in order:
+        if not isinstance(node, VarNode):
+            for par in node.parents:
+                if par is not None:
+                    uses[id(par[0])] = uses.get(id(par[0]), 0) + 1
+    for h in heads:
+        uses[id(h._ag[0])] = uses.get(id(h._ag[0]), 0) + 1
+    return uses
+
+
+def _direct_grads(node, need, uses, arrays):
+    """Destinations for the node's backward: the gradient buffer's own NumPy array for
+    each wanted input that is a variable with grad_req 'write', receiving only this one
+    gradient, whose buffer is a whole dense array of the input's shape and dtype and
+    shares no memory with the backward's inputs (``arrays``). The operator then writes
+    the gradient there (as MXNet does) instead of into a fresh array that backward()
+    copies over the buffer: a copy and an allocation per gradient. None when there is
+    no such input."""
+    dests = None
+    for i, (par, wanted) in enumerate(zip(node.parents, need)):
+        if not wanted or not isinstance(par[0], VarNode):
+            continue
+        var = par[0]
+        buf = var.grad
+        if var.grad_req != REQ_WRITE or uses.get(id(var)) != 1 or buf is None \
+                or buf._sparse or buf._view is not None or node.in_data is None:
+            continue
+        d, x = buf._chunk.data, node.in_data[i]
+        if x is None or type(d) is not _np_ndarray or not d.flags.writeable \
+                or d.shape != x.shape \
+                or d.dtype != x._dtype or \
+                any(a is not None and _np.may_share_memory(d, a) for a in arrays):
+            continue
+        buf.wait_to_write()
+        if dests is None:
+            dests = [None] * len(node.parents)
+        dests[i] = d
+    return dests
+
+
+def _backward_node(node, ograds, accumulate, train_mode, uses=None):
     op = node.op
     need = [par is not None and _wants_grad(par) for par in node.parents]
     if not any(need):
@@ -151,7 +198,12 @@ def _backward_node(node, ograds, accumulate, train_mode):
             [None] * node.n_out
         aux = [a._read() for a in node.aux] if node.aux else []
     if in_grads is NotImplemented:
+        dests = None if uses is None or in_data is None else _direct_grads(
+            node, need, uses, [*ograds, *in_data, *out_data, *aux])
         in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
+                                   in_grad=dests, req=None if dests is None else
+                                   [REQ_WRITE if d is not None else REQ_NULL
+                                    for d in dests],
                                    out_meta=node.out_meta)
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
@@ -207,7 +259,7 @@ def _wants_grad(entry):
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of heads with respect to marked variables, writing or
     adding them into each variable's gradient buffer as its grad_req says."""
-    result = _run_backward(heads, head_grads, retain_graph, train_mode)
+    result = _run_backward(heads, head_grads, retain_graph, train_mode, into_buffers=True)
     for node, g in result.values():
         buf = node.grad
         node.fresh_grad = True
@@ -231,6 +283,8 @@ def _write_grad(buf, g):
     is its own (dispatch's rule), and writing it in place spares a fresh allocation
     and its page faults every step."""
     d = buf._chunk.data
+    if g is d:              # written there by the operator (_direct_grads)
+        return
     if d is not None and d.__class__ is g.__class__ and buf._shape == g.shape \
             and getattr(getattr(d, "flags", None), "writeable", True):  # (CuPy: no such flag)
         buf._data[...] = g

@@ -150,6 +150,18 @@ def test_wait_policy_is_set_for_libgomp_only_and_user_choice_wins():
     r = _run(code, OMP_WAIT_POLICY="ACTIVE")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ACTIVE"
+    r = _run(code.replace("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"), GOMP_SPINCOUNT="7")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "7"
+
+
+def test_wait_policy_spins_briefly_only_with_an_idle_core():
+    from mxnet.backend.onednn._runtime import SHORT_SPIN, wait_policy
+    assert wait_policy(0.5, 2) == {"OMP_WAIT_POLICY": "ACTIVE",
+                                   "GOMP_SPINCOUNT": str(SHORT_SPIN)}
+    assert wait_policy(2.0, 2) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert wait_policy(9.0, 4) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert wait_policy(None, 2) == {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def test_register_all_chains_to_kernels_registered_before(monkeypatch):

@@ -28,10 +28,13 @@ Threading policy (how oneDNN, NumPy's BLAS and backend/parallel.py share the cor
   busy machine a spinning thread burns the time slice its partner needs to reach the
   barrier: measured on a 2-core machine at load average 18-20, conv fwd+bwd (64x32x14x14,
   3x3) took a median 8-63 ms with sleeping threads vs 112-126 ms with GOMP_SPINCOUNT=10000,
-  FullyConnected (64x3136 -> 128) 0.8-5.8 ms vs 24-31 ms. Unless the user set
-  ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``, pymxnet sets ``OMP_WAIT_POLICY=PASSIVE``
-  before the library (and with it libgomp) loads; libgomp reads it only once, so a
-  libgomp loaded earlier by another module keeps its own setting.
+  FullyConnected (64x3136 -> 128) 0.8-5.8 ms vs 24-31 ms. On a quiet machine, though, a
+  sleeping thread costs a wake-up (30-45 us) in each of the several parallel regions of
+  a oneDNN call. Unless the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``, pymxnet
+  chooses when the library (and with it libgomp) loads, from the 1-minute load average
+  (``_runtime.wait_policy``): below the core count, a short spin (``ACTIVE`` with
+  ``GOMP_SPINCOUNT=1000``, about 10 us), else ``PASSIVE``. libgomp reads them only once,
+  so a libgomp loaded earlier by another module keeps its own setting.
 """
 from ._runtime import load_error, num_threads, try_runtime
 
