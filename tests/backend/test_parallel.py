@@ -1,8 +1,9 @@
-"""backend/parallel: large host GEMMs split their rows between the caller and a pool
+"""backend/parallel: large host GEMMs split their rows (or columns) between the caller and a pool
 thread; the result must be the plain product whatever the pool does meanwhile."""
 import threading
 
 import numpy as np
+import pytest
 
 from mxnet.backend import parallel
 
@@ -73,13 +74,16 @@ def test_split_or_not_follows_the_cheaper_way_and_explores(monkeypatch):
     assert len(ways) == parallel.EXPLORE - 1
 
 
-def test_values_do_not_depend_on_the_way_chosen(monkeypatch):
+@pytest.mark.parametrize("m, k, n", [(100, 784, 128),    # a the smaller: b's columns split
+                                     (300, 200, 50)])     # b the smaller: a's rows split
+def test_values_do_not_depend_on_the_way_chosen(monkeypatch, m, k, n):
     # split or not (the choice follows the machine's load), the bits are the same
     monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
-    a, b = _operands(100, 784, 128)
+    a, b = _operands(m, k, n)
     results = []
     for costs in ([1.0, 1e-12], [1e-12, 1.0]):
         monkeypatch.setattr(parallel, "_cost", list(costs))
         monkeypatch.setattr(parallel, "_cost_calls", [1])
         results.append(parallel.matmul(np, a, b))
     np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[0], a @ b, rtol=1e-5, atol=1e-4)
