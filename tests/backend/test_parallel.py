@@ -1,5 +1,8 @@
-"""backend/parallel: large host GEMMs split their rows (or columns) between the caller and a pool
-thread; the result must be the plain product whatever the pool does meanwhile."""
+"""backend/parallel: large host GEMMs split their rows (or columns) between the caller
+and a pool thread; the result must be the plain product whatever the pool does meanwhile."""
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -87,3 +90,16 @@ def test_values_do_not_depend_on_the_way_chosen(monkeypatch, m, k, n):
         results.append(parallel.matmul(np, a, b))
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_min_flops_follows_the_environment():
+    code = "from mxnet.backend import parallel; print(parallel.MATMUL_MIN_FLOPS)"
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    for value, want in (("16777216", "16777216"), (None, str(1 << 26))):
+        env = {k: v for k, v in os.environ.items() if k != "MXNET_CPU_PARALLEL_MIN_FLOPS"}
+        if value is not None:
+            env["MXNET_CPU_PARALLEL_MIN_FLOPS"] = value
+        env["PYTHONPATH"] = src
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.stdout.strip() == want, out.stderr[-500:]

@@ -1,10 +1,11 @@
 """Host-side parallelism for large kernels.
 
 BLAS runs on one thread (see cpu_threads.py), so large products use the cores by
-splitting their rows (or a convolution's batch) into parts run on a small thread pool;
+splitting their rows or columns (or a convolution's batch) into parts run on a small thread pool;
 NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
 ``MXNET_CPU_PARALLEL`` sets the number of parts (default: the threads OMP_NUM_THREADS /
-MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2).
+MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2);
+``MXNET_CPU_PARALLEL_MIN_FLOPS`` the smallest product that may split (default 2**26).
 """
 
 import time
@@ -18,13 +19,18 @@ from .cpu_threads import omp_num_threads
 __all__ = ["num_parts", "split", "run_parts", "matmul"]
 
 _THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
-# Below this, one thread beats the hand-off (the pool thread wakes in tens of us).
-# Each part of a split product packs the operand it does not split again, so products
-# split the smaller operand's other side: a 100x784 @ 784x128 GEMM (20M flops, the
-# MLP's first layer) took 124 us whole, 168 us as two 50-row halves one after the
-# other (each packs the 784x128 operand) and 128 us as two 64-column halves (each
-# packs the 100x784 one), so the column halves on two threads pay from ~16M flops.
-MATMUL_MIN_FLOPS = 1 << 24
+# Below this, one thread beats the hand-off. Each part of a split product packs the
+# operand it does not split again, so products split the smaller operand's other side:
+# a 100x784 @ 784x128 GEMM (20M flops, the MLP's first layer) took 124 us whole, 168 us
+# as two 50-row halves one after the other (each packs the 784x128 operand) and 128 us
+# as two 64-column halves (each packs the 100x784 one); LeNet's 100x800 @ 800x500: 882
+# us whole, 1188 us as row halves, 768 us as column halves. At 16M flops the MLP's
+# GEMMs would split too: on two threads a 64-column half runs in 63 us beside the
+# other, but on a loaded machine (load 4.5 on 2 cores) Module.fit of that MLP lost
+# 5-10% (the unsplit way runs the same halves in turn, +11 us a GEMM, and exploring
+# splits stall), so the default stays at 64M flops; MXNET_CPU_PARALLEL_MIN_FLOPS
+# sets it (e.g. 16777216 to split the MLP's first layer on a quiet machine).
+MATMUL_MIN_FLOPS = env_int("MXNET_CPU_PARALLEL_MIN_FLOPS", 1 << 26)
 _pool = []
 
 
