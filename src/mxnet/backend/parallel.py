@@ -24,12 +24,11 @@ _THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
 # a 100x784 @ 784x128 GEMM (20M flops, the MLP's first layer) took 124 us whole, 168 us
 # as two 50-row halves one after the other (each packs the 784x128 operand) and 128 us
 # as two 64-column halves (each packs the 100x784 one); LeNet's 100x800 @ 800x500: 882
-# us whole, 1188 us as row halves, 768 us as column halves. At 16M flops the MLP's
-# GEMMs would split too: on two threads a 64-column half runs in 63 us beside the
-# other, but on a loaded machine (load 4.5 on 2 cores) Module.fit of that MLP lost
-# 5-10% (the unsplit way runs the same halves in turn, +11 us a GEMM, and exploring
-# splits stall), so the default stays at 64M flops; MXNET_CPU_PARALLEL_MIN_FLOPS
-# sets it (e.g. 16777216 to split the MLP's first layer on a quiet machine).
+# us whole, 1188 us as row halves, 768 us as column halves. The MLP's 20M-flop GEMMs
+# stay whole by default: on the quiet 2-core machine two 64-column halves side by side
+# took 104 us at best but 151 us typically (the caller's half ran at 140 us beside the
+# pool thread's 64 us one), against 124 us whole, and Module.fit of the MLP ran 5-8%
+# slower with them split (16M) at load 2.2-4.5. MXNET_CPU_PARALLEL_MIN_FLOPS sets it.
 MATMUL_MIN_FLOPS = env_int("MXNET_CPU_PARALLEL_MIN_FLOPS", 1 << 26)
 _pool = []
 
