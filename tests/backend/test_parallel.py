@@ -1,8 +1,12 @@
-"""backend/parallel: large host GEMMs split their rows between the caller and a pool
-thread; the result must be the plain product whatever the pool does meanwhile."""
+"""backend/parallel: large host GEMMs split their rows (or columns) between the caller
+and a pool thread; the result must be the plain product whatever the pool does meanwhile."""
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
+import pytest
 
 from mxnet.backend import parallel
 
@@ -73,13 +77,29 @@ def test_split_or_not_follows_the_cheaper_way_and_explores(monkeypatch):
     assert len(ways) == parallel.EXPLORE - 1
 
 
-def test_values_do_not_depend_on_the_way_chosen(monkeypatch):
+@pytest.mark.parametrize("m, k, n", [(100, 784, 128),    # a the smaller: b's columns split
+                                     (300, 200, 50)])     # b the smaller: a's rows split
+def test_values_do_not_depend_on_the_way_chosen(monkeypatch, m, k, n):
     # split or not (the choice follows the machine's load), the bits are the same
     monkeypatch.setattr(parallel, "MATMUL_MIN_FLOPS", 0)
-    a, b = _operands(100, 784, 128)
+    a, b = _operands(m, k, n)
     results = []
     for costs in ([1.0, 1e-12], [1e-12, 1.0]):
         monkeypatch.setattr(parallel, "_cost", list(costs))
         monkeypatch.setattr(parallel, "_cost_calls", [1])
         results.append(parallel.matmul(np, a, b))
     np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[0], a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_min_flops_follows_the_environment():
+    code = "from mxnet.backend import parallel; print(parallel.MATMUL_MIN_FLOPS)"
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    for value, want in (("16777216", "16777216"), (None, str(1 << 26))):
+        env = {k: v for k, v in os.environ.items() if k != "MXNET_CPU_PARALLEL_MIN_FLOPS"}
+        if value is not None:
+            env["MXNET_CPU_PARALLEL_MIN_FLOPS"] = value
+        env["PYTHONPATH"] = src
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.stdout.strip() == want, out.stderr[-500:]

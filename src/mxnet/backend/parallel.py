@@ -1,10 +1,11 @@
 """Host-side parallelism for large kernels.
 
 BLAS runs on one thread (see cpu_threads.py), so large products use the cores by
-splitting their rows (or a convolution's batch) into parts run on a small thread pool;
+splitting their rows or columns (or a convolution's batch) into parts run on a small thread pool;
 NumPy releases the GIL inside GEMMs and copies, so the parts run side by side.
 ``MXNET_CPU_PARALLEL`` sets the number of parts (default: the threads OMP_NUM_THREADS /
-MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2).
+MXNET_OMP_MAX_THREADS allow, as for oneDNN (cpu_threads.omp_num_threads), at most 2);
+``MXNET_CPU_PARALLEL_MIN_FLOPS`` the smallest product that may split (default 2**26).
 """
 
 import time
@@ -19,11 +20,16 @@ __all__ = ["num_parts", "split", "run_parts", "matmul"]
 
 _THREADS = max(1, env_int("MXNET_CPU_PARALLEL", min(2, omp_num_threads())))
 # Below this, one thread beats the hand-off. Each part of a split product packs the
-# whole other operand again: a 100x784x128 GEMM (20M flops) took 121 us whole and 161
-# us as two 50-row halves one after the other, so split over two threads it saves
-# little even on a quiet machine (the pool thread wakes in tens of us) and loses on a
-# busy one (the 784-128-10 MLP step at load 1.3 on 2 cores: 670 us split, 465 us not).
-MATMUL_MIN_FLOPS = 1 << 26
+# operand it does not split again, so products split the smaller operand's other side:
+# a 100x784 @ 784x128 GEMM (20M flops, the MLP's first layer) took 124 us whole, 168 us
+# as two 50-row halves one after the other (each packs the 784x128 operand) and 128 us
+# as two 64-column halves (each packs the 100x784 one); LeNet's 100x800 @ 800x500: 882
+# us whole, 1188 us as row halves, 768 us as column halves. The MLP's 20M-flop GEMMs
+# stay whole by default: on the quiet 2-core machine two 64-column halves side by side
+# took 104 us at best but 151 us typically (the caller's half ran at 140 us beside the
+# pool thread's 64 us one), against 124 us whole, and Module.fit of the MLP ran 5-8%
+# slower with them split (16M) at load 2.2-4.5. MXNET_CPU_PARALLEL_MIN_FLOPS sets it.
+MATMUL_MIN_FLOPS = env_int("MXNET_CPU_PARALLEL_MIN_FLOPS", 1 << 26)
 _pool = []
 
 
@@ -54,7 +60,7 @@ def run_parts(fn, ranges):
 
 def matmul(xp, a, b, out=None):
     """a @ b for 2-D arrays (into ``out`` when given); on the CPU, large products split
-    a's rows over threads."""
+    a's rows or b's columns (whichever repacks less) over threads."""
     m = a.shape[0]
     if xp is not np and cublas_graph.capturing():      # CuPy refuses cuBLAS in captures
         res = cublas_graph.matmul(a, b, out)
@@ -67,8 +73,15 @@ def matmul(xp, a, b, out=None):
     if out is None:
         out = np.empty((m, b.shape[1]), dtype=np.result_type(a.dtype, b.dtype))
 
-    def part(lo, hi):
-        np.matmul(a[lo:hi], b, out=out[lo:hi])
+    n = b.shape[1]
+    if a.size <= b.size and n >= 2:     # repack a (the smaller) in each part
+        def part(lo, hi):
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+        ranges = split(n)
+    else:
+        def part(lo, hi):
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+        ranges = split(m)
     # Split or not: whichever has cost less per flop lately (a running average of
     # each), trying the other way every EXPLORE-th call so a change of load is seen.
     # On a quiet machine the split wins; on a loaded one a pool thread that starts
@@ -81,13 +94,12 @@ def matmul(xp, a, b, out=None):
         use_split = split_cost is None
     else:
         use_split = (split_cost < single_cost) != (_cost_calls[0] % EXPLORE == 0)
-    ranges = split(m)
     t0 = time.perf_counter()
     if use_split:
         _share_parts(part, ranges)
     else:
-        # the same row ranges, in this thread: a product of a's rows in parts differs
-        # from the whole product in the last bits (BLAS blocks them differently), and
+        # the same ranges, in this thread: a product in parts differs from the whole
+        # product in the last bits (BLAS blocks them differently), and
         # the values must not depend on the machine's load
         for lo, hi in ranges:
             part(lo, hi)
