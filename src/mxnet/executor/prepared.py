@@ -129,13 +129,19 @@ def _forward_one(c, vals, octx):
             res = kern(octx, c.p, args, aux, out)
     if res is NotImplemented:
         res = c.body(octx, c.p, args, aux, out) if c.wo else c.body(octx, c.p, args, aux)
-    if len(res) != len(out):
-        runner._settle(res, out, c.req, f"operator {c.op.name}")
-        return
-    for d, v in zip(out, res):
-        if v is not d and d is not None:
-            runner._settle(res, out, c.req, f"operator {c.op.name}")
+    _settle_unless_written(res, out, c, "")
+
+
+def _settle_unless_written(res, dst, c, what):
+    """Apply the results to their destinations (``runner._settle``) unless the operator
+    wrote every one of them itself, the steady state of a converted operator."""
+    if len(res) == len(dst):
+        for d, v in zip(dst, res):
+            if v is not d and d is not None:
+                break
+        else:
             return
+    runner._settle(res, dst, c.req, f"operator {c.op.name}{what}")
 
 
 def run_forward(calls, vals, octx):
@@ -197,13 +203,10 @@ def run_backward(calls, vals, is_train):
             if res is NotImplemented:
                 res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
                     c.body(octx, c.p, ograds, ins, outd, aux)
-            if len(res) != len(tgts) or c.given is not None:
+            if c.given is not None:     # some requests are not plain writes
                 runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
-                continue
-            for d, v in zip(tgts, res):
-                if v is not d and d is not None:
-                    runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
-                    break
+            else:
+                _settle_unless_written(res, tgts, c, " backward")
     except (MXNetError, NotImplementedError):
         raise
     except Exception as err:

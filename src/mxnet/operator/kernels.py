@@ -117,10 +117,7 @@ def exact_alias(dst, arrays):
     if dst is None:
         return dst
     for a in arrays:
-        if a is dst:
-            return a
-    for a in arrays:
-        if a is not None and hasattr(a, "strides") and same_memory(a, dst):
+        if a is dst or (a is not None and hasattr(a, "strides") and same_memory(a, dst)):
             return a
     return dst
 

@@ -114,6 +114,11 @@ class _FakeCupy:
             class OutOfMemoryError(Exception):
                 pass
 
+        class runtime:
+            @staticmethod
+            def deviceSynchronize():
+                return None
+
     def __init__(self, fail_above=None):
         self.fail_above = fail_above
 

@@ -183,9 +183,7 @@ def _wait_idle(cp):
     """Let the device finish its queued work before a measured search, so that the
     trial runs it times do not share the GPU with a training step's kernels still in
     flight."""
-    runtime_api = getattr(getattr(cp, "cuda", None), "runtime", None)
-    if runtime_api is not None:
-        runtime_api.deviceSynchronize()
+    cp.cuda.runtime.deviceSynchronize()
 
 
 def _choose(rt, h, direction, g, tune, limit, ptrs, out=None):

@@ -8,6 +8,7 @@ over that operand's kept axes, put back in the operand's axis order.
 from ...base import MXNetError
 from ..params import Schema, Shape
 from ..registry import Op, ShapeError, register
+from .shape_utils import norm_axis
 
 
 def axes_plan(a_axes, b_axes, a_ndim, b_ndim):
@@ -18,10 +19,7 @@ def axes_plan(a_axes, b_axes, a_ndim, b_ndim):
     ca, cb = [], []
     for axes, nd, out, name in ((a_axes, a_ndim, ca, "a"), (b_axes, b_ndim, cb, "b")):
         for ax in axes:
-            if not -nd <= ax < nd:
-                raise MXNetError(f"tensordot: axis {ax} is out of range for the "
-                                 f"{nd}-d operand {name}")
-            out.append(ax % nd)
+            out.append(norm_axis("tensordot", ax, nd, name=f"{name}_axes"))
         if len(set(out)) != len(out):
             raise MXNetError(f"tensordot: repeated axis in {name}'s axes {axes}")
     fa = [i for i in range(a_ndim) if i not in ca]
