@@ -13,8 +13,12 @@ import symbolic_basics  # noqa: E402
 
 
 def test_symbolic_basics():
+    import mxnet as mx
     lines = []
-    out, expected, grads = symbolic_basics.main(log=lambda *a: lines.append(a))
+    # a fresh name manager: the automatic names count from 0 as in a new process,
+    # whatever symbols earlier tests in this worker created
+    with mx.name.NameManager():
+        out, expected, grads = symbolic_basics.main(log=lambda *a: lines.append(a))
     np.testing.assert_allclose(out, expected, rtol=1e-6)
     for g in grads:
         np.testing.assert_allclose(g, np.full(10, 0.1), rtol=1e-6)

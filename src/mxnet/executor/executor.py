@@ -324,7 +324,7 @@ class Executor:
         return self.arg_dict[name]
 
     # ------------------------------------------------------------------ running
-    def _push(self, fn, reads, writes, name):
+    def _push(self, fn, reads, writes, name, inline=False):
         mem_var = self._mem.var
         if mem_var.num_pending == 0:        # a failed run must not poison the next one
             mem_var.exception = None
@@ -344,7 +344,7 @@ class Executor:
         # it at once, and a worker hand-off costs more than the graph); its failures
         # are still recorded on the outputs and raised at the next sync point. Larger
         # graphs go to a worker, so the caller's Python overlaps their kernels.
-        if self._inline and eng.run_inline(fn, const, mutate, name):
+        if (inline or self._inline) and eng.run_inline(fn, const, mutate, name):
             return
         eng.push_sync(fn, self._ctx, const, mutate, 0, name)
 
@@ -376,9 +376,17 @@ class Executor:
                     value.copyto(dst)
                 else:
                     dst[:] = value
-        is_train = bool(is_train)
+        return self._forward(bool(is_train))
+
+    def _forward(self, is_train, inline=False):
+        """Push (or, when ``inline`` and the arrays are idle, run now) one forward run.
+        A CachedOp under autograd asks for ``inline``: the backward that follows runs
+        in the calling thread and waits for this forward's outputs first, so a worker
+        would only add a hand-off (and a second OpenMP team for oneDNN) and hide
+        nothing; measured on the hybridized SimpleCNN (batch 64, 2 cores), 3 runs each:
+        6800 samples/s median through a worker, 7540 inline."""
         self._push(lambda rctx: self._run_forward(is_train),
-                   self.arg_arrays, self._fwd_writes, "Executor.forward")
+                   self.arg_arrays, self._fwd_writes, "Executor.forward", inline)
         return self.outputs
 
     def _refresh(self):
@@ -442,6 +450,12 @@ class Executor:
         argument's grad_req says). ``out_grads``: the gradient of each output (an
         NDArray or a list, None entries allowed); outputs whose operator reads no
         output gradient (losses such as SoftmaxOutput) need none."""
+        self._backward(out_grads, is_train)
+
+    def _backward(self, out_grads, is_train, inline=False):
+        """``backward``; ``inline``: run now in the calling thread when the arrays are
+        idle (a CachedOp's backward under autograd, whose caller reads the gradients
+        at once: see ``_forward``)."""
         plan = self._graph.backward
         if not plan.steps and not any(s is not None for s in plan.seeds) \
                 and not plan.zero_fill:
@@ -478,7 +492,7 @@ class Executor:
                   if g is not None and r != REQ_NULL]
         self._push(lambda rctx: self._run_backward(out_grads, bool(is_train)),
                    self.arg_arrays + self.aux_arrays + given + self.outputs, writes,
-                   "Executor.backward")
+                   "Executor.backward", inline)
 
     def _target(self, target):
         """The array a gradient target (kind, index, req) names."""

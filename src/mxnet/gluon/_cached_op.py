@@ -181,7 +181,7 @@ class _GraphOp(Op):
             return entry.graph.backward(ograds, octx.is_train, octx.need_grad)
         ctx = entry.ctx
         heads = [from_data(g, ctx) for g in ograds]
-        entry.ex.backward(heads, is_train=octx.is_train)
+        entry.ex._backward(heads, octx.is_train, inline=True)
         need = octx.need_grad
         out = []
         for i, g in enumerate(entry.grads):
@@ -257,7 +257,7 @@ class CachedOp:
         if entry.graph is not None:
             outs = entry.graph.forward(state.training)
         else:
-            entry.ex.forward(is_train=state.training)
+            entry.ex._forward(bool(state.training), inline=need is not None)
             outs = entry.results()
         if need is not None:
             args = [inputs[i] for i in self.arg_pos]

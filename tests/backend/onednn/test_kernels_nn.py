@@ -33,6 +33,17 @@ POOL_CASES = [
     ((1, 2, 6, 6, 6), dict(kernel=(2, 2, 2), stride=(2, 2, 2), pool_type="avg"), True),
     ((2, 3, 8, 8), dict(kernel=(2, 2), stride=(2, 2), pool_type="sum"), False),
     ((64, 32, 28, 28), dict(kernel=(2, 2), stride=(2, 2)), True),
+    # channels in whole blocks of 16: the primitive runs on channel-blocked copies
+    ((2, 16, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), True),
+    ((2, 32, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), True),
+    ((2, 16, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                         count_include_pad=False), True),
+    ((2, 16, 7, 7), dict(kernel=(2, 2), stride=(2, 2)), True),
+    ((2, 32, 6, 5), dict(global_pool=True, kernel=(1, 1)), True),
+    ((2, 16, 11), dict(kernel=(3,), stride=(2,), pad=(1,)), True),        # 1-D
+    ((1, 16, 6, 6, 6), dict(kernel=(2, 2, 2), stride=(2, 2, 2)), True),  # 3-D
+    ((2, 48, 10, 10), dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full",
+                           pool_type="avg", count_include_pad=False), True),
 ]
 
 
@@ -51,11 +62,13 @@ def test_pooling_forward_backward(shape, kw, supported):
     close(gref[0], ggot[0], atol=1e-5)
 
 
-def test_max_pooling_ties_go_to_the_first_maximum():
+@pytest.mark.parametrize("channels", [3, 16])
+def test_max_pooling_ties_go_to_the_first_maximum(channels):
     """Integer-valued data has ties inside windows: the gradient goes to one element
-    per window, the first maximum, as in the NumPy operator."""
+    per window, the first maximum, as in the NumPy operator (plain and channel-blocked
+    layouts)."""
     p = params("Pooling", kernel=(3, 3), stride=(1, 1), pad=(1, 1))
-    x = np.random.randint(0, 3, size=(2, 3, 7, 7)).astype(np.float32)
+    x = np.random.randint(0, 3, size=(2, channels, 7, 7)).astype(np.float32)
     ref, got, _, _ = both_forward("Pooling", p, [x])
     close(ref[0], got[0])
     dy = rand(*ref[0].shape)
@@ -140,12 +153,14 @@ def get_op_forward(p, x):
     return get_op("Pooling").forward(ctx_for(True), p, [x.copy()], [])[0]
 
 
+@pytest.mark.parametrize("channels", [3, 32])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), stride=(2, 2)),
                                 dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))])
-def test_max_pooling_backward_uses_the_training_forwards_workspace(kw, monkeypatch):
+def test_max_pooling_backward_uses_the_training_forwards_workspace(kw, channels,
+                                                                   monkeypatch):
     from mxnet.backend.onednn import kernels as K
     p = params("Pooling", **kw)
-    x = rand(2, 3, 9, 9)
+    x = rand(2, channels, 9, 9)
     y = get_op_forward(p, x)
     used = []
     real = K.pool_backward
