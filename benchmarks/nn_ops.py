@@ -1,9 +1,12 @@
 """Forward+backward time of the hot NN operators — Convolution (batch 64, 32->64
 channels, 14x14, 3x3, pad 1), FullyConnected (64x3136 -> 128), max Pooling 2x2 and
 BatchNorm on (64, 64, 14, 14) — for pymxnet, the real MXNet 1.9.1 (oneDNN) and PyTorch
-CPU, 2 threads each, in one run. Milliseconds per forward+backward, lower is better.
+CPU, 2 threads each, plus pymxnet with oneDNN off (its NumPy kernels). Each worker
+reports the best of 5 timings of 20 calls; the table gives the median of ``--repeat``
+alternating runs per framework (this machine's timings drift by 20% between runs, for
+every framework alike). Milliseconds per forward+backward, lower is better.
 
-    python benchmarks/nn_ops.py
+    python benchmarks/nn_ops.py [--repeat 3]
 """
 import argparse
 import json
@@ -18,7 +21,10 @@ CASES = ["Convolution 64x32x14x14 -> 64, 3x3", "FullyConnected 64x3136 -> 128",
          "Pooling max 2x2 on 64x64x14x14", "BatchNorm 64x64x14x14 (train)"]
 
 
-def _time(fn, n=20, repeat=3):
+VARIANTS = dict([harness.NUMPY_VARIANT])
+
+
+def _time(fn, n=20, repeat=5):
     fn()
     best = float("inf")
     for _ in range(repeat):
@@ -93,17 +99,24 @@ def worker_torch():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--frameworks", default="pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch")
     ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "nn_ops.md"))
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker_torch() if args.worker == "pytorch" else worker_mxnet()))
         return
     me = os.path.abspath(__file__)
-    runs = {"pymxnet": harness.run_worker(me, "pymxnet"),
-            "mxnet-1.9.1": harness.run_worker(me, "mxnet-1.9.1"),
-            "pytorch": harness.run_worker(me, "pytorch")}
+    frameworks = args.frameworks.split(",")
+    runs = harness.run_alternating(me, frameworks, lambda fw: [[]], repeat=args.repeat,
+                                   env_of=lambda fw: dict(VARIANTS.get(fw, {})))
+    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
     text = ["# NN operators, forward+backward (ms, lower is better)", "",
-            harness.machine_note(), "", harness.table(runs, CASES, unit="ms"), ""]
+            harness.machine_note(), "",
+            f"Medians of {args.repeat} runs per framework, alternating (each run: the best of "
+            f"5 timings of 20 calls); median load average at the start of each framework's "
+            f"runs: {loads}. pymxnet-numpy is pymxnet with oneDNN off "
+            "(MXNET_MKLDNN_ENABLED=0).", "", harness.table(runs, CASES, unit="ms"), ""]
     harness.write_report(args.out, text, runs)
 
 
