@@ -27,6 +27,7 @@ from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
 from .memory import memory_pass
+from .layout import blocked_entries, enabled as layout_enabled
 from . import prepared
 from ..engine import base as _engine_base
 from .placement import place_nodes
@@ -248,11 +249,14 @@ class Executor:
         self._zeros = {}
         self._shadows = {}
         device, xp = _device(self._ctx), _xp(self._ctx)
+        # entries kept in oneDNN's channel-blocked layout by the prepared loops
+        self._blocked = blocked_entries(g, self._fsteps) if layout_enabled(device) \
+            else frozenset()
+        self._ran_blocked = False     # whether the last forward left blocked entries
         self._fcalls = None           # prepared from self._fsteps at the first run
         self._fcalls_of = None
-        self._bcalls = prepared.prepare_backward(
-            self._bsteps, self._none_slot,
-            lambda t: self._grad_base + t[1] if t[0] == "arg" else t[1], device)
+        self._bcalls = self._prepare_bcalls(self._blocked)
+        self._plain_bcalls = self._bcalls if not self._blocked else None
         self._octx = {flag: runner.op_context(xp, self._ctx, flag) for flag in (False, True)}
         self._sync = bool(env_int("MXNET_EXEC_SYNC", 0))
         self._inline = _nbytes(g, self.arg_arrays, self.aux_arrays) <= \
@@ -260,6 +264,12 @@ class Executor:
         # forward and backward arrays the engine orders the runs by
         self._fwd_writes = list(self._out_nd.values()) + self.aux_arrays + \
             [a for _, a in self._sparse_heads]
+
+    def _prepare_bcalls(self, blocked):
+        return prepared.prepare_backward(
+            self._bsteps, self._none_slot,
+            lambda t: self._grad_base + t[1] if t[0] == "arg" else t[1],
+            _device(self._ctx), blocked)
 
     def _prepare_backward(self, step):
         g, xp = self._graph, _xp(self._ctx)
@@ -401,14 +411,17 @@ class Executor:
         if self._monitor is not None or _engine_base.profile_hook is not None:
             # monitors and the profiler see every operator, through the runner
             octx = runner.op_context(_xp(self._ctx), self._ctx, is_train)
+            self._ran_blocked = False
             for s in self._plain_fsteps:
                 self._forward_step(s, octx)
         else:
             calls = self._fcalls
             if self._fcalls_of is not self._fsteps:    # (re)prepared when steps change
                 calls = self._fcalls = prepared.prepare_forward(
-                    self._fsteps, self._none_slot, _device(self._ctx))
+                    self._fsteps, self._none_slot, _device(self._ctx), self._blocked,
+                    self._graph)
                 self._fcalls_of = self._fsteps
+            self._ran_blocked = bool(self._blocked)
             octx = self._octx[is_train]
             hook = prepared.step_hook
             if hook is None:
@@ -530,17 +543,24 @@ class Executor:
                 continue
             apply_req(self._target(seed), seed[2], head_data[pos])
         monitor = self._monitor
-        if monitor is None and _engine_base.profile_hook is None:
+        # a forward that left blocked entries is followed by the prepared loop that
+        # reads them so (a monitor installed since then sees no backward)
+        if self._ran_blocked or (monitor is None and _engine_base.profile_hook is None):
             base = self._grad_base
             for pos, g in enumerate(self.grad_arrays):
                 if g is not None:
                     vals[base + pos] = self._shadows[pos] if g._sparse else g._data
+            bcalls = self._bcalls
+            if not self._ran_blocked:
+                if self._plain_bcalls is None:
+                    self._plain_bcalls = self._prepare_bcalls(frozenset())
+                bcalls = self._plain_bcalls
             hook = prepared.step_hook
             if hook is None:
-                prepared.run_backward(self._bcalls, vals, is_train)
+                prepared.run_backward(bcalls, vals, is_train)
             else:
                 hook(self, "backward",
-                     lambda: prepared.run_backward(self._bcalls, vals, is_train))
+                     lambda: prepared.run_backward(bcalls, vals, is_train))
         else:
             self._run_backward_steps(is_train)
         self._finish_backward()
@@ -550,6 +570,7 @@ class Executor:
         vals, bwd, monitor = self._vals, runner.backward, self._monitor
         for b in self._bsteps:
             b.octx.is_train = is_train
+            b.octx.layout = None          # plain values here (see _run_forward)
             ograds = [None] * b.n_out if b.ograds is None else \
                 [None if ge is None else vals[ge] for ge in b.ograds]
             ins = [None] * b.n_args if b.in_data is None else [vals[e] for e in b.in_data]

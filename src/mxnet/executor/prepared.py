@@ -26,8 +26,11 @@ executor then calls ``step_hook(executor, phase, run)`` ('forward' / 'backward',
 it sees the planned buffers (fixed for the executor's life) and the caller's arrays
 (arguments, outputs, gradients, which a CachedOp re-points at every call).
 """
+import numpy as np
+
 from ..base import MXNetError
 from ..operator import runner
+from . import layout
 from ..operator.kernels import _TABLE as _KERNELS
 from .fusion import FusedStep
 
@@ -43,7 +46,7 @@ class FwdCall:
     """One forward node: ``ins``/``outs`` index ``vals`` (the None slot for an output
     nothing reads); ``aux0``: where the auxiliary states start in ``ins``."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "ins", "aux0", "outs", "req",
-                 "fused", "then")
+                 "fused", "then", "lay", "agnostic", "convert")
 
 
 class BwdCall:
@@ -52,15 +55,34 @@ class BwdCall:
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
     of output gradients nothing sends; ``slow``: run through ``runner.backward``."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
-                 "aux", "tgts", "req", "given", "zeros", "slow", "out_meta")
+                 "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
+                 "agnostic", "convert")
 
 
 def _key(op, device, backward):
     return (op.name, device, backward)
 
 
-def prepare_forward(steps, none_slot, device):
-    """FwdCalls for the executor's forward steps (``_FwdStep``s and ``FusedStep``s)."""
+def _layout(c, parts, blocked, in_shapes, out_shapes):
+    """Set the call's layout flags (OpContext.layout: per part, which arrays are
+    blocked; None when none is), whether the operator is layout-agnostic, and whether
+    it must run on plain copies (an agnostic operator whose arrays differ in layout,
+    which only a fused pair's fallback meets)."""
+    flags = tuple(tuple(e in blocked for e in part) for part in parts)
+    if not any(any(f) for f in flags):
+        c.lay, c.agnostic, c.convert = None, False, False
+        return
+    from ..operator.kernels_onednn import layout_agnostic
+    c.lay = flags
+    c.agnostic = layout_agnostic(c.op.name, c.p, in_shapes, out_shapes)
+    present = [f for part, fl in zip(parts, flags) for e, f in zip(part, fl) if e is not None]
+    c.convert = c.agnostic and not all(present)
+
+
+def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
+    """FwdCalls for the executor's forward steps (``_FwdStep``s and ``FusedStep``s);
+    ``blocked``: the entries held in the channel-blocked layout (executor/layout.py),
+    with ``graph`` for their shapes."""
     calls = []
     for s in steps:
         c = FwdCall()
@@ -74,20 +96,30 @@ def prepare_forward(steps, none_slot, device):
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
-        c.then = (_single(first, none_slot, device), _single(then, none_slot, device)) \
+        c.then = (_single(first, none_slot, device, blocked, graph),
+                  _single(then, none_slot, device, blocked, graph)) \
             if c.fused is not None else None
+        if blocked:
+            args = c.ins[:c.aux0]
+            _layout(c, (args, [None if e == none_slot else e for e in c.outs]), blocked,
+                    [graph.shapes[e] for e in args],
+                    [graph.shapes[e] for e in range(graph.row_ptr[then.nid],
+                                                    graph.row_ptr[then.nid + 1])])
+        else:
+            c.lay, c.agnostic, c.convert = None, False, False
         calls.append(c)
     return calls
 
 
-def _single(s, none_slot, device):
+def _single(s, none_slot, device, blocked, graph):
     """The plain call of one step of a fused pair (run when the fused kernel declines)."""
-    return prepare_forward([s], none_slot, device)[0]
+    return prepare_forward([s], none_slot, device, blocked, graph)[0]
 
 
-def prepare_backward(ex_bsteps, none_slot, grad_slot, device):
+def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset()):
     """BwdCalls for the executor's ``_BwdStep``s; ``grad_slot(target)``: the vals
-    index of a gradient target (kind, index, req)."""
+    index of a gradient target (kind, index, req); ``blocked`` as for
+    prepare_forward."""
     calls = []
     for b in ex_bsteps:
         c = BwdCall()
@@ -110,6 +142,15 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device):
         # what the operator may write itself: 'write'/'inplace' destinations
         c.given = None if all(r in _WRITES or r == "null" for r in b.req) else \
             [r in _WRITES for r in b.req]
+        if blocked and not c.slow:
+            # argument gradients ('arg' targets) are the caller's plain arrays
+            tg = [None if t is None or t[0] == "arg" else t[1] for t in b.targets]
+            none = lambda es: [None if e == none_slot else e for e in es]  # noqa: E731
+            shapes = list(b.octx.in_shapes)
+            _layout(c, (none(c.ograds or []), none(c.ins), none(c.outd), tg), blocked,
+                    shapes, shapes[:1])
+        else:
+            c.lay, c.agnostic, c.convert = None, False, False
         calls.append(c)
     return calls
 
@@ -118,18 +159,62 @@ def _forward_one(c, vals, octx):
     ins = [vals[e] for e in c.ins]
     out = [vals[e] for e in c.outs]
     octx.req = c.req
+    octx.layout = c.lay
     if c.aux0 == len(ins):
         args, aux = ins, []
     else:
         args, aux = ins[:c.aux0], ins[c.aux0:]
+    if c.convert:
+        return _plain_forward(c, args, aux, out, octx)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)
         if kern is not None:
             res = kern(octx, c.p, args, aux, out)
     if res is NotImplemented:
+        if c.lay is not None and not c.agnostic:
+            return _plain_forward(c, args, aux, out, octx)
         res = c.body(octx, c.p, args, aux, out) if c.wo else c.body(octx, c.p, args, aux)
     _settle_unless_written(res, out, c, "")
+
+
+def _plain(arrays, flags):
+    return [layout.to_plain(a) if f and a is not None else a for a, f in zip(arrays, flags)]
+
+
+def _plain_forward(c, args, aux, out, octx):
+    """A call with blocked arrays that its kernel declined: the runner on plain copies,
+    the results reordered into the blocked destinations."""
+    f_in, f_out = c.lay
+    octx.layout = None
+    tmp = [np.empty(o.shape, o.dtype) if f and o is not None else o
+           for o, f in zip(out, f_out)]
+    runner.forward(c.op, octx, c.p, _plain(args, f_in), aux, tmp, c.req, c.name,
+                   profile=False)
+    for o, t, f, r in zip(out, tmp, f_out, c.req):
+        if f and o is not None and r != "null":
+            layout.into_blocked(t, o)
+
+
+def _plain_backward(c, octx, ograds, ins, outd, aux, tgts):
+    """The backward counterpart of ``_plain_forward`` (an 'add' request adds the
+    reordered gradient)."""
+    f_og, f_in, f_out, f_tg = c.lay
+    octx.layout = None
+    tmp = [np.empty(t.shape, t.dtype) if f and t is not None else t
+           for t, f in zip(tgts, f_tg)]
+    req = [("write" if r != "null" else r) if f else r for r, f in zip(c.req, f_tg)]
+    runner.backward(c.op, octx, c.p, _plain(ograds, f_og), _plain(ins, f_in),
+                    _plain(outd, f_out), aux, tmp, req, c.out_meta, c.name)
+    for d, t, f, r in zip(tgts, tmp, f_tg, c.req):
+        if not f or d is None or r == "null":
+            continue
+        if r == "add":
+            b = np.empty_like(d)
+            layout.into_blocked(t, b)
+            d += b
+        else:
+            layout.into_blocked(t, d)
 
 
 def _settle_unless_written(res, dst, c, what):
@@ -148,10 +233,19 @@ def run_forward(calls, vals, octx):
     """Run the prepared forward calls on ``vals`` (refreshed by the caller)."""
     c = None
     try:
+        _run_forward(calls, vals, octx)
+    finally:
+        octx.layout = None
+
+
+def _run_forward(calls, vals, octx):
+    c = None
+    try:
         for c in calls:
             if c.fused is not None:
                 ins = [vals[e] for e in c.ins]
                 octx.req = c.req
+                octx.layout = c.lay
                 if c.fused(octx, c.p, ins[:c.aux0], ins[c.aux0:],
                            [vals[c.outs[0]]]) is not NotImplemented:
                     continue
@@ -191,6 +285,10 @@ def run_backward(calls, vals, is_train):
                 runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
                                 c.out_meta, c.name)
                 continue
+            octx.layout = c.lay
+            if c.convert:
+                _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+                continue
             given = tgts if c.given is None else \
                 [d if w else None for d, w in zip(tgts, c.given)]
             res = NotImplemented
@@ -200,6 +298,9 @@ def run_backward(calls, vals, is_train):
                     # an ``accumulates`` kernel adds into 'add' destinations itself
                     res = kern(octx, c.p, ograds, ins, outd, aux,
                                tgts if getattr(kern, "accumulates", False) else given)
+            if res is NotImplemented and c.lay is not None and not c.agnostic:
+                _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+                continue
             if res is NotImplemented:
                 res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
                     c.body(octx, c.p, ograds, ins, outd, aux)

@@ -38,7 +38,7 @@ from ..backend.onednn.primitive import NotSupported
 from .kernels import OutputBuffers
 
 __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_WORK",
-           "forced"]
+           "forced", "layout_agnostic", "blocked_capable"]
 
 # --- when oneDNN pays ---------------------------------------------------------------------
 # The cost rule. A oneDNN call costs a fixed ~12 us before any arithmetic (the ctypes
@@ -138,6 +138,21 @@ def _c(a):
     return None if a is None else np.ascontiguousarray(a)
 
 
+def _flags(ctx, part):
+    """The executor's layout flags for one part of the call (forward: 0 inputs, 1
+    outputs; backward: 0 output gradients, 1 inputs, 2 outputs, 3 input gradients),
+    or None when every array is plain (see executor/layout.py)."""
+    lay = ctx.layout
+    return None if lay is None else lay[part]
+
+
+def _mark(a, flags, i):
+    """``a`` as a BlockedView when the layout flags say its memory is blocked."""
+    if flags is not None and a is not None and flags[i]:
+        return K.blocked_view(a)
+    return a
+
+
 def _Out(given, n, inputs):
     """Destination arrays (float32 NumPy) of a oneDNN call: see OutputBuffers."""
     return OutputBuffers(np, given, n, inputs, np.may_share_memory, np.float32)
@@ -197,7 +212,9 @@ def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo = _conv_geo(p, x.shape, oshape[2:])
     o = _Out(out, 1, inputs)
-    K.conv_forward(x, w, b, o.get(0, oshape), *geo, groups=p.num_group, relu=relu)
+    fin, fout = _flags(ctx, 0), _flags(ctx, 1)
+    K.conv_forward(_mark(x, fin, 0), w, b, _mark(o.get(0, oshape), fout, 0), *geo,
+                   groups=p.num_group, relu=relu)
     return o.done()
 
 
@@ -223,11 +240,13 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     g = _Out(in_grad, n, [dy, x, w])
     need_b = n == 3 and need[2]
     both = bwd_both is not None and need[0] and need[1]
+    fdy, fx, fdx = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
+    dy, x = _mark(dy, fdy, 0), _mark(x, fx, 0)
     if both:
-        bwd_both(dy, x, w, g.get(0, x.shape), g.get(1, w.shape),
+        bwd_both(dy, x, w, _mark(g.get(0, x.shape), fdx, 0), g.get(1, w.shape),
                  g.get(2, (p.num_filter,)) if need_b else None, *geo, groups=p.num_group)
     elif need[0]:
-        bwd_data(dy, w, g.get(0, x.shape), *geo, groups=p.num_group)
+        bwd_data(dy, w, _mark(g.get(0, x.shape), fdx, 0), *geo, groups=p.num_group)
     if (need[1] or need_b) and not both:
         dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
         db = g.get(2, (p.num_filter,)) if need_b else None
@@ -391,11 +410,12 @@ def pool_forward(ctx, p, inputs, aux, out=None):
     x = _c(x)
     o = _Out(out, 1, inputs)
     y = o.get(0, oshape)
-    ws = K.pool_workspace(x, y, *plan) if ctx.is_train and plan[0] == "max" else None
+    xm, ym = _mark(x, _flags(ctx, 0), 0), _mark(y, _flags(ctx, 1), 0)
+    ws = K.pool_workspace(xm, ym, *plan) if ctx.is_train and plan[0] == "max" else None
     if ws is None:
-        K.pool_forward(x, y, *plan)
+        K.pool_forward(xm, ym, *plan)
         return o.done()
-    K.pool_forward_training(x, y, ws, *plan)
+    K.pool_forward_training(xm, ym, ws, *plan)
     res = o.done()
     _POOL_WS.put(x, res[0], plan, ws)
     return res
@@ -417,7 +437,8 @@ def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     if plan[0] == "max" and isinstance(y, np.ndarray) and y.shape == dy.shape:
         ws = _POOL_WS.get(x, y, plan)
     g = _Out(in_grad, 1, [dy, x])
-    K.pool_backward(x, dy, g.get(0, x.shape), *plan, ws=ws)
+    K.pool_backward(_mark(x, _flags(ctx, 1), 0), _mark(dy, _flags(ctx, 0), 0),
+                    _mark(g.get(0, x.shape), _flags(ctx, 3), 0), *plan, ws=ws)
     return g.done()
 
 
@@ -441,11 +462,11 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
     c = gamma.shape[0]
     v3 = _bn_view(p, x)
-    xc = _c(x).reshape(v3)
+    xc = _mark(_c(x), _flags(ctx, 0), 0).reshape(v3)
     scale = np.ones(c, np.float32) if p.fix_gamma else _c(gamma)
     shift = _c(beta)
     o = _Out(out, 3, inputs + list(aux))
-    y = o.get(0, x.shape)
+    y = _mark(o.get(0, x.shape), _flags(ctx, 1), 0)
     mean, invstd = o.get(1, (c,)), o.get(2, (c,))
     training = bool(ctx.is_train and not p.use_global_stats)
     if training:
@@ -481,8 +502,10 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dx = g.get(0, x.shape) if need[0] else np.empty(x.shape, np.float32)
     dgamma = g.get(1, (c,)) if need[1] else np.empty(c, np.float32)
     dbeta = g.get(2, (c,)) if need[2] else np.empty(c, np.float32)
-    K.bn_backward(_c(x).reshape(v3), _c(dy).reshape(v3), _c(mean), var, scale,
-                  dx.reshape(v3), dgamma, dbeta, p.eps, bool(p.use_global_stats))
+    K.bn_backward(_mark(_c(x), _flags(ctx, 1), 0).reshape(v3),
+                  _mark(_c(dy), _flags(ctx, 0), 0).reshape(v3), _c(mean), var, scale,
+                  _mark(dx, _flags(ctx, 3), 0).reshape(v3) if need[0] else dx.reshape(v3),
+                  dgamma, dbeta, p.eps, bool(p.use_global_stats))
     if p.fix_gamma:
         dgamma[...] = 0
     res = g.done()
@@ -671,6 +694,51 @@ def lrn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     g = _Out(in_grad, 1, [dy, x])
     K.lrn_backward(x, dy, g.get(0, x.shape), p.nsize, p.alpha, p.beta, p.knorm)
     return g.done()
+
+
+# --- what the executor's layout pass may hand these kernels blocked -------------------------
+# Elementwise operators whose arrays all have one shape: their bodies (NumPy and
+# oneDNN's eltwise alike) compute the same thing whatever order the elements lie in,
+# so they pass a blocked layout through (all operands blocked or none).
+_AGNOSTIC_ADD = ("elemwise_add", "_plus", "_Plus", "broadcast_add", "_add", "add_n",
+                 "ElementWiseSum", "_grad_add")
+
+
+def layout_agnostic(name, p, in_shapes, out_shapes):
+    """Whether operator ``name`` computes the same on blocked as on plain arrays."""
+    if len(out_shapes) != 1:
+        return False
+    if name == "relu" or (name == "Activation" and p.act_type in
+                          ("relu", "sigmoid", "tanh", "softrelu", "softsign")):
+        return True
+    if name in _AGNOSTIC_ADD:
+        return all(tuple(s) == tuple(out_shapes[0]) for s in in_shapes)
+    return False
+
+
+def blocked_capable(name, p, in_shapes, out_shapes):
+    """(inputs, outputs): the positions of the arguments and outputs the oneDNN kernels
+    of operator ``name`` read or write in the channel-blocked layout, forward and
+    backward alike (an input's gradient has its layout), or None when they do not run
+    this call on oneDNN (off, below break-even, unsupported)."""
+    if not in_shapes or len(in_shapes[0]) not in (3, 4, 5):
+        return None
+    x = in_shapes[0]
+    size = math.prod(x)
+    if name == "Convolution":
+        w = in_shapes[1]
+        if not _layout_ok(p) or _declined("Convolution", math.prod(w) * math.prod(x[2:]) * x[0]):
+            return None
+        return (0,), (0,)
+    if name == "Pooling":
+        if _declined("Pooling", size) or _pool_plan(p, x, out_shapes[0]) is None:
+            return None
+        return (0,), (0,)
+    if name == "BatchNorm":
+        if p.axis % len(x) != 1 or _declined("BatchNorm", size):
+            return None
+        return (0,), (0,)
+    return None
 
 
 _SOFTMAX = _softmax_pair(False)

@@ -68,7 +68,8 @@ class ShapeError(MXNetError):
 
 class OpContext:
     """What an operator body gets besides its arrays (seed 002's OpContext)."""
-    __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "req", "_rng")
+    __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "req", "_rng",
+                 "layout")
 
     def __init__(self, xp, ctx, is_train=False, need_grad=None, in_shapes=None, req=None):
         self.xp, self.ctx, self.is_train = xp, ctx, is_train
@@ -76,6 +77,9 @@ class OpContext:
         self.in_shapes = in_shapes      # backward: the arguments' shapes (always given)
         self.req = req                  # per result: 'null'/'write'/'inplace'/'add' or None
         self._rng = None
+        # executor calls only: which arrays hold oneDNN's channel-blocked layout
+        # (executor/layout.py); None: all plain
+        self.layout = None
 
     @property
     def rng(self):

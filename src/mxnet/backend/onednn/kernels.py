@@ -11,7 +11,7 @@ from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
 
-__all__ = ["conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
+__all__ = ["BlockedView", "blocked_view", "reorder", "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
            "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
            "bn_forward", "bn_backward",
@@ -20,13 +20,52 @@ __all__ = ["conv_forward", "conv_backward", "conv_backward_data", "conv_backward
            "lrn_forward", "lrn_backward", "NotSupported"]
 
 
+class BlockedView(np.ndarray):
+    """A float32 array whose memory holds the channel-blocked layout (aBc16b, aBcd16b,
+    aBcde16b: channels in blocks of 16, the innermost dimension) instead of the C
+    order its shape suggests. Only the executor's layout pass (executor/layout.py)
+    makes these, as views of planned buffers whose channels fill whole blocks, so the
+    bytes are the same as the plain array's; the kernels here then describe them with
+    that layout and skip the reorders to and from it. Reshaping keeps the class: a
+    view that merges the trailing spatial dimensions (batch norm's (N, C, H*W)) has
+    the same blocked order."""
+
+
+def blocked_view(a):
+    """``a`` (C-contiguous float32, channels a multiple of 16) marked as blocked."""
+    return a.view(BlockedView)
+
+
 def _md(a):
+    if type(a) is BlockedView:
+        return _bn_md(a.shape)
     return user_md(a.shape)
 
 
 def _sig(*arrays):
-    """The shape part of a cache key (None for absent arrays)."""
-    return tuple(None if a is None else a.shape for a in arrays)
+    """The shape part of a cache key (None for absent arrays; blocked arrays apart)."""
+    return tuple(None if a is None else
+                 (a.shape, "blocked") if type(a) is BlockedView else a.shape
+                 for a in arrays)
+
+
+def reorder(src, dst):
+    """Copy src into dst, converting between their layouts (plain or BlockedView)."""
+    _check(src, dst)
+    key = ("reorder", _sig(src, dst))
+
+    def build():
+        import ctypes
+        from ._runtime import runtime
+        rt = runtime()
+        pd = ctypes.c_void_p()
+        L.check(rt.lib, "reorder_primitive_desc_create",
+                rt.lib.dnnl_reorder_primitive_desc_create(
+                    ctypes.byref(pd), _md(src), rt.engine, _md(dst), rt.engine, None))
+        return Plan(pd.value, [Arg(L.ARG_FROM, _md(src)),
+                               Arg(L.ARG_TO, _md(dst), output=True)])
+    cached_plan(key, build)(src, dst)
+    return dst
 
 
 def _check(*arrays):
@@ -351,14 +390,16 @@ class _WorkspaceBackward:
     (see mxnet.operator.kernels_onednn for why). A subclass builds the forward ``hint``
     and backward ``pd`` and lists the backward's arrays in ``_bwd_arrays``."""
 
-    def _plan(self, hint, pd, bwd_args, x, y_shape):
+    def _plan(self, hint, pd, bwd_args, x, y_like):
+        """``y_like``: an array shaped and laid out (plain or blocked) as the forward's
+        output, which the training forward of ``pool_forward_training`` writes."""
         from ._runtime import runtime
         lib = runtime().lib
         ws_md = lib.dnnl_primitive_desc_query_md(hint, L.QUERY_WORKSPACE_MD, 0)
         self.fwd = None
         if ws_md and lib.dnnl_memory_desc_get_size(ws_md):
             self.ws = np.empty(lib.dnnl_memory_desc_get_size(ws_md), np.uint8)
-            self.y = np.empty(y_shape, np.float32)
+            self.y = np.empty_like(y_like, np.float32)     # keeps a BlockedView
             self.fwd = Plan(hint, [Arg(L.ARG_SRC, _md(x)),
                                    Arg(L.ARG_DST, _md(self.y), output=True),
                                    Arg(L.ARG_WORKSPACE, ws_md, output=True)])
@@ -393,7 +434,7 @@ class _PoolBackward(_WorkspaceBackward):
             _destroy_pd(hint)
             raise
         self._plan(hint, pd, [Arg(L.ARG_DIFF_DST, _md(dy)),
-                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy.shape)
+                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy)
 
     @staticmethod
     def _bwd_arrays(x, dy, dx):
@@ -669,7 +710,7 @@ class _LrnBackward(_WorkspaceBackward):
             _destroy_pd(hint)
             raise
         self._plan(hint, pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
-                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy.shape)
+                              Arg(L.ARG_DIFF_SRC, _md(dx), output=True)], x, dy)
 
     @staticmethod
     def _bwd_arrays(x, dy, dx):

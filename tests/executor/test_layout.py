@@ -1,0 +1,195 @@
+"""The layout pass (executor/layout.py): entries kept in oneDNN's channel-blocked layout
+give the same outputs and gradients as the plain executor, whatever falls back."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.backend import onednn
+
+pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
+
+
+def _net(channels=16, residual=True, bn=True):
+    x = mx.sym.var("data")
+    c1 = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=channels, name="c1")
+    r1 = mx.sym.relu(c1, name="r1")                    # fused with c1 on oneDNN
+    p1 = mx.sym.Pooling(r1, kernel=(2, 2), stride=(2, 2), pool_type="max", name="p1")
+    c2 = mx.sym.Convolution(p1, kernel=(3, 3), pad=(1, 1), num_filter=channels, name="c2")
+    h = mx.sym.BatchNorm(c2, fix_gamma=False, name="bn") if bn else c2
+    h = mx.sym.Activation(h, act_type="relu", name="r2")
+    if residual:
+        h = h + p1                                     # p1 read twice: its gradient adds
+    p2 = mx.sym.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="avg", name="p2")
+    fc = mx.sym.FullyConnected(mx.sym.flatten(p2), num_hidden=5, name="fc")
+    return mx.sym.SoftmaxOutput(fc, name="out")
+
+
+def _bind(sym, blocked, monkeypatch, shape=(8, 3, 32, 32), grad_req="write"):
+    # large enough for every oneDNN kernel to take these calls (kernels_onednn.MIN_WORK)
+    monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", "1" if blocked else "0")
+    ex = sym.simple_bind(mx.cpu(), data=shape, grad_req=grad_req)
+    rng = np.random.RandomState(0)
+    for name, arr in ex.arg_dict.items():
+        if name == "out_label":
+            arr[:] = rng.randint(0, 5, arr.shape)
+        else:
+            arr[:] = rng.standard_normal(arr.shape).astype(np.float32) * 0.5
+    for name, arr in ex.aux_dict.items():
+        arr[:] = 1.0 if name.endswith("var") else 0.0
+    return ex
+
+
+def _run(ex, steps=2):
+    outs = []
+    for _ in range(steps):
+        ex.forward(is_train=True)
+        ex.backward()
+        outs.append([o.asnumpy() for o in ex.outputs])
+    grads = {k: v.asnumpy() for k, v in ex.grad_dict.items() if v is not None}
+    aux = {k: v.asnumpy() for k, v in ex.aux_dict.items()}
+    return outs, grads, aux
+
+
+def _same(a, b, rtol=1e-5, atol=1e-5):
+    (oa, ga, xa), (ob, gb, xb) = a, b
+    for p, q in zip(oa, ob):
+        for u, v in zip(p, q):
+            np.testing.assert_allclose(u, v, rtol=rtol, atol=atol)
+    assert ga.keys() == gb.keys()
+    for k in ga:
+        np.testing.assert_allclose(ga[k], gb[k], rtol=rtol, atol=atol, err_msg=k)
+    for k in xa:
+        np.testing.assert_allclose(xa[k], xb[k], rtol=rtol, atol=atol, err_msg=k)
+
+
+@pytest.mark.parametrize("residual,bn", [(True, True), (False, True), (True, False)])
+def test_blocked_executor_matches_the_plain_one(residual, bn, monkeypatch):
+    sym = _net(residual=residual, bn=bn)
+    blocked = _bind(sym, True, monkeypatch)
+    assert blocked._blocked, "the pass kept nothing blocked"
+    plain = _bind(sym, False, monkeypatch)
+    assert not plain._blocked
+    _same(_run(blocked), _run(plain))
+
+
+def test_what_stays_plain(monkeypatch):
+    ex = _bind(_net(), True, monkeypatch)
+    g = ex._graph
+    names = {g.entry_name(e) for e in ex._blocked if e < g.num_entries}
+    # kept blocked: the intermediates between oneDNN operators and elementwise ones
+    assert {"r1_output", "p1_output", "bn_output", "r2_output"} <= names
+    # plain: variables, heads, what Flatten / FullyConnected read, a fused pair's
+    # intermediate (never computed)
+    for e in ex._blocked:
+        if e < g.num_entries:
+            assert g.nodes[g.entry_node[e]].op is not None
+            assert e not in g.heads
+    assert "p2_output" not in names and "c1_output" not in names
+    # a gradient entry has its entry's layout
+    grads = g.backward.grad_entry
+    for e in ex._blocked:
+        if e in grads:
+            assert grads[e] in ex._blocked
+
+
+def test_channels_that_do_not_fill_blocks_stay_plain(monkeypatch):
+    ex = _bind(_net(channels=24), True, monkeypatch)
+    assert not ex._blocked
+
+
+def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
+    """Convolution's and Pooling's oneDNN kernels decline every call that has blocked
+    arrays: the executor converts to plain, runs the NumPy bodies, converts back."""
+    from mxnet.operator import kernels as kt
+    table = kt._TABLE
+    saved = dict(table)
+
+    def declining(kern):
+        def k(octx, *args):
+            if octx.layout is not None:
+                return NotImplemented
+            return kern(octx, *args)
+        return k
+    sym = _net()
+    ref = _run(_bind(sym, False, monkeypatch))
+    try:
+        for key, kern in saved.items():
+            if key[0] in ("Convolution", "Pooling", "BatchNorm") and key[1] == "cpu":
+                table[key] = declining(kern)
+        got = _run(_bind(sym, True, monkeypatch))
+    finally:
+        table.clear()
+        table.update(saved)
+    _same(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_declining_fused_pair_falls_back(monkeypatch):
+    """The fused Convolution+relu kernel declines: the pair runs as two steps, the
+    convolution writing its (plain) intermediate and the relu converting its result
+    into the blocked output."""
+    from mxnet.executor import fusion
+    sym = _net()
+    ref = _run(_bind(sym, False, monkeypatch))
+    real = fusion.lookup_fusion
+
+    def declining(*args, **kwargs):
+        fn = real(*args, **kwargs)
+        return None if fn is None else (lambda *a, **k: NotImplemented)
+    monkeypatch.setattr(fusion, "lookup_fusion", declining)
+    ex = _bind(sym, True, monkeypatch)
+    got = _run(ex)
+    fused = [c for c in ex._fcalls if c.fused is not None]
+    assert fused and any(c.then[1].convert for c in fused)
+    _same(got, ref)
+
+
+def test_monitor_runs_plain_and_matches(monkeypatch):
+    sym = _net()
+    ref = _run(_bind(sym, False, monkeypatch))
+    ex = _bind(sym, True, monkeypatch)
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
+    got = _run(ex)
+    assert seen
+    _same(got, ref)
+
+
+def test_gradient_requests_add(monkeypatch):
+    sym = _net()
+    ref = _bind(sym, False, monkeypatch, grad_req="add")
+    got = _bind(sym, True, monkeypatch, grad_req="add")
+    _same(_run(got, steps=3), _run(ref, steps=3))
+
+
+def test_hybridized_gluon_block(monkeypatch):
+    from mxnet import autograd, gluon, nd
+    from mxnet.gluon import nn
+
+    def make():
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(16, 3, padding=1, activation="relu"), nn.MaxPool2D(),
+                nn.Conv2D(32, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+                nn.AvgPool2D(), nn.Flatten(), nn.Dense(3))
+        net.initialize(mx.init.Xavier(), force_reinit=True)
+        return net
+    x = nd.array(np.random.RandomState(1).rand(4, 3, 16, 16))
+    results = []
+    src = None
+    for flag in ("1", "0"):
+        monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", flag)
+        mx.random.seed(0)
+        net = make()
+        net(x)
+        if src is not None:
+            for a, b in zip(src.collect_params().values(), net.collect_params().values()):
+                b.set_data(a.data())
+        src = net
+        net.hybridize(static_alloc=True, static_shape=True)
+        with autograd.record():
+            y = net(x)
+        y.backward(nd.ones_like(y))
+        results.append((y.asnumpy(), [p.grad().asnumpy() for p in net.collect_params().values()
+                                      if p.grad_req != "null"]))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5, atol=1e-5)
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
