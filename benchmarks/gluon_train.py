@@ -8,11 +8,8 @@ so the data pipeline is not what is measured.
 
     python benchmarks/gluon_train.py [--steps 60] [--repeat 3]
 """
-import argparse
-import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -45,14 +42,7 @@ def worker_mxnet(steps, hybridize):
         loss.backward()
         trainer.step(BATCH)
         return loss
-    for i in range(5):
-        step(i).wait_to_read()
-    t0 = time.perf_counter()
-    for i in range(steps):
-        loss = step(i)
-    loss.wait_to_read()
-    mx.nd.waitall()
-    return steps * BATCH / (time.perf_counter() - t0)
+    return harness.samples_per_s(step, steps, BATCH, warmup=5, sync=harness.mxnet_sync)
 
 
 def worker_torch(steps):
@@ -71,58 +61,15 @@ def worker_torch(steps):
         loss = F.cross_entropy(net(data[i % 4]), label[i % 4])
         loss.backward()
         opt.step()
-    for i in range(5):
-        step(i)
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(i)
-    return steps * BATCH / (time.perf_counter() - t0)
+    return harness.samples_per_s(step, steps, BATCH, warmup=5)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker")
-    ap.add_argument("--mode", default="imperative")
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--frameworks", default="pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch")
-    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "gluon_train.md"))
-    args = ap.parse_args()
-    if args.worker:
-        if args.worker == "pytorch":
-            sps = worker_torch(args.steps)
-        else:
-            sps = worker_mxnet(args.steps, args.mode == "hybridized")
-        print(json.dumps({f"{args.mode} samples/s": sps,
-                          f"{args.mode} peak RSS MB": harness.peak_rss_mb()}))
-        return
-    me = os.path.abspath(__file__)
-    frameworks = args.frameworks.split(",")
-
-    def modes(fw):
-        ms = ("imperative",) if fw == "pytorch" else ("imperative", "hybridized")
-        return [["--mode", m, "--steps", str(args.steps)] for m in ms]
-    runs = harness.run_alternating(me, frameworks, modes, repeat=args.repeat,
-                                   env_of=lambda fw: dict(VARIANTS.get(fw, {})))
-    for row in runs.values():        # hybridize's gain, per framework
-        imp, hyb = row.get("imperative samples/s"), row.get("hybridized samples/s")
-        if isinstance(imp, float) and isinstance(hyb, float):
-            row["hybridized / imperative"] = hyb / imp
-    metrics = ["imperative samples/s", "hybridized samples/s"]
-    mem = ["imperative peak RSS MB", "hybridized peak RSS MB"]
-    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
-    text = ["# Gluon SimpleCNN training (batch 64, SGD)", "", harness.machine_note(), "",
-            f"Medians of {args.repeat} runs per framework, alternating; median load average "
-            f"at the start of each framework's runs: {loads}. pymxnet-numpy is pymxnet "
-            "with oneDNN off (MXNET_MKLDNN_ENABLED=0); PyTorch runs eagerly (no "
-            "hybridized column).", "",
-            *harness.section(harness.THROUGHPUT, runs, metrics, lower_is_better=False,
-                             unit="samples/s"),
-            "Hybridized vs imperative (samples/s ratio, per framework): " + ", ".join(
-                f"{fw} {runs[fw]['hybridized / imperative']:.2f}x" for fw in frameworks
-                if "hybridized / imperative" in runs[fw]), "",
-            *harness.section(harness.PEAK_RSS, runs, mem, unit="MB")]
-    harness.write_report(args.out, text, runs)
+    harness.training_benchmark(
+        __file__, "Gluon SimpleCNN training (batch 64, SGD)",
+        {"steps": 60, "frameworks": "pymxnet,pymxnet-numpy,mxnet-1.9.1,pytorch",
+         "out": "gluon_train.md"}, VARIANTS, worker_mxnet, worker_torch,
+        note="pymxnet-numpy is pymxnet with oneDNN off (MXNET_MKLDNN_ENABLED=0); ")
 
 
 if __name__ == "__main__":

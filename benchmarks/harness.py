@@ -196,6 +196,82 @@ def write_report(path, lines, results):
         json.dump(results, f, indent=1, sort_keys=True)
 
 
+def samples_per_s(step, steps, batch, warmup=2, sync=None):
+    """Samples/s over ``steps`` calls of ``step(i)`` after ``warmup`` untimed ones;
+    ``sync(result)`` waits for a step's work (an asynchronous engine)."""
+    for i in range(warmup):
+        r = step(i)
+        if sync is not None:
+            sync(r)
+    t0 = time.perf_counter()
+    for i in range(steps):
+        r = step(i)
+    if sync is not None:
+        sync(r)
+    return steps * batch / (time.perf_counter() - t0)
+
+
+def mxnet_sync(loss):
+    """Wait for an MXNet training step (its loss, then every pending operation)."""
+    import mxnet as mx
+    loss.wait_to_read()
+    mx.nd.waitall()
+
+
+def training_benchmark(script, title, defaults, variants, worker_mxnet, worker_torch,
+                       note="", steps_of=None):
+    """The driver of a training-throughput benchmark with an imperative and a hybridized
+    mode (gluon_train.py, resnet_cpu.py): as a worker (``--worker FW``), run one mode and
+    print its samples/s and peak RSS; as the parent, run every framework's workers in
+    alternation and write the report (throughput, hybridized / imperative per
+    framework, peak RSS). ``defaults``: {'steps', 'frameworks', 'out'};
+    ``variants``: {framework: extra environment}; ``worker_mxnet(steps, hybridize)`` /
+    ``worker_torch(steps)``: samples/s; ``note``: what the variants are;
+    ``steps_of(fw, steps)``: a framework's step count (default: ``steps``)."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--mode", default="imperative")
+    ap.add_argument("--steps", type=int, default=defaults["steps"])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--frameworks", default=defaults["frameworks"])
+    ap.add_argument("--out", default=os.path.join(HERE, "results", defaults["out"]))
+    args = ap.parse_args()
+    if args.worker:
+        if args.worker == "pytorch":
+            sps = worker_torch(args.steps)
+        else:
+            sps = worker_mxnet(args.steps, args.mode == "hybridized")
+        print(json.dumps({f"{args.mode} samples/s": sps,
+                          f"{args.mode} peak RSS MB": peak_rss_mb()}))
+        return
+    frameworks = args.frameworks.split(",")
+
+    def modes(fw):
+        ms = ("imperative",) if fw == "pytorch" else ("imperative", "hybridized")
+        steps = args.steps if steps_of is None else steps_of(fw, args.steps)
+        return [["--mode", m, "--steps", str(steps)] for m in ms]
+    runs = run_alternating(os.path.abspath(script), frameworks, modes, repeat=args.repeat,
+                           env_of=lambda fw: dict(variants.get(fw, {})))
+    for row in runs.values():        # hybridize's gain, per framework
+        imp, hyb = row.get("imperative samples/s"), row.get("hybridized samples/s")
+        if isinstance(imp, float) and isinstance(hyb, float):
+            row["hybridized / imperative"] = hyb / imp
+    metrics = ["imperative samples/s", "hybridized samples/s"]
+    mem = ["imperative peak RSS MB", "hybridized peak RSS MB"]
+    loads = ", ".join(f"{fw} {runs[fw].get('load', float('nan')):.1f}" for fw in frameworks)
+    text = [f"# {title}", "", machine_note(), "",
+            f"Medians of {args.repeat} runs per framework, alternating; median load average "
+            f"at the start of each framework's runs: {loads}. {note}PyTorch runs eagerly "
+            "(no hybridized column).", "",
+            *section(THROUGHPUT, runs, metrics, lower_is_better=False, unit="samples/s"),
+            "Hybridized vs imperative (samples/s ratio, per framework): " + ", ".join(
+                f"{fw} {runs[fw]['hybridized / imperative']:.2f}x" for fw in frameworks
+                if "hybridized / imperative" in runs[fw]), "",
+            *section(PEAK_RSS, runs, mem, unit="MB")]
+    write_report(args.out, text, runs)
+
+
 def best_us(fn, n, repeat=5):
     """Per-call cost in µs of ``fn(n)`` (a loop of n calls): the best of ``repeat``
     timings, which is the least disturbed by the rest of the machine."""

@@ -162,7 +162,7 @@ def test_gradient_requests_add(monkeypatch):
 
 
 def test_hybridized_gluon_block(monkeypatch):
-    from mxnet import autograd, gluon, nd
+    from mxnet import autograd, nd
     from mxnet.gluon import nn
 
     def make():

@@ -231,7 +231,6 @@ def _settle_unless_written(res, dst, c, what):
 
 def run_forward(calls, vals, octx):
     """Run the prepared forward calls on ``vals`` (refreshed by the caller)."""
-    c = None
     try:
         _run_forward(calls, vals, octx)
     finally:
