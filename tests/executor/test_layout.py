@@ -123,6 +123,24 @@ def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
     _same(got, ref, rtol=1e-4, atol=1e-4)
 
 
+def test_an_unsupported_primitive_falls_back_through_the_chain(monkeypatch):
+    """oneDNN refuses the primitives at run time (the adapters decline after the pass
+    chose blocked entries): the NumPy kernels chained behind the adapters must not
+    see the blocked arrays; the executor converts instead."""
+    from mxnet.backend.onednn import kernels as K
+    sym = _net(bn=False)
+    ref = _run(_bind(sym, False, monkeypatch))
+
+    def refuse(*args, **kwargs):
+        raise K.NotSupported("refused for the test")
+    for name in ("conv_forward", "conv_backward", "conv_backward_data",
+                 "pool_forward", "pool_forward_training", "pool_backward"):
+        monkeypatch.setattr(K, name, refuse)
+    ex = _bind(sym, True, monkeypatch)
+    assert ex._blocked
+    _same(_run(ex), ref, rtol=1e-4, atol=1e-4)
+
+
 def test_a_declining_fused_pair_falls_back(monkeypatch):
     """The fused Convolution+relu kernel declines: the pair runs as two steps, the
     convolution writing its (plain) intermediate and the relu converting its result

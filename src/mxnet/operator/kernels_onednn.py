@@ -759,10 +759,14 @@ OPS = {
 
 
 def _chain(first, second):
-    """first, and second where first returns NotImplemented."""
+    """first, and second where first returns NotImplemented — unless the call has
+    blocked arrays (``OpContext.layout``), which only the oneDNN adapters read: the
+    executor then runs the operator on plain copies (executor/prepared.py)."""
     def kernel(*args, **kwargs):
         res = first(*args, **kwargs)
-        return second(*args, **kwargs) if res is NotImplemented else res
+        if res is NotImplemented and args[0].layout is None:
+            return second(*args, **kwargs)
+        return res
     kernel.__name__ = first.__name__
     kernel.__doc__ = first.__doc__
     kernel.fallback = second
