@@ -33,6 +33,10 @@ gradient (or None) per argument; entries of ``inputs``/``outputs``/``out_grads``
 that ``backward_uses`` does not name are None; ``ctx.need_grad[i]`` says whether
 argument i's gradient is wanted, ``ctx.in_shapes`` gives every argument's shape and
 ``ctx.req`` the request per result ('write', 'inplace', 'add', 'null', or None).
+``ctx.layout`` says which arrays of an executor call hold oneDNN's channel-blocked
+layout (executor/layout.py): only the device kernels that accept it and elementwise
+bodies over one shape (whose result does not depend on the element order) are given
+such arrays; every other body gets plain ones and may ignore it.
 
 Write-into-outputs form (``writes_outputs = True``): ``forward(ctx, p, inputs, aux,
 out=None)`` and ``backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None)``.
