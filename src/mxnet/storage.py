@@ -89,11 +89,11 @@ class Block:
     def __init__(self, buffer, size, pool):
         self.buffer, self.size, self.pool = buffer, size, pool
 
-    def view(self, shape, dtype):
-        """The block's first bytes as an array of shape/dtype (no copy)."""
+    def view(self, shape, dtype, offset=0):
+        """The block's bytes from ``offset`` on as an array of shape/dtype (no copy)."""
         dtype = np.dtype(dtype)
         n = _count(shape) * dtype.itemsize
-        return self.buffer[:n].view(dtype).reshape(shape)
+        return self.buffer[offset:offset + n].view(dtype).reshape(shape)
 
 
 class HostPool:

@@ -141,7 +141,8 @@ class Executor:
             raise MXNetError("bind: cannot infer the shapes of " + ", ".join(unknown))
         g.dtypes = [np.dtype(np.float32) if t is None else np.dtype(t) for t in g.dtypes]
         gradient_pass(g, self._grad_req)
-        memory_pass(g)
+        # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
+        memory_pass(g, align=256 if self._ctx.device_typeid == 2 else 64)
 
     def _allocate(self):
         g, plan = self._graph, self._graph.memory
@@ -155,7 +156,7 @@ class Executor:
         grad_src = {ge: e for e, ge in g.backward.grad_entry.items()}
         for e, slot in plan.slot_of.items():
             f = grad_src.get(e, e)
-            vals[e] = blocks[slot].view(g.shapes[f], g.dtypes[f])
+            vals[e] = blocks[slot].view(g.shapes[f], g.dtypes[f], plan.offset_of.get(e, 0))
         self.outputs = []
         self._out_nd = {}                 # head entry -> NDArray (op outputs we own)
         var_nd = {g.entry(n): a for n, a in zip(g.arg_nodes, self.arg_arrays)}
