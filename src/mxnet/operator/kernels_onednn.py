@@ -52,16 +52,11 @@ __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_W
 # Measured crossovers (2-core AVX2/AVX-512 machine, OMP_NUM_THREADS=2, fwd and bwd):
 # - FullyConnected (work = rows x in x out multiply-adds): alone, 100x784->128 (10M) is
 #   1.4-2.4x faster on oneDNN (interleaved in one process, loaded machine), but inside a
-#   training step the OpenMP team costs more than it saves: Module.fit of the
-#   784-128-64-10 MLP, batch 100, quiet 2 cores, ran 81k samples/s with that layer on
-#   oneDNN's two threads against 103-109k with it on NumPy (the team's fork/join and
-#   wake-ups between calls, and its threads competing with the engine's). On ONE thread
-#   there is no team, and oneDNN's GEMM still beats NumPy's BLAS (single-threaded, see
-#   backend/cpu_threads.py) about 2x: 100x784->128 forward 94 us against 160, backward
-#   data 82 against 160, weights 87 against 157. So FullyConnected calls from 2M work
-#   ("FullyConnected:1") run on oneDNN with one OpenMP thread, and from 16M (64x3136->128,
-#   26M; 100x800->500, 40M: 1.3-2.5x faster with two threads) with all of them;
-#   100x128->64 (0.8M) and 128x128->10 stay on NumPy (oneDNN's ~10 us a call).
+#   training step it costs more than it saves: Module.fit of the 784-128-64-10 MLP, batch
+#   100, quiet 2 cores, ran 81k samples/s with that layer on oneDNN against 103-109k with
+#   it on NumPy (the OpenMP team's fork/join and spin-wait compete with the engine's
+#   threads between calls). So the threshold sits above it, at 16M; 64x3136->128 (26M)
+#   and 100x800->500 (40M) gain 1.3-2.5x; 100x128->64 (0.8M) and 128x128->10: NumPy 2-5x.
 # - Activation relu (work = elements): NumPy wins below ~100k elements (100x128: 6 vs
 #   36 us), oneDNN above (100x20x24x24: 697 vs 217 us fwd). tanh/sigmoid: NumPy's SIMD
 #   tanh/exp is as fast per element as oneDNN's on one core, so only very large arrays
@@ -75,7 +70,6 @@ __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_W
 # oneDNN).
 MIN_WORK = {
     "FullyConnected": 1 << 24,
-    "FullyConnected:1": 1 << 21,   # on one OpenMP thread below "FullyConnected"
     "Convolution": 1 << 16,
     "Deconvolution": 1 << 16,
     "Activation:relu": 1 << 17,
@@ -525,21 +519,10 @@ def _fc_rows(p, shape):
     return int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]
 
 
-def _fc_threads(work):
-    """None (all threads), 1, or False (NumPy) for a FullyConnected call of ``work``
-    multiply-adds (see the cost rule above)."""
-    if _declined("FullyConnected:1", work):
-        return False
-    if _FORCE[0] or work >= MIN_WORK["FullyConnected"] * _SCALE[0]:
-        return None
-    return 1
-
-
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
-    threads = _fc_threads(inputs[0].size * p.num_hidden)
-    if threads is False or not _f32(*inputs):
+    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
@@ -547,7 +530,7 @@ def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     o = _Out(out, 1, inputs)
     y = o.get(0, oshape)
-    K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden), relu=relu, threads=threads)
+    K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden), relu=relu)
     return o.done()
 
 
@@ -561,8 +544,7 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    threads = _fc_threads(x.size * p.num_hidden)
-    if threads is False or not _f32(dy, x, w):
+    if _declined("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
@@ -570,14 +552,13 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dy2 = _c(dy).reshape(rows[0], -1)
     g = _Out(in_grad, n, [dy, x, w])
     if need[0]:
-        K.fc_backward_data(dy2, w, g.get(0, x.shape).reshape(rows), threads=threads)
+        K.fc_backward_data(dy2, w, g.get(0, x.shape).reshape(rows))
     need_b = n == 3 and need[2]
     if need[1] or need_b:
         dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
         bshape = inputs[2].shape if n == 3 and inputs[2] is not None else (p.num_hidden,)
         db = g.get(2, bshape) if need_b else None
-        K.fc_backward_weights(x2, dy2, dw, None if db is None else db.reshape(-1),
-                              threads=threads)
+        K.fc_backward_weights(x2, dy2, dw, None if db is None else db.reshape(-1))
     return g.done()
 
 

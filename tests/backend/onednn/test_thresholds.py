@@ -53,36 +53,3 @@ def test_scale_variable(unforced, monkeypatch):
 def test_every_family_has_a_threshold():
     fams = {k.split(":")[0] for k in KO.MIN_WORK}
     assert set(KO.OPS) - {"log_softmax"} <= fams
-
-
-@pytest.mark.parametrize("n,k,h,expect", [
-    (100, 128, 64, "numpy"),        # 0.8M multiply-adds: NumPy
-    (100, 784, 128, 1),             # 10M: oneDNN on one OpenMP thread
-    (64, 3136, 128, None),          # 26M: oneDNN on all of them
-])
-def test_fully_connected_thread_bands(unforced, monkeypatch, n, k, h, expect):
-    """Mid-size FullyConnected calls run on oneDNN with one thread (no OpenMP team to
-    wake between calls), large ones with all; forward and both backward kernels, with
-    NumPy's results."""
-    from mxnet.backend.onednn import kernels as K
-    seen = []
-    for name in ("fc_forward", "fc_backward_data", "fc_backward_weights"):
-        real = getattr(K, name)
-
-        def spy(*a, _real=real, threads=None, **kw):
-            seen.append(threads)
-            return _real(*a, threads=threads, **kw)
-        monkeypatch.setattr(K, name, spy)
-    p = params("FullyConnected", num_hidden=h)
-    x, w, b = rand(n, k), rand(h, k), rand(h)
-    ref, got, _, _ = both_forward("FullyConnected", p, [x, w, b])
-    if expect == "numpy":
-        assert got is NotImplemented and not seen
-        return
-    close(ref[0], got[0], atol=1e-4)
-    from onednn_helpers import both_backward
-    dy = rand(n, h)
-    gref, ggot = both_backward("FullyConnected", p, [dy], [x, w, b], ref)
-    for a, c in zip(gref, ggot):
-        close(a, c, atol=1e-3)
-    assert seen == [expect] * 3

@@ -62,11 +62,6 @@ class Runtime:
         self.lib.dnnl_set_primitive_cache_capacity(0)
         self.lib.dnnl_set_primitive_cache_capacity(1024)
 
-    def set_threads(self, n):
-        """This thread's OpenMP thread count from now on (None: the runtime's)."""
-        if self._omp_set is not None:
-            self._omp_set(self.threads if n is None else n)
-
     def enter_thread(self):
         """OpenMP's thread count is per calling thread in libgomp: set it the first time
         each thread (main, engine worker) creates or runs a primitive (a primitive

@@ -544,9 +544,8 @@ def _ip_fwd_pd(x_shape, w_shape, b_shape, y_shape, relu=False):
                      post_relu=relu)
 
 
-def fc_forward(x, w, b, y, relu=False, threads=None):
-    """y = x @ w.T + b (b may be None), ReLU fused when ``relu``; x (M, K), w (N, K).
-    ``threads``: OpenMP threads to run on (None: all; see primitive.cached_plan)."""
+def fc_forward(x, w, b, y, relu=False):
+    """y = x @ w.T + b (b may be None), ReLU fused when ``relu``; x (M, K), w (N, K)."""
     _check(x, w, b, y)
     key = ("ip_fwd", _sig(x, w, b, y), relu)
 
@@ -556,11 +555,11 @@ def fc_forward(x, w, b, y, relu=False, threads=None):
         if b is not None:
             args.append(Arg(L.ARG_BIAS, _md(b)))
         return Plan(pd, args + [Arg(L.ARG_DST, _md(y), output=True)])
-    cached_plan(key, build, threads)(*((x, w) + ((b,) if b is not None else ()) + (y,)))
+    cached_plan(key, build)(*((x, w) + ((b,) if b is not None else ()) + (y,)))
     return y
 
 
-def fc_backward_data(dy, w, dx, threads=None):
+def fc_backward_data(dy, w, dx):
     """dx = dy @ w."""
     _check(dy, w, dx)
     key = ("ip_bwd_data", _sig(dy, w, dx))
@@ -575,11 +574,11 @@ def fc_backward_data(dy, w, dx, threads=None):
             _destroy_pd(hint)
         return Plan(pd, [Arg(L.ARG_DIFF_DST, _md(dy)), Arg(L.ARG_WEIGHTS, _md(w)),
                          Arg(L.ARG_DIFF_SRC, _md(dx), output=True)])
-    cached_plan(key, build, threads)(dy, w, dx)
+    cached_plan(key, build)(dy, w, dx)
     return dx
 
 
-def fc_backward_weights(x, dy, dw, db, threads=None):
+def fc_backward_weights(x, dy, dw, db):
     """dw = dy.T @ x and db = dy summed over rows (unless None)."""
     _check(x, dy, dw, db)
     key = ("ip_bwd_weights", _sig(x, dy, dw, db))
@@ -597,7 +596,7 @@ def fc_backward_weights(x, dy, dw, db, threads=None):
         if db is not None:
             args.append(Arg(L.ARG_DIFF_BIAS, _md(db), output=True))
         return Plan(pd, args)
-    cached_plan(key, build, threads)(*((x, dy, dw) + ((db,) if db is not None else ())))
+    cached_plan(key, build)(*((x, dy, dw) + ((db,) if db is not None else ())))
     return dw, db
 
 

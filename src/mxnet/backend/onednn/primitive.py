@@ -211,44 +211,33 @@ class Plan:
         self.nargs = len(exec_args)
         self.exec_args = (L.ExecArg * self.nargs)(*exec_args)
 
-    threads = None          # see cached_plan
-
     def __call__(self, *arrays):
         """Run with one array per Arg (same order as given at creation)."""
         rt = runtime()
+        lib, stream = self._lib, rt.stream
         with rt.lock:
             rt.enter_thread()
-            if self.threads is None:
-                return self._run(rt, arrays)
-            rt.set_threads(self.threads)
-            try:
-                return self._run(rt, arrays)
-            finally:
-                rt.set_threads(None)
-
-    def _run(self, rt, arrays):
-        lib, stream = self._lib, rt.stream
-        for s, a in zip(self.slots, arrays):
-            if s.user_mem is not None:
-                lib.dnnl_memory_set_data_handle(s.user_mem, a.ctypes.data)
-        if self.arena_size:
-            base = _Arena.get(self.arena_size)
-            for mem, off in self.inner:
-                lib.dnnl_memory_set_data_handle(mem, base + off)
-            if self.scratch_mem is not None:
-                lib.dnnl_memory_set_data_handle(self.scratch_mem,
-                                                base + self.scratch_offset)
-        for s in self.slots:
-            if s.reorder is not None and not s.output:
-                L.check(lib, "reorder", lib.dnnl_primitive_execute(
-                    s.reorder, stream, 2, s.reorder_args))
-        L.check(lib, "primitive_execute", lib.dnnl_primitive_execute(
-            self.prim, stream, self.nargs, self.exec_args))
-        for s in self.slots:
-            if s.reorder is not None and s.output:
-                L.check(lib, "reorder", lib.dnnl_primitive_execute(
-                    s.reorder, stream, 2, s.reorder_args))
-        L.check(lib, "stream_wait", lib.dnnl_stream_wait(stream))
+            for s, a in zip(self.slots, arrays):
+                if s.user_mem is not None:
+                    lib.dnnl_memory_set_data_handle(s.user_mem, a.ctypes.data)
+            if self.arena_size:
+                base = _Arena.get(self.arena_size)
+                for mem, off in self.inner:
+                    lib.dnnl_memory_set_data_handle(mem, base + off)
+                if self.scratch_mem is not None:
+                    lib.dnnl_memory_set_data_handle(self.scratch_mem,
+                                                    base + self.scratch_offset)
+            for s in self.slots:
+                if s.reorder is not None and not s.output:
+                    L.check(lib, "reorder", lib.dnnl_primitive_execute(
+                        s.reorder, stream, 2, s.reorder_args))
+            L.check(lib, "primitive_execute", lib.dnnl_primitive_execute(
+                self.prim, stream, self.nargs, self.exec_args))
+            for s in self.slots:
+                if s.reorder is not None and s.output:
+                    L.check(lib, "reorder", lib.dnnl_primitive_execute(
+                        s.reorder, stream, 2, s.reorder_args))
+            L.check(lib, "stream_wait", lib.dnnl_stream_wait(stream))
 
     def reordered_input(self, arg):
         """(layout descriptor, arena offset) of input ``arg``'s reordered copy, or None
@@ -315,23 +304,13 @@ def dims(seq):
     return _dims(seq)
 
 
-def cached_plan(key, build, threads=None):
+def cached_plan(key, build):
     """The plan for key, built by build() on first use (None cached for unsupported
-    cases, so they fall back without retrying). ``threads``: the OpenMP threads the
-    plan is built and always run with (None: the runtime's count); a primitive splits
-    its work for the count it was created with, so the count is part of the key."""
+    cases, so they fall back without retrying)."""
     rt = runtime()
     with rt.lock:
         rt.enter_thread()
-        if threads is None:
-            return _cached_plan(key, build)
-        rt.set_threads(threads)
-        try:
-            plan = _cached_plan(key + (("threads", threads),), build)
-        finally:
-            rt.set_threads(None)
-        plan.threads = threads
-        return plan
+        return _cached_plan(key, build)
 
 
 def _cached_plan(key, build):
