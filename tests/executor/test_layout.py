@@ -211,3 +211,24 @@ def test_hybridized_gluon_block(monkeypatch):
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5, atol=1e-5)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_a_graph_of_small_operators_does_not_load_onednn():
+    """The pass asks each operator whether oneDNN would take it: binding and running an
+    MLP (every call below oneDNN's break-even) leaves the library unloaded, as its
+    imperative calls do (loading it costs 0.1-0.3 s)."""
+    import os
+    import subprocess
+    import sys
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    code = ("import mxnet as mx\n"
+            "x = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=16)\n"
+            "x = mx.sym.SoftmaxOutput(mx.sym.relu(x), name='out')\n"
+            "ex = x.simple_bind(mx.cpu(), data=(8, 20))\n"
+            "ex.forward(is_train=True); ex.backward(); mx.nd.waitall()\n"
+            "from mxnet.backend.onednn import _runtime\n"
+            "print(_runtime._state['tried'])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.abspath(src)), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "False"

@@ -34,11 +34,11 @@ __all__ = ["enabled", "blocked_entries", "to_plain", "into_blocked"]
 
 
 def enabled(device):
-    """Whether executors on ``device`` ('cpu'/'gpu') plan blocked entries."""
-    if device != "cpu" or os.environ.get("MXNET_ONEDNN_BLOCKED_LAYOUT", "1").strip() == "0":
-        return False
-    from ..backend.onednn._runtime import try_runtime
-    return try_runtime() is not None
+    """Whether executors on ``device`` ('cpu'/'gpu') plan blocked entries. (Whether
+    oneDNN is there is asked per operator, by ``blocked_capable``: a graph without an
+    operator large enough for oneDNN never loads the library, as imperative calls.)"""
+    return device == "cpu" and \
+        os.environ.get("MXNET_ONEDNN_BLOCKED_LAYOUT", "1").strip() != "0"
 
 
 def _fits(g, e):
