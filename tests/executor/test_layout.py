@@ -232,3 +232,38 @@ def test_a_graph_of_small_operators_does_not_load_onednn():
                        env=dict(os.environ, PYTHONPATH=os.path.abspath(src)), timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-1] == "False"
+
+
+@pytest.mark.parametrize("name", ["mobilenet1.0", "resnet18_v2"])
+def test_model_zoo_nets_train_the_same_blocked(name, monkeypatch):
+    """Depthwise convolutions (MobileNet) and pre-activation residual blocks (ResNet v2):
+    two training steps with the blocked layouts give the outputs, gradients and moving
+    statistics of the plain executor."""
+    from mxnet import autograd
+    from mxnet.gluon.model_zoo import vision
+    x = mx.nd.array(np.random.RandomState(0).rand(2, 3, 32, 32))
+    nets = []
+    for _ in range(2):
+        net = vision.get_model(name, classes=10)
+        net.initialize(mx.init.Xavier())
+        net(x)
+        nets.append(net)
+    for a, b in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+        b.set_data(a.data())
+    runs = []
+    for flag, net in zip(("1", "0"), nets):
+        monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", flag)
+        net.hybridize(static_alloc=True, static_shape=True)
+        outs = []
+        for _ in range(2):
+            with autograd.record():
+                y = net(x)
+            y.backward(mx.nd.ones_like(y))
+            outs.append(y.asnumpy())
+        blocked = sum(len(e.ex._blocked) for pool in net._cached_op._pools.values()
+                      for e in pool)
+        runs.append((outs, [p.grad().asnumpy() if p.grad_req != "null" else p.data().asnumpy()
+                            for p in net.collect_params().values()], blocked))
+    assert runs[0][2] > 0 and runs[1][2] == 0
+    for a, b in zip(runs[0][0] + runs[0][1], runs[1][0] + runs[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
