@@ -154,9 +154,9 @@ class Executor:
         self._none_slot = n_total + len(self.arg_arrays)
         self._vals = vals = [None] * (self._none_slot + 1)
         grad_src = {ge: e for e, ge in g.backward.grad_entry.items()}
-        for e, slot in plan.slot_of.items():
+        for e, offset in plan.offset_of.items():        # all in the plan's one arena
             f = grad_src.get(e, e)
-            vals[e] = blocks[slot].view(g.shapes[f], g.dtypes[f], plan.offset_of.get(e, 0))
+            vals[e] = blocks[0].view(g.shapes[f], g.dtypes[f], offset)
         self.outputs = []
         self._out_nd = {}                 # head entry -> NDArray (op outputs we own)
         var_nd = {g.entry(n): a for n, a in zip(g.arg_nodes, self.arg_arrays)}
@@ -221,7 +221,7 @@ class Executor:
 
     def _prepare(self):
         g = self._graph
-        planned = set(g.memory.slot_of) | set(self._out_nd)
+        planned = set(g.memory.offset_of) | set(self._out_nd)
         inplace_out = {dst for _, dst in g.memory.inplace}
         self._fsteps = []
         for nid, node in enumerate(g.nodes):

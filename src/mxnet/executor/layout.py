@@ -23,7 +23,8 @@ A gradient entry has its forward entry's layout.
 The kernels learn which of their arrays are blocked from ``OpContext.layout`` (set by
 the prepared loops, executor/prepared.py); an operator that declines at run time
 (its oneDNN kernel returns NotImplemented) is run on plain copies instead
-(``plain_forward``/``plain_backward``), so results never depend on the layout.
+(``prepared._plain_forward``/``_plain_backward``), so results never depend on the
+layout.
 ``MXNET_ONEDNN_BLOCKED_LAYOUT=0`` turns the pass off.
 """
 import os

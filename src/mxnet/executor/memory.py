@@ -11,8 +11,8 @@ takes over the buffer of an input that dies at that step when the operator allow
 gradient, or for one of the gradients ``Op.backward_identity`` says pass the output
 gradient through unchanged). All planned entries then lie in one arena, largest first,
 each (or each in-place group) at the lowest offset clear of the entries alive with it
-(``_assign_offsets``). Arguments, auxiliary states, graph outputs and argument gradients belong
-to the caller and are not planned.
+(``_assign_offsets``). Arguments, auxiliary states, graph outputs and argument
+gradients belong to the caller and are not planned.
 """
 import numpy as np
 
@@ -29,18 +29,17 @@ class Step:
 
 
 class MemoryPlan:
-    """Buffers (slots) for the planned entries and the figures of the plan.
+    """The arena for the planned entries and the figures of the plan.
 
-    slot_bytes: the buffers to allocate (one arena holding every planned entry);
-    slot_of: {entry id: its buffer}; offset_of: {entry id: its byte offset there};
-    entry_bytes: size of each planned entry; first/last: the step that writes / last reads each entry;
+    slot_bytes: the buffers to allocate (one arena holding every planned entry, or
+    none); offset_of: {entry id: its byte offset in the arena}; entry_bytes: size of
+    each planned entry; first/last: the step that writes / last reads each entry;
     steps: the executed Steps; inplace: (input entry, output entry) pairs sharing a
     buffer; live_outputs: forward entries that need a buffer at all.
     """
 
     def __init__(self):
-        self.slot_of, self.slot_bytes, self.entry_bytes = {}, [], {}
-        self.offset_of = {}
+        self.offset_of, self.slot_bytes, self.entry_bytes = {}, [], {}
         self.first, self.last = {}, {}
         self.steps, self.inplace = [], []
         self.names = {}
@@ -60,7 +59,7 @@ class MemoryPlan:
     def num_slots(self):
         """How many distinct places the planned entries occupy (entries sharing one
         over time, or in place, count once)."""
-        return len({(self.slot_of[e], o) for e, o in self.offset_of.items()})
+        return len(set(self.offset_of.values()))
 
     def kept_for_backward(self):
         """Names of forward entries that stay alive until a backward step reads them."""
@@ -241,4 +240,3 @@ def _assign_offsets(plan, steps, align):
             plan.offset_of[e] = offset
     if plan.entry_bytes:
         plan.slot_bytes = [top]
-        plan.slot_of = {e: 0 for e in plan.entry_bytes}

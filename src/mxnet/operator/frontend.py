@@ -7,9 +7,9 @@ stay one-way.
 Installed names: ``wrap_array(data, ctx)`` (an NDArray over a device array),
 ``failed_array(shape, dtype, ctx, error)`` (an NDArray whose read raises error),
 ``is_array(v)``, ``wrap_value(value, ctx)`` and ``value_of(arr)`` (an NDArray over
-a dense or sparse value, and back), ``ndarray_class`` (the NDArray class itself, which ``mx.operator``
-exposes as MXNet's module does), ``create_symbol(op, inputs, params, name, attr, hint)``
-and ``is_symbol(v)``.
+a dense or sparse value, and back), ``ndarray_class`` (the NDArray class itself,
+which ``mx.operator`` exposes as MXNet's module does), ``create_symbol(op, inputs,
+params, name, attr, hint)`` and ``is_symbol(v)``.
 """
 from ..base import MXNetError
 

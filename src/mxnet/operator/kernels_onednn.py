@@ -188,8 +188,11 @@ def _guard(fn):
 # --- Convolution ---------------------------------------------------------------------------
 def _conv_work(inputs):
     """Multiply-adds of a convolution-like call, by the input's spatial size."""
-    x, w = inputs[0], inputs[1]
-    return w.size * math.prod(x.shape[2:]) * x.shape[0]
+    return _conv_work_of(inputs[0].shape, inputs[1].shape)
+
+
+def _conv_work_of(x_shape, w_shape):
+    return math.prod(w_shape) * math.prod(x_shape[2:]) * x_shape[0]
 
 
 def _conv_geo(p, x_shape, out_spatial):
@@ -726,8 +729,7 @@ def blocked_capable(name, p, in_shapes, out_shapes):
     x = in_shapes[0]
     size = math.prod(x)
     if name == "Convolution":
-        w = in_shapes[1]
-        if not _layout_ok(p) or _declined("Convolution", math.prod(w) * math.prod(x[2:]) * x[0]):
+        if not _layout_ok(p) or _declined("Convolution", _conv_work_of(x, in_shapes[1])):
             return None
         return (0,), (0,)
     if name == "Pooling":

@@ -11,7 +11,8 @@ from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
 
-__all__ = ["BlockedView", "blocked_view", "reorder", "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
+__all__ = ["BlockedView", "blocked_view", "reorder",
+           "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
            "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
            "bn_forward", "bn_backward",
@@ -36,9 +37,15 @@ def blocked_view(a):
     return a.view(BlockedView)
 
 
+def _blocked_md(shape):
+    """The channel-blocked descriptor of ``shape`` (N, C, *spatial): aBc16b, aBcd16b
+    or aBcde16b."""
+    return tag_md(shape, "a" + "B" + "cdefgh"[:len(shape) - 2] + "16b")
+
+
 def _md(a):
     if type(a) is BlockedView:
-        return _bn_md(a.shape)
+        return _blocked_md(a.shape)
     return user_md(a.shape)
 
 
@@ -360,7 +367,7 @@ def _pool_md(shape):
     32, 28, 28), 2 threads: 257 us forward plain, 63 us blocked + 72 us reorder in +
     ~25 us reorder out; backward 238 us plain, 66 us blocked + reorders)."""
     if shape[1] % 16 == 0 and 3 <= len(shape) <= 5:
-        return _bn_md(shape)
+        return _blocked_md(shape)
     return user_md(shape)
 
 
@@ -455,34 +462,33 @@ def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
     return dx
 
 
-def pool_workspace(x, y, alg, kernel, stride, pad_l, pad_r):
-    """A buffer for the workspace of a training forward of this pooling (uint8), or
-    None when its backward needs none (average pooling)."""
+def _training_plan(x, y, alg, kernel, stride, pad_l, pad_r):
+    """The backward plan (with its training forward) of pooling x into y."""
     _check(x, y)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, y, x), alg, geo)
-    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+    return cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
+
+
+def pool_workspace(x, y, alg, kernel, stride, pad_l, pad_r):
+    """A buffer for the workspace of a training forward of this pooling (uint8), or
+    None when its backward needs none (average pooling)."""
+    plan = _training_plan(x, y, alg, kernel, stride, pad_l, pad_r)
     return None if plan.fwd is None else np.empty(plan.ws.nbytes, np.uint8)
 
 
 def pool_forward_training(x, y, ws, alg, kernel, stride, pad_l, pad_r):
     """Pooling forward that also writes the workspace ``ws`` (from ``pool_workspace``)
     its backward reads, so backward need not recompute it."""
-    _check(x, y)
-    geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
-    key = ("pool_bwd", _sig(x, y, x), alg, geo)
-    plan = cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
-    plan.fwd(x, y, ws)
+    _training_plan(x, y, alg, kernel, stride, pad_l, pad_r).fwd(x, y, ws)
     return y
 
 
 # --- batch normalisation -----------------------------------------------------------------
-def _bn_md(shape):
-    """Batch norm runs on channel-blocked data: oneDNN's plain-layout (ncsp) batch norm
-    is several times slower than its blocked one, even counting the reorders to and
-    from the caller's plain arrays (measured on (64, 64, 196): 1.5 ms vs 0.4 ms forward,
-    one thread)."""
-    return tag_md(shape, "a" + "B" + "cdefgh"[:len(shape) - 2] + "16b")
+# Batch norm runs on channel-blocked data: oneDNN's plain-layout (ncsp) batch norm is
+# several times slower than its blocked one, even counting the reorders to and from the
+# caller's plain arrays (measured on (64, 64, 196): 1.5 ms vs 0.4 ms forward, one thread).
+_bn_md = _blocked_md
 
 
 def bn_forward(x, scale, shift, y, mean, var, eps, training):
