@@ -3,6 +3,7 @@ import ctypes
 import os
 
 import numpy as np
+import ml_dtypes as _ml_dtypes
 
 __all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex",
            "NotImplementedForSymbol", "string_types", "numeric_types",
@@ -50,16 +51,36 @@ integer_types = (int, np.integer)
 numeric_types = (float, int, np.generic)
 mx_real_t = np.float32
 
-# MXNet's type flags (mshadow's kFloat32 ... kBool), as stored in .params files.
+# bfloat16 arrays are NumPy/CuPy arrays of ml_dtypes' bfloat16 type (importing it also
+# lets np.dtype('bfloat16') resolve). MXNet 1.9.1 spelled the type as a record of one
+# uint16 field; that spelling is accepted and means the same type.
+bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+MXNET_BFLOAT16_RECORD = np.dtype([("bfloat16", np.uint16)])
+
+# MXNet's type flags (mshadow's kFloat32 ... kBool, kBfloat16), as stored in .params files.
 DTYPE_TO_FLAG = {
     np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2,
     np.dtype(np.uint8): 3, np.dtype(np.int32): 4, np.dtype(np.int8): 5,
     np.dtype(np.int64): 6, np.dtype(np.bool_): 7, np.dtype(np.int16): 8,
     np.dtype(np.uint16): 9, np.dtype(np.uint32): 10, np.dtype(np.uint64): 11,
+    bfloat16: 12,
 }
 FLAG_TO_DTYPE = {v: k for k, v in DTYPE_TO_FLAG.items()}
 
-_DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32, "bfloat16": None}
+_DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32, "bfloat16": bfloat16}
+
+
+def is_bfloat16(dtype):
+    """True for the bfloat16 type (either spelling)."""
+    return dtype is not None and (np.dtype(dtype) == bfloat16
+                                  or np.dtype(dtype) == MXNET_BFLOAT16_RECORD)
+
+
+def is_float_dtype(dtype):
+    """True for the floating-point types, bfloat16 included (NumPy files ml_dtypes'
+    bfloat16 under kind 'V', so ``kind == 'f'`` alone misses it)."""
+    dt = np.dtype(dtype)
+    return dt.kind == "f" or dt == bfloat16
 
 
 def dtype_np(dtype, default=np.float32):
@@ -67,7 +88,7 @@ def dtype_np(dtype, default=np.float32):
     if dtype is None:
         return np.dtype(default)
     if isinstance(dtype, np.dtype):
-        return dtype
+        return bfloat16 if dtype == MXNET_BFLOAT16_RECORD else dtype
     if isinstance(dtype, str):
         if dtype in _DTYPE_ALIASES:
             if _DTYPE_ALIASES[dtype] is None:
@@ -79,6 +100,8 @@ def dtype_np(dtype, default=np.float32):
         dt = np.dtype(dtype)
     except TypeError as err:
         raise MXNetError(f"unknown dtype {dtype!r}") from err
+    if dt == MXNET_BFLOAT16_RECORD or dt == bfloat16:
+        return bfloat16
     if dt.kind in "OSUVMm":        # objects, strings, records, dates: not array data
         raise MXNetError(f"dtype {dtype!r} is not supported: NDArrays hold numbers and "
                          "booleans only")
@@ -86,8 +109,8 @@ def dtype_np(dtype, default=np.float32):
 
 
 def dtype_name(dtype):
-    """The MXNet spelling of a dtype ('float32', 'int64', 'bool')."""
-    return np.dtype(dtype).name
+    """The MXNet spelling of a dtype ('float32', 'int64', 'bool', 'bfloat16')."""
+    return dtype_np(dtype).name
 
 
 def env_int(name, default):

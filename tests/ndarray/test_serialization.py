@@ -343,14 +343,34 @@ def test_older_record_layouts():
         np.testing.assert_array_equal(got[0].asnumpy(), data)
 
 
-def test_bfloat16_widened_and_gpu_record_on_cpu():
+def test_bfloat16_record_and_gpu_record_on_cpu(tmp_path):
     bits = np.array([0x3F80, 0xC000], dtype="<u2")      # 1.0, -2.0 in bfloat16
     buf = header(1) + dense_record(flag=12, payload=bits.tobytes()) + struct.pack("<Q", 0)
     got = nd.load_frombuffer(buf)[0]
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got.asnumpy(), [1.0, -2.0])
+    assert got.dtype == mx.base.bfloat16
+    np.testing.assert_array_equal(got.asnumpy().astype(np.float32), [1.0, -2.0])
+    # written back as the same record, bit for bit
+    nd.save(str(tmp_path / "bf16.params"), [got])
+    assert (tmp_path / "bf16.params").read_bytes() == buf
     buf = header(1) + dense_record(ctx=(2, 7), payload=struct.pack("<ff", 1, 2)) \
         + struct.pack("<Q", 0)
     got = nd.load_frombuffer(buf)[0]
     assert got.context == mx.cpu(0) or got.context == mx.gpu(7)
     np.testing.assert_array_equal(got.asnumpy(), [1.0, 2.0])
+
+
+def test_bfloat16_file_from_mxnet(tmp_path):
+    """A file MXNet 1.9.1 wrote with a bfloat16 array (tests/fixtures/bfloat16, written
+    by its make_fixture.py): it loads as bfloat16 holding MXNet's bits, which are the
+    float32 values' upper halves (MXNet 1.9.1's Cast to bfloat16 truncates), and saves
+    back byte for byte."""
+    import os
+    src = os.path.join(os.path.dirname(fixture_path()), "bfloat16", "mxnet191_bfloat16.params")
+    got = nd.load(src)
+    assert got["bf16"].dtype == mx.base.bfloat16 and got["f32"].dtype == np.float32
+    f32 = got["f32"].asnumpy()
+    np.testing.assert_array_equal(got["bf16"].asnumpy().view(np.uint16),
+                                  (f32.view(np.uint32) >> 16).astype(np.uint16))
+    nd.save(str(tmp_path / "again.params"), got)
+    with open(src, "rb") as f:
+        assert (tmp_path / "again.params").read_bytes() == f.read()

@@ -28,9 +28,15 @@ def test_amp_cast_gradient_has_input_dtype():
     assert x.grad.dtype == np.float32 and x.grad.asnumpy().tolist() == [3.0, 4.0]
 
 
-def test_amp_cast_bfloat16_not_available():
-    with pytest.raises(NotImplementedError):
-        mx.nd.amp_cast(mx.nd.ones(2), dtype="bfloat16")
+def test_amp_cast_bfloat16_rounds_to_nearest_even():
+    # 1 + 2^-8 lies halfway between two bfloat16 values: it rounds to the even one, 1.0;
+    # 1 + 3 * 2^-8 rounds up to 1 + 2^-6; ints pass unchanged
+    x = mx.nd.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -2.5], dtype="float32")
+    y = mx.nd.amp_cast(x, dtype="bfloat16")
+    assert y.dtype == mx.base.bfloat16
+    np.testing.assert_array_equal(y.asnumpy().astype(np.float32), [1.0, 1 + 2 ** -6, -2.5])
+    i = mx.nd.amp_cast(mx.nd.array([3], dtype="int32"), dtype="bfloat16")
+    assert i.dtype == np.int32
 
 
 @pytest.mark.parametrize("narrow,want", [(False, np.float32), (True, np.float16)])

@@ -13,6 +13,7 @@ A fused kernel may decline a call (NotImplemented: oneDNN off, a size below its
 break-even, an unsupported case); the executor then runs the two steps as usual, so
 the intermediate still has its planned buffer.
 """
+from ..base import bfloat16
 from ..operator.kernels import lookup_fusion
 
 __all__ = ["fuse_forward_steps", "FusedStep"]
@@ -57,7 +58,7 @@ def fuse_forward_steps(g, steps, device):
         if nxt is None or nxt.outs[0] is None:
             continue
         fn = lookup_fusion(s.op, nxt.op, device, s.p, nxt.p)
-        if fn is None:
+        if fn is None or (g.dtypes[e] == bfloat16 and not getattr(fn, "bfloat16", False)):
             continue
         if reads is None:
             reads = _backward_reads(g)

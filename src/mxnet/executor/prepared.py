@@ -28,7 +28,7 @@ it sees the planned buffers (fixed for the executor's life) and the caller's arr
 """
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, bfloat16
 from ..operator import runner
 from . import layout
 from ..operator.kernels import _TABLE as _KERNELS
@@ -46,14 +46,15 @@ class FwdCall:
     """One forward node: ``ins``/``outs`` index ``vals`` (the None slot for an output
     nothing reads); ``aux0``: where the auxiliary states start in ``ins``."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "ins", "aux0", "outs", "req",
-                 "fused", "then", "lay", "agnostic", "convert")
+                 "fused", "then", "lay", "agnostic", "convert", "bfloat16")
 
 
 class BwdCall:
     """One backward node: indices into ``vals`` for the output gradients, inputs,
     outputs, auxiliary states and gradient destinations; ``given``: the destinations
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
-    of output gradients nothing sends; ``slow``: run through ``runner.backward``."""
+    of output gradients nothing sends; ``slow``: run through ``runner.backward`` (so
+    do nodes with bfloat16 arrays, which the runner computes in float32)."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
                  "agnostic", "convert")
@@ -96,6 +97,9 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
+        # bfloat16 nodes run through the runner, which computes them in float32
+        c.bfloat16 = graph is not None and any(
+            graph.dtypes[e] == bfloat16 for e in c.ins + c.outs if e != none_slot)
         c.then = (_single(first, none_slot, device, blocked, graph),
                   _single(then, none_slot, device, blocked, graph)) \
             if c.fused is not None else None
@@ -127,7 +131,7 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(
         c.op, c.p, c.name, c.octx = op, b.p, b.name, b.octx
         c.key = _key(op, device, True)
         c.body, c.wo = op.backward, op.writes_outputs
-        c.slow = op.zero_grad or op.backward is None
+        c.slow = op.zero_grad or op.backward is None or b.bfloat16
         c.out_meta = b.out_meta
         c.ograds = None if b.ograds is None else \
             [none_slot if e is None else e for e in b.ograds]
@@ -166,6 +170,8 @@ def _forward_one(c, vals, octx):
         args, aux = ins[:c.aux0], ins[c.aux0:]
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
+    if c.bfloat16:
+        return runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)

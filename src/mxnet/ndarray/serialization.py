@@ -14,7 +14,8 @@ shape as above, no storage type) and the oldest layout, whose first word is the 
 followed by ``u32`` dims.
 
 Sparse records load as RowSparseNDArray / CSRNDArray (aux arrays kept in their saved
-integer types) and sparse arrays are written as such records. ``bfloat16`` records are widened to float32 (NumPy has no bfloat16). Files are
+integer types) and sparse arrays are written as such records. ``bfloat16`` records (flag
+12) load as bfloat16 arrays and bfloat16 arrays save as such records. Files are
 written with the numpy-shape magic under ``mx.np_shape(True)`` and the classic one
 outside it (unless they hold a 0-d array, which classic shapes cannot express); as in
 MXNet, ``load`` accepts numpy-shape records only inside ``np_shape(True)`` and classic
@@ -27,7 +28,7 @@ import struct
 import numpy as np
 
 from ..atomic_file import AtomicFile
-from ..base import MXNetError
+from ..base import MXNetError, bfloat16
 from .ndarray import from_data, NDArray
 from ..context import Context, cpu, num_gpus
 from ..backend import array_module
@@ -43,8 +44,9 @@ MAX_NDIM = 32
 _FLAG_TO_DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32",
                   5: "int8", 6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32",
                   11: "uint64"}
-_WRITE_FLAGS = {np.dtype(v): k for k, v in _FLAG_TO_DTYPE.items() if k <= 7}
 _BFLOAT16 = 12
+_WRITE_FLAGS = {np.dtype(v): k for k, v in _FLAG_TO_DTYPE.items() if k <= 7}
+_WRITE_FLAGS[bfloat16] = _BFLOAT16
 
 
 class _BadInput(MXNetError, TypeError):
@@ -132,16 +134,15 @@ def _read_shape(r, what, allow_empty):
 def _read_dtype(r, what):
     flag = r.i32(f"{what} dtype")
     if flag == _BFLOAT16:
-        return _BFLOAT16
+        return bfloat16
     if flag not in _FLAG_TO_DTYPE:
         raise r.fail(f"{what} has an unknown dtype flag {flag}")
     return np.dtype(_FLAG_TO_DTYPE[flag])
 
 
 def _read_values(r, shape, dtype, what):
-    if dtype is _BFLOAT16:     # the upper 16 bits of a float32
-        raw = r.array(shape, np.uint16, what)
-        return (raw.astype(np.uint32) << 16).view(np.float32)
+    if dtype == bfloat16:      # stored as its 16 bits (the upper half of a float32)
+        return r.array(shape, np.uint16, what).view(bfloat16)
     return r.array(shape, dtype, what)
 
 
@@ -198,7 +199,7 @@ def _read_record(r, i, semantics=None):
     aux = []
     for k in range(n_aux):
         adt = _read_dtype(r, f"{what} aux {k}")
-        if adt is _BFLOAT16 or adt.kind not in "iu":
+        if adt.kind not in "iu":
             raise r.fail(f"{what} has non-integer sparse indices ({adt})")
         aux.append((adt, _read_shape(r, f"{what} aux {k} shape", True)))
     values = _read_values(r, sshape, dtype, f"{what} values")
@@ -338,12 +339,15 @@ def _flag(dtype):
     flag = _WRITE_FLAGS.get(np.dtype(dtype))
     if flag is None:
         raise MXNetError(f"cannot save an array of dtype {dtype}: MXNet 1.x files hold "
-                         f"{', '.join(_FLAG_TO_DTYPE[k] for k in range(8))} only")
+                         f"{', '.join(_FLAG_TO_DTYPE[k] for k in range(8))} and bfloat16 "
+                         "only")
     return flag
 
 
 def _write_bytes(w, a):
     if a.size:
+        if a.dtype == bfloat16:     # its 16 bits (a memoryview refuses the type)
+            a = a.view(np.uint16)
         a = np.ascontiguousarray(a, a.dtype.newbyteorder("<"))
         w(memoryview(a.reshape(-1)).cast("B"))
 
@@ -366,17 +370,12 @@ def _write_sparse_record(w, arr, v, magic):
 def _write_record(w, arr, a, magic):
     if getattr(arr, "_sparse", False):
         return _write_sparse_record(w, arr, a, magic)
-    flag = _WRITE_FLAGS.get(a.dtype)
-    if flag is None:
-        raise MXNetError(f"cannot save an array of dtype {a.dtype}: MXNet 1.x files hold "
-                         f"{', '.join(_FLAG_TO_DTYPE[k] for k in range(8))} only")
+    flag = _flag(a.dtype)
     shape = a.shape
     ctx = arr.context
     w(struct.pack(f"<Iii{len(shape)}q", magic, DENSE, len(shape), *shape))
     w(struct.pack("<iii", ctx.device_typeid, ctx.device_id, flag))
-    if a.size:
-        a = np.ascontiguousarray(a, a.dtype.newbyteorder("<"))
-        w(memoryview(a.reshape(-1)).cast("B"))
+    _write_bytes(w, a)
 
 
 def _write(w, data):

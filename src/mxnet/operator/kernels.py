@@ -19,6 +19,10 @@ adds its result into them itself (e.g. cuDNN's beta = 1), or returns a fresh arr
 such an output (``OutputBuffers.get_accumulating``) that the runner then adds. A
 fallback chained behind such a kernel must not inherit the attribute.
 
+A kernel with the attribute ``bfloat16 = True`` is also given calls whose arrays are
+bfloat16 (it may decline them with NotImplemented); other kernels never see bfloat16
+arrays: the runner computes such calls in float32 (operator/bfloat16.py).
+
 Fused kernels: ``register_fusion(first, second, device, fn, accepts)`` says that the
 pair ``first -> second`` (``second`` reading ``first``'s only output) can run as one
 call ``fn(ctx, p_first, inputs_of_first, aux_of_first, out=[second's output])`` when
@@ -97,9 +101,9 @@ def lookup_fusion(first, second, device, p_first=None, p_second=None):
 
 def data_start(a):
     """The address of an array's first element (NumPy or CuPy)."""
-    data = a.data
-    ptr = getattr(data, "ptr", None)
-    return ptr if ptr is not None else a.__array_interface__["data"][0]
+    if isinstance(a, np.ndarray):     # (a.data, a memoryview, refuses bfloat16)
+        return a.__array_interface__["data"][0]
+    return a.data.ptr
 
 
 def same_memory(a, b):

@@ -31,7 +31,8 @@ import threading
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, bfloat16
+from . import bfloat16 as _bf16
 from ..backend.onednn import kernels as K
 from ..backend.onednn._runtime import try_runtime
 from ..backend.onednn.primitive import NotSupported
@@ -134,6 +135,19 @@ def _f32(*arrays):
     return True
 
 
+def _lp_dtype(*arrays):
+    """The one dtype of a convolution/inner-product call's NumPy arrays when it is
+    float32 or bfloat16 (the types those primitives take here), else None."""
+    dt = None
+    for a in arrays:
+        if a is None:
+            continue
+        if not isinstance(a, np.ndarray) or (dt is not None and a.dtype != dt):
+            return None
+        dt = a.dtype
+    return dt if dt == _F32 or dt == bfloat16 else None
+
+
 def _c(a):
     return None if a is None else np.ascontiguousarray(a)
 
@@ -153,9 +167,10 @@ def _mark(a, flags, i):
     return a
 
 
-def _Out(given, n, inputs):
-    """Destination arrays (float32 NumPy) of a oneDNN call: see OutputBuffers."""
-    return OutputBuffers(np, given, n, inputs, np.may_share_memory, np.float32)
+def _Out(given, n, inputs, dtype=np.float32):
+    """Destination arrays (NumPy, float32 unless said) of a oneDNN call: see
+    OutputBuffers."""
+    return OutputBuffers(np, given, n, inputs, np.may_share_memory, dtype)
 
 
 def _need(ctx, n):
@@ -208,13 +223,14 @@ def _conv_geo(p, x_shape, out_spatial):
 @_guard
 def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
-    if _declined("Convolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
+    dt = _lp_dtype(*inputs)
+    if _declined("Convolution", _conv_work(inputs)) or not _layout_ok(p) or dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo = _conv_geo(p, x.shape, oshape[2:])
-    o = _Out(out, 1, inputs)
+    o = _Out(out, 1, inputs, dt)
     fin, fout = _flags(ctx, 0), _flags(ctx, 1)
     K.conv_forward(_mark(x, fin, 0), w, b, _mark(o.get(0, oshape), fout, 0), *geo,
                    groups=p.num_group, relu=relu)
@@ -235,12 +251,13 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     ``bwd_both``: both in one call, used when both are wanted)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or not _f32(dy, x, w):
+    dt = _lp_dtype(dy, x, w)
+    if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or dt is None:
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
     geo = geo_of(x, dy)
-    g = _Out(in_grad, n, [dy, x, w])
+    g = _Out(in_grad, n, [dy, x, w], dt)
     need_b = n == 3 and need[2]
     both = bwd_both is not None and need[0] and need[1]
     fdy, fx, fdx = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
@@ -251,7 +268,7 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     elif need[0]:
         bwd_data(dy, w, _mark(g.get(0, x.shape), fdx, 0), *geo, groups=p.num_group)
     if (need[1] or need_b) and not both:
-        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
+        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, dt)
         db = g.get(2, (p.num_filter,)) if need_b else None
         bwd_weights(x, dy, dw, db, *geo, groups=p.num_group)
     res = g.done()
@@ -404,14 +421,15 @@ def pool_forward(ctx, p, inputs, aux, out=None):
     """Pooling forward (max, avg) on oneDNN; a training-mode max pooling keeps its
     workspace for the backward."""
     x = inputs[0]
-    if _declined("Pooling", x.size) or not _f32(x):
+    dt = _lp_dtype(x)
+    if _declined("Pooling", x.size) or dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
     plan = _pool_plan(p, x.shape, oshape)
     if plan is None:
         return NotImplemented
     x = _c(x)
-    o = _Out(out, 1, inputs)
+    o = _Out(out, 1, inputs, dt)
     y = o.get(0, oshape)
     xm, ym = _mark(x, _flags(ctx, 0), 0), _mark(y, _flags(ctx, 1), 0)
     ws = K.pool_workspace(xm, ym, *plan) if ctx.is_train and plan[0] == "max" else None
@@ -429,7 +447,8 @@ def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Pooling backward on oneDNN (max: with the forward's workspace when it is still
     valid, else a recomputed one)."""
     dy, x = out_grads[0], inputs[0]
-    if _declined("Pooling", x.size) or not _f32(dy, x):
+    dt = _lp_dtype(dy, x)
+    if _declined("Pooling", x.size) or dt is None:
         return NotImplemented
     plan = _pool_plan(p, x.shape, dy.shape)
     if plan is None:
@@ -439,7 +458,7 @@ def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     ws = None
     if plan[0] == "max" and isinstance(y, np.ndarray) and y.shape == dy.shape:
         ws = _POOL_WS.get(x, y, plan)
-    g = _Out(in_grad, 1, [dy, x])
+    g = _Out(in_grad, 1, [dy, x], dt)
     K.pool_backward(_mark(x, _flags(ctx, 1), 0), _mark(dy, _flags(ctx, 0), 0),
                     _mark(g.get(0, x.shape), _flags(ctx, 3), 0), *plan, ws=ws)
     return g.done()
@@ -459,7 +478,10 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
     x, gamma, beta = inputs
     mm, mv = aux
-    if _declined("BatchNorm", x.size) or not _f32(x, gamma, beta, mm, mv):
+    # data float32 or bfloat16; gamma, beta and the statistics float32 (as MXNet keeps
+    # them for bfloat16 data)
+    dt = _lp_dtype(x)
+    if _declined("BatchNorm", x.size) or dt is None or not _f32(gamma, beta, mm, mv):
         return NotImplemented
     op = _op("BatchNorm")
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -469,7 +491,7 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     scale = np.ones(c, np.float32) if p.fix_gamma else _c(gamma)
     shift = _c(beta)
     o = _Out(out, 3, inputs + list(aux))
-    y = _mark(o.get(0, x.shape), _flags(ctx, 1), 0)
+    y = _mark(o.get(0, x.shape, dt), _flags(ctx, 1), 0)
     mean, invstd = o.get(1, (c,)), o.get(2, (c,))
     training = bool(ctx.is_train and not p.use_global_stats)
     if training:
@@ -493,7 +515,8 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on oneDNN from the statistics the forward used."""
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
-    if _declined("BatchNorm", x.size) or not _f32(dy, x, gamma, mean, invstd):
+    dt = _lp_dtype(dy, x)
+    if _declined("BatchNorm", x.size) or dt is None or not _f32(gamma, mean, invstd):
         return NotImplemented
     need = _need(ctx, 3)
     c = mean.shape[0]
@@ -502,7 +525,7 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     var = (1.0 / np.square(invstd.astype(np.float64)) - p.eps).astype(np.float32)
     scale = np.ones(c, np.float32) if p.fix_gamma else _c(gamma)
     g = _Out(in_grad, 3, [dy, x, gamma])
-    dx = g.get(0, x.shape) if need[0] else np.empty(x.shape, np.float32)
+    dx = g.get(0, x.shape, dt) if need[0] else np.empty(x.shape, dt)
     dgamma = g.get(1, (c,)) if need[1] else np.empty(c, np.float32)
     dbeta = g.get(2, (c,)) if need[2] else np.empty(c, np.float32)
     K.bn_backward(_mark(_c(x), _flags(ctx, 1), 0).reshape(v3),
@@ -525,13 +548,14 @@ def _fc_rows(p, shape):
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
-    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or not _f32(*inputs):
+    dt = _lp_dtype(*inputs)
+    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
     w = _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
-    o = _Out(out, 1, inputs)
+    o = _Out(out, 1, inputs, dt)
     y = o.get(0, oshape)
     K.fc_forward(x, w, b, y.reshape(x.shape[0], p.num_hidden), relu=relu)
     return o.done()
@@ -547,18 +571,19 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if _declined("FullyConnected", x.size * p.num_hidden) or not _f32(dy, x, w):
+    dt = _lp_dtype(dy, x, w)
+    if _declined("FullyConnected", x.size * p.num_hidden) or dt is None:
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
     x2, w = _c(x).reshape(rows), _c(w)
     dy2 = _c(dy).reshape(rows[0], -1)
-    g = _Out(in_grad, n, [dy, x, w])
+    g = _Out(in_grad, n, [dy, x, w], dt)
     if need[0]:
         K.fc_backward_data(dy2, w, g.get(0, x.shape).reshape(rows))
     need_b = n == 3 and need[2]
     if need[1] or need_b:
-        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, np.float32)
+        dw = g.get(1, w.shape) if need[1] else np.empty(w.shape, dt)
         bshape = inputs[2].shape if n == 3 and inputs[2] is not None else (p.num_hidden,)
         db = g.get(2, bshape) if need_b else None
         K.fc_backward_weights(x2, dy2, dw, None if db is None else db.reshape(-1))
@@ -609,10 +634,11 @@ def _act_family(p):
 def act_forward(ctx, p, inputs, aux, out=None):
     """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
-    if _declined(_act_family(p), x.size) or p.act_type not in K.ELTWISE or not _f32(x):
+    dt = _lp_dtype(x)
+    if _declined(_act_family(p), x.size) or p.act_type not in K.ELTWISE or dt is None:
         return NotImplemented
     x = _c(x)
-    o = _Out(out, 1, [x])
+    o = _Out(out, 1, [x], dt)
     K.eltwise_forward(x, o.get(0, x.shape, allow_alias=x), p.act_type)
     return o.done()
 
@@ -621,11 +647,12 @@ def act_forward(ctx, p, inputs, aux, out=None):
 def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Activation gradients from the output (relu, sigmoid, tanh)."""
     dy, y = out_grads[0], outputs[0]
+    dt = _lp_dtype(dy, y)
     if _declined(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
-            or not _f32(dy, y):
+            or dt is None:
         return NotImplemented
     dy, y = _c(dy), _c(y)
-    g = _Out(in_grad, 1, [dy, y])
+    g = _Out(in_grad, 1, [dy, y], dt)
     # oneDNN's eltwise backward may write over diff_dst (in place)
     K.eltwise_backward(dy, y, g.get(0, y.shape, allow_alias=dy), p.act_type)
     return g.done()
@@ -644,10 +671,11 @@ def _has_nan(a):
 def relu_forward(ctx, p, inputs, aux, out=None):
     """relu on oneDNN (in place when out is the input); NaN inputs go to NumPy."""
     x = inputs[0]
-    if _declined("relu", x.size) or not _f32(x) or _has_nan(x):
+    dt = _lp_dtype(x)
+    if _declined("relu", x.size) or dt is None or _has_nan(x):
         return NotImplemented
     x = _c(x)
-    o = _Out(out, 1, [x])
+    o = _Out(out, 1, [x], dt)
     K.eltwise_forward(x, o.get(0, x.shape, allow_alias=x), "relu")
     return o.done()
 
@@ -656,10 +684,11 @@ def relu_forward(ctx, p, inputs, aux, out=None):
 def relu_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """relu's gradient from its output: dy where y > 0, else 0 (NaN outputs: NumPy)."""
     dy, y = out_grads[0], outputs[0]
-    if _declined("relu", y.size) or not _f32(dy, y) or _has_nan(y):
+    dt = _lp_dtype(dy, y)
+    if _declined("relu", y.size) or dt is None or _has_nan(y):
         return NotImplemented
     dy, y = _c(dy), _c(y)
-    g = _Out(in_grad, 1, [dy, y])
+    g = _Out(in_grad, 1, [dy, y], dt)
     K.eltwise_backward(dy, y, g.get(0, y.shape, allow_alias=dy), "relu")   # in place too
     return g.done()
 
@@ -746,6 +775,13 @@ def blocked_capable(name, p, in_shapes, out_shapes):
 _SOFTMAX = _softmax_pair(False)
 _LOG_SOFTMAX = _softmax_pair(True)
 
+# The adapters that take bfloat16 arrays (oneDNN's bf16 primitives; where the processor
+# lacks them, creating the primitive fails and the runner computes in float32).
+for _fn in (conv_forward, conv_relu_forward, conv_backward, fc_forward, fc_relu_forward,
+            fc_backward, pool_forward, pool_backward, bn_forward, bn_backward, act_forward,
+            act_backward, relu_forward, relu_backward):
+    _fn.bfloat16 = True
+
 OPS = {
     "Convolution": (conv_forward, conv_backward),
     "Deconvolution": (deconv_forward, deconv_backward),
@@ -763,15 +799,19 @@ OPS = {
 def _chain(first, second):
     """first, and second where first returns NotImplemented — unless the call has
     blocked arrays (``OpContext.layout``), which only the oneDNN adapters read: the
-    executor then runs the operator on plain copies (executor/prepared.py)."""
+    executor then runs the operator on plain copies (executor/prepared.py); or
+    bfloat16 arrays, which only a bfloat16 adapter takes: the runner then computes
+    the call in float32 (operator/bfloat16.py)."""
     def kernel(*args, **kwargs):
         res = first(*args, **kwargs)
-        if res is NotImplemented and args[0].layout is None:
+        if res is NotImplemented and args[0].layout is None and \
+                not _bf16.involved(*(a for a in args[2:] if isinstance(a, list))):
             return second(*args, **kwargs)
         return res
     kernel.__name__ = first.__name__
     kernel.__doc__ = first.__doc__
     kernel.fallback = second
+    kernel.bfloat16 = getattr(first, "bfloat16", False)
     return kernel
 
 

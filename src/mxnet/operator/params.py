@@ -198,9 +198,8 @@ class DType(Field):
         if isinstance(v, str) and v.isdigit():
             from ..base import FLAG_TO_DTYPE
             return FLAG_TO_DTYPE[int(v)].name
-        if v == "bfloat16":     # no NumPy type: the name passes on, for the operator to refuse
-            return v
-        return np.dtype(v).name
+        from ..base import dtype_np
+        return dtype_np(v).name
 
 
 class Any(Field):

@@ -136,6 +136,9 @@ class Op:
     # graph holding such an operator runs its operators one by one, as MXNet's CachedOp
     # does for dynamic shapes, since no executor can be planned ahead.
     dynamic_shape = False
+    # True: the body takes bfloat16 arrays as they are (casts, data movement); else
+    # the runner computes bfloat16 in float32 (operator/bfloat16.py).
+    bfloat16_native = False
     doc = ""
 
     # --- names ------------------------------------------------------------

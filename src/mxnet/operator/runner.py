@@ -19,6 +19,7 @@ import numpy as np
 from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..engine.errors import operator_error
+from . import bfloat16 as _bf16
 from .kernels import _TABLE as _KERNELS, same_memory
 from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
 
@@ -78,8 +79,18 @@ def _settle(results, dst, req, what):
 
 def _compute(op, body, octx, is_backward, args, given):
     """The device kernel from the table (unless it declines with NotImplemented), else
-    the operator's own body; ``given``: the destinations (out= / in_grad=)."""
+    the operator's own body; ``given``: the destinations (out= / in_grad=). bfloat16
+    arrays go only to kernels and operators that take them; the rest compute them in
+    float32 (operator/bfloat16.py)."""
     kern = _KERNELS and _KERNELS.get((op.name, _device(octx), is_backward))
+    if _bf16.involved(*args[1:]):
+        if kern and getattr(kern, "bfloat16", False):
+            res = kern(octx, *args, given)
+            if res is not NotImplemented:
+                return res
+        if not op.bfloat16_native:
+            return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given)
+        kern = None
     if kern:
         res = kern(octx, *args, given)
         if res is not NotImplemented:

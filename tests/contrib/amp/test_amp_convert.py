@@ -67,6 +67,8 @@ def test_list_contents():
     ("cast_optional_params", {"cast_optional_params": True}),
     ("excluded_fc", {"excluded_sym_names": ["fc"]}),
     ("fp32_ops_override", {"target_dtype_ops": ["Convolution"], "fp32_ops": ["FullyConnected"]}),
+    ("bf16_plain", {"target_dtype": "bfloat16"}),
+    ("bf16_cast_optional_params", {"target_dtype": "bfloat16", "cast_optional_params": True}),
 ])
 def test_convert_symbol_matches_mxnet(case, kwargs):
     got = nodes(amp.convert_symbol(net(), data_names=["data"], **kwargs))
@@ -93,15 +95,15 @@ def test_convert_symbol_types_and_multicast():
 
 
 def test_bad_arguments():
-    with pytest.raises(MXNetError, match="bfloat16"):
-        amp.convert_symbol(net(), target_dtype="bfloat16")
+    with pytest.raises(MXNetError, match="float16"):
+        amp.convert_symbol(net(), target_dtype="int8")
     with pytest.raises(MXNetError, match="two lists"):
         amp.convert_symbol(net(), target_dtype_ops=["FullyConnected"],
                            fp32_ops=["FullyConnected"])
     with pytest.raises(MXNetError, match="none of AMP"):
         amp.convert_symbol(net(), fp32_ops=["NoSuchOp"])
     with pytest.raises(MXNetError, match="bfloat16"):
-        amp.init(target_dtype="bfloat16")
+        amp.init(target_dtype="float64")
 
 
 def _model(rng):
@@ -120,22 +122,30 @@ def _run(sym, args, aux, data):
     return ex.forward(is_train=False)[0].asnumpy()
 
 
+# how close a converted model's outputs stay to the float32 model's
+_CONVERT_TOL = {"float16": (2e-2, 2e-3), "bfloat16": (5e-2, 1e-2)}
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
 @pytest.mark.parametrize("cop", [False, True])
-def test_convert_model_matches_float32(cop):
+def test_convert_model_matches_float32(cop, target):
     rng = np.random.default_rng(0)
     sym, args, aux = _model(rng)
     data = mx.nd.array(rng.normal(size=(2, 3, 6, 6)))
     ref = _run(sym, args, aux, data)
-    csym, cargs, caux = amp.convert_model(sym, args, aux, cast_optional_params=cop)
-    want = np.float16 if cop else np.float32
+    csym, cargs, caux = amp.convert_model(sym, args, aux, target_dtype=target,
+                                          cast_optional_params=cop)
+    want = np.dtype(target) if cop else np.float32
     assert cargs["conv_weight"].dtype == want and cargs["fc_bias"].dtype == want
     assert cargs["bn_gamma"].dtype == np.float32 and caux["bn_moving_var"].dtype == np.float32
     got = _run(csym, cargs, caux, data)
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-3)
+    rtol, atol = _CONVERT_TOL[target]
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
 
 
-def test_convert_hybrid_block_matches_float32():
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
+def test_convert_hybrid_block_matches_float32(target):
     rng = np.random.default_rng(1)
     blk = mx.gluon.nn.HybridSequential()
     blk.add(mx.gluon.nn.Conv2D(4, 3), mx.gluon.nn.BatchNorm(),
@@ -149,14 +159,15 @@ def test_convert_hybrid_block_matches_float32():
         fresh.initialize()
         amp.convert_hybrid_block(fresh, ctx=mx.cpu())
     for cop in (False, True):
-        conv = amp.convert_hybrid_block(blk, ctx=mx.cpu(), cast_optional_params=cop)
+        conv = amp.convert_hybrid_block(blk, target_dtype=target, ctx=mx.cpu(),
+                                        cast_optional_params=cop)
         out = conv(x)
         assert out.dtype == np.float32          # outputs are cast back to float32
         np.testing.assert_allclose(out.asnumpy().astype(np.float32), ref,
-                                   rtol=2e-2, atol=2e-2)
+                                   rtol=2e-2, atol=2e-2 if target == "float16" else 5e-2)
         dtypes = {p.name: p.data().dtype for p in conv.collect_params().values()}
         fc_w = [n for n in dtypes if n.endswith("weight") and "dense" in n][0]
-        assert dtypes[fc_w] == (np.float16 if cop else np.float32)
+        assert dtypes[fc_w] == (np.dtype(target) if cop else np.float32)
         assert all(dtypes[n] == np.float32 for n in dtypes if "batchnorm" in n)
 
 

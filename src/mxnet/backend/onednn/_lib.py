@@ -15,6 +15,7 @@ __all__ = ["load", "check", "DnnlError"]
 
 # --- enum values (oneDNN 3.x) --------------------------------------------------------
 SUCCESS = 0
+BF16 = 2                             # dnnl_bf16
 F32 = 3
 FORMAT_ANY = 1                       # dnnl_format_tag_any
 CPU = 1                              # dnnl_cpu engine kind

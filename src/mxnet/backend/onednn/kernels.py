@@ -7,6 +7,7 @@ writing anything. Geometry arguments are per spatial dimension: ``stride``,
 """
 import numpy as np
 
+from ...base import bfloat16
 from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
@@ -37,22 +38,30 @@ def blocked_view(a):
     return a.view(BlockedView)
 
 
-def _blocked_md(shape):
+def _blocked_md(shape, dt=L.F32):
     """The channel-blocked descriptor of ``shape`` (N, C, *spatial): aBc16b, aBcd16b
     or aBcde16b."""
-    return tag_md(shape, "a" + "B" + "cdefgh"[:len(shape) - 2] + "16b")
+    return tag_md(shape, "a" + "B" + "cdefgh"[:len(shape) - 2] + "16b", dt)
+
+
+def _dt(a):
+    """oneDNN's data type of an array: bf16 for bfloat16, else f32 (what _check lets
+    through)."""
+    return L.BF16 if a.dtype == bfloat16 else L.F32
 
 
 def _md(a):
     if type(a) is BlockedView:
         return _blocked_md(a.shape)
-    return user_md(a.shape)
+    return user_md(a.shape, dtype=_dt(a))
 
 
 def _sig(*arrays):
-    """The shape part of a cache key (None for absent arrays; blocked arrays apart)."""
+    """The shape part of a cache key (None for absent arrays; blocked and bfloat16
+    arrays apart)."""
     return tuple(None if a is None else
-                 (a.shape, "blocked") if type(a) is BlockedView else a.shape
+                 (a.shape, "blocked") if type(a) is BlockedView else
+                 (a.shape, "bf16") if a.dtype == bfloat16 else a.shape
                  for a in arrays)
 
 
@@ -82,6 +91,16 @@ def _check(*arrays):
             raise NotSupported("oneDNN kernels take non-empty C-contiguous float32 arrays")
 
 
+def _check_lp(*arrays):
+    """_check, also letting bfloat16 through (convolution and inner product; the
+    callers pass one dtype for all arrays)."""
+    for a in arrays:
+        if a is not None and (a.dtype not in (np.float32, bfloat16)
+                              or not a.flags.c_contiguous or a.size == 0):
+            raise NotSupported("oneDNN convolution and inner product take non-empty "
+                               "C-contiguous float32 or bfloat16 arrays")
+
+
 def _grouped(w, groups):
     """Weights as oneDNN wants them: (G, O/G, I/G, *k) when grouped (a view)."""
     if groups == 1:
@@ -98,22 +117,23 @@ def _conv_geo(stride, dilate, pad_l, pad_r):
     return dims(stride), dims(_dil(dilate)), dims(pad_l), dims(pad_r)
 
 
-def _conv_fwd_pd(kind, prop, x_shape, w_shape, b_shape, y_shape, geo, relu=False):
+def _conv_fwd_pd(kind, prop, x_shape, w_shape, b_shape, y_shape, geo, relu=False,
+                 dt=L.F32):
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
-    bmd = user_md(b_shape) if b_shape is not None else None
+    bmd = user_md(b_shape, dtype=dt) if b_shape is not None else None
     return create_pd(f"{kind}_forward_primitive_desc_create", prop, alg,
-                     any_md(x_shape), any_md(w_shape), bmd, any_md(y_shape),
+                     any_md(x_shape, dt), any_md(w_shape, dt), bmd, any_md(y_shape, dt),
                      *_conv_geo(*geo), post_relu=relu)
 
 
 def _fwd(kind, x, w, b, y, groups, geo, relu):
-    _check(x, w, b, y)
+    _check_lp(x, w, b, y)
     wg = _grouped(w, groups)
     key = (kind + "_fwd", _sig(x, wg, b, y), geo, relu)
 
     def build():
         pd = _conv_fwd_pd(kind, L.FORWARD_TRAINING, x.shape, wg.shape,
-                          None if b is None else b.shape, y.shape, geo, relu)
+                          None if b is None else b.shape, y.shape, geo, relu, _dt(x))
         args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_WEIGHTS, _md(wg))]
         if b is not None:
             args.append(Arg(L.ARG_BIAS, _md(b)))
@@ -128,11 +148,12 @@ def _bwd_data_builder(kind, dy, wg, dx, geo):
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
 
     def build():
+        dt = _dt(dy)
         hint = _conv_fwd_pd(kind, L.FORWARD_TRAINING, dx.shape, wg.shape, None, dy.shape,
-                            geo)
+                            geo, dt=dt)
         try:
             pd = create_pd(f"{kind}_backward_data_primitive_desc_create", alg,
-                           any_md(dx.shape), any_md(wg.shape), any_md(dy.shape),
+                           any_md(dx.shape, dt), any_md(wg.shape, dt), any_md(dy.shape, dt),
                            *_conv_geo(*geo), hint=hint, has_hint=True)
         finally:
             _destroy_pd(hint)
@@ -142,7 +163,7 @@ def _bwd_data_builder(kind, dy, wg, dx, geo):
 
 
 def _bwd_data(kind, dy, w, dx, groups, geo):
-    _check(dy, w, dx)
+    _check_lp(dy, w, dx)
     wg = _grouped(w, groups)
     key = (kind + "_bwd_data", _sig(dy, wg, dx), geo)
     cached_plan(key, _bwd_data_builder(kind, dy, wg, dx, geo))(dy, wg, dx)
@@ -157,12 +178,13 @@ def _bwd_weights_builder(kind, x, dy, dwg, db, geo):
 
     def build(shared=None):
         bshape = None if db is None else db.shape
+        dt = _dt(x)
         hint = _conv_fwd_pd(kind, L.FORWARD_TRAINING, x.shape, dwg.shape, bshape,
-                            dy.shape, geo)
+                            dy.shape, geo, dt=dt)
         try:
             pd = create_pd(f"{kind}_backward_weights_primitive_desc_create", alg,
-                           any_md(x.shape), any_md(dwg.shape),
-                           None if db is None else _md(db), any_md(dy.shape),
+                           any_md(x.shape, dt), any_md(dwg.shape, dt),
+                           None if db is None else _md(db), any_md(dy.shape, dt),
                            *_conv_geo(*geo), hint=hint, has_hint=True)
         finally:
             _destroy_pd(hint)
@@ -184,7 +206,7 @@ def _bwd_weights_builder(kind, x, dy, dwg, db, geo):
 
 
 def _bwd_weights(kind, x, dy, dw, db, groups, geo):
-    _check(x, dy, dw, db)
+    _check_lp(x, dy, dw, db)
     dwg = _grouped(dw, groups)
     key = (kind + "_bwd_weights", _sig(x, dy, dwg, db), geo)
     arrays = (x, dy, dwg) + ((db,) if db is not None else ())
@@ -193,7 +215,7 @@ def _bwd_weights(kind, x, dy, dw, db, groups, geo):
 
 
 def _bwd_both(kind, dy, x, w, dx, dw, db, groups, geo):
-    _check(dy, x, w, dx, dw, db)
+    _check_lp(dy, x, w, dx, dw, db)
     wg, dwg = _grouped(w, groups), _grouped(dw, groups)
     key = (kind + "_bwd", _sig(dy, x, wg, dx, dwg, db), geo)
     plan = cached_plan(key, lambda: _ConvBackward(
@@ -360,31 +382,31 @@ def _pool_geo(kernel, stride, pad_l, pad_r):
     return (dims(stride), dims(kernel), dims([0] * len(kernel)), dims(pad_l), dims(pad_r))
 
 
-def _pool_md(shape):
+def _pool_md(shape, dt=L.F32):
     """Pooling runs on channel-blocked data where the channels fill whole blocks of 16:
     oneDNN's plain-layout (ncsp) pooling is 3-4x slower than its blocked one, more than
     the reorders to and from the caller's plain arrays cost (2x2 max pooling of (64,
     32, 28, 28), 2 threads: 257 us forward plain, 63 us blocked + 72 us reorder in +
     ~25 us reorder out; backward 238 us plain, 66 us blocked + reorders)."""
     if shape[1] % 16 == 0 and 3 <= len(shape) <= 5:
-        return _blocked_md(shape)
-    return user_md(shape)
+        return _blocked_md(shape, dt)
+    return user_md(shape, dtype=dt)
 
 
-def _pool_fwd_pd(prop, alg, x_shape, y_shape, geo):
+def _pool_fwd_pd(prop, alg, x_shape, y_shape, geo, dt=L.F32):
     return create_pd("pooling_forward_primitive_desc_create", prop, _POOL_ALGS[alg],
-                     _pool_md(x_shape), _pool_md(y_shape), *_pool_geo(*geo))
+                     _pool_md(x_shape, dt), _pool_md(y_shape, dt), *_pool_geo(*geo))
 
 
 def pool_forward(x, y, alg, kernel, stride, pad_l, pad_r):
     """Pooling of x (N, C, *s) into y; alg 'max', 'avg_include' (the divisor counts the
-    padding) or 'avg_exclude'."""
-    _check(x, y)
+    padding) or 'avg_exclude'; float32 or bfloat16."""
+    _check_lp(x, y)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_fwd", _sig(x, y), alg, geo)
 
     def build():
-        pd = _pool_fwd_pd(L.FORWARD_INFERENCE, alg, x.shape, y.shape, geo)
+        pd = _pool_fwd_pd(L.FORWARD_INFERENCE, alg, x.shape, y.shape, geo, _dt(x))
         return Plan(pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DST, _md(y), output=True)])
     cached_plan(key, build)(x, y)
     return y
@@ -406,7 +428,7 @@ class _WorkspaceBackward:
         self.fwd = None
         if ws_md and lib.dnnl_memory_desc_get_size(ws_md):
             self.ws = np.empty(lib.dnnl_memory_desc_get_size(ws_md), np.uint8)
-            self.y = np.empty_like(y_like, np.float32)     # keeps a BlockedView
+            self.y = np.empty_like(y_like)     # its dtype; keeps a BlockedView
             self.fwd = Plan(hint, [Arg(L.ARG_SRC, _md(x)),
                                    Arg(L.ARG_DST, _md(self.y), output=True),
                                    Arg(L.ARG_WORKSPACE, ws_md, output=True)])
@@ -432,10 +454,11 @@ class _PoolBackward(_WorkspaceBackward):
     """Pooling's backward (max pooling needs the workspace)."""
 
     def __init__(self, x, dy, dx, alg, geo):
-        hint = _pool_fwd_pd(L.FORWARD_TRAINING, alg, x.shape, dy.shape, geo)
+        dt = _dt(x)
+        hint = _pool_fwd_pd(L.FORWARD_TRAINING, alg, x.shape, dy.shape, geo, dt)
         try:
             pd = create_pd("pooling_backward_primitive_desc_create", _POOL_ALGS[alg],
-                           _pool_md(dx.shape), _pool_md(dy.shape), *_pool_geo(*geo),
+                           _pool_md(dx.shape, dt), _pool_md(dy.shape, dt), *_pool_geo(*geo),
                            hint=hint, has_hint=True)
         except Exception:
             _destroy_pd(hint)
@@ -451,7 +474,7 @@ class _PoolBackward(_WorkspaceBackward):
 def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
     """dx from dy; max pooling needs the training forward's workspace: ``ws`` from
     ``pool_forward_training`` on this x, else it is recomputed from x."""
-    _check(x, dy, dx)
+    _check_lp(x, dy, dx)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, dy, dx), alg, geo)
     plan = cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))
@@ -464,7 +487,7 @@ def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
 
 def _training_plan(x, y, alg, kernel, stride, pad_l, pad_r):
     """The backward plan (with its training forward) of pooling x into y."""
-    _check(x, y)
+    _check_lp(x, y)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, y, x), alg, geo)
     return cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
@@ -493,15 +516,17 @@ _bn_md = _blocked_md
 
 def bn_forward(x, scale, shift, y, mean, var, eps, training):
     """Batch norm over axis 1 of x (N, C, *): training computes the batch mean and
-    (biased) variance into ``mean``/``var``; otherwise they are read (moving stats)."""
-    _check(x, scale, shift, y, mean, var)
+    (biased) variance into ``mean``/``var``; otherwise they are read (moving stats).
+    x and y float32 or bfloat16; the per-channel arrays float32."""
+    _check_lp(x, y)
+    _check(scale, shift, mean, var)
     flags = L.USE_SCALE | L.USE_SHIFT | (0 if training else L.USE_GLOBAL_STATS)
     key = ("bn_fwd", _sig(x, y), float(eps), training)
 
     def build():
         pd = create_pd("batch_normalization_forward_primitive_desc_create",
                        L.FORWARD_TRAINING if training else L.FORWARD_INFERENCE,
-                       _bn_md(x.shape), _bn_md(y.shape), float(eps), flags)
+                       _bn_md(x.shape, _dt(x)), _bn_md(y.shape, _dt(y)), float(eps), flags)
         c = _md(mean)
         return Plan(pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_SCALE, c), Arg(L.ARG_SHIFT, c),
                          Arg(L.ARG_MEAN, c, output=training),
@@ -512,19 +537,22 @@ def bn_forward(x, scale, shift, y, mean, var, eps, training):
 
 
 def bn_backward(x, dy, mean, var, scale, dx, dscale, dshift, eps, global_stats):
-    """dx, dscale, dshift of batch norm given the statistics the forward used."""
-    _check(x, dy, mean, var, scale, dx, dscale, dshift)
+    """dx, dscale, dshift of batch norm given the statistics the forward used (x, dy,
+    dx float32 or bfloat16; the per-channel arrays float32)."""
+    _check_lp(x, dy, dx)
+    _check(mean, var, scale, dscale, dshift)
     flags = L.USE_SCALE | L.USE_SHIFT | (L.USE_GLOBAL_STATS if global_stats else 0)
-    key = ("bn_bwd", _sig(x, dy), float(eps), global_stats)
+    key = ("bn_bwd", _sig(x, dy, dx), float(eps), global_stats)
 
     def build():
+        dt = _dt(x)
         hint = create_pd("batch_normalization_forward_primitive_desc_create",
-                         L.FORWARD_TRAINING, _bn_md(x.shape), _bn_md(dy.shape), float(eps),
-                         flags)
+                         L.FORWARD_TRAINING, _bn_md(x.shape, dt), _bn_md(dy.shape, dt),
+                         float(eps), flags)
         try:
             pd = create_pd("batch_normalization_backward_primitive_desc_create",
-                           L.BACKWARD, _bn_md(dx.shape), _bn_md(dy.shape), _bn_md(x.shape),
-                           float(eps), flags, hint=hint, has_hint=True)
+                           L.BACKWARD, _bn_md(dx.shape, dt), _bn_md(dy.shape, dt),
+                           _bn_md(x.shape, dt), float(eps), flags, hint=hint, has_hint=True)
         finally:
             _destroy_pd(hint)
         c = _md(mean)
@@ -543,20 +571,22 @@ def bn_backward(x, dy, mean, var, scale, dx, dscale, dshift, eps, global_stats):
 FC_WEIGHTS_MD = user_md
 
 
-def _ip_fwd_pd(x_shape, w_shape, b_shape, y_shape, relu=False):
+def _ip_fwd_pd(x_shape, w_shape, b_shape, y_shape, relu=False, dt=L.F32):
     return create_pd("inner_product_forward_primitive_desc_create", L.FORWARD_TRAINING,
-                     user_md(x_shape), FC_WEIGHTS_MD(w_shape),
-                     None if b_shape is None else user_md(b_shape), user_md(y_shape),
-                     post_relu=relu)
+                     user_md(x_shape, dtype=dt), FC_WEIGHTS_MD(w_shape, dtype=dt),
+                     None if b_shape is None else user_md(b_shape, dtype=dt),
+                     user_md(y_shape, dtype=dt), post_relu=relu)
 
 
 def fc_forward(x, w, b, y, relu=False):
-    """y = x @ w.T + b (b may be None), ReLU fused when ``relu``; x (M, K), w (N, K)."""
-    _check(x, w, b, y)
+    """y = x @ w.T + b (b may be None), ReLU fused when ``relu``; x (M, K), w (N, K);
+    float32 or bfloat16 (all alike)."""
+    _check_lp(x, w, b, y)
     key = ("ip_fwd", _sig(x, w, b, y), relu)
 
     def build():
-        pd = _ip_fwd_pd(x.shape, w.shape, None if b is None else b.shape, y.shape, relu)
+        pd = _ip_fwd_pd(x.shape, w.shape, None if b is None else b.shape, y.shape, relu,
+                        _dt(x))
         args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_WEIGHTS, _md(w))]
         if b is not None:
             args.append(Arg(L.ARG_BIAS, _md(b)))
@@ -567,14 +597,14 @@ def fc_forward(x, w, b, y, relu=False):
 
 def fc_backward_data(dy, w, dx):
     """dx = dy @ w."""
-    _check(dy, w, dx)
+    _check_lp(dy, w, dx)
     key = ("ip_bwd_data", _sig(dy, w, dx))
 
     def build():
-        hint = _ip_fwd_pd(dx.shape, w.shape, None, dy.shape)
+        hint = _ip_fwd_pd(dx.shape, w.shape, None, dy.shape, dt=_dt(dy))
         try:
             pd = create_pd("inner_product_backward_data_primitive_desc_create",
-                           _md(dx), FC_WEIGHTS_MD(w.shape), _md(dy), hint=hint,
+                           _md(dx), FC_WEIGHTS_MD(w.shape, dtype=_dt(w)), _md(dy), hint=hint,
                            has_hint=True)
         finally:
             _destroy_pd(hint)
@@ -586,14 +616,16 @@ def fc_backward_data(dy, w, dx):
 
 def fc_backward_weights(x, dy, dw, db):
     """dw = dy.T @ x and db = dy summed over rows (unless None)."""
-    _check(x, dy, dw, db)
+    _check_lp(x, dy, dw, db)
     key = ("ip_bwd_weights", _sig(x, dy, dw, db))
 
     def build():
-        hint = _ip_fwd_pd(x.shape, dw.shape, None if db is None else db.shape, dy.shape)
+        hint = _ip_fwd_pd(x.shape, dw.shape, None if db is None else db.shape, dy.shape,
+                          dt=_dt(x))
         try:
             pd = create_pd("inner_product_backward_weights_primitive_desc_create",
-                           _md(x), FC_WEIGHTS_MD(dw.shape), None if db is None else _md(db),
+                           _md(x), FC_WEIGHTS_MD(dw.shape, dtype=_dt(dw)),
+                           None if db is None else _md(db),
                            _md(dy), hint=hint, has_hint=True)
         finally:
             _destroy_pd(hint)
@@ -649,8 +681,8 @@ ELTWISE = {"relu": (L.ELTWISE_RELU, L.ELTWISE_RELU_DST, 0.0),
 
 
 def eltwise_forward(x, y, act):
-    """y = act(x) for act in ELTWISE (y may be x: in place)."""
-    _check(x, y)
+    """y = act(x) for act in ELTWISE (y may be x: in place); float32 or bfloat16."""
+    _check_lp(x, y)
     alg, _, alpha = ELTWISE[act]
     key = ("eltwise_fwd", _sig(x, y), act)
 
@@ -664,7 +696,7 @@ def eltwise_forward(x, y, act):
 
 def eltwise_backward(dy, y, dx, act):
     """dx from dy and the forward's output y (the *_use_dst_for_bwd algorithms)."""
-    _check(dy, y, dx)
+    _check_lp(dy, y, dx)
     _, alg, alpha = ELTWISE[act]
     if alg is None:
         raise NotSupported(f"oneDNN has no output-based backward for {act}")

@@ -4,8 +4,8 @@
 inputs per the operator lists in ``lists/``; ``init_trainer``/``scale_loss``/``unscale``
 add dynamic loss scaling; ``convert_symbol``/``convert_model``/``convert_hybrid_block``/
 ``convert_bucketing_module`` convert float32 models offline. The target dtype is
-float16 (CPU through NumPy, GPU through CuPy); bfloat16 raises MXNetError because
-pymxnet arrays have no bfloat16 type.
+float16 or bfloat16 (NumPy arrays on the CPU, CuPy arrays on the GPU; bfloat16 is
+ml_dtypes' type).
 """
 from . import amp  # noqa: F401
 from . import lists  # noqa: F401

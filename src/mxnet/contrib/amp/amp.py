@@ -13,16 +13,17 @@ Two ways in, both driven by the operator lists in ``lists/``:
   ``convert_bucketing_module`` rewrite a float32 graph offline, inserting ``amp_cast``
   (and, where input types are unknown, ``amp_multicast``) nodes.
 
-The target dtype is float16. bfloat16 is accepted by name (its lists are here) but
-pymxnet arrays have no bfloat16 type (NumPy and CuPy lack one), so asking for it
-raises MXNetError saying so.
+The target dtype is float16 or bfloat16 (ml_dtypes' type; the CPU computes it with
+oneDNN's bfloat16 convolution and inner product where the processor has them and in
+float32 elsewhere, see operator/bfloat16.py). As in MXNet 1.9.1, BatchNorm under
+bfloat16 keeps its parameters and statistics in float32 (``list_lp16_use_fp32_params``).
 """
 import contextlib
 import logging
 
 import numpy as np
 
-from ...base import MXNetError, DTYPE_TO_FLAG
+from ...base import MXNetError, DTYPE_TO_FLAG, dtype_np, is_float_dtype
 from . import lists  # noqa: F401  (amp.lists, as in MXNet)
 from .lists import symbol_bf16, symbol_fp16
 from .loss_scaler import LossScaler
@@ -43,23 +44,21 @@ _wrapped = []          # (namespace, name, original) so a test can undo init()
 
 # ----------------------------------------------------------------- dtype policy
 def _check_target(target_dtype):
-    """The numpy dtype for a target dtype name; MXNetError for anything else."""
-    name = target_dtype if isinstance(target_dtype, str) else getattr(
-        np.dtype(target_dtype), "name", str(target_dtype))
-    if name == "bfloat16":
-        raise MXNetError("AMP target_dtype='bfloat16' is not supported by pymxnet: its "
-                         "arrays have no bfloat16 type (NumPy and CuPy provide none); "
-                         "use target_dtype='float16'")
-    if name != "float16":
-        raise MXNetError(f"AMP supports target_dtype 'float16' (and 'bfloat16', not "
-                         f"available in pymxnet); got {target_dtype!r}")
-    return np.dtype(np.float16)
+    """The numpy dtype for a target dtype name (float16 or bfloat16); MXNetError for
+    anything else."""
+    try:
+        dt = dtype_np(target_dtype)
+    except (MXNetError, TypeError):
+        dt = None
+    if dt is None or dt.name not in ("float16", "bfloat16"):
+        raise MXNetError(f"AMP supports target_dtype 'float16' and 'bfloat16'; got "
+                         f"{target_dtype!r}")
+    return dt
 
 
 def _lists(target_dtype):
-    """The list module for a target dtype name (bfloat16's lists are listable even
-    though bfloat16 cannot run)."""
-    name = target_dtype if isinstance(target_dtype, str) else np.dtype(target_dtype).name
+    """The list module for a target dtype name."""
+    name = target_dtype if isinstance(target_dtype, str) else dtype_np(target_dtype).name
     if name == "float16":
         return symbol_fp16
     if name == "bfloat16":
@@ -179,7 +178,7 @@ def _policy(target_dtype, lp16_ops, fp32_ops, conditional_fp32_ops):
 
 
 def _is_float(dtype):
-    return dtype is not None and np.dtype(dtype).kind == "f"
+    return dtype is not None and is_float_dtype(dtype)
 
 
 # ------------------------------------------------------- imperative / F wrapping

@@ -12,14 +12,14 @@ sequence follow MXNet 1.9.1's pass.
 """
 import numpy as np
 
-from ...base import DTYPE_TO_FLAG, FLAG_TO_DTYPE
+from ...base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, is_float_dtype
 from ...operator.registry import get_op
 
 __all__ = ["convert_graph"]
 
 
 def _is_float(t):
-    return t is not None and np.dtype(t).kind == "f"
+    return t is not None and is_float_dtype(t)
 
 
 def _infer_out_types(node, in_types):

@@ -13,6 +13,7 @@ what MXNet 1.9.1 computes too (not the derivative of the inference forward).
 """
 import numpy as np
 
+from ...base import bfloat16
 from ..params import Bool, Float, FloatOrNone, Int, Schema
 from ..registry import Op, ShapeError, register
 
@@ -20,11 +21,12 @@ __all__ = ["BatchNorm"]
 
 
 def _param_dtype(t):
-    """gamma/beta/moving stats are float32 for float16 data, else the data's type."""
+    """gamma/beta/moving stats are float32 for float16 and bfloat16 data (MXNet's
+    accumulation type for both), else the data's type."""
     if t is None:
         return None
     t = np.dtype(t)
-    return np.dtype(np.float32) if t == np.float16 else t
+    return np.dtype(np.float32) if t == np.float16 or t == bfloat16 else t
 
 
 @register

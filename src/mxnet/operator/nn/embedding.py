@@ -6,7 +6,6 @@ rows that were looked up.
 """
 import numpy as np
 
-from ...base import MXNetError
 from ..params import Bool, DType, Int, Schema
 from ..registry import Op, ShapeError, register
 
@@ -57,8 +56,6 @@ class Embedding(Op):
     def infer_type(self, p, in_types):
         d, w = in_types
         if w is None:
-            if p.dtype == "bfloat16":
-                raise MXNetError("Embedding: dtype='bfloat16' is not supported by pymxnet")
             w = np.dtype(p.dtype)
         return [d, w], [w], []
 

@@ -4,7 +4,7 @@ leave others alone) and amp_multicast (cast several inputs to their widest, or w
 input's own type."""
 import numpy as np
 
-from ...base import MXNetError
+from ...base import MXNetError, is_float_dtype
 from ..params import Bool, DType, Int, Schema
 from ..registry import Op, register
 from ..out_contract import adopt_out_contract
@@ -12,17 +12,8 @@ from ..out_contract import adopt_out_contract
 _AMP_TYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
 
-class _AmpDType(DType):
-    """A dtype name; 'bfloat16' (no NumPy type) is refused as not implemented."""
-
-    def convert(self, v):
-        if v == "bfloat16":
-            raise NotImplementedError("amp_cast: bfloat16 has no NumPy type in pymxnet")
-        return super().convert(v)
-
-
 def _is_float(t):
-    return t is not None and np.dtype(t).kind == "f"
+    return t is not None and is_float_dtype(t)
 
 
 def _target(p):
@@ -33,8 +24,9 @@ def _target(p):
 class AmpCast(Op):
     """Cast a floating-point input to ``dtype``; other inputs pass unchanged."""
     name = "amp_cast"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
-    params = Schema(dtype=_AmpDType(enum=_AMP_TYPES))
+    params = Schema(dtype=DType(enum=_AMP_TYPES))
     backward_uses = ("out_grad", "in_data")
 
     def infer_shape_from_outputs(self, p, in_shapes, out_shapes):
@@ -61,6 +53,7 @@ class AmpMulticast(Op):
     """Cast every floating input to the widest floating type among them (narrowest
     with ``cast_narrow``)."""
     name = "amp_multicast"
+    bfloat16_native = True     # moves or casts values: any type alike
     params = Schema(num_outputs=Int(low=1), cast_narrow=Bool(False))
     variadic = "num_outputs"
     backward_uses = ("out_grad", "in_data")

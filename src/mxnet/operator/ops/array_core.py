@@ -12,6 +12,7 @@ from .shape_utils import write_view
 class Copy(Op):
     """Copy the input (``identity``)."""
     name = "_copy"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     aliases = ("identity",)
     params = Schema()
@@ -29,6 +30,7 @@ class Copy(Op):
 class CopyTo(Copy):
     """Copy into an existing array (``x.copyto(y)``)."""
     name = "_copyto"
+    bfloat16_native = True     # moves or casts values: any type alike
     aliases = ()
 
 
@@ -63,6 +65,7 @@ class IdentityAttrLikeRhs(Op):
 class Cast(Op):
     """Cast to another dtype; the gradient is cast back to the input's dtype."""
     name = "Cast"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     aliases = ("cast",)
     params = Schema(dtype=DType())
@@ -82,6 +85,7 @@ class Cast(Op):
 class Reshape(Op):
     """Reshape with MXNet's special codes (0, -1, -2, -3, -4, reverse)."""
     name = "Reshape"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     aliases = ("reshape",)
     params = Schema(shape=Shape(()), reverse=Bool(False), target_shape=Shape(()),

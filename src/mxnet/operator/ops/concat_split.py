@@ -39,6 +39,7 @@ def _uniform_types(opname, in_types):
 class Concat(ShapeOnlyBackward):
     """Join arrays along axis ``dim``; every other axis must agree."""
     name = "Concat"
+    bfloat16_native = True     # moves or casts values: any type alike
     aliases = ("concat",)
     params = Schema(num_args=Int(low=1), dim=Int(1))
     variadic = "num_args"
@@ -133,6 +134,7 @@ class RNNParamConcat(Concat):
 class Stack(ShapeOnlyBackward):
     """Join arrays of one shape along a new axis ``axis``."""
     name = "stack"
+    bfloat16_native = True     # moves or casts values: any type alike
     params = Schema(axis=Int(0), num_args=Int(low=1))
     variadic = "num_args"
 
@@ -221,6 +223,7 @@ class SliceChannel(_SplitBase):
     """Split into ``num_outputs`` equal parts along ``axis``; ``squeeze_axis`` drops the
     split axis (each part must then have size 1 there)."""
     name = "SliceChannel"
+    bfloat16_native = True     # moves or casts values: any type alike
     aliases = ("split",)
     params = Schema(num_outputs=Int(low=1), axis=Int(1), squeeze_axis=Bool(False))
 

@@ -14,6 +14,7 @@ from .shape_utils import (ShapeOnlyBackward, check_axes_nonneg, legacy, norm_axi
 class Flatten(ShapeOnlyBackward):
     """Collapse every axis but the first: (d0, d1, ..., dk) -> (d0, d1*...*dk)."""
     name = "Flatten"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     aliases = ("flatten",)
     params = Schema()
@@ -56,6 +57,7 @@ def _transpose_axes(p, ndim):
 class Transpose(ShapeOnlyBackward):
     """Permute the axes (reverse them when ``axes`` is empty)."""
     name = "transpose"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     params = Schema(axes=Shape(()))
 
@@ -97,6 +99,7 @@ class _Reshaping(ShapeOnlyBackward):
 class ExpandDims(_Reshaping):
     """Insert a new axis of size 1 at ``axis`` (in [-ndim-1, ndim])."""
     name = "expand_dims"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     params = Schema(axis=Int())
 
@@ -110,6 +113,7 @@ class Squeeze(_Reshaping):
     """Remove axes of size 1 (all of them, or those in ``axis``); a result with no axes
     left has shape (1,)."""
     name = "squeeze"
+    bfloat16_native = True     # moves or casts values: any type alike
     params = Schema(axis=ShapeOrNone(None))
 
     def _shape(self, p, s):
@@ -133,6 +137,7 @@ class Squeeze(_Reshaping):
 class SwapAxis(ShapeOnlyBackward):
     """Interchange axes ``dim1`` and ``dim2``."""
     name = "SwapAxis"
+    bfloat16_native = True     # moves or casts values: any type alike
     aliases = ("swapaxes",)
     params = Schema(dim1=Int(0), dim2=Int(0))
 
@@ -192,6 +197,7 @@ class ReshapeLike(Op):
     """Reshape ``lhs`` so that lhs.shape[lhs_begin:lhs_end] becomes
     rhs.shape[rhs_begin:rhs_end] (the whole shapes by default)."""
     name = "reshape_like"
+    bfloat16_native = True     # moves or casts values: any type alike
     params = Schema(lhs_begin=IntOrNone(None), lhs_end=IntOrNone(None),
                     rhs_begin=IntOrNone(None), rhs_end=IntOrNone(None))
     backward_uses = ("out_grad",)

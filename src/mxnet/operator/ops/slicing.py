@@ -55,6 +55,7 @@ class Slice(ShapeOnlyBackward):
     """Basic slicing: ``data[begin[0]:end[0]:step[0], ...]`` with Python's rules for
     None and negative entries; axes past ``len(begin)`` are kept whole."""
     name = "slice"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     narrows_input_axes = True   # an axis of unknown length stays unknown (partial_shape)
     aliases = ("crop",)
@@ -98,6 +99,7 @@ class SliceAxis(ShapeOnlyBackward):
     """``data`` restricted to [begin, end) along ``axis`` (negative values count from
     the end; end=None means the end of the axis)."""
     name = "slice_axis"
+    bfloat16_native = True     # moves or casts values: any type alike
     named_inputs = False
     narrows_input_axes = True   # an axis of unknown length stays unknown (partial_shape)
     params = Schema(axis=Int(), begin=Int(), end=IntOrNone())

@@ -1,0 +1,93 @@
+"""bfloat16 operators computed in float32: how the runner runs an operator that is
+given bfloat16 arrays.
+
+A bfloat16 NDArray holds a NumPy (or CuPy) array of ml_dtypes' ``bfloat16`` type.
+NumPy knows that type only through ml_dtypes' loops, which cover part of NumPy and
+are silently wrong elsewhere (``np.floor`` hands back its input, ``np.finfo`` refuses
+the type, a Python float promotes it to float32). MXNet's CPU kernels computed
+bfloat16 in float32 and rounded the results, so pymxnet does the same: an operator
+called with a bfloat16 array runs on float32 copies of its bfloat16 arrays, its
+results are rounded back to bfloat16 (into the given outputs, or as fresh arrays of
+the inferred output type), and auxiliary states it updated (BatchNorm's moving
+statistics) are written back. Two kinds of operator take bfloat16 arrays as they are:
+
+- a device kernel with the attribute ``bfloat16 = True`` (oneDNN's convolution and
+  inner product on the CPU compute bfloat16 natively); when it declines
+  (NotImplemented) the float32 route runs;
+- an operator with ``bfloat16_native = True``: casts and data movement (reshape,
+  transpose, slicing, concatenation), where every type is moved the same way.
+"""
+import numpy as np
+
+from ..base import bfloat16
+
+__all__ = ["involved", "run_widened"]
+
+_F32 = np.dtype(np.float32)
+
+
+def involved(*groups):
+    """Whether any array in the lists ``groups`` is bfloat16."""
+    for group in groups:
+        if group:
+            for a in group:
+                if a is not None and a.dtype == bfloat16:
+                    return True
+    return False
+
+
+def _widen(arrays):
+    return [a.astype(_F32) if a is not None and a.dtype == bfloat16 else a
+            for a in arrays]
+
+
+def _narrow(results, dtypes):
+    """Each float32 result whose wanted dtype is bfloat16, rounded to bfloat16."""
+    out = list(results)
+    for k, (r, t) in enumerate(zip(out, dtypes)):
+        if r is not None and t == bfloat16 and getattr(r, "dtype", None) == _F32:
+            out[k] = r.astype(bfloat16)
+    return out
+
+
+def _write_back(originals, widened):
+    """Auxiliary states the operator updated on their float32 copies."""
+    for o, w in zip(originals, widened):
+        if o is not w and o is not None:
+            o[...] = w
+
+
+def _forward_types(op, p, inputs):
+    """The inferred output dtypes for these inputs (None where inference cannot tell:
+    a float32 result is then taken to be the widening's, bfloat16 wanted)."""
+    try:
+        _, out_types, _ = op.infer_type(p, [a.dtype for a in inputs])
+    except Exception:   # inference refusing a type: its operator body would too
+        return []
+    return [bfloat16 if t is None else np.dtype(t) for t in out_types or ()]
+
+
+def run_widened(compute, op, body, octx, is_backward, args, given):
+    """``compute(op, body, octx, is_backward, args, given)`` (the runner's) on float32
+    copies of the bfloat16 arrays in ``args``. A result with a given destination is
+    rounded when the runner applies it to that destination; the others come back
+    rounded to bfloat16 where their type is bfloat16 (forward: the inferred output
+    type; backward: the input's type)."""
+    if is_backward:
+        p, out_grads, inputs, outputs, aux = args
+        w_aux = _widen(aux)
+        res = compute(op, body, octx, True,
+                      (p, None if out_grads is None else _widen(out_grads),
+                       _widen(inputs), _widen(outputs), w_aux), None)
+        wanted = [None if a is None else a.dtype for a in inputs]
+    else:
+        p, inputs, aux = args
+        w_aux = _widen(aux)
+        res = compute(op, body, octx, False, (p, _widen(inputs), w_aux), None)
+        wanted = _forward_types(op, p, inputs)
+    _write_back(aux, w_aux)
+    wanted = list(wanted[:len(res)]) + [bfloat16] * (len(res) - len(wanted))
+    for k, g in enumerate(given or ()):
+        if g is not None and k < len(wanted):
+            wanted[k] = None
+    return _narrow(res, wanted)
