@@ -74,13 +74,19 @@ def worker_mxnet(model, mode, precision, warmup, iters):
     amp_dtype = None
     if precision == "amp":
         from mxnet.contrib import amp
-        # float16: pymxnet has no bfloat16 array type (NumPy and CuPy lack one), so
-        # amp.init('bfloat16') raises; PyTorch's AMP rows use bf16 autocast
+        # bfloat16, as PyTorch's AMP rows (bf16 autocast); it needs CuPy with bfloat16
+        # (CuPy 14 + ml_dtypes), else float16, said in the row
+        target = os.environ.get("GPU_TRAIN_AMP_DTYPE", "bfloat16")
+        if target == "bfloat16" and cp is not None:
+            try:
+                cp.zeros(1, "bfloat16")
+            except Exception:  # noqa: BLE001
+                target = "float16"
         try:
-            amp.init(target_dtype="float16")
-            amp_dtype = "float16 (no bfloat16 in CuPy)"
+            amp.init(target_dtype=target)
+            amp_dtype = target
         except Exception as exc:  # noqa: BLE001  (reported, never faked)
-            return {"error": f"not supported: float16: {type(exc).__name__}: {exc}"}
+            return {"error": f"not supported: {target}: {type(exc).__name__}: {exc}"}
     net = _mx_net(model, classes)
     net.initialize(mx.init.Xavier(), ctx=ctx)
     if mode == "hybridized":

@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 
+from ..base import bfloat16
 from ..backend.cudnn import kernels as K
 from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
@@ -42,7 +43,7 @@ from .kernels_onednn import _chain
 
 __all__ = ["register_all", "OPS"]
 
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _op(name):
@@ -518,6 +519,12 @@ OPS = {
 # data gradient summed over a ResNet block's two branches costs no extra pass.
 for _fn in (conv_backward, deconv_backward):
     _fn.accumulates = True
+
+# Adapters given bfloat16 arrays (cuDNN's BFLOAT16 data type, float32 compute; BatchNorm
+# with float32 parameters and statistics); the others' bfloat16 calls run in float32.
+for _fn in (conv_forward, conv_backward, pool_forward, pool_backward, bn_forward,
+            bn_backward):
+    _fn.bfloat16 = True
 
 
 def register_all(register_kernel, lookup_kernel=None, device="gpu"):

@@ -12,6 +12,8 @@ from mxnet.backend.cudnn import kernels as K
     ({}, np.float16, L.TENSOR_OP_MATH),
     ({"MXNET_CUDA_ALLOW_TENSOR_CORE": "0"}, np.float16, L.FMA_MATH),
     ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1"}, np.float16, L.TENSOR_OP_MATH),
+    ({}, "bfloat16", L.TENSOR_OP_MATH),
+    ({"MXNET_CUDA_ALLOW_TENSOR_CORE": "0"}, "bfloat16", L.FMA_MATH),
     # MXNet 1.9.1 with cuDNN >= 8: DEFAULT_MATH for float32 (TF32 allowed on sm_80+)
     ({}, np.float32, L.DEFAULT_MATH),
     ({"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION": "1"}, np.float32,

@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from ...base import bfloat16
 from . import _lib as L
 
 __all__ = ["NotSupported", "data_type", "tensor", "filter_", "convolution", "pooling",
@@ -24,7 +25,7 @@ class NotSupported(Exception):
 
 
 _DTYPES = {np.dtype(np.float16): L.DATA_HALF, np.dtype(np.float32): L.DATA_FLOAT,
-           np.dtype(np.float64): L.DATA_DOUBLE}
+           np.dtype(np.float64): L.DATA_DOUBLE, bfloat16: L.DATA_BFLOAT16}
 _lock = threading.Lock()
 _cache = {}
 _INT_MAX = 2 ** 31 - 1
@@ -128,7 +129,8 @@ def strict_fp32():
 
 
 def conv_math_type(dtype):
-    """The convolution math type, MXNet 1.9.1's policy: float16 asks for tensor cores
+    """The convolution math type, MXNet 1.9.1's policy: float16 (and bfloat16) asks for
+    tensor cores
     (TENSOR_OP_MATH); float32 and float64 use CUDNN_DEFAULT_MATH, which cuDNN >= 8 lets
     use TF32 tensor cores on Ampere and later GPUs - MXNet 1.9.1 built against cuDNN 8
     behaves so, as does PyTorch by default (``torch.backends.cudnn.allow_tf32``).
@@ -138,7 +140,7 @@ def conv_math_type(dtype):
     MXNET_CUDA_ALLOW_TENSOR_CORE=0 (the latter also keeps float16 off tensor cores)."""
     dt = np.dtype(dtype)
     allow_tc = _env_flag("MXNET_CUDA_ALLOW_TENSOR_CORE", True)
-    if dt == np.float16:
+    if dt == np.float16 or dt == bfloat16:
         return L.TENSOR_OP_MATH if allow_tc else L.FMA_MATH
     if dt == np.float32:
         if strict_fp32():
