@@ -28,6 +28,8 @@ def main():
     ap.add_argument("--model", default="resnet50", choices=["resnet50", "resnet18", "cnn"])
     ap.add_argument("--mode", default="hybridized", choices=["hybridized", "imperative"])
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "amp"],
+                    help="amp: mx.contrib.amp in bfloat16 (as gpu_train.py's AMP rows)")
     ap.add_argument("--out", default=".")
     ap.add_argument("--attribute", action="store_true",
                     help="also attribute every kernel to the pymxnet source lines that "
@@ -48,6 +50,10 @@ def main():
 
     shape, classes, batch = MODELS[args.model]
     ctx = mx.gpu(0)
+    amp = None
+    if args.precision == "amp":
+        from mxnet.contrib import amp
+        amp.init(target_dtype="bfloat16")
     net = _mx_net(args.model, classes)
     net.initialize(mx.init.Xavier(), ctx=ctx)
     if args.mode == "hybridized":
@@ -55,6 +61,8 @@ def main():
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     trainer = gluon.Trainer(net.collect_params(), "sgd",
                             {"learning_rate": LR, "momentum": MOMENTUM})
+    if amp is not None:
+        amp.init_trainer(trainer)
     rng = np.random.RandomState(0)
     data = nd.array(rng.rand(batch, *shape).astype(np.float32), ctx=ctx)
     label = nd.array(rng.randint(0, classes, batch).astype(np.float32), ctx=ctx)
@@ -62,7 +70,12 @@ def main():
     def step():
         with autograd.record():
             loss = loss_fn(net(data), label)
-        loss.backward()
+            if amp is not None:
+                with amp.scale_loss(loss, trainer) as scaled:
+                    pass
+            else:
+                scaled = loss
+        autograd.backward(scaled)
         trainer.step(batch)
 
     sync = cp.cuda.Device(0).synchronize
@@ -95,7 +108,8 @@ def main():
     kernel_table(step, finish, args.steps, report)
     if args.attribute:
         attribute_kernels(step, finish, report)
-    write_report(report, args, f"profile_{args.model}_{args.mode}.txt")
+    amp_tag = "_amp" if args.precision == "amp" else ""
+    write_report(report, args, f"profile_{args.model}_{args.mode}{amp_tag}.txt")
 
 
 def _mx_frames(stack):

@@ -3,7 +3,10 @@ import ctypes
 import os
 
 import numpy as np
-import ml_dtypes as _ml_dtypes
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:         # a source checkout without it: everything but bfloat16 works
+    _ml_dtypes = None
 
 __all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex",
            "NotImplementedForSymbol", "string_types", "numeric_types",
@@ -54,8 +57,19 @@ mx_real_t = np.float32
 # bfloat16 arrays are NumPy/CuPy arrays of ml_dtypes' bfloat16 type (importing it also
 # lets np.dtype('bfloat16') resolve). MXNet 1.9.1 spelled the type as a record of one
 # uint16 field; that spelling is accepted and means the same type.
-bfloat16 = np.dtype(_ml_dtypes.bfloat16)
 MXNET_BFLOAT16_RECORD = np.dtype([("bfloat16", np.uint16)])
+HAVE_BFLOAT16 = _ml_dtypes is not None
+# without ml_dtypes: a stand-in no array has, so every "is it bfloat16" test says no
+bfloat16 = np.dtype(_ml_dtypes.bfloat16) if HAVE_BFLOAT16 else \
+    np.dtype([("bfloat16 (needs ml_dtypes)", np.uint16)])
+
+
+def _bfloat16_needed():
+    if not HAVE_BFLOAT16:
+        raise MXNetError("dtype bfloat16 needs the ml_dtypes package "
+                         "(pip install ml_dtypes; pymxnet's requirements list it)")
+    return bfloat16
+
 
 # MXNet's type flags (mshadow's kFloat32 ... kBool, kBfloat16), as stored in .params files.
 DTYPE_TO_FLAG = {
@@ -67,13 +81,7 @@ DTYPE_TO_FLAG = {
 }
 FLAG_TO_DTYPE = {v: k for k, v in DTYPE_TO_FLAG.items()}
 
-_DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32, "bfloat16": bfloat16}
-
-
-def is_bfloat16(dtype):
-    """True for the bfloat16 type (either spelling)."""
-    return dtype is not None and (np.dtype(dtype) == bfloat16
-                                  or np.dtype(dtype) == MXNET_BFLOAT16_RECORD)
+_DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32}
 
 
 def is_float_dtype(dtype):
@@ -88,11 +96,11 @@ def dtype_np(dtype, default=np.float32):
     if dtype is None:
         return np.dtype(default)
     if isinstance(dtype, np.dtype):
-        return bfloat16 if dtype == MXNET_BFLOAT16_RECORD else dtype
+        return _bfloat16_needed() if dtype == MXNET_BFLOAT16_RECORD else dtype
     if isinstance(dtype, str):
+        if dtype == "bfloat16":
+            return _bfloat16_needed()
         if dtype in _DTYPE_ALIASES:
-            if _DTYPE_ALIASES[dtype] is None:
-                raise MXNetError(f"dtype {dtype!r} is not supported by pymxnet on NumPy")
             return np.dtype(_DTYPE_ALIASES[dtype])
         if dtype.isdigit():
             return FLAG_TO_DTYPE[int(dtype)]
@@ -101,7 +109,7 @@ def dtype_np(dtype, default=np.float32):
     except TypeError as err:
         raise MXNetError(f"unknown dtype {dtype!r}") from err
     if dt == MXNET_BFLOAT16_RECORD or dt == bfloat16:
-        return bfloat16
+        return _bfloat16_needed()
     if dt.kind in "OSUVMm":        # objects, strings, records, dates: not array data
         raise MXNetError(f"dtype {dtype!r} is not supported: NDArrays hold numbers and "
                          "booleans only")

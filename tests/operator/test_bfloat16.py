@@ -184,3 +184,33 @@ def test_mxnet_spelling_of_the_type():
     assert mx.nd.array([1, 2], dtype=MXNET_BFLOAT16_RECORD).dtype == bfloat16
     np.testing.assert_array_equal(a.asnumpy().astype(np.float32), [1.5, -2.0])
     assert mx.base.dtype_name(MXNET_BFLOAT16_RECORD) == "bfloat16"
+
+
+def test_without_ml_dtypes_everything_else_works(tmp_path):
+    """ml_dtypes is a requirement, but a source checkout without it imports and runs;
+    asking for bfloat16 then says what is missing."""
+    import subprocess
+    script = tmp_path / "no_ml_dtypes.py"
+    script.write_text(
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def no_ml_dtypes(name, *args, **kwargs):\n"
+        "    if name.split('.')[0] == 'ml_dtypes':\n"
+        "        raise ImportError('hidden for the test')\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = no_ml_dtypes\n"
+        "import mxnet as mx\n"
+        "assert not mx.base.HAVE_BFLOAT16\n"
+        "x = mx.nd.array([1.0, 2.0])\n"
+        "assert (x + x).asnumpy().tolist() == [2.0, 4.0]\n"
+        "try:\n"
+        "    x.astype('bfloat16')\n"
+        "except mx.base.MXNetError as err:\n"
+        "    assert 'ml_dtypes' in str(err)\n"
+        "else:\n"
+        "    raise SystemExit('bfloat16 without ml_dtypes did not raise')\n")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

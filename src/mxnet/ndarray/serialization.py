@@ -28,7 +28,7 @@ import struct
 import numpy as np
 
 from ..atomic_file import AtomicFile
-from ..base import MXNetError, bfloat16
+from ..base import HAVE_BFLOAT16, MXNetError, bfloat16
 from .ndarray import from_data, NDArray
 from ..context import Context, cpu, num_gpus
 from ..backend import array_module
@@ -134,6 +134,9 @@ def _read_shape(r, what, allow_empty):
 def _read_dtype(r, what):
     flag = r.i32(f"{what} dtype")
     if flag == _BFLOAT16:
+        if not HAVE_BFLOAT16:
+            raise r.fail(f"{what} is bfloat16, which needs the ml_dtypes package "
+                         "(pip install ml_dtypes)")
         return bfloat16
     if flag not in _FLAG_TO_DTYPE:
         raise r.fail(f"{what} has an unknown dtype flag {flag}")

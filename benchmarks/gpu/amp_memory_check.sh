@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Device check for bfloat16 AMP and the one-arena memory plan (at most ~7 minutes), from
+# the repository root, with .device/wheels carried (ml_dtypes for the device's Python):
+#   OUT=/tmp/out bash benchmarks/gpu/amp_memory_check.sh
+# Each step runs under its own timeout (cut to what is left of TOTAL_BUDGET); a failing
+# or hanging step does not stop the next. Order = importance:
+#   1. env: GPU, versions; ml_dtypes installed from .device/wheels when missing; whether
+#      CuPy makes bfloat16 arrays
+#   2. tests: cuDNN (bfloat16 adapters included), tests/gpu, bfloat16 operators, AMP,
+#      CUDA graphs
+#   3. ResNet-50 224x224 b64 hybridized with CUDA graphs: pymxnet fp32 and AMP
+#      (bfloat16), PyTorch eager fp32 and bf16 autocast: samples/s, peak GB (the
+#      one-arena plan's memory against PyTorch's)
+#   4. the same without CUDA graphs (pymxnet fp32 and AMP)
+#   5. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
+#   6. profile of one AMP ResNet-50 step with graphs (where the time goes)
+# Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
+# profile_resnet50_hybridized_amp.txt.
+set -u -o pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/amp_memory_check_out}
+mkdir -p "$OUT"
+ROOT=$(pwd)
+PY=${PY:-python3}
+TOTAL_BUDGET=${TOTAL_BUDGET:-420}
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+T_START=$(date +%s)
+STEP_WIDTH=30
+. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
+
+# --- 1. env (ml_dtypes: a requirement of pymxnet, absent from the device's image) ---------------
+EXTRA="$ROOT/.device/pylib"
+if ! "$PY" -c "import ml_dtypes" 2>/dev/null; then
+    "$PY" -m pip install -q --no-index --no-deps --target "$EXTRA" "$ROOT"/.device/wheels/ml_dtypes-*.whl \
+        >> "$OUT/env.log" 2>&1 || echo "ml_dtypes install failed" | tee -a "$SUMMARY"
+fi
+export PYTHONPATH="$ROOT/src:$EXTRA${PYTHONPATH:+:$PYTHONPATH}"
+step env 30 "$OUT/env.log" bash -c '
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
+'"$PY"' benchmarks/gpu/env_probe.py
+'"$PY"' -c "
+import cupy, mxnet as mx
+print(\"ml_dtypes for pymxnet:\", mx.base.HAVE_BFLOAT16)
+try:
+    a = cupy.arange(4, dtype=\"float32\").astype(mx.base.bfloat16)
+    print(\"cupy bfloat16:\", a.dtype, (a + a).astype(\"float32\").get().tolist())
+except Exception as e:
+    print(\"cupy bfloat16: NO\", type(e).__name__, e)
+"'
+grep -E "^(cupy|torch|cudnn|ml_dtypes|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
+
+# --- 2. tests ---------------------------------------------------------------------------------------
+step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
+    --maxfail=40 tests/backend/cudnn tests/gpu tests/operator/test_bfloat16.py \
+    tests/contrib/amp tests/executor/test_cuda_graph.py
+tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+
+# --- training throughput: one gpu_train worker per case -------------------------------------------
+train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITERS
+    local name=$1 graphs=$2 fw=$3 model=$4 prec=$5 limit=$6 warm=$7 iters=$8
+    local mode=hybridized
+    [ "$fw" = pytorch ] && mode=eager
+    echo "### $name" >> "$OUT/train.log"
+    step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
+        "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
+        --mode "$mode" --precision "$prec" --warmup "$warm" --iters "$iters"
+    "$PY" - "$OUT/train.log" "$name" >> "$SUMMARY" <<'PYEOF'
+import json, sys
+text = open(sys.argv[1]).read().split("### " + sys.argv[2])[-1]
+res = None
+for line in text.splitlines():
+    if line.startswith("{"):
+        try:
+            res = json.loads(line)
+        except ValueError:
+            pass
+if res is None:
+    print(f"  {sys.argv[2]}: no result (see train.log)")
+elif "error" in res:
+    print(f"  {sys.argv[2]}: {res['error'][:200]}")
+else:
+    mem = res.get("peak used GB") or res.get("peak allocated GB")
+    gp = res.get("graph pool GB")
+    print(f"  {sys.argv[2]}: {res.get('samples/s', 0):.1f} samples/s, peak GB {mem}"
+          + (f" (graph pool {gp:.2f})" if gp else "")
+          + f", amp {res.get('amp dtype')}, final loss {res.get('final loss')}")
+PYEOF
+}
+
+# --- 3. ResNet-50 with graphs -----------------------------------------------------------------------
+train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 12
+train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 12
+train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 15
+train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 15
+
+# --- 4. ResNet-50 without graphs --------------------------------------------------------------------
+train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
+train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
+
+# --- 5. smaller models, AMP with graphs ---------------------------------------------------------------
+train r18-amp-graphs 1 pymxnet resnet18 amp 30 4 20
+train r18-amp-pytorch 0 pytorch resnet18 amp 25 3 20
+train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
+train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
+
+# --- 6. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
+step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
+    "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
+    --precision amp --out "$OUT"
+grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
+    | sed 's/^/  /' >> "$SUMMARY"
+
+echo "total $(( $(date +%s) - T_START ))s of budget ${TOTAL_BUDGET}s" | tee -a "$SUMMARY"
+exit 0
