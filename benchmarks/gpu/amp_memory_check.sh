@@ -14,6 +14,8 @@
 #   4. the same without CUDA graphs (pymxnet fp32 and AMP)
 #   5. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   6. profile of one AMP ResNet-50 step with graphs (where the time goes)
+#   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
+#      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried
 # Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
 # profile_resnet50_hybridized_amp.txt.
 set -u -o pipefail
@@ -110,6 +112,18 @@ step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     --precision amp --out "$OUT"
 grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
+
+# --- 7. what time is left: MXNet 1.9.1's GPU test files (carried in .device), which
+# import now (test_operator_gpu needed mxnet.base's C-API names, test_gluon_contrib_gpu
+# gluon.contrib.cnn) -------------------------------------------------------------------------------
+MXT="$ROOT/.device/mxnet-1.9.1-tests/tests/python"
+if [ -d "$MXT/gpu" ]; then
+    step mxnet-gpu-files 120 "$OUT/tests.log" env PYTHONPATH="$PYTHONPATH:$MXT/unittest" \
+        "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE --maxfail=200 \
+        "$MXT/gpu/test_gluon_contrib_gpu.py" "$MXT/gpu/test_operator_gpu.py" \
+        -k "conv or pool or batchnorm or softmax or activation or deformable or fully"
+    tail -n 2 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+fi
 
 echo "total $(( $(date +%s) - T_START ))s of budget ${TOTAL_BUDGET}s" | tee -a "$SUMMARY"
 exit 0

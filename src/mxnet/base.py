@@ -17,6 +17,9 @@ __all__ = ["MXNetError", "InvalidArgument", "InvalidArgumentType", "InvalidIndex
 
 # MXNet's C handle type for arrays (see NDArray._as_parameter_).
 NDArrayHandle = ctypes.c_void_p
+SymbolHandle = ctypes.c_void_p
+mx_uint = ctypes.c_uint
+mx_int = ctypes.c_int
 
 
 class MXNetError(RuntimeError):
@@ -167,6 +170,44 @@ class classproperty:  # noqa: N801  (MXNet's spelling)
 
 class MXNetNotImplementedError(MXNetError, NotImplementedError):
     """An MXNetError for a feature pymxnet does not provide."""
+
+
+class _NoCLibrary:
+    """``mxnet.base._LIB`` for code that imports it (MXNet's own tests do): pymxnet has
+    no C library, so calling any of its functions raises MXNetNotImplementedError
+    naming the function."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def unavailable(*args, **kwargs):
+            raise MXNetNotImplementedError(
+                f"MXNet's C API function {name} is not available: pymxnet is pure Python "
+                "and has no libmxnet")
+        unavailable.__name__ = name
+        return unavailable
+
+    def __repr__(self):
+        return "<pymxnet: no C library>"
+
+
+_LIB = _NoCLibrary()
+
+
+def c_array(ctype, values):
+    """A ctypes array of ``ctype`` holding ``values`` (MXNet's helper)."""
+    return (ctype * len(values))(*values)
+
+
+def c_str_array(strings):
+    """A ctypes array of C strings (utf-8) from Python strings (MXNet's helper)."""
+    return c_array(ctypes.c_char_p, [s.encode("utf-8") for s in strings])
+
+
+def c_handle_array(objs):
+    """A ctypes array of the objects' ``handle`` attributes (MXNet's helper)."""
+    return c_array(ctypes.c_void_p, [o.handle for o in objs])
 
 
 def check_call(ret):
