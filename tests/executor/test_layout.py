@@ -267,3 +267,70 @@ def test_model_zoo_nets_train_the_same_blocked(name, monkeypatch):
     assert runs[0][2] > 0 and runs[1][2] == 0
     for a, b in zip(runs[0][0] + runs[0][1], runs[1][0] + runs[1][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _bf16_primitives():
+    from mxnet.backend.onednn import kernels as K
+    return K.bf16_supported()
+
+
+def _bind_bf16(sym, blocked, monkeypatch, shape=(8, 3, 32, 32)):
+    monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", "1" if blocked else "0")
+    ex = sym.simple_bind(mx.cpu(), data=shape, type_dict={"data": "bfloat16"},
+                         grad_req="write")
+    rng = np.random.RandomState(0)
+    for name, arr in ex.arg_dict.items():
+        vals = rng.randint(0, 5, arr.shape) if name == "out_label" else \
+            rng.standard_normal(arr.shape) * 0.5
+        arr[:] = mx.nd.array(vals, dtype=arr.dtype)
+    for name, arr in ex.aux_dict.items():
+        arr[:] = 1.0 if name.endswith("var") else 0.0
+    return ex
+
+
+def _as_f32(result):
+    outs, grads, aux = result
+    f = lambda a: a.astype(np.float32)  # noqa: E731
+    return ([[f(o) for o in step] for step in outs], {k: f(v) for k, v in grads.items()},
+            {k: f(v) for k, v in aux.items()})
+
+
+@pytest.mark.skipif(not _bf16_primitives(), reason="no oneDNN bfloat16 primitives here")
+def test_bfloat16_entries_blocked_match_plain(monkeypatch):
+    """bfloat16 graphs keep their oneDNN intermediates blocked too (bfloat16 kernels on
+    bfloat16 aBcd16b memory) and compute what the plain executor computes."""
+    from mxnet.base import bfloat16
+    sym = _net()
+    blocked = _bind_bf16(sym, True, monkeypatch)
+    g = blocked._graph
+    assert any(g.dtypes[e] == bfloat16 for e in blocked._blocked if e < g.num_entries)
+    plain = _bind_bf16(sym, False, monkeypatch)
+    _same(_as_f32(_run(blocked)), _as_f32(_run(plain)), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.skipif(not _bf16_primitives(), reason="no oneDNN bfloat16 primitives here")
+def test_bfloat16_declining_kernel_runs_on_plain_copies(monkeypatch):
+    """A bfloat16 kernel that declines blocked arrays: the executor reorders to plain
+    and the runner computes the call (in float32), then reorders back."""
+    from mxnet.operator import kernels as kt
+    table = kt._TABLE
+    saved = dict(table)
+
+    def declining(kern):
+        def k(octx, *args):
+            if octx.layout is not None:
+                return NotImplemented
+            return kern(octx, *args)
+        k.bfloat16 = True
+        return k
+    sym = _net()
+    ref = _run(_bind_bf16(sym, False, monkeypatch))
+    try:
+        for key, kern in saved.items():
+            if key[0] in ("Convolution", "Pooling", "BatchNorm") and key[1] == "cpu":
+                table[key] = declining(kern)
+        got = _run(_bind_bf16(sym, True, monkeypatch))
+    finally:
+        table.clear()
+        table.update(saved)
+    _same(_as_f32(got), _as_f32(ref), rtol=3e-2, atol=3e-2)

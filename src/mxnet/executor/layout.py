@@ -16,8 +16,9 @@ writes or reads it (forward and backward) works on blocked data:
   in one group, which is blocked only as a whole.
 
 An entry stays plain when a head (the caller reads it), a variable, an entry whose
-channels do not fill whole blocks of 16 (its blocked form would need padding), not
-float32, or when any other operator touches it (Flatten, FullyConnected, a loss...).
+channels do not fill whole blocks of 16 (its blocked form would need padding), neither
+float32 nor bfloat16 (the latter where oneDNN has bfloat16 primitives), or when any
+other operator touches it (Flatten, FullyConnected, a loss...).
 A gradient entry has its forward entry's layout.
 
 The kernels learn which of their arrays are blocked from ``OpContext.layout`` (set by
@@ -30,6 +31,8 @@ layout.
 import os
 
 import numpy as np
+
+from ..base import bfloat16
 
 __all__ = ["enabled", "blocked_entries", "to_plain", "into_blocked"]
 
@@ -45,7 +48,13 @@ def enabled(device):
 def _fits(g, e):
     shape = g.shapes[e]
     return (3 <= len(shape) <= 5 and shape[1] % 16 == 0 and min(shape) > 0
-            and np.dtype(g.dtypes[e]) == np.float32)
+            and (np.dtype(g.dtypes[e]) == np.float32 or
+                 (g.dtypes[e] == bfloat16 and _bf16_primitives())))
+
+
+def _bf16_primitives():
+    from ..backend.onednn import kernels as K
+    return K.bf16_supported()
 
 
 def blocked_entries(g, steps):

@@ -53,11 +53,11 @@ class BwdCall:
     """One backward node: indices into ``vals`` for the output gradients, inputs,
     outputs, auxiliary states and gradient destinations; ``given``: the destinations
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
-    of output gradients nothing sends; ``slow``: run through ``runner.backward`` (so
-    do nodes with bfloat16 arrays, which the runner computes in float32)."""
+    of output gradients nothing sends; ``slow``: run through ``runner.backward``;
+    ``bfloat16``: the node has bfloat16 arrays (see ``_bfloat16_forward``)."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
-                 "agnostic", "convert")
+                 "agnostic", "convert", "bfloat16")
 
 
 def _key(op, device, backward):
@@ -97,7 +97,8 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
-        # bfloat16 nodes run through the runner, which computes them in float32
+        # bfloat16 nodes: their bfloat16 kernel or the runner (float32), see
+        # _bfloat16_forward
         c.bfloat16 = graph is not None and any(
             graph.dtypes[e] == bfloat16 for e in c.ins + c.outs if e != none_slot)
         c.then = (_single(first, none_slot, device, blocked, graph),
@@ -131,7 +132,8 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(
         c.op, c.p, c.name, c.octx = op, b.p, b.name, b.octx
         c.key = _key(op, device, True)
         c.body, c.wo = op.backward, op.writes_outputs
-        c.slow = op.zero_grad or op.backward is None or b.bfloat16
+        c.slow = op.zero_grad or op.backward is None
+        c.bfloat16 = b.bfloat16
         c.out_meta = b.out_meta
         c.ograds = None if b.ograds is None else \
             [none_slot if e is None else e for e in b.ograds]
@@ -171,7 +173,7 @@ def _forward_one(c, vals, octx):
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
     if c.bfloat16:
-        return runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
+        return _bfloat16_forward(c, args, aux, out, octx)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)
@@ -182,6 +184,38 @@ def _forward_one(c, vals, octx):
             return _plain_forward(c, args, aux, out, octx)
         res = c.body(octx, c.p, args, aux, out) if c.wo else c.body(octx, c.p, args, aux)
     _settle_unless_written(res, out, c, "")
+
+
+def _bfloat16_forward(c, args, aux, out, octx):
+    """A node with bfloat16 arrays: its kernel when that takes bfloat16 (oneDNN's),
+    else the runner, which computes in float32 (operator/bfloat16.py). On blocked
+    arrays only a bfloat16 kernel or a layout-agnostic operator may run; anything else
+    runs on plain copies (``_plain_forward``)."""
+    if c.lay is not None and not c.agnostic:
+        kern = _KERNELS.get(c.key) if _KERNELS else None
+        res = kern(octx, c.p, args, aux, out) \
+            if kern is not None and getattr(kern, "bfloat16", False) else NotImplemented
+        if res is NotImplemented:
+            return _plain_forward(c, args, aux, out, octx)
+        return _settle_unless_written(res, out, c, "")
+    runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
+
+
+def _bfloat16_backward(c, octx, ograds, ins, outd, aux, tgts):
+    """The backward counterpart of ``_bfloat16_forward``."""
+    if c.lay is not None and not c.agnostic:
+        kern = _KERNELS.get(c.key) if _KERNELS else None
+        res = NotImplemented
+        if kern is not None and getattr(kern, "bfloat16", False):
+            given = tgts if c.given is None else \
+                [d if w else None for d, w in zip(tgts, c.given)]
+            res = kern(octx, c.p, ograds, ins, outd, aux,
+                       tgts if getattr(kern, "accumulates", False) else given)
+        if res is NotImplemented:
+            return _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+        return runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
+    runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req, c.out_meta,
+                    c.name)
 
 
 def _plain(arrays, flags):
@@ -291,6 +325,9 @@ def run_backward(calls, vals, is_train):
                                 c.out_meta, c.name)
                 continue
             octx.layout = c.lay
+            if c.bfloat16:
+                _bfloat16_backward(c, octx, ograds, ins, outd, aux, tgts)
+                continue
             if c.convert:
                 _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
                 continue

@@ -15,13 +15,15 @@ statistics) are written back. Two kinds of operator take bfloat16 arrays as they
   inner product on the CPU compute bfloat16 natively); when it declines
   (NotImplemented) the float32 route runs;
 - an operator with ``bfloat16_native = True``: casts and data movement (reshape,
-  transpose, slicing, concatenation), where every type is moved the same way.
+  transpose, slicing, concatenation), where every type is moved the same way; and the
+  backward of an operator whose gradients are its output gradient passed through
+  (elemwise_add's).
 """
 import numpy as np
 
 from ..base import bfloat16
 
-__all__ = ["involved", "run_widened"]
+__all__ = ["involved", "run_widened", "native"]
 
 _F32 = np.dtype(np.float32)
 
@@ -34,6 +36,22 @@ def involved(*groups):
                 if a is not None and a.dtype == bfloat16:
                     return True
     return False
+
+
+def native(op, octx, is_backward, args):
+    """Whether the call takes bfloat16 arrays as they are: operators that move or cast
+    values (``bfloat16_native``), and a backward whose every gradient is the output
+    gradient passed through (``backward_identity`` covering each argument, shapes
+    equal: elemwise_add's), which is data movement too."""
+    if op.bfloat16_native:
+        return True
+    if not is_backward or not op.backward_identity:
+        return False
+    g = args[1][0] if args[1] else None
+    shapes = octx.in_shapes
+    return (g is not None and shapes is not None
+            and {i for i, _ in op.backward_identity} >= set(range(len(shapes)))
+            and all(s is not None and tuple(s) == g.shape for s in shapes))
 
 
 def _widen(arrays):

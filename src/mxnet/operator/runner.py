@@ -88,7 +88,7 @@ def _compute(op, body, octx, is_backward, args, given):
             res = kern(octx, *args, given)
             if res is not NotImplemented:
                 return res
-        if not op.bfloat16_native:
+        if not _bf16.native(op, octx, is_backward, args):
             return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given)
         kern = None
     if kern:

@@ -12,7 +12,7 @@ from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
 
-__all__ = ["BlockedView", "blocked_view", "reorder",
+__all__ = ["BlockedView", "blocked_view", "reorder", "bf16_supported",
            "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
            "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
@@ -23,7 +23,7 @@ __all__ = ["BlockedView", "blocked_view", "reorder",
 
 
 class BlockedView(np.ndarray):
-    """A float32 array whose memory holds the channel-blocked layout (aBc16b, aBcd16b,
+    """A float32 (or bfloat16) array whose memory holds the channel-blocked layout (aBc16b, aBcd16b,
     aBcde16b: channels in blocks of 16, the innermost dimension) instead of the C
     order its shape suggests. Only the executor's layout pass (executor/layout.py)
     makes these, as views of planned buffers whose channels fill whole blocks, so the
@@ -52,7 +52,7 @@ def _dt(a):
 
 def _md(a):
     if type(a) is BlockedView:
-        return _blocked_md(a.shape)
+        return _blocked_md(a.shape, _dt(a))
     return user_md(a.shape, dtype=_dt(a))
 
 
@@ -60,14 +60,32 @@ def _sig(*arrays):
     """The shape part of a cache key (None for absent arrays; blocked and bfloat16
     arrays apart)."""
     return tuple(None if a is None else
-                 (a.shape, "blocked") if type(a) is BlockedView else
-                 (a.shape, "bf16") if a.dtype == bfloat16 else a.shape
+                 (a.shape, "blocked" if type(a) is BlockedView else "plain",
+                  "bf16" if a.dtype == bfloat16 else "f32")
                  for a in arrays)
 
 
+_BF16_SUPPORT = []
+
+
+def bf16_supported():
+    """Whether this processor's oneDNN builds bfloat16 primitives (AVX-512 and newer
+    x86): a small bfloat16 convolution is created once and the answer kept."""
+    if not _BF16_SUPPORT:
+        try:
+            _destroy_pd(_conv_fwd_pd("convolution", L.FORWARD_TRAINING, (1, 16, 4, 4),
+                                     (16, 16, 1, 1), None, (1, 16, 4, 4),
+                                     ((1, 1), (1, 1), (0, 0), (0, 0)), dt=L.BF16))
+            _BF16_SUPPORT.append(True)
+        except NotSupported:
+            _BF16_SUPPORT.append(False)
+    return _BF16_SUPPORT[0]
+
+
 def reorder(src, dst):
-    """Copy src into dst, converting between their layouts (plain or BlockedView)."""
-    _check(src, dst)
+    """Copy src into dst, converting between their layouts (plain or BlockedView);
+    float32 or bfloat16 (one for both)."""
+    _check_lp(src, dst)
     key = ("reorder", _sig(src, dst))
 
     def build():

@@ -20,6 +20,15 @@ def _target(p):
     return np.dtype(p.dtype)
 
 
+def _cast_into(x, dtype, dst):
+    """x as ``dtype``: converted straight into ``dst`` when one is given (one pass,
+    where astype-then-copy would make two), else a fresh array."""
+    if dst is not None and dst.shape == x.shape and dst.dtype == dtype:
+        dst[...] = x
+        return dst
+    return x.astype(dtype, copy=True)
+
+
 @register
 class AmpCast(Op):
     """Cast a floating-point input to ``dtype``; other inputs pass unchanged."""
@@ -40,12 +49,12 @@ class AmpCast(Op):
 
     def forward(self, ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        if not _is_float(x.dtype):
-            return [x.copy()]
-        return [x.astype(_target(p))]
+        want = _target(p) if _is_float(x.dtype) else x.dtype
+        return [_cast_into(x, want, None if out is None else out[0])]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
-        return [out_grads[0].astype(inputs[0].dtype, copy=False)]
+        return [_cast_into(out_grads[0], inputs[0].dtype,
+                           None if in_grad is None else in_grad[0])]
 
 
 @register
