@@ -147,6 +147,17 @@ class Symbol(OpMethods):
     def __iter__(self):
         return (self[i] for i in range(len(self._outputs)))
 
+    def __array__(self, dtype=None, copy=None):
+        """A Symbol is one object to NumPy: a 0-d object array. A Symbol is a sequence
+        whose items are Symbols, so NumPy would nest into it without end; NumPy 1.x
+        then made an object array of a list of Symbols (MXNet's own tests do
+        ``np.repeat(sym_list, n)``), NumPy 2 raises. This keeps NumPy 1.x's result."""
+        if dtype is not None and np.dtype(dtype) != np.dtype(object):
+            raise TypeError(f"a Symbol cannot be converted to an array of {dtype}")
+        out = np.empty((), dtype=object)
+        out[()] = self
+        return out
+
     def __getitem__(self, index):
         """Output by position, by output name, or a slice of outputs (a group)."""
         if isinstance(index, str):
