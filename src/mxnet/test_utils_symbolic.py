@@ -268,7 +268,9 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
     with 'ctx', input shapes and an optional 'type_dict') with the same random
     arguments, and compare outputs and gradients with the most precise run.
     Returns the ground-truth arrays {name: NumPy array}."""
-    syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    # one symbol, or one per entry: a list, or the object array np.repeat makes
+    syms = list(sym) if isinstance(sym, (list, tuple, np.ndarray)) else \
+        [sym] * len(ctx_list)
     if len(syms) != len(ctx_list):
         raise MXNetError("check_consistency: one symbol per context entry is required")
     exes = []

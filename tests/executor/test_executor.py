@@ -471,3 +471,13 @@ def test_backward_ignores_extra_head_gradients():
     ex.forward(is_train=True)
     ex.backward([mx.nd.ones((2,)), mx.nd.ones((5,))])
     assert gx.asnumpy().tolist() == [3.0, 3.0]
+
+
+def test_simple_bind_skips_keyword_values_that_are_no_shape():
+    """MXNet 1.9.1 skips them (its GPU tests pass ``args_grad=`` a list); a shape for
+    a name the graph lacks is still an error."""
+    a = mx.sym.var("a")
+    ex = (a * 2).simple_bind(mx.cpu(), a=(2,), args_grad=[mx.nd.zeros(2)], other=None)
+    assert list(ex.arg_dict) == ["a"]
+    with pytest.raises(MXNetError, match="keyword argument name b not found"):
+        (a * 2).simple_bind(mx.cpu(), a=(2,), b=(3,))

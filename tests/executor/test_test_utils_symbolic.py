@@ -113,3 +113,13 @@ def test_check_consistency_fills_missing_arg_params():
                                arg_params={"fc_weight": np.zeros((3, 4)), "fc_bias": bias})
     # zero weights: the output is the given bias whatever random data was drawn
     np.testing.assert_allclose(gt["fc_output"], np.tile(bias, (2, 1)))
+
+
+def test_check_consistency_takes_an_object_array_of_symbols():
+    """MXNet's check_consistency_NxM passes np.repeat(sym_list, n): an object array."""
+    import numpy as np
+    a = mx.sym.var("a")
+    syms = np.repeat([mx.sym.relu(a, name="r"), mx.sym.Activation(a, act_type="relu",
+                                                                  name="r")], 1)
+    ctx_list = [{"ctx": mx.cpu(), "a": (3, 4), "type_dict": {"a": np.float32}}] * 2
+    mx.test_utils.check_consistency(syms, ctx_list)

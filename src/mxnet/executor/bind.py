@@ -103,9 +103,13 @@ def _infer_all(symbol, shapes, types):
     g = Graph(symbol)
     by_name = {g.nodes[i].name: g.entry(i) for i in g.arg_nodes + g.aux_nodes}
     for key in list(shapes) + list(types):
-        if key not in by_name:
+        # MXNet 1.9.1 skips keyword values that are no shape (a list of gradient
+        # arrays passed as ``args_grad=``, None); a shape for a name the graph does not
+        # have stays an error here, where MXNet dropped it silently
+        if key not in by_name and (key in types or isinstance(shapes[key], tuple)):
             raise MXNetError(f"simple_bind: keyword argument name {key} not found. "
                              f"Candidate arguments: {', '.join(g.arg_names)}")
+    shapes = {k: v for k, v in shapes.items() if k in by_name}
     infer_shape_pass(g, {by_name[k]: v for k, v in shapes.items()})
     infer_type_pass(g, {by_name[k]: v for k, v in types.items()})
     return g

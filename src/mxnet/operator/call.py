@@ -67,12 +67,14 @@ def input_names(op):
     return names
 
 
-def bind_call(op, args, kwargs, is_input):
+def bind_call(op, args, kwargs, is_input, auto_inputs=False):
     """Split a call into (inputs, params).
 
     ``inputs`` is a list ordered as ``op.arguments(p) + op.aux_states(p)``, with None for
     inputs not given (a front end decides whether that is an error, e.g. the symbol
-    front end creates a variable); ``params`` is the parsed Params.
+    front end creates a variable); ``params`` is the parsed Params. A variable-input
+    operator called with no inputs at all is an error unless ``auto_inputs`` (the
+    symbol front end, which then makes one variable per input its count names).
     """
     pos_inputs, pos_params = [], []
     for a in args:
@@ -106,6 +108,8 @@ def bind_call(op, args, kwargs, is_input):
             raw[op.variadic] = len(pos_inputs)
         p = op.parse(raw)
         want = len(op.arguments(p))
+        if auto_inputs and not pos_inputs:
+            return [None] * want, p     # the symbol front end makes the variables
         if len(pos_inputs) != want:     # checked once here, not in each op's body
             raise ShapeError(f"Operator {op.name}: {op.variadic}={p[op.variadic]} means "
                              f"{want} inputs, got {len(pos_inputs)}")

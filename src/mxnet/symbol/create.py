@@ -138,6 +138,10 @@ def create_symbol(op, inputs, params=None, name=None, attr=None, hint=None, give
         if n_in != len(names):
             raise MXNetError(f"Operator {op.name} takes {len(names)} inputs "
                              f"({', '.join(names)}), got {n_in}")
+    elif inputs and all(v is None for v in inputs):
+        # no inputs given (mx.sym.Concat(num_args=2)): one variable per input the
+        # count names, <name>_arg0, ... as in MXNet (UpSampling's data/weight)
+        names = list(op.arguments(params))
     else:
         names = None
     entries = []

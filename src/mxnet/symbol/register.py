@@ -33,7 +33,7 @@ def make_function(op, public_name):
             # an operator without inputs ignores Symbol keyword arguments (nnvm's compose
             # has nothing to bind them to), as MXNet does
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
-        inputs, p = bind_call(op, args, kwargs, _is_input)
+        inputs, p = bind_call(op, args, kwargs, _is_input, auto_inputs=True)
         given = dict(p.given)
         for key in given:                       # the caller's own values (types kept)
             if key in kwargs:
