@@ -187,7 +187,8 @@ def test_parameters_ignored_on_cpu():
 @pytest.mark.parametrize("data,weight,kw,msg", [
     ((2, 3, 7, 7), (4, 3, 9, 9), dict(kernel=(9, 9)), "exceeds input"),
     ((2, 3, 7, 7), (4, 2, 3, 3), dict(kernel=(3, 3)), "weight"),
-    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), layout="NHWC"), "layout"),
+    # NHWC data (2, 3, 7, 7) has 7 channels: the weight must be (4, 3, 3, 7)
+    ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), layout="NHWC"), "weight"),
     ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), layout="NCW"), "layout"),
     ((2, 3, 7, 7), (4, 3, 3), dict(kernel=(3,)), "3-D"),
     ((2, 3, 7, 7), (4, 3, 3, 3), dict(kernel=(3, 3), stride=(2,)), "stride"),
@@ -237,3 +238,39 @@ def test_batch_parallel_split_matches_serial(monkeypatch, groups):
     split = run()
     for s, p in zip(serial, split):
         np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout,data,kernel", [
+    ("NHWC", (2, 6, 7, 4), (3, 2)), ("NDHWC", (1, 5, 4, 6, 2), (2, 3, 3))])
+def test_channel_last_layouts_match_channel_first(layout, data, kernel):
+    """NHWC/NDHWC (MXNet's GPU layouts; its Convolution has no NWC): data (N, *s, C),
+    weight (F, *k, C/g),
+    against the channel-first convolution of the moved arrays, forward and gradients."""
+    rs = np.random.RandomState(3)
+    nd_ = len(kernel)
+    c, f = data[-1], 4
+    groups = 2 if c % 2 == 0 else 1
+    x = rs.randn(*data)
+    w = rs.randn(f, *kernel, c // groups)
+    b = rs.randn(f)
+    kw = dict(kernel=kernel, num_filter=f, num_group=groups, pad=(1,) * nd_)
+    first = lambda a: np.moveaxis(a, -1, 1)  # noqa: E731
+    last = lambda a: np.moveaxis(a, 1, -1)   # noqa: E731
+    runs = []
+    for lay, xs, ws in ((layout, x, w), (None, first(x), first(w))):
+        arrs = [nd.array(a) for a in (xs, ws, b)]
+        for a in arrs:
+            a.attach_grad()
+        with mx.autograd.record():
+            y = nd.Convolution(*arrs, layout=lay, **kw) if lay else \
+                nd.Convolution(*arrs, **kw)
+            (y * y).sum().backward()
+        runs.append([y.asnumpy()] + [a.grad.asnumpy() for a in arrs])
+    (y_l, dx_l, dw_l, db_l), (y_f, dx_f, dw_f, db_f) = runs
+    assert_almost_equal(y_l, last(y_f), rtol=1e-5, atol=1e-5)
+    assert_almost_equal(dx_l, last(dx_f), rtol=1e-5, atol=1e-5)
+    assert_almost_equal(dw_l, last(dw_f), rtol=1e-5, atol=1e-5)
+    assert_almost_equal(db_l, db_f, rtol=1e-5, atol=1e-5)
+    sym = mx.sym.Convolution(mx.sym.var("d"), layout=layout, **kw)
+    args, outs, _ = sym.infer_shape(d=data)
+    assert args[1] == (f, *kernel, c // groups) and outs[0] == y_l.shape

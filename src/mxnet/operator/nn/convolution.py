@@ -7,6 +7,7 @@ import numpy as np
 from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
 from ..registry import Op, ShapeError, register
+from . import channel_last as CL
 from .im2col import (OptEnum, check_groups, check_layout, conv_backward, conv_forward, known,
                      spatial_tuple, windows)
 
@@ -98,6 +99,11 @@ class Convolution(Op):
         if d is None:
             return list(in_shapes), [None], []
         d = tuple(d)
+        if p.layout in CL.FIRST:      # data (N, *s, C), weight (F, *k, C/g)
+            ins, (o,), _ = self.infer_shape(
+                CL.channel_first(p), [CL.shape_to_first(d), CL.shape_to_first(in_shapes[1])]
+                + list(in_shapes[2:]))
+            return [d, CL.shape_to_last(ins[1])] + ins[2:], [CL.shape_to_last(o)], []
         _, _, _, _, out = _geometry(p, d)
         ins = [d]
         if d[1]:
@@ -123,12 +129,24 @@ class Convolution(Op):
         return conv_windows(p, x.shape)
 
     def forward(self, ctx, p, inputs, aux, out=None):
+        if p.layout in CL.FIRST:      # fresh results: the runner writes them as req says
+            xp = ctx.xp
+            ins = [CL.to_first(xp, inputs[0]), CL.to_first(xp, inputs[1])] + inputs[2:]
+            return [CL.to_last(xp, self.forward(ctx, CL.channel_first(p), ins, aux)[0])]
         win = self._check(p, inputs)
         bias = None if p.no_bias else inputs[2]
         return [conv_forward(ctx, win, inputs[0], inputs[1], p.num_group, bias,
                              p.workspace, None if out is None else out[0])]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+        if p.layout in CL.FIRST:
+            xp = ctx.xp
+            grads = self.backward(
+                ctx, CL.channel_first(p), [CL.to_first(xp, out_grads[0])],
+                [CL.to_first(xp, inputs[0]), CL.to_first(xp, inputs[1])] + inputs[2:],
+                outputs, aux)
+            return [None if g is None else CL.to_last(xp, g) if i < 2 else g
+                    for i, g in enumerate(grads)]
         x, w = inputs[0], inputs[1]
         need = ctx.need_grad
         win = conv_windows(p, x.shape)

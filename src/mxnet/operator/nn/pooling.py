@@ -12,32 +12,15 @@ import itertools
 import numpy as np
 
 from ...base import MXNetError
-from ..params import Bool, Enum, IntOrNone, Optional, Params, Schema, Shape
+from ..params import Bool, Enum, IntOrNone, Optional, Schema, Shape
 from ..registry import Op, register
+from .channel_last import FIRST as _FIRST, channel_first as _channel_first, \
+    to_first as _to_first, to_last as _to_last
 from .im2col import OptEnum, check_layout, spatial_tuple, windows
 
 __all__ = ["Pooling"]
 
 _LAYOUT = (None, "NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")
-_FIRST = {"NWC": "NCW", "NHWC": "NCHW", "NDHWC": "NCDHW"}
-
-
-@functools.lru_cache(maxsize=256)
-def _channel_first(p):
-    """The parameters of the channel-first pooling a channel-last one runs as."""
-    q = Params(p)
-    q["layout"] = _FIRST[p.layout]
-    q.given = p.given
-    return q
-
-
-def _to_first(xp, a):
-    """(N, *spatial, C) -> (N, C, *spatial), contiguous."""
-    return xp.ascontiguousarray(xp.moveaxis(a, -1, 1))
-
-
-def _to_last(xp, a):
-    return xp.ascontiguousarray(xp.moveaxis(a, 1, -1))
 
 
 @functools.lru_cache(maxsize=1024)
