@@ -260,3 +260,29 @@ def test_same_convention_1d(pool_type, n, k, s):
     got = nd.Pooling(nd.array(x), kernel=(k,), stride=(s,), pad=(0, 0, 0),
                      pool_type=pool_type, pooling_convention="same")
     assert_almost_equal(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("pool_type,p_value", [("avg", 2), ("sum", 2), ("lp", 2), ("lp", 3)])
+def test_float16_sums_accumulate_in_float32(pool_type, p_value):
+    """As MXNet's kernels (AccType): float16 avg/sum/lp pooling and their gradients are
+    the float32 results rounded once, so no window sum rounds to 0 or overflows
+    (MXNet's test_pooling_versions compares float16 runs with NaN unequal)."""
+    rs = np.random.RandomState(5)
+    x = (rs.normal(size=(3, 2, 12, 12)) * 3).astype(np.float16)   # both runs: same values
+    dy_shape = None
+    res = {}
+    for dt in (np.float16, np.float32):
+        xd = mx.nd.array(x, dtype=dt)
+        xd.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(xd, kernel=(4, 5), stride=(2, 1), pool_type=pool_type,
+                              p_value=p_value, pooling_convention="full")
+        dy_shape = y.shape
+        y.backward(mx.nd.array(np.ones(dy_shape) * 0.5, dtype=dt))
+        res[dt] = (y.asnumpy(), xd.grad.asnumpy())
+    (y16, g16), (y32, g32) = res[np.float16], res[np.float32]
+    assert y16.dtype == g16.dtype == np.float16
+    assert np.isfinite(y16).all() and np.isfinite(g16).all()
+    np.testing.assert_array_equal(y16, y32.astype(np.float16))
+    # the gradient reads the float16-rounded output: one float16 rounding apart
+    np.testing.assert_allclose(g16.astype(np.float32), g32, rtol=2e-3, atol=1e-3)

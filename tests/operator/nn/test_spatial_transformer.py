@@ -82,3 +82,25 @@ def test_spatial_transformer():
     kw = {"target_shape": (3, 3), "transform_type": "affine", "sampler_type": "bilinear"}
     check(Case("SpatialTransformer", lambda d, t: ref_sample(d, ref_affine_grid(t, 3, 3)),
                kwargs=kw, ref_kwargs=False, inputs=[data, loc], dtypes=F32_64))
+
+
+def test_bilinear_sampler_float16_computes_in_float32():
+    """float16 coordinates keep ~3 digits; the sampler computes float16 in float32 and
+    rounds the results once."""
+    rs = np.random.RandomState(2)
+    data = rs.normal(size=(1, 3, 20, 20)).astype(np.float16)     # both runs: same values
+    grid = rs.uniform(-1, 1, size=(1, 2, 6, 6)).astype(np.float16)
+    res = {}
+    for dt in (np.float16, np.float32):
+        d, g = mx.nd.array(data, dtype=dt), mx.nd.array(grid, dtype=dt)
+        for a in (d, g):
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.BilinearSampler(d, g)
+        y.backward(mx.nd.ones(y.shape, dtype=dt))
+        res[dt] = (y.asnumpy(), d.grad.asnumpy(), g.grad.asnumpy())
+    # float32 on the float16-rounded inputs, rounded to float16: what float16 gives
+    for got, want in zip(res[np.float16], res[np.float32]):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float16), rtol=2e-3,
+                                   atol=2e-3)

@@ -127,6 +127,13 @@ def cache_blocked(win, n, c, dtype):
     return max(1, min(n, _CHUNK_BYTES // max(per, 1)))
 
 
+def _accumulates_wider(p, x):
+    """float16 sums (avg, sum, lp pooling and their gradients) accumulate in float32,
+    as MXNet's kernels do (its AccType): in float16 a window's sum can round to exactly
+    0 (lp's gradient divides by it) or overflow."""
+    return x.dtype == np.float16 and p.pool_type != "max"
+
+
 @register
 class Pooling(Op):
     """Pool each channel's spatial windows: max, avg (with MXNet's count_include_pad
@@ -167,6 +174,9 @@ class Pooling(Op):
             xp = ctx.xp
             y = self.forward(ctx, _channel_first(p), [_to_first(xp, inputs[0])], aux)[0]
             return [_to_last(xp, y)]
+        if _accumulates_wider(p, inputs[0]):
+            y = self.forward(ctx, p, [inputs[0].astype(np.float32)], aux)[0]
+            return [y.astype(np.float16)]
         dst = None if out is None else out[0]
         x = inputs[0]
         kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))
@@ -249,6 +259,10 @@ class Pooling(Op):
                                [_to_first(xp, inputs[0])], [_to_first(xp, outputs[0])], aux)
             return [_to_last(xp, dx[0])]
         x, y, dy = inputs[0], outputs[0], out_grads[0]
+        if _accumulates_wider(p, x):
+            f32 = [a.astype(np.float32) for a in (dy, x, y)]
+            dx = self.backward(ctx, p, f32[:1], f32[1:2], f32[2:], aux)[0]
+            return [dx.astype(np.float16)]
         # dx is written while dy is still read: never into dy's own buffer ('inplace')
         dst = in_grad[0] if in_grad is not None and ctx.req[0] == "write" else None
         kernel, stride, pad, out, is_global = _geometry(p, tuple(x.shape))

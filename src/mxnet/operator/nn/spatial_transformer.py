@@ -179,13 +179,22 @@ class BilinearSampler(Op):
     def forward(self, ctx, p, inputs, aux, out=None):
         data, grid = inputs
         self.infer_shape(p, [data.shape, grid.shape])
-        return [_sample(ctx.xp, data, grid)]
+        return [_sample(ctx.xp, _wide(data), _wide(grid)).astype(data.dtype, copy=False)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         data, grid = inputs
         need = ctx.need_grad or (True, True)
-        gd, gg = _sample_grads(ctx.xp, data, grid, out_grads[0], need[0], need[1])
-        return [gd, gg]
+        gd, gg = _sample_grads(ctx.xp, _wide(data), _wide(grid), _wide(out_grads[0]),
+                               need[0], need[1])
+        return [None if gd is None else gd.astype(data.dtype, copy=False),
+                None if gg is None else gg.astype(grid.dtype, copy=False)]
+
+
+def _wide(a):
+    """float16 computed in float32: the source coordinates (up to the image size)
+    would keep only ~3 decimal digits in float16, enough to move a sample across a
+    pixel border and its grid gradient by a whole pixel's difference."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
 
 
 @register
