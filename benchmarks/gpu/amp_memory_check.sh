@@ -67,27 +67,7 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITER
     step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
         "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
         --mode "$mode" --precision "$prec" --warmup "$warm" --iters "$iters"
-    "$PY" - "$OUT/train.log" "$name" >> "$SUMMARY" <<'PYEOF'
-import json, sys
-text = open(sys.argv[1]).read().split("### " + sys.argv[2])[-1]
-res = None
-for line in text.splitlines():
-    if line.startswith("{"):
-        try:
-            res = json.loads(line)
-        except ValueError:
-            pass
-if res is None:
-    print(f"  {sys.argv[2]}: no result (see train.log)")
-elif "error" in res:
-    print(f"  {sys.argv[2]}: {res['error'][:200]}")
-else:
-    mem = res.get("peak used GB") or res.get("peak allocated GB")
-    gp = res.get("graph pool GB")
-    print(f"  {sys.argv[2]}: {res.get('samples/s', 0):.1f} samples/s, peak GB {mem}"
-          + (f" (graph pool {gp:.2f})" if gp else "")
-          + f", amp {res.get('amp dtype')}, final loss {res.get('final loss')}")
-PYEOF
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
 }
 
 # --- 3. ResNet-50 with graphs -----------------------------------------------------------------------

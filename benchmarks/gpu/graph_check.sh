@@ -67,30 +67,7 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL LIMIT WARMUP ITERS
     step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
         "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
         --mode hybridized --precision fp32 --warmup "$warm" --iters "$iters"
-    "$PY" - "$OUT/train.log" "$name" >> "$SUMMARY" <<'PYEOF'
-import json, sys
-text = open(sys.argv[1]).read().split("### " + sys.argv[2])[-1]
-for line in sorted({ln.strip() for ln in text.splitlines() if "CUDA graph" in ln})[:3]:
-    print("    " + line[:220])
-res = None
-for line in text.splitlines():
-    if line.startswith("{"):
-        try:
-            res = json.loads(line)
-        except ValueError:
-            pass
-if res is None:
-    print(f"  {sys.argv[2]}: no result (see train.log)")
-elif "error" in res:
-    print(f"  {sys.argv[2]}: {res['error'][:200]}")
-else:
-    sps = res.get("samples/s")
-    mem = res.get("peak used GB") or res.get("peak allocated GB")
-    gp = res.get("graph pool GB")
-    print(f"  {sys.argv[2]}: {sps:.1f} samples/s, peak GB {mem}"
-          + (f" (graph pool {gp:.2f})" if gp else "")
-          + f", final loss {res.get('final loss')}")
-PYEOF
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
 }
 train r50-b64-graphs-on 1 pymxnet resnet50 75 4 15
 train r50-b64-graphs-off 0 pymxnet resnet50 60 3 10

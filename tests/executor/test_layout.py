@@ -97,9 +97,9 @@ def test_channels_that_do_not_fill_blocks_stay_plain(monkeypatch):
     assert not ex._blocked
 
 
-def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
-    """Convolution's and Pooling's oneDNN kernels decline every call that has blocked
-    arrays: the executor converts to plain, runs the NumPy bodies, converts back."""
+def _run_with_declining_kernels(bind):
+    """``_run(bind())`` with the CPU kernels of Convolution, Pooling and BatchNorm
+    declining every call that has blocked arrays (keeping their bfloat16 mark)."""
     from mxnet.operator import kernels as kt
     table = kt._TABLE
     saved = dict(table)
@@ -109,17 +109,24 @@ def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
             if octx.layout is not None:
                 return NotImplemented
             return kern(octx, *args)
+        k.bfloat16 = getattr(kern, "bfloat16", False)
         return k
-    sym = _net()
-    ref = _run(_bind(sym, False, monkeypatch))
     try:
         for key, kern in saved.items():
             if key[0] in ("Convolution", "Pooling", "BatchNorm") and key[1] == "cpu":
                 table[key] = declining(kern)
-        got = _run(_bind(sym, True, monkeypatch))
+        return _run(bind())
     finally:
         table.clear()
         table.update(saved)
+
+
+def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
+    """Convolution's and Pooling's oneDNN kernels decline every call that has blocked
+    arrays: the executor converts to plain, runs the NumPy bodies, converts back."""
+    sym = _net()
+    ref = _run(_bind(sym, False, monkeypatch))
+    got = _run_with_declining_kernels(lambda: _bind(sym, True, monkeypatch))
     _same(got, ref, rtol=1e-4, atol=1e-4)
 
 
@@ -312,25 +319,7 @@ def test_bfloat16_entries_blocked_match_plain(monkeypatch):
 def test_bfloat16_declining_kernel_runs_on_plain_copies(monkeypatch):
     """A bfloat16 kernel that declines blocked arrays: the executor reorders to plain
     and the runner computes the call (in float32), then reorders back."""
-    from mxnet.operator import kernels as kt
-    table = kt._TABLE
-    saved = dict(table)
-
-    def declining(kern):
-        def k(octx, *args):
-            if octx.layout is not None:
-                return NotImplemented
-            return kern(octx, *args)
-        k.bfloat16 = True
-        return k
     sym = _net()
     ref = _run(_bind_bf16(sym, False, monkeypatch))
-    try:
-        for key, kern in saved.items():
-            if key[0] in ("Convolution", "Pooling", "BatchNorm") and key[1] == "cpu":
-                table[key] = declining(kern)
-        got = _run(_bind_bf16(sym, True, monkeypatch))
-    finally:
-        table.clear()
-        table.update(saved)
+    got = _run_with_declining_kernels(lambda: _bind_bf16(sym, True, monkeypatch))
     _same(_as_f32(got), _as_f32(ref), rtol=3e-2, atol=3e-2)

@@ -164,3 +164,17 @@ def test_output_buffers_allow_alias_only_for_the_same_memory():
     got = OutputBuffers(np, [shifted], 1, [x], overlaps).get(0, (4,), np.float64,
                                                              allow_alias=x)
     assert got is not shifted
+
+
+def test_same_memory_and_exact_alias_take_numpy_scalars_and_bfloat16():
+    """0-d results of NumPy ufuncs are NumPy scalars (mx.np's scalar ops meet them);
+    bfloat16 arrays have no memoryview."""
+    import numpy as np
+    from mxnet.base import bfloat16
+    from mxnet.operator.kernels import exact_alias, same_memory
+    s = np.float32(2.0)
+    assert same_memory(s, s)
+    assert exact_alias(s, (np.float32(1.0),)) is s
+    b = np.zeros((2, 3), bfloat16)
+    assert same_memory(b, b) and not same_memory(b, b.copy())
+    assert exact_alias(b[:], (b,)) is b

@@ -107,7 +107,10 @@ def data_start(a):
 
 
 def same_memory(a, b):
-    """Whether two arrays are the same view of the same memory."""
+    """Whether two arrays are the same view of the same memory (a NumPy scalar, which
+    0-d ufunc results are, owns its value: only itself)."""
+    if isinstance(a, np.generic) or isinstance(b, np.generic):
+        return a is b
     return (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
             and data_start(a) == data_start(b))
 

@@ -8,7 +8,7 @@ import pytest
 
 import mxnet as mx
 from mxnet.base import bfloat16
-from mxnet.operator.registry import OpContext, get_op
+from mxnet.operator.registry import get_op
 
 if mx.context.num_gpus() == 0:
     pytest.skip("no GPU", allow_module_level=True)
@@ -23,60 +23,14 @@ if not cudnn.available():
     pytest.skip(f"cuDNN unavailable: {cudnn.load_error()}", allow_module_level=True)
 from mxnet.operator.kernels_cudnn import OPS  # noqa: E402
 
+from bf16_adapter_check import F32, check_adapter, rand_bf16 as _bf16  # noqa: E402
+
 GPU = mx.gpu(0)
-F32 = np.dtype(np.float32)
-
-
-def _ctx(xp, is_train=True, need=None, shapes=None):
-    return OpContext(xp, GPU if xp is cp else mx.cpu(), is_train=is_train, need_grad=need,
-                     in_shapes=shapes, req=None if need is None else ["write"] * len(need))
-
-
-def _host32(a):
-    a = cp.asnumpy(a) if isinstance(a, cp.ndarray) else a
-    return a.astype(np.float32) if a.dtype == bfloat16 else a
-
-
-def _close(got, want, what, rel=2e-2):
-    got, want = _host32(got).astype(np.float64), _host32(want).astype(np.float64)
-    assert got.shape == want.shape, what
-    scale = max(np.abs(want).max(), 1e-3)
-    np.testing.assert_allclose(got, want, atol=rel * scale, rtol=0, err_msg=what)
 
 
 def _check(name, kw, inputs, aux=(), out_dtypes=None, grads=True):
-    op = get_op(name)
-    p = op.parse(kw)
-    fwd, bwd = OPS[name]
-    shapes = [a.shape for a in inputs]
-    aux_ref = [a.copy() for a in aux]
-    aux_gpu = [cp.asarray(a) for a in aux]
-    want = op.forward(_ctx(np), p, [_host32(a) for a in inputs], aux_ref)
-    got = fwd(_ctx(cp), p, [cp.asarray(a) for a in inputs], aux_gpu)
-    assert got is not NotImplemented, f"{name}: cuDNN declined bfloat16"
-    for k, (g, w) in enumerate(zip(got, want)):
-        t = (out_dtypes or [bfloat16] * len(got))[k]
-        assert g.dtype == t, f"{name} output {k}: {g.dtype}"
-        _close(g, w, f"{name} output {k}")
-    for k, (g, w) in enumerate(zip(aux_gpu, aux_ref)):
-        _close(g, w, f"{name} aux {k}")
-    if not grads:
-        return
-    dy = [np.random.randn(*g.shape).astype(g.dtype) for g in got]
-    need = [True] * len(inputs)
-    w_grads = op.backward(_ctx(np, True, need, shapes), p, [_host32(d) for d in dy],
-                          [_host32(a) for a in inputs], [_host32(g) for g in got], aux_ref)
-    g_grads = bwd(_ctx(cp, True, need, shapes), p, [cp.asarray(d) for d in dy],
-                  [cp.asarray(a) for a in inputs], list(got), aux_gpu)
-    assert g_grads is not NotImplemented, f"{name} backward declined bfloat16"
-    for k, (g, w, x) in enumerate(zip(g_grads, w_grads, inputs)):
-        if g is not None:
-            assert g.dtype == x.dtype, f"{name} gradient {k}: {g.dtype}"
-            _close(g, w, f"{name} gradient {k}", rel=4e-2)
-
-
-def _bf16(*shape, scale=1.0):
-    return (np.random.randn(*shape) * scale).astype(bfloat16)
+    check_adapter(OPS, name, get_op(name).parse(kw), inputs, aux, True, out_dtypes, grads,
+                  xp=cp, device=GPU, to_device=cp.asarray)
 
 
 def test_convolution():

@@ -10,29 +10,13 @@ from mxnet.base import bfloat16
 
 pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
 
+from bf16_adapter_check import F32, check_adapter, rand_bf16  # noqa: E402
 from onednn_helpers import ctx_for, params  # noqa: E402
 from mxnet.operator.kernels_onednn import OPS  # noqa: E402
-from mxnet.operator.registry import get_op  # noqa: E402
-
-F32 = np.dtype(np.float32)
 
 
 def _bf16(*shape, scale=1.0):
-    return (np.random.randn(*shape) * scale).astype(bfloat16)
-
-
-def _f32(arrays):
-    return [a.astype(np.float32) if a is not None and a.dtype == bfloat16 else a
-            for a in arrays]
-
-
-def _close(got, want, what, rel=2e-2):
-    """Within bfloat16 rounding of the result, relative to the largest value."""
-    assert got.dtype == bfloat16 or got.dtype == F32, what
-    got, want = got.astype(np.float64), np.asarray(want, np.float64)
-    assert got.shape == want.shape, what
-    scale = max(np.abs(want).max(), 1e-3)
-    np.testing.assert_allclose(got, want, atol=rel * scale, rtol=0, err_msg=what)
+    return rand_bf16(*shape, scale=scale)
 
 
 def _supported():
@@ -49,32 +33,7 @@ def _need_bf16_primitives():
 
 
 def _check(name, p, inputs, aux=(), is_train=True, out_dtypes=None, grads=True):
-    op = get_op(name)
-    fwd, bwd = OPS[name]
-    shapes = [a.shape for a in inputs]
-    aux_ref, aux_got = [a.copy() for a in aux], [a.copy() for a in aux]
-    want = op.forward(ctx_for(is_train), p, _f32(inputs), aux_ref)
-    got = fwd(ctx_for(is_train), p, list(inputs), aux_got)
-    assert got is not NotImplemented, f"{name}: the oneDNN adapter declined bfloat16"
-    out_dtypes = out_dtypes or [bfloat16] * len(want)
-    for k, (g, w, t) in enumerate(zip(got, want, out_dtypes)):
-        assert g.dtype == t, f"{name} output {k}: {g.dtype}"
-        _close(g, w, f"{name} output {k}")
-    for k, (g, w) in enumerate(zip(aux_got, aux_ref)):
-        _close(g, w, f"{name} aux {k}")
-    if not grads:
-        return
-    dy = [np.random.randn(*g.shape).astype(g.dtype) for g in got]
-    need = [True] * len(inputs)
-    w_grads = op.backward(ctx_for(True, need, shapes), p, _f32(dy), _f32(inputs),
-                          _f32(got), aux_ref)
-    g_grads = bwd(ctx_for(True, need, shapes), p, dy, list(inputs), list(got), aux_got)
-    assert g_grads is not NotImplemented, f"{name} backward declined bfloat16"
-    for k, (g, w, x) in enumerate(zip(g_grads, w_grads, inputs)):
-        if g is None:
-            continue
-        assert g.dtype == x.dtype, f"{name} gradient {k}: {g.dtype}"
-        _close(g, w, f"{name} gradient {k}", rel=4e-2)
+    check_adapter(OPS, name, p, inputs, aux, is_train, out_dtypes, grads)
 
 
 @pytest.mark.parametrize("no_bias", [False, True])

@@ -3,6 +3,7 @@ outputs and gradients written by the real MXNet 1.9.1 (fixtures/deformable_layer
 made by fixtures/make_deformable_fixture.py), and a fresh layer (zero offset
 convolution) against an ordinary convolution."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -12,13 +13,8 @@ from mxnet.gluon.contrib.cnn import DeformableConvolution, ModulatedDeformableCo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REF = np.load(os.path.join(HERE, "fixtures", "deformable_layers.npz"))
-CASES = {
-    "deformable": (DeformableConvolution, dict(channels=4, kernel_size=(3, 3),
-                                               padding=(1, 1), num_deformable_group=2,
-                                               activation="relu")),
-    "modulated": (ModulatedDeformableConvolution, dict(channels=3, kernel_size=(3, 2),
-                                                       strides=(2, 1), padding=(1, 0))),
-}
+sys.path.insert(0, os.path.join(HERE, "fixtures"))
+from make_deformable_fixture import CASES  # noqa: E402  (the layers the fixture was made of)
 
 
 @pytest.mark.parametrize("case", list(CASES))
