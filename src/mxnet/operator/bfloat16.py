@@ -11,9 +11,10 @@ results are rounded back to bfloat16 (into the given outputs, or as fresh arrays
 the inferred output type), and auxiliary states it updated (BatchNorm's moving
 statistics) are written back. Two kinds of operator take bfloat16 arrays as they are:
 
-- a device kernel with the attribute ``bfloat16 = True`` (oneDNN's convolution and
-  inner product on the CPU compute bfloat16 natively); when it declines
-  (NotImplemented) the float32 route runs;
+- a device kernel with the attribute ``bfloat16 = True`` (on the CPU oneDNN's
+  convolution, inner product, pooling, batch norm and activations; on the GPU cuDNN's
+  convolution, pooling and batch norm); when it declines (NotImplemented) the float32
+  route runs;
 - an operator with ``bfloat16_native = True``: casts and data movement (reshape,
   transpose, slicing, concatenation), where every type is moved the same way; and the
   backward of an operator whose gradients are its output gradient passed through
