@@ -8,7 +8,7 @@ import numpy as np
 from ..base import MXNetError
 
 __all__ = ["array_module", "gpu_count", "gpu_memory_info", "cupy_or_none", "to_numpy",
-           "check_context", "device_put", "sync_device", "sync_all_devices",
+           "check_context", "device_put", "pinned_empty", "sync_device", "sync_all_devices",
            "release_gpu_cache", "INSTALL_HINT"]
 
 _cupy = None
@@ -92,6 +92,13 @@ def device_put(arr, ctx):
     Used for copies between devices; the caller has waited for arr's writer.
     """
     if ctx.device_typeid != 2:
+        pinned = pinned_empty(arr.shape, arr.dtype) if ctx.device_typeid == 3 else None
+        if pinned is not None:
+            if isinstance(arr, np.ndarray):
+                pinned[...] = arr
+            else:
+                arr.get(out=pinned)     # a CuPy array: straight into the pinned buffer
+            return pinned
         out = to_numpy(arr)
         return out.copy() if out is arr else out
     cp = array_module(ctx)
@@ -101,6 +108,18 @@ def device_put(arr, ctx):
         # from the host, or from another GPU by way of the host (always correct,
         # whether or not the two GPUs have peer access)
         return cp.array(to_numpy(arr), copy=True)
+
+
+def pinned_empty(shape, dtype):
+    """A NumPy array in page-locked host memory (``mx.cpu_pinned()``), from CuPy's pinned
+    memory pool, or None on a machine without a CUDA GPU (cpu_pinned arrays are then
+    ordinary host memory, as every CPU context's). Copies between pinned memory and a
+    GPU run at the bus's full rate, and asynchronously."""
+    cp = cupy_or_none()
+    if cp is None:
+        return None
+    import cupyx
+    return cupyx.empty_pinned(tuple(shape), dtype=dtype)
 
 
 def sync_device(device_id):
