@@ -214,3 +214,30 @@ def test_without_ml_dtypes_everything_else_works(tmp_path):
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("make", [
+    "mx.nd.array(np.array([0.5, -1.5, 2.75], dtype=bfloat16))",
+    "mx.nd.load(FIXTURE)['bf16']",
+    "mx.nd.array([0.5, -1.5, 2.75]).astype('bfloat16')",
+])
+def test_first_bfloat16_array_of_a_process_is_computed_right(make):
+    """The runner's bfloat16 check is skipped until bfloat16 appears in the process
+    (base.BFLOAT16_IN_USE); every way in must turn it on. A fresh process, so the flag
+    starts off."""
+    import subprocess
+    fixture = os.path.join(os.path.dirname(__file__), "..", "fixtures", "bfloat16",
+                           "mxnet191_bfloat16.params")
+    code = ("import numpy as np, mxnet as mx\n"
+            "from mxnet.base import bfloat16\n"
+            f"FIXTURE = {os.path.abspath(fixture)!r}\n"
+            "assert not mx.base.BFLOAT16_IN_USE\n"
+            f"x = {make}\n"
+            "want = np.floor(x.asnumpy().astype(np.float32))\n"
+            "got = mx.nd.floor(x).asnumpy().astype(np.float32)\n"
+            "assert (got == want).all(), (got, want)\n")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    done = subprocess.run([sys.executable, "-c", code],
+                          env=dict(os.environ, PYTHONPATH=os.path.abspath(src)),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -10,7 +10,8 @@ import weakref
 import numpy as np
 
 from .. import engine, tape as _tape, ndarray as nd
-from ..base import MXNetError, dtype_np, numeric_types
+from .. import base as _base
+from ..base import MXNetError, bfloat16 as _BF16, dtype_np, numeric_types
 from ..context import Context, current_context
 from ..op_methods import OpMethods
 from ..operator import frontend
@@ -63,6 +64,8 @@ class NDArray(OpMethods):
         self._dtype = dtype
         self._ctx = ctx
         self._ag = None             # autograd entry: (node, output index) or None
+        if (dtype is _BF16 or dtype is _BF16.type) and not _base.BFLOAT16_IN_USE:
+            _base.note_bfloat16()
 
     # --- raw data access (internal; callers must have waited) -------------
     @property

@@ -19,6 +19,7 @@ import numpy as np
 from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..engine.errors import operator_error
+from .. import base as _base
 from . import bfloat16 as _bf16
 from .kernels import _TABLE as _KERNELS, same_memory
 from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
@@ -83,7 +84,7 @@ def _compute(op, body, octx, is_backward, args, given):
     arrays go only to kernels and operators that take them; the rest compute them in
     float32 (operator/bfloat16.py)."""
     kern = _KERNELS and _KERNELS.get((op.name, _device(octx), is_backward))
-    if _bf16.involved(*args[1:]):
+    if _base.BFLOAT16_IN_USE and _bf16.involved(*args[1:]):
         if kern and getattr(kern, "bfloat16", False):
             res = kern(octx, *args, given)
             if res is not NotImplemented:
