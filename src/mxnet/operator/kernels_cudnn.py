@@ -522,8 +522,10 @@ for _fn in (conv_backward, deconv_backward):
 
 # Adapters given bfloat16 arrays (cuDNN's BFLOAT16 data type, float32 compute; BatchNorm
 # with float32 parameters and statistics); the others' bfloat16 calls run in float32.
+# A configuration this cuDNN refuses for bfloat16 declines (one warning) and runs in
+# float32 too.
 for _fn in (conv_forward, conv_backward, pool_forward, pool_backward, bn_forward,
-            bn_backward):
+            bn_backward, act_forward, act_backward):
     _fn.bfloat16 = True
 
 

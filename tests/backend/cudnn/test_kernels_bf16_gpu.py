@@ -1,5 +1,5 @@
 """bfloat16 on the GPU: the cuDNN adapters that take bfloat16 (convolution, pooling,
-batch norm with float32 statistics) against the NumPy bodies on float32 copies of the
+batch norm with float32 statistics, activations) against the NumPy bodies on float32 copies of the
 same values, and operators without a bfloat16 kernel (computed in float32 by the
 runner) through mx.nd and autograd against the CPU. Skips without a GPU, CuPy with
 bfloat16 (CuPy 14 + ml_dtypes) or cuDNN."""
@@ -50,6 +50,11 @@ def test_batchnorm_float32_statistics():
            np.random.randn(c).astype(np.float32)]
     aux = [np.random.randn(c).astype(np.float32), np.random.rand(c).astype(np.float32) + 0.5]
     _check("BatchNorm", dict(fix_gamma=False), ins, aux, out_dtypes=[bfloat16, F32, F32])
+
+
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh"])
+def test_activation(act):
+    _check("Activation", dict(act_type=act), [_bf16(4, 16, 7, 7)])
 
 
 def test_nd_and_autograd_match_the_cpu():
