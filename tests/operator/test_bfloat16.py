@@ -241,3 +241,28 @@ def test_first_bfloat16_array_of_a_process_is_computed_right(make):
                           env=dict(os.environ, PYTHONPATH=os.path.abspath(src)),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_float16_with_a_cpu_kernel_computes_in_float32(hybrid):
+    """float16 calls that the CPU kernels (oneDNN) decline run in float32 and round
+    once: a float16 convolution is the float32 one of the same values, rounded
+    (NumPy's float16 matrix products have no BLAS: ~100x slower)."""
+    rs = np.random.RandomState(4)
+    x = rs.randn(4, 8, 12, 12).astype(np.float16)
+    w = (rs.randn(16, 8, 3, 3) * 0.2).astype(np.float16)
+    kw = dict(kernel=(3, 3), num_filter=16, pad=(1, 1), no_bias=True)
+    want = mx.nd.Convolution(mx.nd.array(x, dtype="float32"),
+                             mx.nd.array(w, dtype="float32"), **kw).asnumpy()
+    if hybrid:
+        d, wt = mx.sym.var("d"), mx.sym.var("w")
+        ex = mx.sym.Convolution(d, wt, **kw).simple_bind(
+            mx.cpu(), d=x.shape, w=w.shape, type_dict={"d": "float16", "w": "float16"})
+        ex.arg_dict["d"][:] = x
+        ex.arg_dict["w"][:] = w
+        got = ex.forward()[0]
+    else:
+        got = mx.nd.Convolution(mx.nd.array(x, dtype="float16"),
+                                mx.nd.array(w, dtype="float16"), **kw)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.asnumpy(), want.astype(np.float16))

@@ -15,7 +15,7 @@ thread, raising at once.
 import numpy as np
 
 from .. import engine, storage
-from ..base import MXNetError, bfloat16, env_int
+from ..base import MXNetError, env_int
 from ..engine.var import Var
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
@@ -86,7 +86,7 @@ class _FwdStep:
 class _BwdStep:
     """One backward node, prepared: entries read, destinations and requests."""
     __slots__ = ("op", "p", "name", "octx", "ograds", "in_data", "out_data", "aux",
-                 "n_args", "n_out", "out_meta", "targets", "req", "bfloat16")
+                 "n_args", "n_out", "out_meta", "targets", "req", "low_precision")
 
 
 class Executor:
@@ -293,8 +293,9 @@ class Executor:
                  else t[2] for t in step.targets]
         in_shapes = [g.shapes[e] for e in g.node_inputs[step.nid][:b.n_args]]
         b.octx = runner.op_context(xp, self._ctx, True, step.need, in_shapes, b.req)
-        b.bfloat16 = any(g.dtypes[e] == bfloat16 for e in
-                         list(g.node_inputs[step.nid]) + list(outs))
+        b.low_precision = prepared.low_precision(
+            [g.dtypes[e] for e in list(g.node_inputs[step.nid]) + list(outs)],
+            _device(self._ctx))
         return b
 
     # ------------------------------------------------------------------ dicts

@@ -35,18 +35,19 @@ from ..operator.kernels import _TABLE as _KERNELS
 from .fusion import FusedStep
 
 __all__ = ["FwdCall", "BwdCall", "prepare_forward", "prepare_backward", "run_forward",
-           "run_backward", "step_hook"]
+           "run_backward", "step_hook", "low_precision"]
 
 step_hook = None        # see the module docstring: whole-phase capture/replay
 
 _WRITES = ("write", "inplace")
+_F16 = np.dtype(np.float16)
 
 
 class FwdCall:
     """One forward node: ``ins``/``outs`` index ``vals`` (the None slot for an output
     nothing reads); ``aux0``: where the auxiliary states start in ``ins``."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "ins", "aux0", "outs", "req",
-                 "fused", "then", "lay", "agnostic", "convert", "bfloat16")
+                 "fused", "then", "lay", "agnostic", "convert", "low_precision")
 
 
 class BwdCall:
@@ -54,10 +55,11 @@ class BwdCall:
     outputs, auxiliary states and gradient destinations; ``given``: the destinations
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
     of output gradients nothing sends; ``slow``: run through ``runner.backward``;
-    ``bfloat16``: the node has bfloat16 arrays (see ``_bfloat16_forward``)."""
+    ``low_precision``: the node has bfloat16 (or, on the CPU, float16) arrays (see
+    ``_low_precision_forward``)."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
-                 "agnostic", "convert", "bfloat16")
+                 "agnostic", "convert", "low_precision")
 
 
 def _key(op, device, backward):
@@ -97,10 +99,10 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
-        # bfloat16 nodes: their bfloat16 kernel or the runner (float32), see
-        # _bfloat16_forward
-        c.bfloat16 = graph is not None and any(
-            graph.dtypes[e] == bfloat16 for e in c.ins + c.outs if e != none_slot)
+        # bfloat16 (and CPU float16) nodes: their bfloat16 kernel or the runner, which
+        # computes them in float32 (see _low_precision_forward)
+        c.low_precision = graph is not None and low_precision(
+            [graph.dtypes[e] for e in c.ins + c.outs if e != none_slot], device)
         c.then = (_single(first, none_slot, device, blocked, graph),
                   _single(then, none_slot, device, blocked, graph)) \
             if c.fused is not None else None
@@ -133,7 +135,7 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(
         c.key = _key(op, device, True)
         c.body, c.wo = op.backward, op.writes_outputs
         c.slow = op.zero_grad or op.backward is None
-        c.bfloat16 = b.bfloat16
+        c.low_precision = b.low_precision
         c.out_meta = b.out_meta
         c.ograds = None if b.ograds is None else \
             [none_slot if e is None else e for e in b.ograds]
@@ -172,8 +174,8 @@ def _forward_one(c, vals, octx):
         args, aux = ins[:c.aux0], ins[c.aux0:]
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
-    if c.bfloat16:
-        return _bfloat16_forward(c, args, aux, out, octx)
+    if c.low_precision:
+        return _low_precision_forward(c, args, aux, out, octx)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)
@@ -186,11 +188,18 @@ def _forward_one(c, vals, octx):
     _settle_unless_written(res, out, c, "")
 
 
-def _bfloat16_forward(c, args, aux, out, octx):
-    """A node with bfloat16 arrays: its kernel when that takes bfloat16 (oneDNN's),
-    else the runner, which computes in float32 (operator/bfloat16.py). On blocked
-    arrays only a bfloat16 kernel or a layout-agnostic operator may run; anything else
-    runs on plain copies (``_plain_forward``)."""
+def low_precision(dtypes, device):
+    """Whether a node with entries of these dtypes runs through the runner's
+    low-precision route: bfloat16 anywhere, float16 on the CPU (operator/bfloat16.py)."""
+    return any(t == bfloat16 or (device == "cpu" and t == _F16) for t in dtypes)
+
+
+def _low_precision_forward(c, args, aux, out, octx):
+    """A node with bfloat16 (or CPU float16) arrays: its kernel when that takes
+    bfloat16 (oneDNN's), else the runner, which computes in float32
+    (operator/bfloat16.py). On blocked arrays only a bfloat16 kernel or a
+    layout-agnostic operator may run; anything else runs on plain copies
+    (``_plain_forward``)."""
     if c.lay is not None and not c.agnostic:
         kern = _KERNELS.get(c.key) if _KERNELS else None
         res = kern(octx, c.p, args, aux, out) \
@@ -201,8 +210,8 @@ def _bfloat16_forward(c, args, aux, out, octx):
     runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
 
 
-def _bfloat16_backward(c, octx, ograds, ins, outd, aux, tgts):
-    """The backward counterpart of ``_bfloat16_forward``."""
+def _low_precision_backward(c, octx, ograds, ins, outd, aux, tgts):
+    """The backward counterpart of ``_low_precision_forward``."""
     if c.lay is not None and not c.agnostic:
         kern = _KERNELS.get(c.key) if _KERNELS else None
         res = NotImplemented
@@ -325,8 +334,8 @@ def run_backward(calls, vals, is_train):
                                 c.out_meta, c.name)
                 continue
             octx.layout = c.lay
-            if c.bfloat16:
-                _bfloat16_backward(c, octx, ograds, ins, outd, aux, tgts)
+            if c.low_precision:
+                _low_precision_backward(c, octx, ograds, ins, outd, aux, tgts)
                 continue
             if c.convert:
                 _plain_backward(c, octx, ograds, ins, outd, aux, tgts)

@@ -19,6 +19,12 @@ statistics) are written back. Two kinds of operator take bfloat16 arrays as they
   transpose, slicing, concatenation), where every type is moved the same way; and the
   backward of an operator whose gradients are its output gradient passed through
   (elemwise_add's).
+
+float16 on the CPU takes the same float32 route where an operator has a CPU kernel
+(oneDNN's convolution, inner product, batch norm, softmax, activations) that declines
+float16: NumPy's float16 matrix products have no BLAS behind them (a float16 LeNet
+trained ~100x slower than in float32), and MXNet's kernels accumulated float16 in
+float32 as well.
 """
 import numpy as np
 
@@ -29,12 +35,12 @@ __all__ = ["involved", "run_widened", "native"]
 _F32 = np.dtype(np.float32)
 
 
-def involved(*groups):
-    """Whether any array in the lists ``groups`` is bfloat16."""
+def involved(*groups, low=bfloat16):
+    """Whether any array in the lists ``groups`` has the dtype ``low`` (bfloat16)."""
     for group in groups:
         if group:
             for a in group:
-                if a is not None and a.dtype == bfloat16:
+                if a is not None and a.dtype == low:
                     return True
     return False
 
@@ -55,17 +61,16 @@ def native(op, octx, is_backward, args):
             and all(s is not None and tuple(s) == g.shape for s in shapes))
 
 
-def _widen(arrays):
-    return [a.astype(_F32) if a is not None and a.dtype == bfloat16 else a
-            for a in arrays]
+def _widen(arrays, low):
+    return [a.astype(_F32) if a is not None and a.dtype == low else a for a in arrays]
 
 
-def _narrow(results, dtypes):
-    """Each float32 result whose wanted dtype is bfloat16, rounded to bfloat16."""
+def _narrow(results, dtypes, low):
+    """Each float32 result whose wanted dtype is ``low``, rounded to it."""
     out = list(results)
     for k, (r, t) in enumerate(zip(out, dtypes)):
-        if r is not None and t == bfloat16 and getattr(r, "dtype", None) == _F32:
-            out[k] = r.astype(bfloat16)
+        if r is not None and t == low and getattr(r, "dtype", None) == _F32:
+            out[k] = r.astype(low)
     return out
 
 
@@ -76,37 +81,37 @@ def _write_back(originals, widened):
             o[...] = w
 
 
-def _forward_types(op, p, inputs):
+def _forward_types(op, p, inputs, low):
     """The inferred output dtypes for these inputs (None where inference cannot tell:
-    a float32 result is then taken to be the widening's, bfloat16 wanted)."""
+    a float32 result is then taken to be the widening's, ``low`` wanted)."""
     try:
         _, out_types, _ = op.infer_type(p, [a.dtype for a in inputs])
     except Exception:   # inference refusing a type: its operator body would too
         return []
-    return [bfloat16 if t is None else np.dtype(t) for t in out_types or ()]
+    return [low if t is None else np.dtype(t) for t in out_types or ()]
 
 
-def run_widened(compute, op, body, octx, is_backward, args, given):
+def run_widened(compute, op, body, octx, is_backward, args, given, low=bfloat16):
     """``compute(op, body, octx, is_backward, args, given)`` (the runner's) on float32
-    copies of the bfloat16 arrays in ``args``. A result with a given destination is
-    rounded when the runner applies it to that destination; the others come back
-    rounded to bfloat16 where their type is bfloat16 (forward: the inferred output
-    type; backward: the input's type)."""
+    copies of the ``low`` (bfloat16, or float16 on the CPU) arrays in ``args``. A result
+    with a given destination is rounded when the runner applies it to that
+    destination; the others come back rounded to ``low`` where that is their type
+    (forward: the inferred output type; backward: the input's type)."""
     if is_backward:
         p, out_grads, inputs, outputs, aux = args
-        w_aux = _widen(aux)
+        w_aux = _widen(aux, low)
         res = compute(op, body, octx, True,
-                      (p, None if out_grads is None else _widen(out_grads),
-                       _widen(inputs), _widen(outputs), w_aux), None)
+                      (p, None if out_grads is None else _widen(out_grads, low),
+                       _widen(inputs, low), _widen(outputs, low), w_aux), None)
         wanted = [None if a is None else a.dtype for a in inputs]
     else:
         p, inputs, aux = args
-        w_aux = _widen(aux)
-        res = compute(op, body, octx, False, (p, _widen(inputs), w_aux), None)
-        wanted = _forward_types(op, p, inputs)
+        w_aux = _widen(aux, low)
+        res = compute(op, body, octx, False, (p, _widen(inputs, low), w_aux), None)
+        wanted = _forward_types(op, p, inputs, low)
     _write_back(aux, w_aux)
-    wanted = list(wanted[:len(res)]) + [bfloat16] * (len(res) - len(wanted))
+    wanted = list(wanted[:len(res)]) + [low] * (len(res) - len(wanted))
     for k, g in enumerate(given or ()):
         if g is not None and k < len(wanted):
             wanted[k] = None
-    return _narrow(res, wanted)
+    return _narrow(res, wanted, low)

@@ -126,6 +126,7 @@ def _op(name):
 
 
 _F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
 
 
 def _f32(*arrays):
@@ -803,13 +804,14 @@ def _chain(first, second):
     """first, and second where first returns NotImplemented — unless the call has
     blocked arrays (``OpContext.layout``), which only the oneDNN adapters read: the
     executor then runs the operator on plain copies (executor/prepared.py); or
-    bfloat16 arrays, which only a bfloat16 adapter takes: the runner then computes
-    the call in float32 (operator/bfloat16.py)."""
+    bfloat16 or float16 arrays, which only oneDNN's adapters take fast: the runner then
+    computes the call in float32 (operator/bfloat16.py)."""
     def kernel(*args, **kwargs):
         res = first(*args, **kwargs)
-        if res is NotImplemented and args[0].layout is None and \
-                not _bf16.involved(*(a for a in args[2:] if isinstance(a, list))):
-            return second(*args, **kwargs)
+        if res is NotImplemented and args[0].layout is None:
+            lists = [a for a in args[2:] if isinstance(a, list)]
+            if not (_bf16.involved(*lists) or _bf16.involved(*lists, low=_F16)):
+                return second(*args, **kwargs)
         return res
     kernel.__name__ = first.__name__
     kernel.__doc__ = first.__doc__

@@ -27,6 +27,7 @@ from .registry import REQ_ADD, REQ_NULL, OpContext, apply_req
 __all__ = ["op_context", "forward", "backward", "op_error"]
 
 _WRITE_REQS = ("write", "inplace")
+_F16 = np.dtype(np.float16)
 _DEVICES = {}
 
 
@@ -96,6 +97,10 @@ def _compute(op, body, octx, is_backward, args, given):
         res = kern(octx, *args, given)
         if res is not NotImplemented:
             return res
+        if _device(octx) == "cpu" and _bf16.involved(*args[1:], low=_F16):
+            # float16 that the CPU kernel declined: in float32 (operator/bfloat16.py)
+            return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given,
+                                     low=_F16)
     if op.writes_outputs:
         return body(octx, *args, given)
     return body(octx, *args)
