@@ -102,9 +102,18 @@ _DTYPE_ALIASES = {"float": np.float32, "real_t": np.float32}
 
 def is_float_dtype(dtype):
     """True for the floating-point types, bfloat16 included (NumPy files ml_dtypes'
-    bfloat16 under kind 'V', so ``kind == 'f'`` alone misses it)."""
+    bfloat16 under kind 'V', so ``kind == 'f'`` alone misses it); False for None (a
+    type not known yet)."""
+    if dtype is None:
+        return False
     dt = np.dtype(dtype)
     return dt.kind == "f" or dt == bfloat16
+
+
+def _names_bfloat16(dt):
+    """Whether NumPy dtype ``dt`` is bfloat16 in either spelling (ml_dtypes' or MXNet's
+    one-field record); both are kind 'V'."""
+    return dt.kind == "V" and (dt == MXNET_BFLOAT16_RECORD or dt == bfloat16)
 
 
 def dtype_np(dtype, default=np.float32):
@@ -112,9 +121,7 @@ def dtype_np(dtype, default=np.float32):
     if dtype is None:
         return np.dtype(default)
     if isinstance(dtype, np.dtype):
-        if dtype.kind == "V" and (dtype == MXNET_BFLOAT16_RECORD or dtype == bfloat16):
-            return _bfloat16_needed()
-        return dtype
+        return _bfloat16_needed() if _names_bfloat16(dtype) else dtype
     if isinstance(dtype, str):
         if dtype == "bfloat16":
             return _bfloat16_needed()
@@ -126,7 +133,7 @@ def dtype_np(dtype, default=np.float32):
         dt = np.dtype(dtype)
     except TypeError as err:
         raise MXNetError(f"unknown dtype {dtype!r}") from err
-    if dt == MXNET_BFLOAT16_RECORD or dt == bfloat16:
+    if _names_bfloat16(dt):
         return _bfloat16_needed()
     if dt.kind in "OSUVMm":        # objects, strings, records, dates: not array data
         raise MXNetError(f"dtype {dtype!r} is not supported: NDArrays hold numbers and "

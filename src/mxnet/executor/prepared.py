@@ -56,7 +56,7 @@ class BwdCall:
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
     of output gradients nothing sends; ``slow``: run through ``runner.backward``;
     ``low_precision``: the node has bfloat16 (or, on the CPU, float16) arrays (see
-    ``_low_precision_forward``)."""
+    ``low_precision``)."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
                  "agnostic", "convert", "low_precision")
@@ -99,8 +99,8 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
-        # bfloat16 (and CPU float16) nodes: their bfloat16 kernel or the runner, which
-        # computes them in float32 (see _low_precision_forward)
+        # bfloat16 (and CPU float16) nodes: the runner, which computes them in float32
+        # unless a kernel takes the type (see low_precision)
         c.low_precision = graph is not None and low_precision(
             [graph.dtypes[e] for e in c.ins + c.outs if e != none_slot], device)
         c.then = (_single(first, none_slot, device, blocked, graph),
@@ -174,8 +174,10 @@ def _forward_one(c, vals, octx):
         args, aux = ins[:c.aux0], ins[c.aux0:]
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
-    if c.low_precision:
-        return _low_precision_forward(c, args, aux, out, octx)
+    if c.low_precision and (c.lay is None or c.agnostic):
+        # the runner computes it in float32 unless a kernel takes the type; on
+        # blocked arrays (only bfloat16 kernels see them) the path below is the same
+        return runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)
@@ -190,41 +192,11 @@ def _forward_one(c, vals, octx):
 
 def low_precision(dtypes, device):
     """Whether a node with entries of these dtypes runs through the runner's
-    low-precision route: bfloat16 anywhere, float16 on the CPU (operator/bfloat16.py)."""
+    low-precision route: bfloat16 anywhere, float16 on the CPU (operator/bfloat16.py).
+    A node on blocked arrays (bfloat16 only: float16 entries stay plain) takes the
+    ordinary path instead: its kernel is a bfloat16 one (executor/layout.py blocks only
+    for oneDNN's), and a decline converts to plain and then reaches the runner."""
     return any(t == bfloat16 or (device == "cpu" and t == _F16) for t in dtypes)
-
-
-def _low_precision_forward(c, args, aux, out, octx):
-    """A node with bfloat16 (or CPU float16) arrays: its kernel when that takes
-    bfloat16 (oneDNN's), else the runner, which computes in float32
-    (operator/bfloat16.py). On blocked arrays only a bfloat16 kernel or a
-    layout-agnostic operator may run; anything else runs on plain copies
-    (``_plain_forward``)."""
-    if c.lay is not None and not c.agnostic:
-        kern = _KERNELS.get(c.key) if _KERNELS else None
-        res = kern(octx, c.p, args, aux, out) \
-            if kern is not None and getattr(kern, "bfloat16", False) else NotImplemented
-        if res is NotImplemented:
-            return _plain_forward(c, args, aux, out, octx)
-        return _settle_unless_written(res, out, c, "")
-    runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
-
-
-def _low_precision_backward(c, octx, ograds, ins, outd, aux, tgts):
-    """The backward counterpart of ``_low_precision_forward``."""
-    if c.lay is not None and not c.agnostic:
-        kern = _KERNELS.get(c.key) if _KERNELS else None
-        res = NotImplemented
-        if kern is not None and getattr(kern, "bfloat16", False):
-            given = tgts if c.given is None else \
-                [d if w else None for d, w in zip(tgts, c.given)]
-            res = kern(octx, c.p, ograds, ins, outd, aux,
-                       tgts if getattr(kern, "accumulates", False) else given)
-        if res is NotImplemented:
-            return _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
-        return runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
-    runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req, c.out_meta,
-                    c.name)
 
 
 def _plain(arrays, flags):
@@ -334,11 +306,12 @@ def run_backward(calls, vals, is_train):
                                 c.out_meta, c.name)
                 continue
             octx.layout = c.lay
-            if c.low_precision:
-                _low_precision_backward(c, octx, ograds, ins, outd, aux, tgts)
-                continue
             if c.convert:
                 _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+                continue
+            if c.low_precision and (c.lay is None or c.agnostic):
+                runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
+                                c.out_meta, c.name)
                 continue
             given = tgts if c.given is None else \
                 [d if w else None for d, w in zip(tgts, c.given)]

@@ -177,10 +177,6 @@ def _policy(target_dtype, lp16_ops, fp32_ops, conditional_fp32_ops):
                    list_widest_type_cast(name))
 
 
-def _is_float(dtype):
-    return dtype is not None and is_float_dtype(dtype)
-
-
 # ------------------------------------------------------- imperative / F wrapping
 def _map_inputs(args, kwargs, fn):
     """Apply fn to every array-like input (positional, keyword, or inside a list)."""
@@ -203,7 +199,7 @@ def _wrap_nd(op_name, fn, policy):
         if kind == "widest":
             found = []
             _map_inputs(args, kwargs, lambda v: found.append(v) if isinstance(v, NDArray) else v)
-            floats = [np.dtype(v.dtype) for v in found if _is_float(v.dtype)]
+            floats = [np.dtype(v.dtype) for v in found if is_float_dtype(v.dtype)]
             if len({t for t in floats}) < 2:
                 return fn(*args, **kwargs)
             dtype = max(floats, key=lambda t: t.itemsize)
@@ -211,7 +207,7 @@ def _wrap_nd(op_name, fn, policy):
             dtype = policy.target if kind == "lp16" else np.dtype(np.float32)
 
         def cast(v):
-            if isinstance(v, NDArray) and _is_float(v.dtype) and np.dtype(v.dtype) != dtype:
+            if isinstance(v, NDArray) and is_float_dtype(v.dtype) and np.dtype(v.dtype) != dtype:
                 return nd.amp_cast(v, dtype=dtype.name)
             return v
         args, kwargs = _map_inputs(args, kwargs, cast)

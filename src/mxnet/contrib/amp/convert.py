@@ -18,10 +18,6 @@ from ...operator.registry import get_op
 __all__ = ["convert_graph"]
 
 
-def _is_float(t):
-    return t is not None and is_float_dtype(t)
-
-
 def _infer_out_types(node, in_types):
     """The node's output dtypes from its (argument) input dtypes; None where unknown."""
     n_out = node.num_outputs()
@@ -69,7 +65,7 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
         out = []
         for e in entries:
             t = dtype_of.get((id(e[0]), e[1]))
-            if t is None or (_is_float(t) and t != dtype):
+            if t is None or (is_float_dtype(t) and t != dtype):
                 out.append(cast(e, dtype))
             else:
                 out.append(e)
@@ -101,7 +97,7 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
         elif kind == "widest":
             types = [dtype_of.get((id(n), i)) for n, i in args]
             if any(t is None for t in types):
-                mc_in = [e for e, t in zip(args, types) if t is None or _is_float(t)]
+                mc_in = [e for e, t in zip(args, types) if t is None or is_float_dtype(t)]
                 if len(mc_in) > 1:
                     p = multicast_op.parse({"num_outputs": len(mc_in)})
                     first = mc_in[0][0].output_names()[mc_in[0][1]]
@@ -110,10 +106,10 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
                     for k in range(len(mc_in)):
                         dtype_of[(id(mc), k)] = None
                     pos = iter(range(len(mc_in)))
-                    args = [(mc, next(pos)) if (t is None or _is_float(t)) else e
+                    args = [(mc, next(pos)) if (t is None or is_float_dtype(t)) else e
                             for e, t in zip(args, types)]
             else:
-                floats = [t for t in types if _is_float(t)]
+                floats = [t for t in types if is_float_dtype(t)]
                 if len(set(floats)) > 1:
                     args = cast_to(args, max(floats, key=lambda t: t.itemsize))
         new = Node(old.op, old.name, old.params, dict(old.given), dict(old.attrs), args + aux)
@@ -126,7 +122,7 @@ def convert_graph(sym, policy, excluded, data_names, cast_optional_params):
     heads = [(new_of[id(n)], i) for n, i in sym._outputs]
     heads = [e if dtype_of.get((id(e[0]), e[1])) == f32 or
              (dtype_of.get((id(e[0]), e[1])) is not None and
-              not _is_float(dtype_of[(id(e[0]), e[1])])) else cast(e, f32)
+              not is_float_dtype(dtype_of[(id(e[0]), e[1])])) else cast(e, f32)
              for e in heads]
     _fix_param_dtypes(Symbol(heads), params, data_names)
     if cast_optional_params:

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from ...base import MXNetError
+from ...base import MXNetError, is_float_dtype
 from ..params import Bool, Enum, IntOrNone, Optional, Schema, Shape
 from ..registry import Op, register
 from .channel_last import FIRST as _FIRST, channel_first as _channel_first, \
@@ -103,10 +103,6 @@ def _lowest(dtype):
     finite value, not -inf)."""
     dtype = np.dtype(dtype)
     return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
-
-
-def _is_float(dtype):
-    return np.dtype(dtype).kind == "f"
 
 
 # Samples per chunk of the padded-buffer paths: about this many bytes of buffer, so
@@ -235,7 +231,7 @@ class Pooling(Op):
     def _div(self, xp, p, kernel, stride, pad, shape, out, dtype):
         include = p.count_include_pad is None or p.count_include_pad
         div = _divisor(kernel, stride, pad, tuple(shape[2:]), out, include)
-        return xp.asarray(div.astype(dtype if _is_float(dtype) else np.float64))
+        return xp.asarray(div.astype(dtype if is_float_dtype(dtype) else np.float64))
 
     def _global(self, xp, p, x):
         n, c = x.shape[:2]

@@ -12,10 +12,6 @@ from ..out_contract import adopt_out_contract
 _AMP_TYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
 
-def _is_float(t):
-    return t is not None and is_float_dtype(t)
-
-
 def _target(p):
     return np.dtype(p.dtype)
 
@@ -45,11 +41,11 @@ class AmpCast(Op):
 
     def infer_type(self, p, in_types):
         t = in_types[0]
-        return [t], [_target(p) if _is_float(t) else t], []
+        return [t], [_target(p) if is_float_dtype(t) else t], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        want = _target(p) if _is_float(x.dtype) else x.dtype
+        want = _target(p) if is_float_dtype(x.dtype) else x.dtype
         return [_cast_into(x, want, None if out is None else out[0])]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
@@ -71,7 +67,7 @@ class AmpMulticast(Op):
         return [f"output{i}" for i in range(p.num_outputs)]
 
     def _common(self, p, types):
-        floats = [np.dtype(t) for t in types if _is_float(t)]
+        floats = [np.dtype(t) for t in types if is_float_dtype(t)]
         if not floats:
             return None
         pick = min if p.cast_narrow else max
@@ -89,12 +85,12 @@ class AmpMulticast(Op):
 
     def infer_type(self, p, in_types):
         c = self._common(p, in_types)
-        return in_types, [c if _is_float(t) else t for t in in_types], []
+        return in_types, [c if is_float_dtype(t) else t for t in in_types], []
 
     def forward(self, ctx, p, inputs, aux, out=None):
         self.infer_shape(p, [a.shape for a in inputs])
         c = self._common(p, [a.dtype for a in inputs])
-        return [a.astype(c) if _is_float(a.dtype) else a.copy() for a in inputs]
+        return [a.astype(c) if is_float_dtype(a.dtype) else a.copy() for a in inputs]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return [g.astype(a.dtype, copy=False) for g, a in zip(out_grads, inputs)]
