@@ -105,11 +105,37 @@ def main():
         mx.nd.waitall()
         sync()
 
+    if amp is not None:
+        widened_ops(step, finish, report)
     kernel_table(step, finish, args.steps, report)
     if args.attribute:
         attribute_kernels(step, finish, report)
     amp_tag = "_amp" if args.precision == "amp" else ""
     write_report(report, args, f"profile_{args.model}_{args.mode}{amp_tag}.txt")
+
+
+def widened_ops(step, finish, report):
+    """The operator calls of one step that took bfloat16 arrays through float32
+    (operator/bfloat16.py's run_widened): what is left for bfloat16 kernels."""
+    from collections import Counter
+    from mxnet.operator import bfloat16 as bf16
+    seen = Counter()
+    original = bf16.run_widened
+
+    def counting(compute, op, body, octx, is_backward, *rest, **kw):
+        seen[(op.name, "backward" if is_backward else "forward")] += 1
+        return original(compute, op, body, octx, is_backward, *rest, **kw)
+
+    bf16.run_widened = counting
+    try:
+        step()
+        finish()
+    finally:
+        bf16.run_widened = original
+    print(f"== bfloat16 calls computed in float32, one step: {sum(seen.values())}",
+          file=report)
+    for (name, direction), n in seen.most_common():
+        print(f"   {n:5d}  {name} {direction}", file=report)
 
 
 def _mx_frames(stack):

@@ -266,3 +266,56 @@ def test_float16_with_a_cpu_kernel_computes_in_float32(hybrid):
                                 mx.nd.array(w, dtype="float16"), **kw)
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got.asnumpy(), want.astype(np.float16))
+
+
+def test_which_calls_take_bfloat16_as_it_is():
+    """Casts and data movement everywhere; same-shape add/sub/mul on the GPU only (CuPy
+    rounds each element once); the rest, broadcasts included, through float32."""
+    from mxnet.operator import bfloat16 as bf16
+    from mxnet.operator.registry import get_op
+    for name in ("elemwise_add", "elemwise_sub", "elemwise_mul"):
+        assert bf16.native(get_op(name), None, False, None, on_gpu=True)
+        assert not bf16.native(get_op(name), None, False, None, on_gpu=False)
+    for name in ("broadcast_add", "elemwise_div", "exp", "FullyConnected"):
+        assert not bf16.native(get_op(name), None, False, None, on_gpu=True)
+    for name in ("Reshape", "transpose", "amp_cast"):
+        assert bf16.native(get_op(name), None, False, None, on_gpu=False)
+
+
+def test_a_hybridized_graph_is_not_widened_as_a_whole():
+    """The cached graph's backward takes its bfloat16 head gradient as it is (its nodes
+    choose their own route); its gradients equal the unhybridized network's."""
+    from collections import Counter
+    from mxnet import autograd, gluon
+    from mxnet.operator import bfloat16 as bf16
+
+    def grads(hybridize, monkey=None):
+        mx.random.seed(3)
+        net = gluon.nn.HybridSequential()
+        net.add(gluon.nn.Conv2D(4, 3, padding=1, in_channels=2), gluon.nn.Activation("relu"),
+                gluon.nn.Flatten(), gluon.nn.Dense(5, in_units=4 * 36))
+        net.initialize(mx.init.Xavier())
+        net.cast(bfloat16)
+        if hybridize:
+            net.hybridize()
+        x = mx.nd.array(np.random.RandomState(0).rand(3, 2, 6, 6)).astype(bfloat16)
+        with autograd.record():
+            y = net(x)
+        y.backward(mx.nd.ones_like(y))
+        return [p.grad().astype("float32").asnumpy() for p in net.collect_params().values()]
+
+    seen = Counter()
+    original = bf16.run_widened
+
+    def counting(compute, op, *rest, **kw):
+        seen[op.name] += 1
+        return original(compute, op, *rest, **kw)
+
+    bf16.run_widened = counting
+    try:
+        hybrid = grads(True)
+    finally:
+        bf16.run_widened = original
+    assert seen["_CachedOp"] == 0
+    for h, i in zip(hybrid, grads(False)):
+        np.testing.assert_allclose(h, i, rtol=_GRAD_TOL, atol=_GRAD_TOL)

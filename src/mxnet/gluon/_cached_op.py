@@ -160,6 +160,9 @@ class _GraphOp(Op):
     backward_uses = ("out_grad",)
     name = "_CachedOp"
     borrowed_results = True
+    # the graph's nodes choose their own bfloat16 route; widening the whole backward's
+    # head gradients and outputs to float32 first would only add copies
+    bfloat16_native = True
 
     def __init__(self, entry, graph):
         self.entry = entry

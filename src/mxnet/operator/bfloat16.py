@@ -16,7 +16,9 @@ statistics) are written back. Two kinds of operator take bfloat16 arrays as they
   convolution, pooling and batch norm); when it declines (NotImplemented) the float32
   route runs;
 - an operator with ``bfloat16_native = True``: casts and data movement (reshape,
-  transpose, slicing, concatenation), where every type is moved the same way; and the
+  transpose, slicing, concatenation), where every type is moved the same way; on the
+  GPU an operator with ``bfloat16_gpu = True`` (elemwise add, sub, mul: CuPy's
+  bfloat16 ufuncs round each element once, as the float32 route does); and the
   backward of an operator whose gradients are its output gradient passed through
   (elemwise_add's).
 
@@ -45,12 +47,13 @@ def involved(*groups, low=bfloat16):
     return False
 
 
-def native(op, octx, is_backward, args):
+def native(op, octx, is_backward, args, on_gpu=False):
     """Whether the call takes bfloat16 arrays as they are: operators that move or cast
-    values (``bfloat16_native``), and a backward whose every gradient is the output
-    gradient passed through (``backward_identity`` covering each argument, shapes
-    equal: elemwise_add's), which is data movement too."""
-    if op.bfloat16_native:
+    values (``bfloat16_native``), on the GPU the elementwise arithmetic CuPy rounds
+    once per element (``bfloat16_gpu``), and a backward whose every gradient is the
+    output gradient passed through (``backward_identity`` covering each argument,
+    shapes equal: elemwise_add's), which is data movement too."""
+    if op.bfloat16_native or (on_gpu and op.bfloat16_gpu):
         return True
     if not is_backward or not op.backward_identity:
         return False

@@ -19,12 +19,18 @@ uses for weights on a GPU), for float32/float64 weights whose gradient and state
 the weight's shape and dtype. Anything else (float16 weights, the multi-precision and
 preloaded variants, mismatched inputs, which the operator reports) returns
 NotImplemented and the operator's body runs.
+
+Also here, the other half of an AMP step: all_finite / multi_all_finite without a host
+round trip per array. Each array's non-finite elements are counted by one reduction
+kernel into its slot of a small device vector; the flag is computed from that vector on
+the device. The operator's body asks the host (``bool(...)``) once per array, which
+made AMP's loss scaler wait for the GPU ~190 times per ResNet-50 step.
 """
 import re
 
 import numpy as np
 
-__all__ = ["RULES", "cuda_source", "evaluate", "register_all"]
+__all__ = ["RULES", "cuda_source", "evaluate", "register_all", "all_finite_gpu"]
 
 # name: (scalar parameters (operator parameter names), states, statements)
 # 'weight', 'grad' are the inputs; 'wout' is the new weight.
@@ -189,10 +195,57 @@ def _multi_fused(momentum):
     return kernel
 
 
+_FINITE_TYPES = (np.dtype(np.float16),) + _FLOATS
+
+
+def _count_nonfinite(cp):
+    k = _KERNELS.get("count_nonfinite")
+    if k is None:
+        k = _KERNELS["count_nonfinite"] = cp.ReductionKernel(
+            "T x", "float32 y", "isfinite((float)x) ? 0.0f : 1.0f", "a + b", "y = a", "0",
+            "mxnet_count_nonfinite")
+    return k
+
+
+def all_finite_gpu(ctx, p, inputs, aux, out=None):
+    """all_finite / multi_all_finite on CuPy arrays of one device: 1.0 when no array
+    holds an inf or NaN, else 0.0 (``init_output=False``: a given output's value is
+    kept, multiplied by that), computed without waiting for the device."""
+    if not inputs or not type(inputs[0]).__module__.startswith("cupy"):
+        return NotImplemented
+    import cupy as cp
+    dev = inputs[0].device
+    if not all(isinstance(a, cp.ndarray) and a.dtype in _FINITE_TYPES and a.device == dev
+               for a in inputs):
+        return NotImplemented       # bfloat16, mixed devices: the operator's body
+    dst = out[0] if out else None
+    if not (isinstance(dst, cp.ndarray) and dst.shape == (1,) and dst.dtype == np.float32
+            and dst.device == dev):
+        dst = None
+    count = _count_nonfinite(cp)
+    with dev:
+        bad = cp.zeros(len(inputs), np.float32)
+        for i, a in enumerate(inputs):
+            if a.size:
+                count(a, out=bad[i])
+        clean = (bad.sum() == 0).astype(np.float32).reshape(1)
+        if dst is None:
+            return [clean]
+        if p.init_output:
+            dst[...] = clean
+        else:
+            dst *= clean
+    return [dst]
+
+
 def register_all(register_kernel, device="gpu"):
-    """Register the fused updates for ``device``; returns the operator names."""
+    """Register the fused updates and the finite checks for ``device``; returns the
+    operator names."""
     for name in RULES:
         register_kernel(name, device, _fused(name))
     register_kernel("multi_sgd_update", device, _multi_fused(False))
     register_kernel("multi_sgd_mom_update", device, _multi_fused(True))
-    return list(RULES) + ["multi_sgd_update", "multi_sgd_mom_update"]
+    register_kernel("all_finite", device, all_finite_gpu)
+    register_kernel("multi_all_finite", device, all_finite_gpu)
+    return list(RULES) + ["multi_sgd_update", "multi_sgd_mom_update", "all_finite",
+                          "multi_all_finite"]

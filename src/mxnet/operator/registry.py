@@ -139,6 +139,9 @@ class Op:
     # True: the body takes bfloat16 arrays as they are (casts, data movement); else
     # the runner computes bfloat16 in float32 (operator/bfloat16.py).
     bfloat16_native = False
+    # True: on the GPU, CuPy's bfloat16 ufuncs compute it element by element with one
+    # rounding, as the float32 route would (elemwise add, sub, mul)
+    bfloat16_gpu = False
     doc = ""
 
     # --- names ------------------------------------------------------------

@@ -90,7 +90,7 @@ def _compute(op, body, octx, is_backward, args, given):
             res = kern(octx, *args, given)
             if res is not NotImplemented:
                 return res
-        if not _bf16.native(op, octx, is_backward, args):
+        if not _bf16.native(op, octx, is_backward, args, _device(octx) == "gpu"):
             return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given)
         kern = None
     if kern:

@@ -244,7 +244,8 @@ def test_module_with_converted_model():
     """MXNet's test_module_backward_compatibility on CPU: a parameter read by an op
     that now sees float16 data is stored as float16."""
     data = mx.sym.var("data")
-    conv = mx.sym.Convolution(data, num_filter=10, kernel=(2, 3))
+    conv = mx.sym.Convolution(data, num_filter=10, kernel=(2, 3),
+                              name="convolution0")   # auto names depend on test order
     bn = mx.sym.BatchNorm(conv, fix_gamma=False, name="conv0_batchnorm")
     fc = mx.sym.FullyConnected(bn, num_hidden=10, name="fullyconnected")
     mod = mx.mod.Module(fc, data_names=["data"], label_names=None, context=mx.cpu())

@@ -197,3 +197,26 @@ def test_bfloat16_imperative_casts():
         assert mx.nd.softmax(z).dtype == np.float32
     finally:
         amp_impl._reset()
+
+
+def test_loss_scaler_checks_every_gradient_past_one_chunk_and_every_type():
+    """More gradients than one multi_all_finite call takes (chunks of 200), gradients of
+    two contexts, bfloat16 and float16 ones: a single non-finite value anywhere is an
+    overflow (NumPy's isfinite over the same arrays is the reference)."""
+    from mxnet.base import bfloat16
+    params = []
+    for i in range(230):
+        dtype = (np.float32, np.float16, bfloat16)[i % 3]
+        p = gluon.Parameter(f"w{i}", shape=(3,), dtype=dtype)
+        p.initialize(ctx=mx.cpu(i % 2))
+        params.append(p)
+    s = LossScaler()
+    assert s.has_overflow(params) is False
+    for where in (0, 199, 200, 229):
+        grads = params[where].list_grad()
+        grads[0][1] = np.inf
+        assert not all(np.isfinite(g.astype("float32").asnumpy()).all()
+                       for p in params for g in p.list_grad())
+        assert s.has_overflow(params) is True
+        grads[0][1] = 0.0
+    assert s.has_overflow(params) is False

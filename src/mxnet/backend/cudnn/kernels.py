@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from ...base import bfloat16
 from . import _lib as L
 from . import descriptors as D
 from ._runtime import runtime
@@ -304,6 +305,8 @@ def _bias_desc(lib, c, ndim, dtype):
 def conv_backward_bias(dy, db, accumulate=False):
     """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D; ``accumulate``:
     db[c] += it)."""
+    if dy.dtype == bfloat16:
+        return _bias_sum_in_float32(dy, db, accumulate)
     rt = runtime()
     h = rt.handle(dy.device.id)
     one, zero = D.scalars(dy.dtype)
@@ -312,6 +315,20 @@ def conv_backward_bias(dy, db, accumulate=False):
                                                 _ptr(dy), one if accumulate else zero,
                                                 _bias_desc(rt.lib, dy.shape[1], dy.ndim,
                                                            dy.dtype), _ptr(db)))
+    return db
+
+
+def _bias_sum_in_float32(dy, db, accumulate):
+    """The bias gradient of a bfloat16 convolution: cuDNN 9's BackwardBias refuses
+    bfloat16 (CUDNN_STATUS_NOT_SUPPORTED), and declining would send the whole
+    convolution backward to float32. Summed by CuPy in float32 (as cuDNN accumulates)
+    and rounded once into ``db``."""
+    rt = runtime()
+    axes = (0,) + tuple(range(2, dy.ndim))
+    total = dy.astype(rt.cupy.float32).sum(axis=axes)
+    if accumulate:
+        total += db.astype(rt.cupy.float32)
+    db[...] = total.astype(db.dtype)
     return db
 
 

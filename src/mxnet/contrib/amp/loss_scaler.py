@@ -11,6 +11,9 @@ import numpy as np
 
 __all__ = ["LossScaler"]
 
+_CHUNK = 200        # arrays per multi_all_finite call, as MXNet's LossScaler chunks them
+_CHECKED_TYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
 
 class LossScaler:
     """The dynamic loss scale of one trainer (starts at 2**16)."""
@@ -29,14 +32,32 @@ class LossScaler:
 
     @staticmethod
     def _all_finite(params):
+        """Whether every gradient of ``params`` is finite: one multi_all_finite flag per
+        device (over chunks of _CHUNK arrays), so the host waits once per device, not
+        once per gradient."""
+        from ... import ndarray as nd
+        by_device = {}
         for param in params:
             if param.grad_req == "null" or param._data is None:
                 continue
             for grad in param.list_grad():
-                # one reduction per gradient; the sum is inf/nan iff an element is
-                if not np.isfinite(float(grad.sum().asscalar())):
-                    return False
-        return True
+                if grad.stype != "default":
+                    grad = grad.data            # a sparse gradient's stored values
+                if grad.dtype not in _CHECKED_TYPES:
+                    grad = grad.astype(np.float32)
+                by_device.setdefault(grad.context, []).append(grad)
+        flags = []
+        for grads in by_device.values():
+            flag = None
+            for start in range(0, len(grads), _CHUNK):
+                chunk = grads[start:start + _CHUNK]
+                if flag is None:
+                    flag = nd.multi_all_finite(*chunk, num_arrays=len(chunk))
+                else:
+                    nd.multi_all_finite(*chunk, num_arrays=len(chunk), init_output=False,
+                                        out=flag)
+            flags.append(flag)
+        return all(flag.asscalar() == 1.0 for flag in flags)
 
     def has_overflow(self, params):
         """Check the gradients of ``params`` for inf/NaN, move the scale accordingly,

@@ -138,6 +138,11 @@ _NAMES = {
 }
 
 
+# Same-shape arithmetic that CuPy computes on bfloat16 arrays as they are (a residual
+# block's add in an AMP graph; the broadcast forms reduce their gradients, in float32).
+_BF16_GPU = ("elemwise_add", "elemwise_sub", "elemwise_mul")
+
+
 class _BinaryBase(Op):
     """Shared parts of the array-array operators; subclasses are made by _binary()."""
     params = Schema()
@@ -207,7 +212,8 @@ def _binary(name, aliases, fwd, grad_l, grad_r, uses, broadcast, zero_grad, doc)
     attrs = dict(name=name, aliases=tuple(aliases), broadcast=broadcast, forward=forward,
                  backward_uses=_USES[uses], zero_grad=zero_grad, __doc__=doc,
                  inplace=((0, 0), (1, 0)), writes_outputs=True,
-                 backward_identity=_IDENTITY.get(fwd, ()))
+                 backward_identity=_IDENTITY.get(fwd, ()),
+                 bfloat16_gpu=not broadcast and name in _BF16_GPU)
     if grad_l is not None:
         def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
             xp, g = ctx.xp, out_grads[0]
