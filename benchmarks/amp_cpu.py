@@ -29,7 +29,7 @@ CASES = [("inference", "fp32"), ("inference", "bf16"), ("training", "fp32"),
 def worker_mxnet(task, precision, steps):
     import numpy as np
     import mxnet as mx
-    from mxnet import autograd, gluon, nd
+    from mxnet import gluon, nd
     from mxnet.contrib import amp
     from mxnet.gluon.model_zoo import vision
 
@@ -57,17 +57,8 @@ def worker_mxnet(task, precision, steps):
     if bf16:
         amp.init_trainer(trainer)
 
-    def step(i):
-        with autograd.record():
-            loss = loss_fn(net(data), label)
-            if bf16:
-                with amp.scale_loss(loss, trainer) as scaled:
-                    pass
-            else:
-                scaled = loss
-        autograd.backward(scaled)
-        trainer.step(BATCH)
-        return loss
+    step = harness.gluon_train_step(net, loss_fn, trainer, data, label, BATCH,
+                                    amp if bf16 else None)
     return harness.samples_per_s(step, steps, BATCH, sync=harness.mxnet_sync)
 
 
@@ -134,7 +125,7 @@ def main():
         f"{fw}: " + ", ".join(f"{t} {runs[fw][f'{t} bf16 / fp32']:.2f}x"
                               for t in ("inference", "training")
                               if f"{t} bf16 / fp32" in runs[fw]) for fw in frameworks)
-    text = [f"# bfloat16 AMP on the CPU: ResNet-18 v1, batch 16, 3x112x112", "",
+    text = ["# bfloat16 AMP on the CPU: ResNet-18 v1, batch 16, 3x112x112", "",
             harness.machine_note(), "",
             f"Medians of {args.repeat} runs per framework, alternating; median load average "
             f"at the start of each framework's runs: {loads}. pymxnet and MXNet 1.9.1: "

@@ -63,7 +63,7 @@ def _mx_net(model, classes):
 def worker_mxnet(model, mode, precision, warmup, iters):
     import numpy as np
     import mxnet as mx
-    from mxnet import autograd, gluon, nd
+    from mxnet import gluon, nd
 
     shape, classes, batch = MODELS[model]
     if os.environ.get("GPU_TRAIN_CPU_DRYRUN"):    # shakes out the script without a GPU
@@ -102,17 +102,9 @@ def worker_mxnet(model, mode, precision, warmup, iters):
     pool = cp.get_default_memory_pool() if cp is not None else None
     peak_used = [0]
 
-    def step():
-        with autograd.record():
-            out = net(data)
-            loss = loss_fn(out, label)
-            if amp_dtype is not None:
-                with amp.scale_loss(loss, trainer) as scaled:
-                    scaled.backward()
-        if amp_dtype is None:
-            loss.backward()
-        trainer.step(batch)
-        return loss
+    import harness            # benchmarks/: the script's own folder
+    step = harness.gluon_train_step(net, loss_fn, trainer, data, label, batch,
+                                    amp if amp_dtype is not None else None)
 
     sync = cp.cuda.Device(0).synchronize if cp is not None else (lambda: None)
     for _ in range(warmup):

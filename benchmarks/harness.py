@@ -211,6 +211,27 @@ def samples_per_s(step, steps, batch, warmup=2, sync=None):
     return steps * batch / (time.perf_counter() - t0)
 
 
+def gluon_train_step(net, loss_fn, trainer, data, label, batch, amp=None):
+    """One Gluon training step as a function: record the loss, backward, and
+    ``trainer.step(batch)``; with ``amp`` (mx.contrib.amp, after
+    ``amp.init_trainer(trainer)``) the loss is scaled by ``amp.scale_loss`` first. The
+    step returns the loss and ignores its arguments (samples_per_s passes the index)."""
+    from mxnet import autograd
+
+    def step(*_):
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+            if amp is not None:
+                with amp.scale_loss(loss, trainer) as scaled:
+                    pass
+            else:
+                scaled = loss
+        autograd.backward(scaled)
+        trainer.step(batch)
+        return loss
+    return step
+
+
 def mxnet_sync(loss):
     """Wait for an MXNet training step (its loss, then every pending operation)."""
     import mxnet as mx

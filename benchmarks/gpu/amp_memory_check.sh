@@ -20,16 +20,9 @@
 # profile_resnet50_hybridized_amp.txt, mxnet_gpu_files.json.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/amp_memory_check_out}
-mkdir -p "$OUT"
-ROOT=$(pwd)
-PY=${PY:-python3}
-TOTAL_BUDGET=${TOTAL_BUDGET:-420}
-SUMMARY="$OUT/summary.txt"
-: > "$SUMMARY"
-T_START=$(date +%s)
 STEP_WIDTH=30
-. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
+. "$(dirname "$0")/steps.sh"     # steps_begin NAME BUDGET; step NAME TIMEOUT LOGFILE CMD...
+steps_begin amp_memory_check 420
 
 # --- 1. env (ml_dtypes: a requirement of pymxnet, absent from the device's image) ---------------
 EXTRA="$ROOT/.device/pylib"

@@ -9,20 +9,12 @@
 # exits 0. At most 8 files come back: the logs are merged into a few files.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/device_check_out}
-mkdir -p "$OUT"
-ROOT=$(pwd)
+STEP_MIN_LEFT=15 STEP_KILL_AFTER=10 STEP_WIDTH=28
+. "$(dirname "$0")/steps.sh"     # steps_begin NAME BUDGET; step NAME TIMEOUT LOGFILE CMD...
+steps_begin device_check 360
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PY:-python3}
 SUITE=${SUITE:-$ROOT/.device/mxnet-1.9.1-tests}
 RUNNER=${RUNNER:-$ROOT/.device/tools/run_mxnet_unittests.py}
-TOTAL_BUDGET=${TOTAL_BUDGET:-360}   # seconds for everything; later steps get what is left
-SUMMARY="$OUT/summary.txt"
-: > "$SUMMARY"
-T_START=$(date +%s)
-
-STEP_MIN_LEFT=15 STEP_KILL_AFTER=10 STEP_WIDTH=28
-. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
 
 ENV_LOG="$OUT/env_smoke.log"
 step nvidia-smi 20 "$ENV_LOG" nvidia-smi -L

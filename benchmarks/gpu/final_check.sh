@@ -13,18 +13,10 @@
 # gpu_train.md, profile_resnet50_hybridized.txt and logs.tar.gz (every other log/JSON).
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/final_check_out}
-mkdir -p "$OUT"
-ROOT=$(pwd)
+. "$(dirname "$0")/steps.sh"     # steps_begin NAME BUDGET; step NAME TIMEOUT LOGFILE CMD...
+steps_begin final_check 340
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PY:-python3}
-TOTAL_BUDGET=${TOTAL_BUDGET:-340}
 WORK=$(mktemp -d /tmp/final_check.XXXX)     # logs that go into logs.tar.gz
-SUMMARY="$OUT/summary.txt"
-: > "$SUMMARY"
-T_START=$(date +%s)
-
-. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
 
 # --- 1. env -------------------------------------------------------------------------------
 step env 40 "$OUT/env.log" bash -c '

@@ -17,17 +17,10 @@
 # train.log, profile_resnet50_hybridized.txt, optests.log.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/graph_check_out}
-mkdir -p "$OUT"
-ROOT=$(pwd)
-export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PY:-python3}
-TOTAL_BUDGET=${TOTAL_BUDGET:-400}
-SUMMARY="$OUT/summary.txt"
-: > "$SUMMARY"
-T_START=$(date +%s)
 STEP_WIDTH=30
-. "$(dirname "$0")/steps.sh"     # step NAME TIMEOUT LOGFILE CMD...
+. "$(dirname "$0")/steps.sh"     # steps_begin NAME BUDGET; step NAME TIMEOUT LOGFILE CMD...
+steps_begin graph_check 400
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 
 # --- 1. env --------------------------------------------------------------------------------
 step env 30 "$OUT/env.log" bash -c '

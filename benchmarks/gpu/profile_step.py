@@ -45,7 +45,8 @@ def main():
     import numpy as np
     import cupy as cp
     import mxnet as mx
-    from mxnet import autograd, gluon, nd
+    from mxnet import gluon, nd
+    import harness
     from gpu_train import MODELS, LR, MOMENTUM, _mx_net
 
     shape, classes, batch = MODELS[args.model]
@@ -67,16 +68,7 @@ def main():
     data = nd.array(rng.rand(batch, *shape).astype(np.float32), ctx=ctx)
     label = nd.array(rng.randint(0, classes, batch).astype(np.float32), ctx=ctx)
 
-    def step():
-        with autograd.record():
-            loss = loss_fn(net(data), label)
-            if amp is not None:
-                with amp.scale_loss(loss, trainer) as scaled:
-                    pass
-            else:
-                scaled = loss
-        autograd.backward(scaled)
-        trainer.step(batch)
+    step = harness.gluon_train_step(net, loss_fn, trainer, data, label, batch, amp)
 
     sync = cp.cuda.Device(0).synchronize
     for _ in range(3):

@@ -1,8 +1,22 @@
-# Sourced by device_check.sh and final_check.sh: the one `step` runner they share.
-# Expects TOTAL_BUDGET, T_START and SUMMARY set; STEP_MIN_LEFT (seconds below which a
-# step is skipped), STEP_KILL_AFTER (grace after the timeout) and STEP_WIDTH (name
-# column) may be set by the caller.
+# Sourced by the device check scripts: their common setup and the one `step` runner
+# they share. STEP_MIN_LEFT (seconds below which a step is skipped), STEP_KILL_AFTER
+# (grace after the timeout) and STEP_WIDTH (name column) may be set by the caller.
 #
+# steps_begin NAME BUDGET: OUT (default /tmp/NAME_out) made, ROOT (the repository root:
+# the working directory), PY (default python3), TOTAL_BUDGET (default BUDGET seconds,
+# for everything: later steps get what is left), SUMMARY ($OUT/summary.txt) emptied,
+# T_START now
+steps_begin() {
+    OUT=${OUT:-/tmp/$1_out}
+    mkdir -p "$OUT"
+    ROOT=$(pwd)
+    PY=${PY:-python3}
+    TOTAL_BUDGET=${TOTAL_BUDGET:-$2}
+    SUMMARY="$OUT/summary.txt"
+    : > "$SUMMARY"
+    T_START=$(date +%s)
+}
+
 # step NAME TIMEOUT LOGFILE CMD...: run under a timeout (cut to the budget left),
 # append output to LOGFILE, note status and seconds in summary.txt
 step() {

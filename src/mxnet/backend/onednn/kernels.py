@@ -85,7 +85,7 @@ def bf16_supported():
 def reorder(src, dst):
     """Copy src into dst, converting between their layouts (plain or BlockedView);
     float32 or bfloat16 (one for both)."""
-    _check_lp(src, dst)
+    _check(src, dst, bf16=True)
     key = ("reorder", _sig(src, dst))
 
     def build():
@@ -102,21 +102,20 @@ def reorder(src, dst):
     return dst
 
 
-def _check(*arrays):
+_F32_ONLY = (np.float32,)
+_F32_OR_BF16 = (np.float32, bfloat16)
+
+
+def _check(*arrays, bf16=False):
+    """NotSupported unless every given array is non-empty, C-contiguous and float32
+    (``bf16``: or bfloat16, for the primitives built for both; the callers pass one
+    dtype for all arrays)."""
+    allowed = _F32_OR_BF16 if bf16 else _F32_ONLY
     for a in arrays:
-        if a is not None and (a.dtype != np.float32 or not a.flags.c_contiguous
+        if a is not None and (a.dtype not in allowed or not a.flags.c_contiguous
                               or a.size == 0):
-            raise NotSupported("oneDNN kernels take non-empty C-contiguous float32 arrays")
-
-
-def _check_lp(*arrays):
-    """_check, also letting bfloat16 through (convolution and inner product; the
-    callers pass one dtype for all arrays)."""
-    for a in arrays:
-        if a is not None and (a.dtype not in (np.float32, bfloat16)
-                              or not a.flags.c_contiguous or a.size == 0):
-            raise NotSupported("oneDNN convolution and inner product take non-empty "
-                               "C-contiguous float32 or bfloat16 arrays")
+            raise NotSupported("oneDNN kernels take non-empty C-contiguous float32 "
+                               + ("or bfloat16 arrays" if bf16 else "arrays"))
 
 
 def _grouped(w, groups):
@@ -145,7 +144,7 @@ def _conv_fwd_pd(kind, prop, x_shape, w_shape, b_shape, y_shape, geo, relu=False
 
 
 def _fwd(kind, x, w, b, y, groups, geo, relu):
-    _check_lp(x, w, b, y)
+    _check(x, w, b, y, bf16=True)
     wg = _grouped(w, groups)
     key = (kind + "_fwd", _sig(x, wg, b, y), geo, relu)
 
@@ -181,7 +180,7 @@ def _bwd_data_builder(kind, dy, wg, dx, geo):
 
 
 def _bwd_data(kind, dy, w, dx, groups, geo):
-    _check_lp(dy, w, dx)
+    _check(dy, w, dx, bf16=True)
     wg = _grouped(w, groups)
     key = (kind + "_bwd_data", _sig(dy, wg, dx), geo)
     cached_plan(key, _bwd_data_builder(kind, dy, wg, dx, geo))(dy, wg, dx)
@@ -224,7 +223,7 @@ def _bwd_weights_builder(kind, x, dy, dwg, db, geo):
 
 
 def _bwd_weights(kind, x, dy, dw, db, groups, geo):
-    _check_lp(x, dy, dw, db)
+    _check(x, dy, dw, db, bf16=True)
     dwg = _grouped(dw, groups)
     key = (kind + "_bwd_weights", _sig(x, dy, dwg, db), geo)
     arrays = (x, dy, dwg) + ((db,) if db is not None else ())
@@ -233,7 +232,7 @@ def _bwd_weights(kind, x, dy, dw, db, groups, geo):
 
 
 def _bwd_both(kind, dy, x, w, dx, dw, db, groups, geo):
-    _check_lp(dy, x, w, dx, dw, db)
+    _check(dy, x, w, dx, dw, db, bf16=True)
     wg, dwg = _grouped(w, groups), _grouped(dw, groups)
     key = (kind + "_bwd", _sig(dy, x, wg, dx, dwg, db), geo)
     plan = cached_plan(key, lambda: _ConvBackward(
@@ -419,7 +418,7 @@ def _pool_fwd_pd(prop, alg, x_shape, y_shape, geo, dt=L.F32):
 def pool_forward(x, y, alg, kernel, stride, pad_l, pad_r):
     """Pooling of x (N, C, *s) into y; alg 'max', 'avg_include' (the divisor counts the
     padding) or 'avg_exclude'; float32 or bfloat16."""
-    _check_lp(x, y)
+    _check(x, y, bf16=True)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_fwd", _sig(x, y), alg, geo)
 
@@ -492,7 +491,7 @@ class _PoolBackward(_WorkspaceBackward):
 def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
     """dx from dy; max pooling needs the training forward's workspace: ``ws`` from
     ``pool_forward_training`` on this x, else it is recomputed from x."""
-    _check_lp(x, dy, dx)
+    _check(x, dy, dx, bf16=True)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, dy, dx), alg, geo)
     plan = cached_plan(key, lambda: _PoolBackward(x, dy, dx, alg, geo))
@@ -505,7 +504,7 @@ def pool_backward(x, dy, dx, alg, kernel, stride, pad_l, pad_r, ws=None):
 
 def _training_plan(x, y, alg, kernel, stride, pad_l, pad_r):
     """The backward plan (with its training forward) of pooling x into y."""
-    _check_lp(x, y)
+    _check(x, y, bf16=True)
     geo = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     key = ("pool_bwd", _sig(x, y, x), alg, geo)
     return cached_plan(key, lambda: _PoolBackward(x, y, np.empty_like(x), alg, geo))
@@ -536,7 +535,7 @@ def bn_forward(x, scale, shift, y, mean, var, eps, training):
     """Batch norm over axis 1 of x (N, C, *): training computes the batch mean and
     (biased) variance into ``mean``/``var``; otherwise they are read (moving stats).
     x and y float32 or bfloat16; the per-channel arrays float32."""
-    _check_lp(x, y)
+    _check(x, y, bf16=True)
     _check(scale, shift, mean, var)
     flags = L.USE_SCALE | L.USE_SHIFT | (0 if training else L.USE_GLOBAL_STATS)
     key = ("bn_fwd", _sig(x, y), float(eps), training)
@@ -557,7 +556,7 @@ def bn_forward(x, scale, shift, y, mean, var, eps, training):
 def bn_backward(x, dy, mean, var, scale, dx, dscale, dshift, eps, global_stats):
     """dx, dscale, dshift of batch norm given the statistics the forward used (x, dy,
     dx float32 or bfloat16; the per-channel arrays float32)."""
-    _check_lp(x, dy, dx)
+    _check(x, dy, dx, bf16=True)
     _check(mean, var, scale, dscale, dshift)
     flags = L.USE_SCALE | L.USE_SHIFT | (L.USE_GLOBAL_STATS if global_stats else 0)
     key = ("bn_bwd", _sig(x, dy, dx), float(eps), global_stats)
@@ -599,7 +598,7 @@ def _ip_fwd_pd(x_shape, w_shape, b_shape, y_shape, relu=False, dt=L.F32):
 def fc_forward(x, w, b, y, relu=False):
     """y = x @ w.T + b (b may be None), ReLU fused when ``relu``; x (M, K), w (N, K);
     float32 or bfloat16 (all alike)."""
-    _check_lp(x, w, b, y)
+    _check(x, w, b, y, bf16=True)
     key = ("ip_fwd", _sig(x, w, b, y), relu)
 
     def build():
@@ -615,7 +614,7 @@ def fc_forward(x, w, b, y, relu=False):
 
 def fc_backward_data(dy, w, dx):
     """dx = dy @ w."""
-    _check_lp(dy, w, dx)
+    _check(dy, w, dx, bf16=True)
     key = ("ip_bwd_data", _sig(dy, w, dx))
 
     def build():
@@ -634,7 +633,7 @@ def fc_backward_data(dy, w, dx):
 
 def fc_backward_weights(x, dy, dw, db):
     """dw = dy.T @ x and db = dy summed over rows (unless None)."""
-    _check_lp(x, dy, dw, db)
+    _check(x, dy, dw, db, bf16=True)
     key = ("ip_bwd_weights", _sig(x, dy, dw, db))
 
     def build():
@@ -700,7 +699,7 @@ ELTWISE = {"relu": (L.ELTWISE_RELU, L.ELTWISE_RELU_DST, 0.0),
 
 def eltwise_forward(x, y, act):
     """y = act(x) for act in ELTWISE (y may be x: in place); float32 or bfloat16."""
-    _check_lp(x, y)
+    _check(x, y, bf16=True)
     alg, _, alpha = ELTWISE[act]
     key = ("eltwise_fwd", _sig(x, y), act)
 
@@ -714,7 +713,7 @@ def eltwise_forward(x, y, act):
 
 def eltwise_backward(dy, y, dx, act):
     """dx from dy and the forward's output y (the *_use_dst_for_bwd algorithms)."""
-    _check_lp(dy, y, dx)
+    _check(dy, y, dx, bf16=True)
     _, alg, alpha = ELTWISE[act]
     if alg is None:
         raise NotSupported(f"oneDNN has no output-based backward for {act}")
