@@ -1,5 +1,6 @@
 """mxnet.base's names that MXNet-era code and MXNet's own tests import: the ctypes
-helpers and ``_LIB``, which pymxnet (no C library) answers with a clear error."""
+helpers and ``_LIB``, which pymxnet (no C library) answers with a clear error, except
+for the C API calls it emulates (MXListAllOpNames)."""
 import ctypes
 
 import pytest
@@ -18,6 +19,20 @@ def test_c_api_functions_say_they_are_not_available():
         _LIB.MXSetSubgraphPropertyOpNamesV2(c_str("x"), mx_uint(0), None)
     with pytest.raises(AttributeError):
         _LIB.__wrapped__                               # dunders are not C functions
+
+
+@pytest.mark.parametrize("by", ["byref", "pointer"])
+def test_list_all_op_names_fills_its_out_arguments_as_the_c_api(by):
+    # MXNet's test_amp_coverage calls it this way
+    plist = ctypes.POINTER(ctypes.c_char_p)()
+    size = ctypes.c_uint()
+    ref = ctypes.byref if by == "byref" else ctypes.pointer
+    assert _LIB.MXListAllOpNames(ref(size), ref(plist)) == 0
+    names = [plist[i].decode() for i in range(size.value)]
+    assert names == mx.operator.registry.list_ops()
+    assert {"Convolution", "FullyConnected", "sgd_mom_update"} <= set(names)
+    with pytest.raises(mx.base.MXNetError, match="ctypes.byref"):
+        _LIB.MXListAllOpNames(size, plist)
 
 
 def test_ctypes_helpers():

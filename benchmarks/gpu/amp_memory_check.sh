@@ -48,6 +48,7 @@ grep -E "^(cupy|torch|cudnn|ml_dtypes|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> 
 # --- 2. tests ---------------------------------------------------------------------------------------
 step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
     --maxfail=40 tests/backend/cudnn tests/gpu tests/operator/test_bfloat16.py \
+    tests/operator/test_kernels_gpu_optim.py tests/operator/test_kernels_gpu_multi.py \
     tests/contrib/amp tests/executor/test_cuda_graph.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 

@@ -194,10 +194,37 @@ class MXNetNotImplementedError(MXNetError, NotImplementedError):
     """An MXNetError for a feature pymxnet does not provide."""
 
 
-class _NoCLibrary:
-    """``mxnet.base._LIB`` for code that imports it (MXNet's own tests do): pymxnet has
-    no C library, so calling any of its functions raises MXNetNotImplementedError
-    naming the function."""
+def _c_out(arg):
+    """The ctypes object a C out-argument refers to: ``ctypes.byref(x)`` or a ctypes
+    pointer to x."""
+    obj = getattr(arg, "_obj", None)        # ctypes.byref's CArgObject
+    if obj is not None:
+        return obj
+    if isinstance(arg, ctypes._Pointer):
+        return arg.contents
+    raise MXNetError(f"expected ctypes.byref(...) or a ctypes pointer, got {arg!r}")
+
+
+class _CLibrary:
+    """``mxnet.base._LIB`` for code that imports it (MXNet's own tests do). pymxnet has
+    no C library: the few C API functions such code calls that pymxnet can answer are
+    emulated (their out-arguments, passed with ``ctypes.byref``, are filled as the C
+    function fills them, and they return 0); calling any other raises
+    MXNetNotImplementedError naming the function."""
+
+    def __init__(self):
+        self._returned = {}     # what a call handed out stays valid, as the C API's does
+
+    def MXListAllOpNames(self, out_size, out_array):  # noqa: N802  (C API name)
+        """Every registered operator name (aliases included) as ``const char**``."""
+        from .operator.registry import list_ops
+        names = [n.encode() for n in list_ops()]
+        array = self._returned["MXListAllOpNames"] = (ctypes.c_char_p * len(names))(*names)
+        _c_out(out_size).value = len(names)
+        target = _c_out(out_array)
+        ctypes.cast(ctypes.pointer(target), ctypes.POINTER(ctypes.c_void_p))[0] = \
+            ctypes.addressof(array)
+        return 0
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -214,7 +241,7 @@ class _NoCLibrary:
         return "<pymxnet: no C library>"
 
 
-_LIB = _NoCLibrary()
+_LIB = _CLibrary()
 
 
 def c_array(ctype, values):

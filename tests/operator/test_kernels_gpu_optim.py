@@ -138,8 +138,8 @@ def test_multi_sgd_fused_on_gpu_equals_numpy_body(momentum):
 
 @gpu
 def test_trainer_sgd_momentum_on_gpu_equals_cpu():
-    """gluon.Trainer with SGD+momentum: on the GPU groups go to multi_sgd_mom_update
-    (fused kernels); the weights after three steps equal the CPU's."""
+    """gluon.Trainer with SGD+momentum: on the GPU the list goes to one multi-tensor
+    launch (kernels_gpu_multi); the weights after three steps equal the CPU's."""
     res = {}
     for ctx in (mx.cpu(), mx.gpu(0)):
         mx.random.seed(0)
@@ -162,15 +162,17 @@ def test_trainer_sgd_momentum_on_gpu_equals_cpu():
 
 @pytest.mark.parametrize("momentum", [0.0, 0.9])
 def test_sgd_group_path_equals_per_weight_path(monkeypatch, momentum):
-    """The grouped call SGD makes for GPU weights (multi_sgd(_mom)_update with the
-    group's lrs/wds), forced on the CPU, gives the per-weight operators' weights and
-    momenta."""
+    """The grouped call SGD makes for lists the fused step does not take
+    (multi_sgd(_mom)_update with the group's lrs/wds), forced on the CPU, gives the
+    fused step's weights and momenta."""
     from mxnet.optimizer.sgd import SGD
     rng = np.random.RandomState(5)
     shapes = [(3, 4), (5,), (2, 3)]
 
     def run(grouped):
         monkeypatch.setattr(SGD, "_multi_ok", lambda self, w, s, mp: grouped)
+        if grouped:     # lists otherwise take the fused step first
+            monkeypatch.setattr(SGD, "_fused_plan", lambda self, w, g, s: None)
         opt = SGD(learning_rate=0.1, momentum=momentum, wd=1e-3, rescale_grad=0.5,
                   clip_gradient=0.3)
         ws = [mx.nd.array(rng.randn(*s)) for s in shapes]

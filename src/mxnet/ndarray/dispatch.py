@@ -1,12 +1,12 @@
 """Imperative dispatch: run one registered operator on NDArrays.
 
 The path, step by step: parse parameters (cached per keyword set) -> split arguments
-from auxiliary states -> if every input is idle and the work is small, run the
-operator body now in this thread (the engine would do the same work at once; this
-skips a thread hand-off that costs more than a small kernel) -> otherwise infer
-output shapes/dtypes, allocate the outputs and push the body to the engine, which
-runs it once its inputs are ready -> record a node on the autograd tape when
-recording.
+from auxiliary states -> if every input is idle and the work is small or on a GPU, run
+the operator body now in this thread (the engine would do the same work at once; this
+skips a thread hand-off that costs more than a small kernel or a GPU launch) ->
+otherwise infer output shapes/dtypes, allocate the outputs and push the body to the
+engine, which runs it once its inputs are ready -> record a node on the autograd tape
+when recording.
 """
 import numpy as np
 
@@ -109,7 +109,10 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False):
     else:
         outs_given = None
 
-    if idle and size <= ASYNC_MIN_ELEMS:
+    # GPU work runs in this thread whatever its size: its kernels are queued on the
+    # device's stream and return at once, so an engine worker would only add a thread
+    # hand-off (and contend for the GIL) per call
+    if idle and (size <= ASYNC_MIN_ELEMS or ctx.device_typeid == 2):
         octx = _fwd_ctx.get((ctx, is_train))
         if octx is None:
             octx = _op_context(_xp(ctx), ctx, is_train)

@@ -14,17 +14,16 @@ kernel body from it; ``evaluate`` runs the same statements with NumPy, which is 
 rules are checked against the operators' bodies on machines without a GPU.
 
 Covered: sgd_update, sgd_mom_update, adam_update, and multi_sgd_update /
-multi_sgd_mom_update (one kernel per weight, one Python call for the group: what SGD
-uses for weights on a GPU), for float32/float64 weights whose gradient and states have
+multi_sgd_mom_update (one multi-tensor launch for the group, ``kernels_gpu_multi``),
+for float32/float64 weights whose gradient and states have
 the weight's shape and dtype. Anything else (float16 weights, the multi-precision and
 preloaded variants, mismatched inputs, which the operator reports) returns
 NotImplemented and the operator's body runs.
 
 Also here, the other half of an AMP step: all_finite / multi_all_finite without a host
-round trip per array. Each array's non-finite elements are counted by one reduction
-kernel into its slot of a small device vector; the flag is computed from that vector on
-the device. The operator's body asks the host (``bool(...)``) once per array, which
-made AMP's loss scaler wait for the GPU ~190 times per ResNet-50 step.
+round trip per array: one multi-tensor launch over every array (kernels_gpu_multi) sets
+the flag on the device. The operator's body asks the host (``bool(...)``) once per
+array, which made AMP's loss scaler wait for the GPU ~190 times per ResNet-50 step.
 """
 import re
 
@@ -160,7 +159,8 @@ def _usable(cp, group):
 
 
 def _multi_fused(momentum):
-    """multi_sgd(_mom)_update: the single-weight rule's kernel once per weight."""
+    """multi_sgd(_mom)_update: one multi-tensor launch for the group (kernels_gpu_multi)
+    when its weights share one dtype, else the single-weight rule's kernel per weight."""
     name = "sgd_mom_update" if momentum else "sgd_update"
     params = RULES[name][0]
     per = 3 if momentum else 2
@@ -171,26 +171,30 @@ def _multi_fused(momentum):
                 len(inputs) != n * per or len(p.lrs) != n or len(p.wds) != n:
             return NotImplemented
         import cupy as cp
+        from .kernels_gpu_multi import multi_update
         groups = [inputs[i * per:(i + 1) * per] for i in range(n)]
         if not all(_usable(cp, g) for g in groups):
             return NotImplemented
-        k = _kernel(cp, name)
-        results = []
+        dsts, scalars = [], []
         for i, group in enumerate(groups):
             w = group[0]
-            ty = w.dtype.type
-            hp = {"lr": p.lrs[i], "wd": p.wds[i], "momentum": getattr(p, "momentum", 0.0),
-                  "rescale_grad": p.rescale_grad, "clip_gradient": p.clip_gradient}
             dst = out[i] if out else None
             if not (isinstance(dst, cp.ndarray) and dst.shape == w.shape
                     and dst.dtype == w.dtype and dst.device == w.device):
-                dst = None
-            with w.device:
-                if dst is None:
+                with w.device:
                     dst = cp.empty_like(w)
-                k(w, group[1], *[ty(hp[n_]) for n_ in params], *group[2:], dst)
-            results.append(dst)
-        return results
+            dsts.append(dst)
+            hp = {"lr": p.lrs[i], "wd": p.wds[i], "momentum": getattr(p, "momentum", 0.0),
+                  "rescale_grad": p.rescale_grad, "clip_gradient": p.clip_gradient}
+            scalars.append([hp[n_] for n_ in params])
+        if multi_update(cp, name, [list(g) + [d] for g, d in zip(groups, dsts)], scalars):
+            return dsts
+        k = _kernel(cp, name)
+        for group, dst, vals in zip(groups, dsts, scalars):
+            ty = group[0].dtype.type
+            with group[0].device:
+                k(group[0], group[1], *[ty(v) for v in vals], *group[2:], dst)
+        return dsts
     kernel.__name__ = f"multi_{name}_fused_gpu"
     return kernel
 
@@ -210,7 +214,9 @@ def _count_nonfinite(cp):
 def all_finite_gpu(ctx, p, inputs, aux, out=None):
     """all_finite / multi_all_finite on CuPy arrays of one device: 1.0 when no array
     holds an inf or NaN, else 0.0 (``init_output=False``: a given output's value is
-    kept, multiplied by that), computed without waiting for the device."""
+    kept, multiplied by that), computed without waiting for the device: one
+    multi-tensor launch (kernels_gpu_multi), or for non-contiguous arrays one
+    reduction per array."""
     if not inputs or not type(inputs[0]).__module__.startswith("cupy"):
         return NotImplemented
     import cupy as cp
@@ -222,8 +228,14 @@ def all_finite_gpu(ctx, p, inputs, aux, out=None):
     if not (isinstance(dst, cp.ndarray) and dst.shape == (1,) and dst.dtype == np.float32
             and dst.device == dev):
         dst = None
-    count = _count_nonfinite(cp)
+    from .kernels_gpu_multi import multi_nonfinite
     with dev:
+        flag = cp.ones(1, np.float32) if dst is None else dst
+        if dst is not None and p.init_output:
+            dst.fill(1.0)
+        if multi_nonfinite(cp, inputs, flag):
+            return [flag]
+        count = _count_nonfinite(cp)
         bad = cp.zeros(len(inputs), np.float32)
         for i, a in enumerate(inputs):
             if a.size:

@@ -294,7 +294,7 @@ class Updater:
             for idx, w, g in zip(indices, weights, grads):
                 self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
             return
-        # Aggregating optimizers take lists of at most aggregate_num weights of one dtype.
+        # Aggregating optimizers take lists of one dtype, _aggregate_size weights each.
         by_dtype = {}
         for item in zip(indices, weights, grads):
             by_dtype.setdefault(numpy.dtype(item[1].dtype), []).append(item)

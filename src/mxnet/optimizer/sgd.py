@@ -103,8 +103,8 @@ class SGD(_MomentumSGDBase):
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(momentum=momentum, **kwargs)
         self.lazy_update = lazy_update
-        # Lists of up to this many weights come from the Updater (MXNet's fused
-        # multi_sgd_update; here a loop of sgd_update with the same numbers).
+        # MXNet's size of one multi_sgd_update group; pymxnet's Updater hands SGD the
+        # whole list of one dtype (_aggregate_size), updated in one fused step
         self.aggregate_num = int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4"))
 
     def _update_impl(self, indices, weights, grads, states, multi_precision=False):
@@ -112,9 +112,15 @@ class SGD(_MomentumSGDBase):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         kw = self._op_kwargs()
+        if not multi_precision and len(weights) > 1:
+            # one engine step for the list (on the GPU: one multi-tensor launch)
+            plan = self._fused_plan(weights, grads, states)
+            if plan is not None:
+                plan.run(lrs, wds, kw)
+                return
         if self._multi_ok(weights, states, multi_precision):
             # one multi_sgd(_mom)_update call for the group, as MXNet's SGD does when
-            # aggregating (on the GPU a fused kernel per weight, one Python dispatch)
+            # aggregating (lists the fused step does not take, or under the profiler)
             args = []
             for w, g, s in zip(weights, grads, states):
                 args += [w, g] + ([s] if s is not None else [])
@@ -122,21 +128,14 @@ class SGD(_MomentumSGDBase):
             _invoke(op, args, out=list(weights), lrs=tuple(lrs), wds=tuple(wds),
                     num_weights=len(weights), **kw)
             return
-        if not multi_precision and len(weights) > 1:
-            plan = self._fused_plan(weights, grads, states)
-            if plan is not None:
-                plan.run(lrs, wds, kw)
-                return
         kw["lazy_update"] = self.lazy_update     # row_sparse gradients: present rows only
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             self._step(w, g, s, lr, wd, multi_precision, kw)
 
     def _aggregate_size(self, weights):
-        # host weights run as one fused step (_FusedSGD) of any length: one call for
-        # all of them saves the per-call work; GPU groups keep multi_sgd's limit
-        if all(w.context.device_typeid == 1 for w in weights):
-            return max(self.aggregate_num, len(weights))
-        return self.aggregate_num
+        # a list runs as one fused step (_FusedSGD) of any length, on the GPU as one
+        # multi-tensor launch: one call for all of them saves the per-call work
+        return max(self.aggregate_num, len(weights))
 
     def _fused_plan(self, weights, grads, states):
         """The fused step for this list of arrays (None: not fusable), kept while the
@@ -231,12 +230,39 @@ class _FusedSGD:
 
         def run(xp, *arrays):
             gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
+            ms = [next(moms) if m else None for m in has_mom]
+            todo = range(n)
+            if xp is not numpy:
+                todo = _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip)
+                if not todo:
+                    return
             bufs = self._buffers(xp, ws, any(wds))
-            for g, w, m, lr, wd, (tmp, decay) in zip(gs, ws, has_mom, lrs, wds, bufs):
-                _sgd_in_place(xp, w, g, next(moms) if m else None, lr, wd, rescale,
-                              momentum, clip, tmp, decay)
+            for i in todo:
+                _sgd_in_place(xp, ws[i], gs[i], ms[i], lrs[i], wds[i], rescale, momentum,
+                              clip, *bufs[i])
         apply_inplace("multi_sgd_update", run, self.grads, self.writes, self.ctx,
                       checked=True)
+
+
+def _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip):
+    """sgd_update's / sgd_mom_update's rule over the weights on a GPU, written into the
+    weights (and momenta): one multi-tensor launch for those with momentum, one for
+    those without (operator.kernels_gpu_multi). Returns the indices it could not take
+    (their arrays are not what the kernel takes: float16, strided)."""
+    from ..operator.kernels_gpu_multi import multi_update
+    from ..operator.kernels_gpu_optim import RULES
+    left = []
+    for name, with_mom in (("sgd_mom_update", True), ("sgd_update", False)):
+        idx = [i for i, m in enumerate(ms) if (m is not None) == with_mom]
+        if not idx:
+            continue
+        groups = [[ws[i], gs[i]] + ([ms[i]] if with_mom else []) + [ws[i]] for i in idx]
+        scalars = [[{"lr": lrs[i], "wd": wds[i], "momentum": momentum,
+                     "rescale_grad": rescale, "clip_gradient": clip}[p]
+                    for p in RULES[name][0]] for i in idx]
+        if not multi_update(xp, name, groups, scalars):
+            left += idx
+    return sorted(left)
 
 
 def _sgd_in_place(xp, w, grad, mom, lr, wd, rescale, momentum, clip, tmp, decay):

@@ -318,6 +318,20 @@ def conv_backward_bias(dy, db, accumulate=False):
     return db
 
 
+_BF16_SUM = []
+
+
+def _bf16_sum(cp):
+    """A CuPy reduction summing bfloat16 values in float32, reading the bfloat16 bits
+    (a uint16 view: a bfloat16 is the top half of the float32 of the same value), so
+    no float32 copy of the whole gradient is made first."""
+    if not _BF16_SUM:
+        _BF16_SUM.append(cp.ReductionKernel(
+            "uint16 x", "float32 y", "__uint_as_float(((unsigned int)x) << 16)",
+            "a + b", "y = a", "0", "mxnet_bf16_sum_f32", reduce_type="float"))
+    return _BF16_SUM[0]
+
+
 def _bias_sum_in_float32(dy, db, accumulate):
     """The bias gradient of a bfloat16 convolution: cuDNN 9's BackwardBias refuses
     bfloat16 (CUDNN_STATUS_NOT_SUPPORTED), and declining would send the whole
@@ -325,7 +339,10 @@ def _bias_sum_in_float32(dy, db, accumulate):
     and rounded once into ``db``."""
     rt = runtime()
     axes = (0,) + tuple(range(2, dy.ndim))
-    total = dy.astype(rt.cupy.float32).sum(axis=axes)
+    if dy.flags.c_contiguous:
+        total = _bf16_sum(rt.cupy)(dy.view(rt.cupy.uint16), axis=axes)
+    else:
+        total = dy.astype(rt.cupy.float32).sum(axis=axes)
     if accumulate:
         total += db.astype(rt.cupy.float32)
     db[...] = total.astype(db.dtype)

@@ -1,0 +1,212 @@
+"""Multi-tensor CUDA kernels: one launch over many arrays, found through a table of
+their device pointers. For the per-step work that touches every parameter: the
+optimizer update of a whole list of weights, and AMP's finite check of every gradient.
+
+Why: a ResNet-50 step updates 161 weights and checks 161 gradients. One CuPy kernel
+call per array costs 10-25 us of host time (argument checks, then the launch), so the
+two took ~10 ms of host time per step on an H100 for well under 1 ms of GPU work
+(session 8's profile). Here the host packs one table per call (pointers, element
+counts, per-array scalars) into one small host-to-device copy and makes one launch.
+In the kernel, ``blockIdx.y`` picks the array and ``blockIdx.x``/``threadIdx.x`` stride
+over its elements.
+
+The update kernels are generated from the rules of ``kernels_gpu_optim.RULES``, the
+same statements its ElementwiseKernels run (checked there against the operators' NumPy
+bodies). The sources use no headers; ``nvcc --ptx`` compiles them on a machine without
+a GPU, which is how the CPU tests check them.
+"""
+import numpy as np
+
+from .kernels_gpu_optim import RULES, _split
+
+__all__ = ["update_source", "nonfinite_source", "update_table", "nonfinite_table",
+           "launch_grid", "multi_update", "multi_nonfinite", "FLOAT_TYPES",
+           "NONFINITE_TYPES"]
+
+_THREADS = 256
+_MAX_BLOCKS_X = 256           # blocks per array; each thread strides over the rest
+_MAX_ARRAYS = 4096            # arrays per launch (gridDim.y allows 65535)
+_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+FLOAT_TYPES = tuple(_CTYPES)
+
+
+def _exponent_masks():
+    """dtype -> (bytes per element, the exponent bits: all set means inf or NaN)."""
+    masks = {np.dtype(np.float16): (2, 0x7C00), np.dtype(np.float32): (4, 0x7F800000),
+             np.dtype(np.float64): (8, 0x7FF0000000000000)}
+    from ..base import bfloat16
+    if bfloat16 is not None:
+        masks[np.dtype(bfloat16)] = (2, 0x7F80)
+    return masks
+
+
+_MASKS = _exponent_masks()
+NONFINITE_TYPES = tuple(_MASKS)
+
+
+def _arrays_of(name):
+    """The rule's per-element arrays in table order: inputs, states, the new weight."""
+    _, states, _ = RULES[name]
+    return ("weight", "grad") + tuple(states) + ("wout",)
+
+
+def update_source(name, dtype):
+    """(kernel name, CUDA source) of ``name``'s rule over many weights of ``dtype``.
+
+    Table (uint64), n weights: for each array of ``_arrays_of(name)`` n pointers, then
+    n element counts, then per weight the rule's scalars as float64 bit patterns."""
+    scalars, states, stmts = RULES[name]
+    arrays = _arrays_of(name)
+    k, ns = len(arrays), len(scalars)
+    kname = f"mxnet_multi_{name}_{_CTYPES[np.dtype(dtype)]}"
+    head = [f"typedef {_CTYPES[np.dtype(dtype)]} T;",
+            "__device__ __forceinline__ T clip_grad(T x, T bound) {",
+            "    return bound < T(0) ? x : (x > bound ? bound : (x < -bound ? -bound : x));",
+            "}",
+            f'extern "C" __global__ void {kname}(const unsigned long long* table, int n) {{',
+            "    const int t = blockIdx.y;",
+            f"    const long long size = (long long)table[{k} * n + t];",
+            f"    const double* sc = (const double*)(table + {k + 1} * n) + t * {ns};"]
+    for j, s in enumerate(scalars):
+        head.append(f"    const T {s} = (T)sc[{j}];")
+    for j, a in enumerate(arrays):
+        head.append(f"    T* p_{a} = (T*)table[{j} * n + t];")
+    head.append("    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                "i < size; i += (long long)gridDim.x * blockDim.x) {")
+    known = set(scalars)
+    for a in arrays[:-1]:                       # everything read, once
+        head.append(f"        T {a} = p_{a}[i];")
+        known.add(a)
+    for stmt in stmts:
+        lhs, rhs = _split(stmt)
+        head.append(f"        {'' if lhs in known else 'T '}{lhs} = {rhs};")
+        known.add(lhs)
+    for a in tuple(states) + ("wout",):          # then written: wout may be weight
+        head.append(f"        p_{a}[i] = {a};")
+    head += ["    }", "}"]
+    return kname, "\n".join(head) + "\n"
+
+
+def nonfinite_source():
+    """(kernel name, CUDA source) of the finite check over many arrays: a table of n
+    pointers, n element counts, n element widths (2, 4 or 8 bytes), n exponent masks;
+    ``flag[0]`` is set to 0 when any element has every exponent bit set (inf, NaN)."""
+    kname = "mxnet_multi_nonfinite"
+    src = f"""
+extern "C" __global__ void {kname}(const unsigned long long* table, int n, float* flag) {{
+    const int t = blockIdx.y;
+    const long long size = (long long)table[n + t];
+    const unsigned long long width = table[2 * n + t];
+    const unsigned long long mask = table[3 * n + t];
+    const char* base = (const char*)table[t];
+    bool bad = false;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
+         i += (long long)gridDim.x * blockDim.x) {{
+        unsigned long long bits;
+        if (width == 2) bits = ((const unsigned short*)base)[i];
+        else if (width == 4) bits = ((const unsigned int*)base)[i];
+        else bits = ((const unsigned long long*)base)[i];
+        bad |= (bits & mask) == mask;
+    }}
+    if (bad) flag[0] = 0.0f;     /* every writer stores the same value */
+}}
+"""
+    return kname, src
+
+
+_COMPILED = {}
+
+
+def _kernel(cp, key, make):
+    k = _COMPILED.get(key)
+    if k is None:
+        kname, src = make()
+        k = _COMPILED[key] = cp.RawKernel(src, kname)
+    return k
+
+
+def launch_grid(sizes):
+    """(blocks along x, arrays along y) of one launch over arrays of ``sizes``."""
+    longest = max(sizes) if sizes else 0
+    return max(1, min(_MAX_BLOCKS_X, -(-longest // (_THREADS * 4)))), len(sizes)
+
+
+def update_table(name, pointers, sizes, scalars):
+    """The uint64 table of one update launch (layout: ``update_source``).
+    ``pointers``: per weight its arrays' addresses in ``_arrays_of(name)`` order;
+    ``scalars``: per weight the values of ``RULES[name][0]``."""
+    n, k = len(sizes), len(_arrays_of(name))
+    table = np.empty((k + 1) * n + n * len(RULES[name][0]), np.uint64)
+    table[:k * n] = np.asarray(pointers, np.uint64).reshape(n, k).T.reshape(-1)
+    table[k * n:(k + 1) * n] = sizes
+    table[(k + 1) * n:] = np.asarray(scalars, np.float64).reshape(-1).view(np.uint64)
+    return table
+
+
+def nonfinite_table(pointers, sizes, dtypes):
+    """The uint64 table of one finite-check launch (layout: ``nonfinite_source``)."""
+    n = len(sizes)
+    table = np.empty(4 * n, np.uint64)
+    table[:n] = pointers
+    table[n:2 * n] = sizes
+    table[2 * n:3 * n] = [_MASKS[np.dtype(d)][0] for d in dtypes]
+    table[3 * n:] = [_MASKS[np.dtype(d)][1] for d in dtypes]
+    return table
+
+
+def _usable(cp, a, dtype, device):
+    return (isinstance(a, cp.ndarray) and a.dtype == dtype and a.device == device
+            and a.flags.c_contiguous)
+
+
+def multi_update(cp, name, groups, scalars):
+    """Apply ``RULES[name]`` to many weights, one launch per ``_MAX_ARRAYS`` of them.
+
+    ``groups``: per weight its arrays in ``_arrays_of(name)`` order (weight, grad,
+    states..., destination; the destination may be the weight itself: each element is
+    read before it is written); ``scalars``: per weight the values of the rule's
+    scalar parameters. All arrays must be C-contiguous CuPy arrays of one
+    float32/float64 dtype and device, each group of one size. Returns False (nothing
+    launched) when they are not."""
+    if not groups:
+        return True
+    w0 = groups[0][0]
+    dtype, device = w0.dtype, getattr(w0, "device", None)
+    if dtype not in _CTYPES:
+        return False
+    k = len(_arrays_of(name))
+    for g in groups:
+        if len(g) != k or not all(_usable(cp, a, dtype, device) and a.size == g[0].size
+                                  for a in g):
+            return False
+    kernel = _kernel(cp, ("update", name, dtype), lambda: update_source(name, dtype))
+    for start in range(0, len(groups), _MAX_ARRAYS):
+        part = groups[start:start + _MAX_ARRAYS]
+        sizes = [g[0].size for g in part]
+        table = update_table(name, [[a.data.ptr for a in g] for g in part], sizes,
+                             scalars[start:start + _MAX_ARRAYS])
+        with device:
+            kernel(launch_grid(sizes), (_THREADS,), (cp.asarray(table), np.int32(len(part))))
+    return True
+
+
+def multi_nonfinite(cp, arrays, flag):
+    """Set ``flag`` (a float32 CuPy array of one element) to 0.0 when any element of
+    ``arrays`` is inf or NaN, else leave it: one launch per ``_MAX_ARRAYS`` arrays, no
+    host wait. Returns False (nothing launched) unless the arrays are C-contiguous
+    CuPy arrays of NONFINITE_TYPES on the flag's device."""
+    device = flag.device
+    for a in arrays:
+        if not (isinstance(a, cp.ndarray) and a.dtype in _MASKS and a.device == device
+                and a.flags.c_contiguous):
+            return False
+    arrays = [a for a in arrays if a.size]
+    kernel = _kernel(cp, ("nonfinite",), nonfinite_source)
+    for start in range(0, len(arrays), _MAX_ARRAYS):
+        part = arrays[start:start + _MAX_ARRAYS]
+        sizes = [a.size for a in part]
+        table = nonfinite_table([a.data.ptr for a in part], sizes, [a.dtype for a in part])
+        with device:
+            kernel(launch_grid(sizes), (_THREADS,),
+                   (cp.asarray(table), np.int32(len(part)), flag))
+    return True
