@@ -246,3 +246,52 @@ def test_sgd_list_step_through_the_multi_tensor_kernel(host_kernels, monkeypatch
         np.testing.assert_allclose(ws[i], ref_w[i], rtol=2e-6, atol=2e-7)
         if ms[i] is not None:
             np.testing.assert_allclose(ms[i], ref_m[i], rtol=2e-6, atol=2e-7)
+
+
+@pytest.mark.parametrize("kernel_takes_it", [True, False])
+def test_rule_in_place_equals_the_operator_with_out_weight(host_kernels, monkeypatch,
+                                                           kernel_takes_it):
+    """Adam's GPU step (optimizer._kernel.rule_in_place: one engine step writing the
+    weight and states), with the kernel run on the host, or declining (then the
+    operator's body is written into the weight), equals ``adam_update(..., out=w)``."""
+    from mxnet.optimizer import _kernel
+
+    def emulated(xp, name, groups, scalars):
+        if not kernel_takes_it:
+            return False
+        _run_update(host_kernels, name, groups, scalars)
+        return True
+    monkeypatch.setattr(M, "multi_update", emulated)
+    rng = np.random.RandomState(4)
+    w, g = rng.randn(6, 5).astype(np.float32), rng.randn(6, 5).astype(np.float32)
+    m, v = rng.randn(6, 5).astype(np.float32), np.abs(rng.randn(6, 5)).astype(np.float32)
+    kw = dict(lr=0.01, beta1=0.8, beta2=0.95, epsilon=1e-6, wd=0.01, rescale_grad=0.5)
+    W, G, Mm, V = (mx.nd.array(a) for a in (w, g, m, v))
+    assert _kernel.rule_in_place("adam_update", W, G, [Mm, V], kw)
+    W2, M2, V2 = (mx.nd.array(a) for a in (w, m, v))
+    mx.nd.adam_update(W2, mx.nd.array(g), M2, V2, out=W2, **kw)
+    for a, b in [(W, W2), (Mm, M2), (V, V2)]:
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=2e-6, atol=2e-7)
+    assert not _kernel.rule_in_place("adam_update", W, G.astype("float64"), [Mm, V], kw)
+    assert not _kernel.fused_rule_on_gpu("adam_update", W, G, [Mm, V], kw)   # on the CPU
+
+
+@gpu
+def test_adam_trainer_on_gpu_equals_cpu():
+    res = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        mx.random.seed(0)
+        net = mx.gluon.nn.Dense(4, in_units=6)
+        net.initialize(mx.init.Xavier(), ctx=mx.cpu())
+        net.collect_params().reset_ctx(ctx)
+        tr = mx.gluon.Trainer(net.collect_params(), "adam",
+                              {"learning_rate": 0.01, "wd": 1e-3, "clip_gradient": 0.5})
+        x = mx.nd.array(np.random.RandomState(1).randn(8, 6), ctx=ctx)
+        for _ in range(3):
+            with mx.autograd.record():
+                loss = (net(x) ** 2).sum()
+            loss.backward()
+            tr.step(8)
+        res[ctx.device_type] = [p.data().asnumpy() for p in net.collect_params().values()]
+    for a, b in zip(res["gpu"], res["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -171,7 +171,9 @@ def multi_update(cp, name, groups, scalars):
     if not groups:
         return True
     w0 = groups[0][0]
-    dtype, device = w0.dtype, getattr(w0, "device", None)
+    if not isinstance(w0, cp.ndarray) or not type(w0).__module__.startswith("cupy"):
+        return False
+    dtype, device = w0.dtype, w0.device
     if dtype not in _CTYPES:
         return False
     k = len(_arrays_of(name))
@@ -195,6 +197,8 @@ def multi_nonfinite(cp, arrays, flag):
     ``arrays`` is inf or NaN, else leave it: one launch per ``_MAX_ARRAYS`` arrays, no
     host wait. Returns False (nothing launched) unless the arrays are C-contiguous
     CuPy arrays of NONFINITE_TYPES on the flag's device."""
+    if not type(flag).__module__.startswith("cupy"):
+        return False
     device = flag.device
     for a in arrays:
         if not (isinstance(a, cp.ndarray) and a.dtype in _MASKS and a.device == device

@@ -7,11 +7,13 @@ a temporary. Here such a rule is one function over the raw arrays (NumPy or CuPy
 what the function makes. The engine sees the arrays it reads as const and the arrays it
 updates as mutated, so it is ordered exactly like an operator with aux states.
 """
+import numpy
+
 from .. import engine
 from ..backend import array_module
 from ..base import MXNetError
 
-__all__ = ["apply_inplace"]
+__all__ = ["apply_inplace", "fused_rule_on_gpu", "rule_in_place"]
 
 
 def apply_inplace(name, fn, reads, writes, ctx=None, checked=False):
@@ -44,3 +46,42 @@ def apply_inplace(name, fn, reads, writes, ctx=None, checked=False):
     engine.get().push_sync(run, ctx, [a._chunk for a in reads],
                            [w._chunk for w in writes], 0, name)
 
+
+
+def fused_rule_on_gpu(name, weight, grad, states, params):
+    """On a GPU, the update operator ``name`` (one of kernels_gpu_optim.RULES) written
+    straight into ``weight`` and ``states`` as one engine step with one kernel launch:
+    no temporary weight and no copy, which ``op(..., out=weight)`` needs (its result
+    may not share memory with its inputs). Returns False, doing nothing, off the GPU,
+    under the profiler (which shows the operator) and for arrays that are not plain
+    dense NDArrays of one shape and float dtype; the caller then runs the operator."""
+    from ..engine import base as engine_base
+    if weight.context.device_typeid != 2 or engine_base.profile_hook is not None:
+        return False
+    return rule_in_place(name, weight, grad, states, params)
+
+
+def rule_in_place(name, weight, grad, states, params):
+    """``fused_rule_on_gpu`` on any context (the multi-tensor kernel where it takes the
+    arrays, else the operator's own body written into the weight)."""
+    from ..ndarray import NDArray
+    from ..operator.kernels_gpu_optim import RULES
+    from ..operator.registry import OpContext, get_op
+    arrays = [weight, grad, *states]
+    if any(type(a) is not NDArray or a.context != weight.context or a.shape != weight.shape
+           or a.dtype != weight.dtype for a in arrays) or \
+            numpy.dtype(weight.dtype) not in (numpy.dtype(numpy.float32),
+                                              numpy.dtype(numpy.float64)):
+        return False
+    values = dict(params)
+    values.setdefault("clip_gradient", -1.0)
+    scalars = [[float(values[p]) for p in RULES[name][0]]]
+    ctx = weight.context
+
+    def run(xp, g, w, *st):
+        from ..operator import kernels_gpu_multi
+        if not kernels_gpu_multi.multi_update(xp, name, [[w, g, *st, w]], scalars):
+            op = get_op(name)
+            w[...] = op.forward(OpContext(xp, ctx), op.parse(values), [w, g], list(st))[0]
+    apply_inplace(name, run, [grad], [weight, *states], ctx, checked=True)
+    return True

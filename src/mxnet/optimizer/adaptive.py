@@ -6,7 +6,7 @@ import os
 import numpy
 
 from ..operator.ops.optimizer_ops import moving_average, rescaled_grad
-from ._kernel import apply_inplace
+from ._kernel import apply_inplace, fused_rule_on_gpu
 from .optimizer import Optimizer, _invoke, _zeros_like, register
 from ..ndarray import empty
 
@@ -64,6 +64,9 @@ class Adam(Optimizer):
         kw = _clip_kw(self, {"beta1": self.beta1, "beta2": self.beta2,
                              "epsilon": self.epsilon, "rescale_grad": self.rescale_grad})
         mean, var = state
+        if fused_rule_on_gpu("adam_update", weight, grad, [mean, var],
+                             dict(lr=lr, wd=wd, **kw)):
+            return          # one launch, written into the weight
         _invoke("adam_update", [weight, grad, mean, var], out=weight,
                 lazy_update=self.lazy_update, lr=lr, wd=wd, **kw)
 
