@@ -208,27 +208,31 @@ def _c_out(arg):
 class _CLibrary:
     """``mxnet.base._LIB`` for code that imports it (MXNet's own tests do). pymxnet has
     no C library: the few C API functions such code calls that pymxnet can answer are
-    emulated (their out-arguments, passed with ``ctypes.byref``, are filled as the C
-    function fills them, and they return 0); calling any other raises
-    MXNetNotImplementedError naming the function."""
+    emulated (``emulate_c_api``; their out-arguments, passed with ``ctypes.byref``,
+    are filled as the C function fills them, and they return 0); calling any other
+    raises MXNetNotImplementedError naming the function."""
 
     def __init__(self):
+        self._emulated = {}
         self._returned = {}     # what a call handed out stays valid, as the C API's does
 
-    def MXListAllOpNames(self, out_size, out_array):  # noqa: N802  (C API name)
-        """Every registered operator name (aliases included) as ``const char**``."""
-        from .operator.registry import list_ops
-        names = [n.encode() for n in list_ops()]
-        array = self._returned["MXListAllOpNames"] = (ctypes.c_char_p * len(names))(*names)
-        _c_out(out_size).value = len(names)
+    def return_strings(self, name, strings, out_size, out_array):
+        """Fill a ``(uint* out_size, const char*** out_array)`` pair of out-arguments
+        with ``strings``, kept alive under ``name``."""
+        array = (ctypes.c_char_p * len(strings))(*[s.encode() for s in strings])
+        self._returned[name] = array
+        _c_out(out_size).value = len(strings)
         target = _c_out(out_array)
         ctypes.cast(ctypes.pointer(target), ctypes.POINTER(ctypes.c_void_p))[0] = \
             ctypes.addressof(array)
         return 0
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") or name.startswith("_"):
             raise AttributeError(name)
+        fn = self._emulated.get(name)
+        if fn is not None:
+            return fn
 
         def unavailable(*args, **kwargs):
             raise MXNetNotImplementedError(
@@ -242,6 +246,15 @@ class _CLibrary:
 
 
 _LIB = _CLibrary()
+
+
+def emulate_c_api(name):
+    """Decorator: the function answers ``_LIB.<name>(...)`` (the module that knows the
+    answer registers it, so this module imports none of them)."""
+    def register(fn):
+        _LIB._emulated[name] = fn
+        return fn
+    return register
 
 
 def c_array(ctype, values):

@@ -83,10 +83,14 @@ def effective_dtype(dat):
 
 
 def get_tolerance(dat, tol, default_tol):
-    """tol when given, else default_tol's entry (a dict by dtype) for dat's effective dtype."""
-    if tol is not None:
+    """tol when it is a number; else the entry for dat's effective dtype of tol (a dict
+    by dtype) when it has one, else of default_tol."""
+    if isinstance(tol, numbers.Number):
         return tol
-    return default_tol.get(np.dtype(effective_dtype(dat)), 0)
+    dtype = np.dtype(effective_dtype(dat))
+    if tol and dtype in tol:
+        return tol[dtype]
+    return default_tol.get(dtype, 0)
 
 
 def get_tols(x, y, rtol, atol):

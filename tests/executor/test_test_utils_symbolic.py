@@ -123,3 +123,47 @@ def test_check_consistency_takes_an_object_array_of_symbols():
                                                                   name="r")], 1)
     ctx_list = [{"ctx": mx.cpu(), "a": (3, 4), "type_dict": {"a": np.float32}}] * 2
     mx.test_utils.check_consistency(syms, ctx_list)
+
+
+def test_check_consistency_backpropagates_one_set_of_head_gradients(monkeypatch):
+    """Every run's backward gets the first run's outputs rounded to the least precise
+    output dtype (MXNet 1.9.1), not its own outputs."""
+    seen = []
+    real = mx.executor.Executor.backward
+
+    def spy(self, out_grads=None, *a, **k):
+        seen.append([g.asnumpy().astype(np.float64) for g in out_grads])
+        return real(self, out_grads, *a, **k)
+    monkeypatch.setattr(mx.executor.Executor, "backward", spy)
+    ctx_list = [{"ctx": mx.cpu(), "data": (4, 5), "type_dict": {"data": t}}
+                for t in (np.float64, np.float16, np.float32)]
+    tus.check_consistency(_fc(), ctx_list)
+    assert len(seen) == 3
+    first = seen[0][0]
+    assert np.array_equal(first, first.astype(np.float16).astype(np.float64))
+    for heads in seen[1:]:
+        np.testing.assert_array_equal(heads[0], first)
+
+
+def test_check_consistency_holds_float32_gradients_of_a_float16_run_to_float16():
+    """BatchNorm's gamma/beta gradients are float32 in a float16 run; they are sums
+    over float16 values, judged with float16's tolerances (MXNet 1.9.1's rule). With
+    float32's, beta's gradient fails for most random draws."""
+    sym = mx.sym.BatchNorm(mx.sym.var("data"), name="norm", fix_gamma=False)
+    ctx_list = [{"ctx": mx.cpu(), "data": (5, 2, 5, 5), "type_dict": {"data": t}}
+                for t in (np.float32, np.float16, np.float64)]
+    for seed in range(8):
+        np.random.seed(seed)
+        tus.check_consistency(sym, ctx_list)
+
+
+def test_tolerance_dicts_by_dtype():
+    from mxnet.test_utils_compare import default_rtols, get_tolerance, get_tols
+    half, single = np.zeros(2, np.float16), np.zeros(2, np.float32)
+    assert get_tolerance(half, {np.dtype(np.float16): 0.5}, default_rtols()) == 0.5
+    assert get_tolerance(half, {np.dtype(np.float32): 0.5}, default_rtols()) == \
+        default_rtols()[np.dtype(np.float16)]
+    assert get_tolerance(single, 0.25, default_rtols()) == 0.25
+    # the looser of the two arrays' entries
+    assert get_tols(half, single, {np.dtype(np.float16): 0.3, np.dtype(np.float32): 0.1},
+                    None)[0] == 0.3

@@ -22,6 +22,7 @@ from ..ndarray.ndarray import NDArray, from_data
 from ..operator import runner
 from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
 from .cse import eliminate_common_expr, enabled as cse_enabled
+from .noop_cast import bypass_noop_casts
 from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
@@ -117,13 +118,13 @@ class Executor:
         self._monitor_variables = True
         # the graph actually run: duplicate computations merged (executor/cse.py)
         self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
-        g = self._graph = Graph(self._optimized)
-        self._plan_graph()
+        self._graph = Graph(self._optimized)
+        self._plan_graph()          # may replace the graph (noop_cast.py)
         self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
         self._allocate()
         self._prepare()
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
-        self.memory_plan = g.memory
+        self.memory_plan = self._graph.memory
 
     # ------------------------------------------------------------------ planning
     def _plan_graph(self):
@@ -140,6 +141,12 @@ class Executor:
         if unknown:
             raise MXNetError("bind: cannot infer the shapes of " + ", ".join(unknown))
         g.dtypes = [np.dtype(np.float32) if t is None else np.dtype(t) for t in g.dtypes]
+        # AMP's casts to the type an input already has: readers take the input itself
+        bypassed = bypass_noop_casts(self._optimized, g)
+        if bypassed is not self._optimized:
+            self._optimized = bypassed
+            self._graph = Graph(bypassed)
+            return self._plan_graph()
         gradient_pass(g, self._grad_req)
         # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
         memory_pass(g, align=256 if self._ctx.device_typeid == 2 else 64)

@@ -51,7 +51,7 @@ errors; nobody else calls ``forward``/``backward``.
 """
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, _LIB, emulate_c_api
 
 __all__ = ["Op", "OpContext", "register", "get_op", "list_ops", "all_ops", "apply_req",
            "store", "store_all",
@@ -300,3 +300,10 @@ def store(out, i, value):
 def store_all(out, values):
     """``store`` for every output."""
     return [store(out, i, v) for i, v in enumerate(values)]
+
+
+@emulate_c_api("MXListAllOpNames")
+def _c_list_all_op_names(out_size, out_array):
+    """``_LIB.MXListAllOpNames(byref(uint), byref(POINTER(c_char_p)))``: every
+    registered operator name, aliases included (MXNet's test_amp_coverage calls it)."""
+    return _LIB.return_strings("MXListAllOpNames", list_ops(), out_size, out_array)
