@@ -47,7 +47,6 @@ def apply_inplace(name, fn, reads, writes, ctx=None, checked=False):
                            [w._chunk for w in writes], 0, name)
 
 
-
 def fused_rule_on_gpu(name, weight, grad, states, params):
     """On a GPU, the update operator ``name`` (one of kernels_gpu_optim.RULES) written
     straight into ``weight`` and ``states`` as one engine step with one kernel launch:
