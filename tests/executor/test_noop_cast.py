@@ -117,3 +117,16 @@ def test_amp_network_gradients_equal_the_imperative_run(target):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     finally:
         amp_impl._reset()
+
+
+def test_a_cast_read_as_an_auxiliary_state_stays():
+    """Bypassing it would make the variable an auxiliary state of the graph instead of
+    an argument, and the bound arrays follow the symbol's own lists."""
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), mx.sym.var("g"), mx.sym.var("b"),
+                          mx.sym.amp_cast(mx.sym.var("mm"), dtype="float32"),
+                          mx.sym.var("mv"), name="bn")
+    ex = bn.simple_bind(mx.cpu(), data=(2, 3, 4, 4))
+    assert _ops(ex) == ["amp_cast", "BatchNorm"]
+    assert ex._graph.arg_names == bn.list_arguments()
+    ex.forward(is_train=True)
+    assert ex.outputs[0].shape == (2, 3, 4, 4)

@@ -35,7 +35,10 @@ def _noop_outputs(graph):
             src = ins[0] if node.op.name == "amp_cast" else ins[k]
             same = graph.dtypes[e] == graph.dtypes[src] and \
                 graph.shapes[e] == graph.shapes[src]
-            if same and graph.users[e] and e not in heads:
+            # read as an argument only: a variable in an auxiliary-state slot would
+            # turn from an argument of the graph into an auxiliary state
+            as_args = all(j < graph.num_args[u] for u, j in graph.users[e])
+            if same and graph.users[e] and as_args and e not in heads:
                 noop.add((id(node), k))
     return noop
 
@@ -65,4 +68,8 @@ def bypass_noop_casts(symbol, graph):
             new = node.copy()
             new.inputs = inputs
         mapping[id(node)] = new
-    return type(symbol)([resolve(n, k) for n, k in symbol._outputs])
+    out = type(symbol)([resolve(n, k) for n, k in symbol._outputs])
+    if out.list_arguments() != symbol.list_arguments() or \
+            out.list_auxiliary_states() != symbol.list_auxiliary_states():
+        return symbol       # the bound arrays follow the symbol's own lists
+    return out
