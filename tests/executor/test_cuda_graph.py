@@ -649,3 +649,31 @@ def test_bfloat16_amp_training_with_graphs_matches_ordinary_path(graphs_on):
     ref_params.pop("names")
     for k in ref_params:
         np.testing.assert_allclose(ref_params[k], params[k], rtol=1e-5, atol=1e-6)
+
+
+def test_lent_gradients_are_copied_before_a_later_replay(graphs_on):
+    """The graph's gradient arrays are lent to the tape (no copy per step): what
+    autograd.grad returns and what backward() wrote into the parameters stay as they
+    were when later replays rewrite those arrays."""
+    net = _net()
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(np.random.RandomState(0).randn(4, 5))
+    params = [p for p in net.collect_params().values() if p.grad_req != "null"]
+    for _ in range(4):                                     # warm up, then capture
+        with autograd.record():
+            y = net(x).sum()
+        y.backward()
+    kept_grad, kept_buf = [], []
+    for k in range(3):
+        with autograd.record():
+            y = (net(x * (k + 1)) ** 2).sum()
+        w = params[0].data()
+        kept_grad.append(autograd.grad(y, [w], retain_graph=True)[0])
+        y.backward()
+        kept_buf.append(params[0].grad().copy())
+        kept_buf[-1].wait_to_read()
+    assert graphs_on.launched > 0
+    for k in range(3):
+        np.testing.assert_allclose(kept_grad[k].asnumpy(), kept_buf[k].asnumpy(),
+                                   rtol=1e-5, atol=1e-6)
+    assert not np.allclose(kept_grad[0].asnumpy(), kept_grad[2].asnumpy())

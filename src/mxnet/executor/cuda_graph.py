@@ -14,8 +14,10 @@ captured.
 A replay must see every buffer at the address it was captured with:
 
 * the executor's planned buffers, its own output arrays and its gradient arrays are
-  fixed while graphs are on (each call hands the caller copies of the outputs and of
-  the gradients, so nothing the caller holds is overwritten by a later replay);
+  fixed while graphs are on. Each call hands the caller copies of the outputs, so
+  nothing the caller holds is overwritten by a later replay; the gradients are lent
+  (the tape node's ``borrowed_results``, as without graphs: autograd copies them into
+  the variables' gradient buffers before the entry can run again);
 * inputs whose buffer stayed the same over the warm-up (parameters, auxiliary states)
   are read in place ("alias"); inputs whose buffer changed (data batches) are copied
   into a buffer of ours before each launch ("copy"); auxiliary states in copy mode are
@@ -37,8 +39,6 @@ import sys
 import threading
 import warnings
 import weakref
-
-import numpy as np
 
 from .. import engine, storage
 from ..backend import cublas_graph
@@ -258,37 +258,6 @@ class GraphRunner:
         self.disabled = None
         self.replays = 0
         self.pool = None              # the backend's private memory for captured work
-        self._fix_gradients()
-
-    # --- fixed gradient buffers ---------------------------------------------------------
-    def _fix_gradients(self):
-        """Point the gradient arrays at views of one flat buffer per dtype, so a call
-        hands out all gradients with one copy per dtype."""
-        xp = self.entry.xp
-        sizes, layout = {}, []
-        for g in self.entry.grads:
-            if g is None:
-                layout.append(None)
-                continue
-            dt = np.dtype(g._dtype)
-            n = int(np.prod(g._shape, dtype=np.int64))
-            align = max(1, 256 // dt.itemsize)        # 256-byte aligned views
-            off = -(-sizes.get(dt, 0) // align) * align
-            sizes[dt] = off + n
-            layout.append((dt, off, n, tuple(g._shape)))
-        self.flats = {dt: xp.zeros(max(total, 1), dt) for dt, total in sizes.items()}
-        self.grad_layout = layout
-        for g, lay in zip(self.entry.grads, layout):
-            if lay is not None:
-                dt, off, n, shape = lay
-                g._chunk = Chunk(self.flats[dt][off:off + n].reshape(shape))
-                g._view = None
-
-    def _grad_copies(self):
-        fresh = {dt: flat.copy() for dt, flat in self.flats.items()}
-        return [None if lay is None else
-                fresh[lay[0]][lay[1]:lay[1] + lay[2]].reshape(lay[3])
-                for lay in self.grad_layout]
 
     # --- bookkeeping --------------------------------------------------------------------
     def wait_idle(self):
@@ -494,5 +463,7 @@ class GraphRunner:
             if h is not None:
                 h._chunk.data[...] = g
         self._step(key, run, not self.static_fresh, False)
-        grads = self._grad_copies()
-        return [g if need is None or need[i] else None for i, g in enumerate(grads)]
+        # lent, not copied: the tape copies them into the variables' buffers (a
+        # gradient-sized copy and buffer less per step)
+        return [g._chunk.data if g is not None and (need is None or need[i]) else None
+                for i, g in enumerate(self.entry.grads)]
