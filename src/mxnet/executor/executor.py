@@ -142,9 +142,11 @@ class Executor:
             raise MXNetError("bind: cannot infer the shapes of " + ", ".join(unknown))
         g.dtypes = [np.dtype(np.float32) if t is None else np.dtype(t) for t in g.dtypes]
         # AMP's casts to the type an input already has: readers take the input itself
-        bypassed = bypass_noop_casts(self._optimized, g)
+        # (once: the casts a rewrite leaves, it leaves on purpose)
+        bypassed = self._optimized if getattr(self, "_casts_bypassed", False) else \
+            bypass_noop_casts(self._optimized, g)
         if bypassed is not self._optimized:
-            self._optimized = bypassed
+            self._optimized, self._casts_bypassed = bypassed, True
             self._graph = Graph(bypassed)
             return self._plan_graph()
         gradient_pass(g, self._grad_req)
