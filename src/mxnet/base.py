@@ -228,7 +228,7 @@ class _CLibrary:
         return 0
 
     def __getattr__(self, name):
-        if name.startswith("__") or name.startswith("_"):
+        if name.startswith("_"):        # dunders and private names: not C functions
             raise AttributeError(name)
         fn = self._emulated.get(name)
         if fn is not None:

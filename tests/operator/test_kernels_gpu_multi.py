@@ -274,24 +274,3 @@ def test_rule_in_place_equals_the_operator_with_out_weight(host_kernels, monkeyp
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=2e-6, atol=2e-7)
     assert not _kernel.rule_in_place("adam_update", W, G.astype("float64"), [Mm, V], kw)
     assert not _kernel.fused_rule_on_gpu("adam_update", W, G, [Mm, V], kw)   # on the CPU
-
-
-@gpu
-def test_adam_trainer_on_gpu_equals_cpu():
-    res = {}
-    for ctx in (mx.cpu(), mx.gpu(0)):
-        mx.random.seed(0)
-        net = mx.gluon.nn.Dense(4, in_units=6)
-        net.initialize(mx.init.Xavier(), ctx=mx.cpu())
-        net.collect_params().reset_ctx(ctx)
-        tr = mx.gluon.Trainer(net.collect_params(), "adam",
-                              {"learning_rate": 0.01, "wd": 1e-3, "clip_gradient": 0.5})
-        x = mx.nd.array(np.random.RandomState(1).randn(8, 6), ctx=ctx)
-        for _ in range(3):
-            with mx.autograd.record():
-                loss = (net(x) ** 2).sum()
-            loss.backward()
-            tr.step(8)
-        res[ctx.device_type] = [p.data().asnumpy() for p in net.collect_params().values()]
-    for a, b in zip(res["gpu"], res["cpu"]):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -137,9 +137,14 @@ def test_multi_sgd_fused_on_gpu_equals_numpy_body(momentum):
 
 
 @gpu
-def test_trainer_sgd_momentum_on_gpu_equals_cpu():
-    """gluon.Trainer with SGD+momentum: on the GPU the list goes to one multi-tensor
-    launch (kernels_gpu_multi); the weights after three steps equal the CPU's."""
+@pytest.mark.parametrize("optimizer,kw", [
+    ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}),
+    ("adam", {"learning_rate": 0.01, "wd": 1e-3, "clip_gradient": 0.5})])
+def test_trainer_on_gpu_equals_cpu(optimizer, kw):
+    """gluon.Trainer on the GPU: SGD+momentum's list goes to one multi-tensor launch
+    (kernels_gpu_multi), Adam writes each weight in place with one launch
+    (optimizer._kernel.fused_rule_on_gpu); the weights after three steps equal the
+    CPU's."""
     res = {}
     for ctx in (mx.cpu(), mx.gpu(0)):
         mx.random.seed(0)
@@ -147,8 +152,7 @@ def test_trainer_sgd_momentum_on_gpu_equals_cpu():
         net.add(mx.gluon.nn.Dense(8, activation="relu"), mx.gluon.nn.Dense(3))
         net.initialize(mx.init.Xavier(), ctx=mx.cpu())     # same numbers on both
         net.collect_params().reset_ctx(ctx)
-        tr = mx.gluon.Trainer(net.collect_params(), "sgd",
-                              {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3})
+        tr = mx.gluon.Trainer(net.collect_params(), optimizer, dict(kw))
         x = mx.nd.array(np.random.RandomState(1).randn(16, 5), ctx=ctx)
         for _ in range(3):
             with mx.autograd.record():
