@@ -10,10 +10,11 @@
 #      CUDA graphs
 #   3. ResNet-50 224x224 b64 hybridized with CUDA graphs: pymxnet fp32 and AMP
 #      (bfloat16), PyTorch eager fp32 and bf16 autocast: samples/s, peak GB (the
-#      one-arena plan's memory against PyTorch's)
-#   4. the same without CUDA graphs (pymxnet fp32 and AMP)
-#   5. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
-#   6. profile of one AMP ResNet-50 step with graphs (where the time goes)
+#      one-arena plan's memory against PyTorch's); pymxnet again with the channels-last
+#      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B
+#   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
+#   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
+#   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP)
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried
 # Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
@@ -49,7 +50,8 @@ grep -E "^(cupy|torch|cudnn|ml_dtypes|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> 
 step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
     --maxfail=40 tests/backend/cudnn tests/gpu tests/operator/test_bfloat16.py \
     tests/operator/test_kernels_gpu_optim.py tests/operator/test_kernels_gpu_multi.py \
-    tests/contrib/amp tests/executor/test_cuda_graph.py
+    tests/contrib/amp tests/executor/test_cuda_graph.py \
+    tests/executor/test_layout_channels_last.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -58,34 +60,37 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITER
     local mode=hybridized
     [ "$fw" = pytorch ] && mode=eager
     echo "### $name" >> "$OUT/train.log"
-    step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
+    # TRAIN_ENV: extra VAR=value settings for this row (e.g. the layout switch)
+    step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" ${TRAIN_ENV:-} \
         "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
         --mode "$mode" --precision "$prec" --warmup "$warm" --iters "$iters"
     "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
 }
 
 # --- 3. ResNet-50 with graphs -----------------------------------------------------------------------
-train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 12
 train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 12
-train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 15
 train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 15
+TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 12
+train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 12
+train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 15
+TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 12
 
-# --- 4. ResNet-50 without graphs --------------------------------------------------------------------
-train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
-train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
-
-# --- 5. smaller models, AMP with graphs ---------------------------------------------------------------
+# --- 4. smaller models, AMP with graphs ---------------------------------------------------------------
 train r18-amp-graphs 1 pymxnet resnet18 amp 30 4 20
 train r18-amp-pytorch 0 pytorch resnet18 amp 25 3 20
 train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
 train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
 
-# --- 6. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
+# --- 5. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
 step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
     --precision amp --out "$OUT"
 grep -E "ms/step|GPU busy|bfloat16 calls" "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
+
+# --- 6. ResNet-50 without graphs --------------------------------------------------------------------
+train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
+train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
 
 # --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried
 # in .device), which import now (test_operator_gpu needed mxnet.base's C-API names,

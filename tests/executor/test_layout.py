@@ -6,6 +6,8 @@ import pytest
 import mxnet as mx
 from mxnet.backend import onednn
 
+from bound_runs import assert_same_runs, bind_random, train_steps
+
 pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
 
 
@@ -27,39 +29,7 @@ def _net(channels=16, residual=True, bn=True):
 def _bind(sym, blocked, monkeypatch, shape=(8, 3, 32, 32), grad_req="write"):
     # large enough for every oneDNN kernel to take these calls (kernels_onednn.MIN_WORK)
     monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", "1" if blocked else "0")
-    ex = sym.simple_bind(mx.cpu(), data=shape, grad_req=grad_req)
-    rng = np.random.RandomState(0)
-    for name, arr in ex.arg_dict.items():
-        if name == "out_label":
-            arr[:] = rng.randint(0, 5, arr.shape)
-        else:
-            arr[:] = rng.standard_normal(arr.shape).astype(np.float32) * 0.5
-    for name, arr in ex.aux_dict.items():
-        arr[:] = 1.0 if name.endswith("var") else 0.0
-    return ex
-
-
-def _run(ex, steps=2):
-    outs = []
-    for _ in range(steps):
-        ex.forward(is_train=True)
-        ex.backward()
-        outs.append([o.asnumpy() for o in ex.outputs])
-    grads = {k: v.asnumpy() for k, v in ex.grad_dict.items() if v is not None}
-    aux = {k: v.asnumpy() for k, v in ex.aux_dict.items()}
-    return outs, grads, aux
-
-
-def _same(a, b, rtol=1e-5, atol=1e-5):
-    (oa, ga, xa), (ob, gb, xb) = a, b
-    for p, q in zip(oa, ob):
-        for u, v in zip(p, q):
-            np.testing.assert_allclose(u, v, rtol=rtol, atol=atol)
-    assert ga.keys() == gb.keys()
-    for k in ga:
-        np.testing.assert_allclose(ga[k], gb[k], rtol=rtol, atol=atol, err_msg=k)
-    for k in xa:
-        np.testing.assert_allclose(xa[k], xb[k], rtol=rtol, atol=atol, err_msg=k)
+    return bind_random(sym, mx.cpu(), shape, grad_req)
 
 
 @pytest.mark.parametrize("residual,bn", [(True, True), (False, True), (True, False)])
@@ -69,7 +39,7 @@ def test_blocked_executor_matches_the_plain_one(residual, bn, monkeypatch):
     assert blocked._blocked, "the pass kept nothing blocked"
     plain = _bind(sym, False, monkeypatch)
     assert not plain._blocked
-    _same(_run(blocked), _run(plain))
+    assert_same_runs(train_steps(blocked), train_steps(plain))
 
 
 def test_what_stays_plain(monkeypatch):
@@ -98,7 +68,7 @@ def test_channels_that_do_not_fill_blocks_stay_plain(monkeypatch):
 
 
 def _run_with_declining_kernels(bind):
-    """``_run(bind())`` with the CPU kernels of Convolution, Pooling and BatchNorm
+    """``train_steps(bind())`` with the CPU kernels of Convolution, Pooling and BatchNorm
     declining every call that has blocked arrays (keeping their bfloat16 mark)."""
     from mxnet.operator import kernels as kt
     table = kt._TABLE
@@ -115,7 +85,7 @@ def _run_with_declining_kernels(bind):
         for key, kern in saved.items():
             if key[0] in ("Convolution", "Pooling", "BatchNorm") and key[1] == "cpu":
                 table[key] = declining(kern)
-        return _run(bind())
+        return train_steps(bind())
     finally:
         table.clear()
         table.update(saved)
@@ -125,9 +95,9 @@ def test_a_declining_kernel_runs_on_plain_copies(monkeypatch):
     """Convolution's and Pooling's oneDNN kernels decline every call that has blocked
     arrays: the executor converts to plain, runs the NumPy bodies, converts back."""
     sym = _net()
-    ref = _run(_bind(sym, False, monkeypatch))
+    ref = train_steps(_bind(sym, False, monkeypatch))
     got = _run_with_declining_kernels(lambda: _bind(sym, True, monkeypatch))
-    _same(got, ref, rtol=1e-4, atol=1e-4)
+    assert_same_runs(got, ref, rtol=1e-4, atol=1e-4)
 
 
 def test_an_unsupported_primitive_falls_back_through_the_chain(monkeypatch):
@@ -136,7 +106,7 @@ def test_an_unsupported_primitive_falls_back_through_the_chain(monkeypatch):
     see the blocked arrays; the executor converts instead."""
     from mxnet.backend.onednn import kernels as K
     sym = _net(bn=False)
-    ref = _run(_bind(sym, False, monkeypatch))
+    ref = train_steps(_bind(sym, False, monkeypatch))
 
     def refuse(*args, **kwargs):
         raise K.NotSupported("refused for the test")
@@ -145,7 +115,7 @@ def test_an_unsupported_primitive_falls_back_through_the_chain(monkeypatch):
         monkeypatch.setattr(K, name, refuse)
     ex = _bind(sym, True, monkeypatch)
     assert ex._blocked
-    _same(_run(ex), ref, rtol=1e-4, atol=1e-4)
+    assert_same_runs(train_steps(ex), ref, rtol=1e-4, atol=1e-4)
 
 
 def test_a_declining_fused_pair_falls_back(monkeypatch):
@@ -154,7 +124,7 @@ def test_a_declining_fused_pair_falls_back(monkeypatch):
     into the blocked output."""
     from mxnet.executor import fusion
     sym = _net()
-    ref = _run(_bind(sym, False, monkeypatch))
+    ref = train_steps(_bind(sym, False, monkeypatch))
     real = fusion.lookup_fusion
 
     def declining(*args, **kwargs):
@@ -162,28 +132,28 @@ def test_a_declining_fused_pair_falls_back(monkeypatch):
         return None if fn is None else (lambda *a, **k: NotImplemented)
     monkeypatch.setattr(fusion, "lookup_fusion", declining)
     ex = _bind(sym, True, monkeypatch)
-    got = _run(ex)
+    got = train_steps(ex)
     fused = [c for c in ex._fcalls if c.fused is not None]
     assert fused and any(c.then[1].convert for c in fused)
-    _same(got, ref)
+    assert_same_runs(got, ref)
 
 
 def test_monitor_runs_plain_and_matches(monkeypatch):
     sym = _net()
-    ref = _run(_bind(sym, False, monkeypatch))
+    ref = train_steps(_bind(sym, False, monkeypatch))
     ex = _bind(sym, True, monkeypatch)
     seen = []
     ex.set_monitor_callback(lambda name, arr: seen.append(name))
-    got = _run(ex)
+    got = train_steps(ex)
     assert seen
-    _same(got, ref)
+    assert_same_runs(got, ref)
 
 
 def test_gradient_requests_add(monkeypatch):
     sym = _net()
     ref = _bind(sym, False, monkeypatch, grad_req="add")
     got = _bind(sym, True, monkeypatch, grad_req="add")
-    _same(_run(got, steps=3), _run(ref, steps=3))
+    assert_same_runs(train_steps(got, steps=3), train_steps(ref, steps=3))
 
 
 def test_hybridized_gluon_block(monkeypatch):
@@ -312,7 +282,7 @@ def test_bfloat16_entries_blocked_match_plain(monkeypatch):
     g = blocked._graph
     assert any(g.dtypes[e] == bfloat16 for e in blocked._blocked if e < g.num_entries)
     plain = _bind_bf16(sym, False, monkeypatch)
-    _same(_as_f32(_run(blocked)), _as_f32(_run(plain)), rtol=1e-2, atol=1e-2)
+    assert_same_runs(_as_f32(train_steps(blocked)), _as_f32(train_steps(plain)), rtol=1e-2, atol=1e-2)
 
 
 @pytest.mark.skipif(not _bf16_primitives(), reason="no oneDNN bfloat16 primitives here")
@@ -320,6 +290,6 @@ def test_bfloat16_declining_kernel_runs_on_plain_copies(monkeypatch):
     """A bfloat16 kernel that declines blocked arrays: the executor reorders to plain
     and the runner computes the call (in float32), then reorders back."""
     sym = _net()
-    ref = _run(_bind_bf16(sym, False, monkeypatch))
+    ref = train_steps(_bind_bf16(sym, False, monkeypatch))
     got = _run_with_declining_kernels(lambda: _bind_bf16(sym, True, monkeypatch))
-    _same(_as_f32(got), _as_f32(ref), rtol=3e-2, atol=3e-2)
+    assert_same_runs(_as_f32(got), _as_f32(ref), rtol=3e-2, atol=3e-2)

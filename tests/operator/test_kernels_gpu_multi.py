@@ -4,8 +4,6 @@ CUDA's thread indices as loop variables, the tables packed by the module's own
 functions, skipped without g++) they give the update operators' NumPy results and
 find every inf/NaN; on a GPU (skipped without one) the launchers equal NumPy."""
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -16,6 +14,8 @@ from mxnet.operator import kernels_gpu_multi as M
 from mxnet.operator import kernels_gpu_optim as K
 from mxnet.operator.registry import OpContext, get_op
 
+from cuda_on_host import build, compile_ptx
+
 RULE_ARGS = {"sgd_update": dict(lr=0.1, wd=1e-3, rescale_grad=0.5, clip_gradient=0.3),
              "sgd_mom_update": dict(lr=0.1, momentum=0.9, wd=1e-3, rescale_grad=0.5,
                                     clip_gradient=-1.0),
@@ -24,40 +24,23 @@ RULE_ARGS = {"sgd_update": dict(lr=0.1, wd=1e-3, rescale_grad=0.5, clip_gradient
 SOURCES = [(name, dt) for name in sorted(K.RULES) for dt in M.FLOAT_TYPES]
 
 
-def _translation_unit(prelude=""):
+def _translation_unit():
     """Every kernel in one file, each in its own namespace (each source has its own T)."""
-    parts = [prelude]
+    parts = []
     for i, (name, dt) in enumerate(SOURCES):
         parts.append(f"namespace k{i} {{\n{M.update_source(name, dt)[1]}}}\n")
     parts.append(f"namespace k{len(SOURCES)} {{\n{M.nonfinite_source()[1]}}}\n")
     return "\n".join(parts)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
 def test_sources_compile_with_nvcc(tmp_path):
-    src = tmp_path / "multi.cu"
-    src.write_text(_translation_unit())
-    res = subprocess.run(["nvcc", "--ptx", "-arch=sm_80", "-o", str(tmp_path / "multi.ptx"),
-                          str(src)], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    ptx = (tmp_path / "multi.ptx").read_text()
+    ptx = compile_ptx(tmp_path, _translation_unit())
     for name, dt in SOURCES:
         assert M.update_source(name, dt)[0] in ptx
     assert M.nonfinite_source()[0] in ptx
 
 
 # --- the kernels run on the host -------------------------------------------------------
-_PRELUDE = """
-#include <cmath>
-using std::sqrt;
-struct mxemu_dim3 { unsigned int x, y, z; };
-static mxemu_dim3 blockIdx, blockDim, threadIdx, gridDim;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-"""
-
-
 def _driver(ns, kname, extra_params, extra_args):
     # every (block, thread) in turn: a valid schedule for kernels whose threads share
     # nothing but elements they alone own (and one flag all of them set alike)
@@ -77,19 +60,12 @@ extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx,
 
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):
-    if shutil.which("g++") is None:
-        pytest.skip("no g++")
-    d = tmp_path_factory.mktemp("emu")
-    code = [_translation_unit(_PRELUDE)]
+    code = [_translation_unit()]
     for i, (name, dt) in enumerate(SOURCES):
         code.append(_driver(f"k{i}", M.update_source(name, dt)[0], "", ""))
     code.append(_driver(f"k{len(SOURCES)}", M.nonfinite_source()[0], ", float* flag",
                         ", flag"))
-    (d / "emu.cpp").write_text("\n".join(code))
-    res = subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(d / "emu.so"),
-                          str(d / "emu.cpp")], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return ctypes.CDLL(str(d / "emu.so"))
+    return build(tmp_path_factory.mktemp("emu"), "\n".join(code))
 
 
 def _run_update(lib, name, groups, scalars):

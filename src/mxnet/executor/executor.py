@@ -28,7 +28,7 @@ from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
 from .memory import memory_pass
-from .layout import blocked_entries, enabled as layout_enabled
+from .layout import scheme as layout_scheme
 from . import prepared
 from ..engine import base as _engine_base
 from .placement import place_nodes
@@ -259,8 +259,10 @@ class Executor:
         self._zeros = {}
         self._shadows = {}
         device, xp = _device(self._ctx), _xp(self._ctx)
-        # entries kept in oneDNN's channel-blocked layout by the prepared loops
-        self._blocked = blocked_entries(g, self._fsteps) if layout_enabled(device) \
+        # entries kept in the device's layout by the prepared loops (oneDNN's
+        # channel-blocked one on the CPU, channels-last on the GPU: executor/layout.py)
+        self._layout = layout_scheme(device)
+        self._blocked = self._layout.entries(g, self._fsteps) if self._layout is not None \
             else frozenset()
         self._ran_blocked = False     # whether the last forward left blocked entries
         self._fcalls = None           # prepared from self._fsteps at the first run
@@ -279,7 +281,7 @@ class Executor:
         return prepared.prepare_backward(
             self._bsteps, self._none_slot,
             lambda t: self._grad_base + t[1] if t[0] == "arg" else t[1],
-            _device(self._ctx), blocked)
+            _device(self._ctx), blocked, self._layout)
 
     def _prepare_backward(self, step):
         g, xp = self._graph, _xp(self._ctx)
@@ -432,7 +434,7 @@ class Executor:
             if self._fcalls_of is not self._fsteps:    # (re)prepared when steps change
                 calls = self._fcalls = prepared.prepare_forward(
                     self._fsteps, self._none_slot, _device(self._ctx), self._blocked,
-                    self._graph)
+                    self._graph, self._layout)
                 self._fcalls_of = self._fsteps
             self._ran_blocked = bool(self._blocked)
             octx = self._octx[is_train]

@@ -47,7 +47,7 @@ class FwdCall:
     """One forward node: ``ins``/``outs`` index ``vals`` (the None slot for an output
     nothing reads); ``aux0``: where the auxiliary states start in ``ins``."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "ins", "aux0", "outs", "req",
-                 "fused", "then", "lay", "agnostic", "convert", "low_precision")
+                 "fused", "then", "lay", "agnostic", "convert", "low_precision", "scheme")
 
 
 class BwdCall:
@@ -59,33 +59,42 @@ class BwdCall:
     ``low_precision``)."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
-                 "agnostic", "convert", "low_precision")
+                 "agnostic", "convert", "low_precision", "scheme")
 
 
 def _key(op, device, backward):
     return (op.name, device, backward)
 
 
-def _layout(c, parts, blocked, in_shapes, out_shapes):
+def _layout(c, parts, blocked, in_shapes, out_shapes, scheme):
     """Set the call's layout flags (OpContext.layout: per part, which arrays are
     blocked; None when none is), whether the operator is layout-agnostic, and whether
     it must run on plain copies (an agnostic operator whose arrays differ in layout,
     which only a fused pair's fallback meets)."""
     flags = tuple(tuple(e in blocked for e in part) for part in parts)
+    c.scheme = scheme
     if not any(any(f) for f in flags):
         c.lay, c.agnostic, c.convert = None, False, False
         return
-    from ..operator.kernels_onednn import layout_agnostic
     c.lay = flags
-    c.agnostic = layout_agnostic(c.op.name, c.p, in_shapes, out_shapes)
+    c.agnostic = _agnostic(scheme)(c.op.name, c.p, in_shapes, out_shapes)
     present = [f for part, fl in zip(parts, flags) for e, f in zip(part, fl) if e is not None]
     c.convert = c.agnostic and not all(present)
 
 
-def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
+def _agnostic(scheme):
+    if scheme is layout.CHANNELS_LAST:
+        return layout.channels_last_agnostic
+    from ..operator.kernels_onednn import layout_agnostic
+    return layout_agnostic
+
+
+def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None,
+                    scheme=None):
     """FwdCalls for the executor's forward steps (``_FwdStep``s and ``FusedStep``s);
-    ``blocked``: the entries held in the channel-blocked layout (executor/layout.py),
-    with ``graph`` for their shapes."""
+    ``blocked``: the entries held in ``scheme``'s layout (executor/layout.py; default:
+    oneDNN's channel-blocked one), with ``graph`` for their shapes."""
+    scheme = layout.ONEDNN_BLOCKED if scheme is None else scheme
     calls = []
     for s in steps:
         c = FwdCall()
@@ -103,30 +112,32 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None):
         # unless a kernel takes the type (see low_precision)
         c.low_precision = graph is not None and low_precision(
             [graph.dtypes[e] for e in c.ins + c.outs if e != none_slot], device)
-        c.then = (_single(first, none_slot, device, blocked, graph),
-                  _single(then, none_slot, device, blocked, graph)) \
+        c.then = (_single(first, none_slot, device, blocked, graph, scheme),
+                  _single(then, none_slot, device, blocked, graph, scheme)) \
             if c.fused is not None else None
         if blocked:
             args = c.ins[:c.aux0]
             _layout(c, (args, [None if e == none_slot else e for e in c.outs]), blocked,
                     [graph.shapes[e] for e in args],
                     [graph.shapes[e] for e in range(graph.row_ptr[then.nid],
-                                                    graph.row_ptr[then.nid + 1])])
+                                                    graph.row_ptr[then.nid + 1])], scheme)
         else:
-            c.lay, c.agnostic, c.convert = None, False, False
+            c.lay, c.agnostic, c.convert, c.scheme = None, False, False, scheme
         calls.append(c)
     return calls
 
 
-def _single(s, none_slot, device, blocked, graph):
+def _single(s, none_slot, device, blocked, graph, scheme):
     """The plain call of one step of a fused pair (run when the fused kernel declines)."""
-    return prepare_forward([s], none_slot, device, blocked, graph)[0]
+    return prepare_forward([s], none_slot, device, blocked, graph, scheme)[0]
 
 
-def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset()):
+def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(),
+                     scheme=None):
     """BwdCalls for the executor's ``_BwdStep``s; ``grad_slot(target)``: the vals
-    index of a gradient target (kind, index, req); ``blocked`` as for
+    index of a gradient target (kind, index, req); ``blocked`` and ``scheme`` as for
     prepare_forward."""
+    scheme = layout.ONEDNN_BLOCKED if scheme is None else scheme
     calls = []
     for b in ex_bsteps:
         c = BwdCall()
@@ -156,9 +167,9 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(
             none = lambda es: [None if e == none_slot else e for e in es]  # noqa: E731
             shapes = list(b.octx.in_shapes)
             _layout(c, (none(c.ograds or []), none(c.ins), none(c.outd), tg), blocked,
-                    shapes, shapes[:1])
+                    shapes, shapes[:1], scheme)
         else:
-            c.lay, c.agnostic, c.convert = None, False, False
+            c.lay, c.agnostic, c.convert, c.scheme = None, False, False, scheme
         calls.append(c)
     return calls
 
@@ -199,8 +210,8 @@ def low_precision(dtypes, device):
     return any(t == bfloat16 or (device == "cpu" and t == _F16) for t in dtypes)
 
 
-def _plain(arrays, flags):
-    return [layout.to_plain(a) if f and a is not None else a for a, f in zip(arrays, flags)]
+def _plain(arrays, flags, scheme):
+    return [scheme.to_plain(a) if f and a is not None else a for a, f in zip(arrays, flags)]
 
 
 def _plain_forward(c, args, aux, out, octx):
@@ -208,13 +219,14 @@ def _plain_forward(c, args, aux, out, octx):
     the results reordered into the blocked destinations."""
     f_in, f_out = c.lay
     octx.layout = None
-    tmp = [np.empty(o.shape, o.dtype) if f and o is not None else o
+    xp, sch = octx.xp, c.scheme
+    tmp = [xp.empty(o.shape, o.dtype) if f and o is not None else o
            for o, f in zip(out, f_out)]
-    runner.forward(c.op, octx, c.p, _plain(args, f_in), aux, tmp, c.req, c.name,
+    runner.forward(c.op, octx, c.p, _plain(args, f_in, sch), aux, tmp, c.req, c.name,
                    profile=False)
     for o, t, f, r in zip(out, tmp, f_out, c.req):
         if f and o is not None and r != "null":
-            layout.into_blocked(t, o)
+            sch.into_blocked(t, o)
 
 
 def _plain_backward(c, octx, ograds, ins, outd, aux, tgts):
@@ -222,20 +234,21 @@ def _plain_backward(c, octx, ograds, ins, outd, aux, tgts):
     reordered gradient)."""
     f_og, f_in, f_out, f_tg = c.lay
     octx.layout = None
-    tmp = [np.empty(t.shape, t.dtype) if f and t is not None else t
+    xp, sch = octx.xp, c.scheme
+    tmp = [xp.empty(t.shape, t.dtype) if f and t is not None else t
            for t, f in zip(tgts, f_tg)]
     req = [("write" if r != "null" else r) if f else r for r, f in zip(c.req, f_tg)]
-    runner.backward(c.op, octx, c.p, _plain(ograds, f_og), _plain(ins, f_in),
-                    _plain(outd, f_out), aux, tmp, req, c.out_meta, c.name)
+    runner.backward(c.op, octx, c.p, _plain(ograds, f_og, sch), _plain(ins, f_in, sch),
+                    _plain(outd, f_out, sch), aux, tmp, req, c.out_meta, c.name)
     for d, t, f, r in zip(tgts, tmp, f_tg, c.req):
         if not f or d is None or r == "null":
             continue
         if r == "add":
-            b = np.empty_like(d)
-            layout.into_blocked(t, b)
+            b = xp.empty_like(d)
+            sch.into_blocked(t, b)
             d += b
         else:
-            layout.into_blocked(t, d)
+            sch.into_blocked(t, d)
 
 
 def _settle_unless_written(res, dst, c, what):

@@ -21,6 +21,14 @@ None for such destinations), except for the convolutions' backward, marked
 them with cuDNN's beta = 1. Input validation stays with the operator: each adapter
 first calls its ``infer_shape``.
 
+Channels-last: in a GPU executor, the layout pass (executor/layout.py) may hand
+Convolution, BatchNorm and Pooling 4-D arrays whose memory holds NHWC (``ctx.layout``
+flags them; ``channels_last_capable`` says which positions). These adapters then run
+cuDNN on NHWC views: data, outputs and gradients as logical (N, C, H, W) views with
+NHWC strides, the filter as a KRSC copy (its gradient transposed back into the KCRS
+weight gradient); a plain array in such a call is transposed into a channels-last
+temporary (and a plain destination written back from one).
+
 Nothing loads at import: libcudnn loads on the first GPU call; when it (or CuPy) is
 missing, one RuntimeWarning says so and every adapter returns NotImplemented.
 
@@ -126,6 +134,101 @@ def _guard(fn):
     return wrapped
 
 
+# --- channels-last (the executor's GPU layout, executor/layout.py) ---------------------
+def _flags(ctx, part):
+    """The executor's layout flags for one part of the call (forward: 0 inputs, 1
+    outputs; backward: 0 output gradients, 1 inputs, 2 outputs, 3 input gradients),
+    or None when every array is plain."""
+    lay = getattr(ctx, "layout", None)
+    return None if lay is None else lay[part]
+
+
+def _flag(flags, i):
+    return flags is not None and i < len(flags) and bool(flags[i])
+
+
+def _same_bytes(shape):
+    """Whether NCHW and NHWC order the elements of ``shape`` alike (one channel or one
+    spatial position)."""
+    return shape[1] == 1 or shape[2] * shape[3] == 1
+
+
+def _nhwc_view(mem):
+    """The logical (N, C, H, W) view of a C-contiguous array whose bytes are NHWC."""
+    n, c, h, w = mem.shape
+    return mem.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+
+
+def _cl_in(cp, a, is_cl):
+    """Input ``a`` (channels-last bytes when ``is_cl``, else plain NCHW) as a logical
+    view with NHWC strides; a plain one is transposed into a temporary."""
+    if is_cl or _same_bytes(a.shape):
+        return _nhwc_view(cp.ascontiguousarray(a))
+    return cp.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def _krsc(cp, w):
+    """A filter (K, C, R, S) as a logical view of a KRSC copy."""
+    return cp.ascontiguousarray(w.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+class _ClDest:
+    """Where a channels-last call writes output ``i`` of ``buffers`` (an OutputBuffers):
+    ``view`` (logical, NHWC strides) and ``accumulate`` (cuDNN's beta = 1 into it).
+    A destination holding channels-last bytes is written directly; a plain one gets a
+    channels-last temporary that ``finish()`` writes (or adds) into it."""
+
+    def __init__(self, cp, buffers, i, shape, dtype, is_cl, add=False):
+        mem, acc = buffers.get_accumulating(i, shape, dtype) if add else \
+            (buffers.get(i, shape, dtype), False)
+        self.mem, self.back, self.add = mem, False, acc
+        if is_cl or _same_bytes(shape):
+            self.view, self.accumulate = _nhwc_view(mem), acc
+        else:
+            n, c, h, w = shape
+            self.view = cp.empty((n, h, w, c), dtype).transpose(0, 3, 1, 2)
+            self.accumulate, self.back = False, True
+
+    def finish(self):
+        if self.back:
+            if self.add:
+                self.mem += self.view
+            else:
+                self.mem[...] = self.view
+
+
+def _back_to_kcrs(buffers, i, tmp, add):
+    """Write (or add) a filter gradient computed as a KRSC view into output ``i``."""
+    if add:
+        dst, direct = buffers.get_accumulating(i, tmp.shape, tmp.dtype)
+        if direct:
+            dst += tmp
+            return
+        dst[...] = tmp
+    else:
+        buffers.get(i, tmp.shape, tmp.dtype)[...] = tmp
+
+
+def channels_last_capable(name, p, in_shapes, out_shapes):
+    """(inputs, outputs): the positions of operator ``name``'s arguments and outputs
+    these adapters take channels-last, forward and backward alike (an input's gradient
+    has its layout), or None (for the executor's GPU layout pass)."""
+    if not in_shapes or len(in_shapes[0]) != 4 or getattr(p, "cudnn_off", False):
+        return None
+    x = tuple(in_shapes[0])
+    if name == "Convolution":
+        return ((0,), (0,)) if _layout_ok(p) and len(p.kernel) == 2 else None
+    if name == "BatchNorm":
+        return ((0,), (0,)) if p.axis % 4 == 1 and p.eps >= BN_MIN_EPSILON else None
+    if name == "Pooling":
+        try:
+            _pool_geometry(p, x, tuple(out_shapes[0]))
+        except NotSupported:
+            return None
+        return (0,), (0,)
+    return None
+
+
 def _first_arrays(args):
     for a in args:
         if isinstance(a, (list, tuple)) and a:
@@ -170,6 +273,9 @@ def conv_forward(cp, ctx, p, inputs, aux, out=None):
     if not _layout_ok(p) or not _same_float(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
+    fin, fout = _flags(ctx, 0), _flags(ctx, 1)
+    if (_flag(fin, 0) or _flag(fout, 0)) and len(oshape) == 4:
+        return _conv_forward_cl(cp, p, inputs, out, oshape, _flag(fin, 0), _flag(fout, 0))
     x, w = _c(cp, inputs[0]), _c(cp, inputs[1])
     g, xs, ws, ys = _conv_setup(p, x.shape, w.shape, oshape, x.dtype)
     o = _Out(cp, out, 1, inputs)
@@ -177,6 +283,27 @@ def conv_forward(cp, ctx, p, inputs, aux, out=None):
     K.conv_forward(g, x.reshape(xs), w.reshape(ws), y.reshape(ys), _tune(p), p.workspace)
     if not p.no_bias:
         K.add_bias(y.reshape(ys), _c(cp, inputs[2]).reshape(-1))
+    return o.done()
+
+
+def _conv_cl_geometry(p, x, wt, y_shape):
+    nd = 2
+    return K.geometry(x.shape, wt.shape, y_shape, _spatial(p.pad, nd, 0),
+                      _spatial(p.stride, nd, 1), _spatial(p.dilate, nd, 1), p.num_group,
+                      x.dtype, nhwc=True)
+
+
+def _conv_forward_cl(cp, p, inputs, out, oshape, x_cl, y_cl):
+    """Convolution forward with channels-last data (see the module docstring)."""
+    x = _cl_in(cp, inputs[0], x_cl)
+    wt = _krsc(cp, inputs[1])
+    g = _conv_cl_geometry(p, x, wt, oshape)
+    o = _Out(cp, out, 1, inputs)
+    y = _ClDest(cp, o, 0, oshape, x.dtype, y_cl)
+    K.conv_forward(g, x, wt, y.view, _tune(p), p.workspace)
+    if not p.no_bias:
+        K.add_bias(y.view, _c(cp, inputs[2]).reshape(-1))
+    y.finish()
     return o.done()
 
 
@@ -213,6 +340,8 @@ def conv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dy, x, w = out_grads[0], inputs[0], inputs[1]
     if not _layout_ok(p) or not _same_float(dy, x, w):
         return NotImplemented
+    if ctx.layout is not None and x.ndim == 4:
+        return _conv_backward_cl(cp, ctx, p, out_grads, inputs, in_grad)
     dy, x, w = _c(cp, dy), _c(cp, x), _c(cp, w)
     geo, xs, ws, ys = _conv_setup(p, x.shape, w.shape, dy.shape, x.dtype)
     bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
@@ -226,6 +355,37 @@ def conv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
                                p.workspace, accumulate=dw[1])
     if db is not None:
         K.conv_backward_bias(dy.reshape(ys), db[0].reshape(-1), accumulate=db[1])
+    return g.done()
+
+
+def _conv_backward_cl(cp, ctx, p, out_grads, inputs, in_grad):
+    """Convolution's gradients with channels-last data: dy, x and dx as NHWC views,
+    the weight gradient computed KRSC and transposed into its (plain) destination."""
+    fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
+    w = inputs[1]
+    dy = _cl_in(cp, out_grads[0], _flag(fog, 0))
+    x = _cl_in(cp, inputs[0], _flag(fin, 0))
+    wt = _krsc(cp, w)
+    geo = _conv_cl_geometry(p, x, wt, dy.shape)
+    n = 2 if p.no_bias else 3
+    need, adds = _need(ctx, n), _adds(ctx, in_grad, n)
+    g = _Out(cp, in_grad, n, [out_grads[0], inputs[0], w])
+    tune = _tune(p)
+    if need[0]:
+        dx = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0), add=adds[0])
+        K.conv_backward_data(geo, wt, dy, dx.view, tune, p.workspace,
+                             accumulate=dx.accumulate)
+        dx.finish()
+    if need[1]:
+        k, c, r, s_ = w.shape                      # KRSC, as the filter descriptor says
+        tmp = cp.empty((k, r, s_, c), w.dtype).transpose(0, 3, 1, 2)
+        K.conv_backward_filter(geo, x, dy, tmp, tune, p.workspace)
+        _back_to_kcrs(g, 1, tmp, adds[1])
+    if n == 3 and need[2]:
+        bshape = inputs[2].shape if inputs[2] is not None else (p.num_filter,)
+        db, acc = g.get_accumulating(2, bshape, dy.dtype) if adds[2] else \
+            (g.get(2, bshape, dy.dtype), False)
+        K.conv_backward_bias(dy, db.reshape(-1), accumulate=acc)
     return g.done()
 
 
@@ -282,9 +442,17 @@ def deconv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 
 # --- Pooling -------------------------------------------------------------------------------
-def _pool_descs(p, x_shape, y_shape, dtype):
+def _pool_descs(p, x_shape, y_shape, dtype, nhwc=False):
     """cuDNN descriptors for MXNet's pooling, or NotSupported where cuDNN's symmetric
-    padding and floor rule would not give MXNet's windows and divisors."""
+    padding and floor rule would not give MXNet's windows and divisors. ``nhwc``: x
+    and y lie channels-last."""
+    args = _pool_geometry(p, x_shape, y_shape)
+    return K.pool_descriptor(*args, dtype, nhwc)
+
+
+def _pool_geometry(p, x_shape, y_shape):
+    """(x shape, y shape, mode, window, pad, stride) as cuDNN sees the pooling, or
+    NotSupported (see _pool_descs)."""
     if not _layout_ok(p) or p.pool_type not in ("max", "avg"):
         raise NotSupported("pooling type/layout")
     nd = len(x_shape) - 2
@@ -309,7 +477,7 @@ def _pool_descs(p, x_shape, y_shape, dtype):
     if nd == 1:
         xs, ys = _as_2d(xs), _as_2d(ys)
         kernel, stride, pad = (1,) + kernel, (1,) + stride, (0,) + pad
-    return K.pool_descriptor(xs, ys, mode, kernel, pad, stride, dtype)
+    return xs, ys, mode, kernel, pad, stride
 
 
 @_guard
@@ -319,6 +487,15 @@ def pool_forward(cp, ctx, p, inputs, aux, out=None):
     if not _same_float(x):
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
+    fin, fout = _flags(ctx, 0), _flags(ctx, 1)
+    if (_flag(fin, 0) or _flag(fout, 0)) and x.ndim == 4:
+        descs = _pool_descs(p, x.shape, oshape, x.dtype, nhwc=True)
+        xv = _cl_in(cp, x, _flag(fin, 0))
+        o = _Out(cp, out, 1, inputs)
+        y = _ClDest(cp, o, 0, oshape, x.dtype, _flag(fout, 0))
+        K.pool_forward(descs, xv, y.view)
+        y.finish()
+        return o.done()
     descs = _pool_descs(p, x.shape, oshape, x.dtype)
     x = _c(cp, x)
     o = _Out(cp, out, 1, inputs)
@@ -332,6 +509,16 @@ def pool_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dy, x, y = out_grads[0], inputs[0], outputs[0]
     if not _same_float(dy, x, y):
         return NotImplemented
+    if ctx.layout is not None and x.ndim == 4:
+        fog, fin, fout, ftg = (_flags(ctx, i) for i in range(4))
+        descs = _pool_descs(p, x.shape, y.shape, x.dtype, nhwc=True)
+        dyv, xv = _cl_in(cp, dy, _flag(fog, 0)), _cl_in(cp, x, _flag(fin, 0))
+        yv = _cl_in(cp, y, _flag(fout, 0))
+        g = _Out(cp, in_grad, 1, [dy, x, y])
+        dx = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0))
+        K.pool_backward(descs, xv, yv, dyv, dx.view)
+        dx.finish()
+        return g.done()
     descs = _pool_descs(p, x.shape, y.shape, x.dtype)
     dy, x, y = _c(cp, dy), _c(cp, x), _c(cp, y)
     g = _Out(cp, in_grad, 1, [dy, x, y])
@@ -392,11 +579,17 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
     _op("BatchNorm").infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
     shape4, pt = _bn_check(p, x, (gamma, beta, mm, mv))
     c = x.shape[1]
-    xc = _c(cp, x)
+    fin, fout = _flags(ctx, 0), _flags(ctx, 1)
+    cl = (_flag(fin, 0) or _flag(fout, 0)) and x.ndim == 4
+    if cl:          # channels-last: cuDNN's NHWC batch norm on NHWC views
+        xc, shape4 = _cl_in(cp, x, _flag(fin, 0)), x.shape
+    else:
+        xc = _c(cp, x)
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     shift = _c(cp, beta)
     o = _Out(cp, out, 3, inputs + list(aux))
-    y = o.get(0, x.shape, x.dtype)
+    yd = _ClDest(cp, o, 0, x.shape, x.dtype, _flag(fout, 0)) if cl else None
+    y = yd.view if cl else o.get(0, x.shape, x.dtype)
     mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
     if ctx.is_train and not p.use_global_stats:
         K.bn_forward_training(xc.reshape(shape4), y.reshape(shape4), scale, shift, p.eps,
@@ -410,6 +603,8 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
                                mvc, p.eps)
         mean[...] = mmc
         cp.divide(1.0, cp.sqrt(mvc + pt.type(p.eps)), out=invstd)
+    if cl:
+        yd.finish()
     return o.done()
 
 
@@ -426,12 +621,22 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     c = x.shape[1]
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     g = _Out(cp, in_grad, 3, [dy, x, gamma])
-    dx = g.get(0, x.shape, x.dtype) if need[0] else cp.empty(x.shape, x.dtype)
+    if ctx.layout is not None and x.ndim == 4:
+        # channels-last: x, dy and dx as NHWC views (dx's temporary when nobody reads it)
+        fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
+        xv, dyv = _cl_in(cp, x, _flag(fin, 0)), _cl_in(cp, dy, _flag(fog, 0))
+        dxd = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0)) if need[0] else None
+        dxv = dxd.view if need[0] else cp.empty_like(xv)
+    else:
+        xv, dyv = _c(cp, x).reshape(shape4), _c(cp, dy).reshape(shape4)
+        dxd = None
+        dxv = (g.get(0, x.shape, x.dtype) if need[0] else
+               cp.empty(x.shape, x.dtype)).reshape(shape4)
     dgamma = g.get(1, (c,), pt) if need[1] else cp.empty(c, pt)
     dbeta = g.get(2, (c,), pt) if need[2] else cp.empty(c, pt)
-    K.bn_backward(_c(cp, x).reshape(shape4), _c(cp, dy).reshape(shape4),
-                  dx.reshape(shape4), scale, dgamma, dbeta, p.eps, _c(cp, mean),
-                  _c(cp, invstd))
+    K.bn_backward(xv, dyv, dxv, scale, dgamma, dbeta, p.eps, _c(cp, mean), _c(cp, invstd))
+    if dxd is not None:
+        dxd.finish()
     if p.fix_gamma:
         dgamma[...] = 0
     res = g.done()

@@ -3,62 +3,17 @@ libcudnn for every descriptor (so cuDNN itself checks the geometry the adapters 
 1-D convolutions as 2-D, deconvolution as backward-data, pooling padding), and the
 compute calls replaced by recorders that check the arrays they get. Skips where no
 libcudnn loads. The numbers themselves are checked on a GPU (test_kernels_gpu.py)."""
-import contextlib
-import types
-
 import numpy as np
 import pytest
 
 from mxnet.backend.cudnn import _lib as L
-from mxnet.backend.cudnn import _runtime as R
 from mxnet.backend.cudnn import kernels as K
 from mxnet.operator import kernels_cudnn as KC
 from mxnet.operator.registry import OpContext, get_op
 
-try:
-    LIB, _ = L.load()
-except OSError as err:
-    LIB, WHY = None, str(err)
-else:
-    WHY = ""
+from cudnn_stand_in import LIB, WHY, FakeArray, install_runtime, wrap as _wrap
+
 pytestmark = pytest.mark.skipif(LIB is None, reason=f"libcudnn not loadable: {WHY[:200]}")
-
-
-class FakeArray(np.ndarray):
-    """A NumPy array that looks like a CuPy one to the adapters."""
-    __module__ = "cupy_fake"
-
-    @property
-    def data(self):
-        return types.SimpleNamespace(ptr=self.__array_interface__["data"][0])
-
-    @property
-    def device(self):
-        return contextlib.nullcontext(types.SimpleNamespace(id=0))
-
-
-def _wrap(a):
-    return np.asarray(a).view(FakeArray)
-
-
-def _fake_cupy():
-    cp = types.SimpleNamespace(ndarray=FakeArray)
-    cp.empty = lambda shape, dtype=np.float32: _wrap(np.full(shape, np.nan, dtype))
-    cp.ones = lambda shape, dtype=np.float32: _wrap(np.ones(shape, dtype))
-    cp.ascontiguousarray = lambda a: _wrap(np.ascontiguousarray(a))
-    cp.sqrt = lambda a: _wrap(np.sqrt(np.asarray(a)))
-    cp.divide = lambda a, b, out=None: np.divide(a, np.asarray(b), out=out)
-    # the current device, as cupy.cuda.Device() gives it (the adapters key caches by it)
-    cp.cuda = types.SimpleNamespace(Device=lambda *a: types.SimpleNamespace(id=0))
-
-    def elementwise(in_params, out_params, body, name):
-        def run(mean, invstd, m, eps, mm, mv):
-            var = 1.0 / (invstd.astype(np.float64) ** 2) - eps
-            mm[...] = mm * m + (1 - m) * mean
-            mv[...] = mv * m + (1 - m) * var.astype(mv.dtype)
-        return run
-    cp.ElementwiseKernel = elementwise
-    return cp
 
 
 CALLS = []
@@ -66,18 +21,7 @@ CALLS = []
 
 @pytest.fixture(autouse=True)
 def fake_runtime(monkeypatch):
-    rt = R.Runtime.__new__(R.Runtime)
-    rt.lib, rt.path, rt.cupy, rt.version = LIB, "test", _fake_cupy(), 0
-    monkeypatch.setitem(R._state, "rt", rt)
-    monkeypatch.setattr(KC, "try_runtime", lambda: rt)
-    monkeypatch.setattr(K, "runtime", lambda: rt)
-    # the adapters' module-level caches (fix_gamma's ones, moving-update kernels,
-    # descriptors) must not keep this stand-in's host arrays or fake handles for the
-    # real GPU tests that may run later in the same process
-    for cache in ("_ONES", "_MOVING"):
-        monkeypatch.setattr(KC, cache, {})
-    for cache in ("_algos", "_geometries", "_pool_descs", "_descs"):
-        monkeypatch.setattr(K, cache, {})
+    rt = install_runtime(monkeypatch)
     CALLS.clear()
 
     def recorder(name, nout):

@@ -78,7 +78,8 @@ def test_pool_descriptors_made_once(monkeypatch):
     monkeypatch.setattr(K, "runtime", lambda: rt)
     monkeypatch.setattr(K, "_pool_descs", {})
     monkeypatch.setattr(K.D, "pooling", lambda *a: made.append("pool") or "P")
-    monkeypatch.setattr(K.D, "tensor", lambda lib, shape, dt: ("T", tuple(shape)))
+    monkeypatch.setattr(K.D, "tensor",
+                        lambda lib, shape, dt, strides=None: ("T", tuple(shape)))
     monkeypatch.setattr(K.D, "pool_output_dims", lambda lib, pd, xd, n: (2, 3, 4, 4))
     args = ((2, 3, 8, 8), (2, 3, 4, 4), 0, (2, 2), (0, 0), (2, 2), np.float32)
     first = K.pool_descriptor(*args)

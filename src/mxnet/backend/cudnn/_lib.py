@@ -21,7 +21,7 @@ __all__ = ["load", "check", "CudnnError", "candidates", "AlgoPerf"]
 STATUS_SUCCESS = 0
 
 DATA_FLOAT, DATA_DOUBLE, DATA_HALF, DATA_BFLOAT16 = 0, 1, 2, 9
-TENSOR_NCHW = 0
+TENSOR_NCHW, TENSOR_NHWC = 0, 1
 NOT_PROPAGATE_NAN, PROPAGATE_NAN = 0, 1
 
 CONVOLUTION, CROSS_CORRELATION = 0, 1
@@ -69,9 +69,13 @@ _SIGS = {
     "cudnnCreateTensorDescriptor": [_pp],
     "cudnnDestroyTensorDescriptor": [_p],
     "cudnnSetTensorNdDescriptor": [_p, _i, _i, _pi, _pi],
+    # (desc, nbDimsRequested, dataType*, nbDims*, dims, strides)
+    "cudnnGetTensorNdDescriptor": [_p, _i, _pi, _pi, _pi, _pi],
     "cudnnCreateFilterDescriptor": [_pp],
     "cudnnDestroyFilterDescriptor": [_p],
     "cudnnSetFilterNdDescriptor": [_p, _i, _i, _i, _pi],
+    # (desc, nbDimsRequested, dataType*, format*, nbDims*, dims)
+    "cudnnGetFilterNdDescriptor": [_p, _i, _pi, _pi, _pi, _pi],
     "cudnnAddTensor": [_p, _p, _p, _p, _p, _p, _p],
     # convolution
     "cudnnCreateConvolutionDescriptor": [_pp],

@@ -2,9 +2,12 @@
 process (a model has a few hundred distinct keys at most). Creating and setting a
 descriptor needs no GPU, so this layer is tested on machines without one.
 
-Tensors are described as packed (C-contiguous) NCHW-style tensors of at least 4
-dimensions: cuDNN's convolution and pooling calls want 4-D or 5-D tensors, so shorter
-shapes get trailing (or, for 1-D convolution, inserted) unit dimensions by the caller.
+Tensors are described by their logical NCHW-style dimensions (at least 4: cuDNN's
+convolution and pooling calls want 4-D or 5-D tensors, so shorter shapes get trailing
+or, for 1-D convolution, inserted unit dimensions by the caller) and their strides:
+packed C-order by default, or those of a channels-last array (the executor's GPU
+layout pass, executor/layout.py), which cuDNN reads as NHWC. Filters are KCRS, or KRSC
+with ``nhwc``.
 """
 import ctypes
 import os
@@ -15,7 +18,8 @@ import numpy as np
 from ...base import bfloat16
 from . import _lib as L
 
-__all__ = ["NotSupported", "data_type", "tensor", "filter_", "convolution", "pooling",
+__all__ = ["NotSupported", "data_type", "tensor", "tensor_of", "filter_", "strides_of",
+           "nhwc_strides", "describe_tensor", "describe_filter", "convolution", "pooling",
            "activation", "bn_param", "conv_output_dims", "pool_output_dims",
            "conv_math_type", "strict_fp32", "scalars"]
 
@@ -79,38 +83,107 @@ def _check_size(shape):
         raise NotSupported("tensor with 2**31 or more elements")
 
 
-def tensor(lib, shape, dtype):
-    """A packed tensor descriptor of ``shape`` (4 to 8 dims)."""
+def _packed(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return tuple(strides[::-1])
+
+
+def nhwc_strides(shape):
+    """The element strides of a packed channels-last array of logical shape
+    (N, C, *spatial): channels innermost, then the spatial axes, then the batch."""
+    n, c, *sp = (int(v) for v in shape)
+    inner = _packed(tuple(sp) + (c,))         # strides of (*spatial, C)
+    return (int(np.prod(sp, dtype=np.int64)) * c, 1) + inner[:-1]
+
+
+def _agree(strides, want, shape):
+    """Whether two stride tuples address ``shape`` alike (unit dims' strides unused)."""
+    return all(s == w for s, w, d in zip(strides, want, shape) if d != 1)
+
+
+def strides_of(a):
+    """An array's strides in elements (cuDNN's unit); a packed C-order or channels-last
+    array gets that layout's canonical strides, whatever its unit dimensions' strides
+    say (NumPy and CuPy leave those arbitrary, and cuDNN recognises its layouts by
+    the full stride tuple)."""
+    item = a.dtype.itemsize
+    raw = tuple(int(s) // item for s in a.strides)
+    shape = tuple(a.shape)
+    packed = _packed(shape)
+    if _agree(raw, packed, shape):
+        return packed
+    if len(shape) >= 3 and _agree(raw, nhwc_strides(shape), shape):
+        return nhwc_strides(shape)
+    return raw
+
+
+def tensor(lib, shape, dtype, strides=None):
+    """A tensor descriptor of logical ``shape`` (4 to 8 dims) and element ``strides``
+    (None: packed C order)."""
     shape = tuple(int(s) for s in shape)
     dt = data_type(dtype)
+    packed = _packed(shape)
+    strides = packed if strides is None else tuple(int(s) for s in strides)
 
     def make():
         _check_size(shape)
-        strides, acc = [], 1
-        for s in reversed(shape):
-            strides.append(acc)
-            acc *= s
         d = _create(lib, "Tensor")
         L.check(lib, "cudnnSetTensorNdDescriptor",
                 lib.cudnnSetTensorNdDescriptor(d, dt, len(shape), _ints(shape),
-                                               _ints(strides[::-1])))
+                                               _ints(strides)))
         return d
-    return _cached(("tensor", shape, dt), make)
+    key = ("tensor", shape, dt) if strides == packed else ("tensor", shape, dt, strides)
+    return _cached(key, make)
 
 
-def filter_(lib, shape, dtype):
-    """A filter descriptor (K, C/groups, *kernel) in NCHW order."""
+def tensor_of(lib, a, shape=None):
+    """The descriptor of array ``a`` as it lies in memory (its strides), optionally
+    seen with the unit-padded ``shape`` of the same elements (a C-contiguous ``a``
+    only)."""
+    if shape is None or tuple(shape) == tuple(a.shape):
+        return tensor(lib, a.shape, a.dtype, strides_of(a))
+    if not a.flags.c_contiguous:
+        raise NotSupported("a strided array seen with another shape")
+    return tensor(lib, shape, a.dtype)
+
+
+def filter_(lib, shape, dtype, nhwc=False):
+    """A filter descriptor of logical dims (K, C/groups, *kernel): its memory in KCRS
+    order, or KRSC (channels innermost) with ``nhwc``."""
     shape = tuple(int(s) for s in shape)
     dt = data_type(dtype)
+    fmt = L.TENSOR_NHWC if nhwc else L.TENSOR_NCHW
 
     def make():
         _check_size(shape)
         d = _create(lib, "Filter")
         L.check(lib, "cudnnSetFilterNdDescriptor",
-                lib.cudnnSetFilterNdDescriptor(d, dt, L.TENSOR_NCHW, len(shape),
-                                               _ints(shape)))
+                lib.cudnnSetFilterNdDescriptor(d, dt, fmt, len(shape), _ints(shape)))
         return d
-    return _cached(("filter", shape, dt), make)
+    return _cached(("filter", shape, dt, fmt), make)
+
+
+def describe_tensor(lib, d, ndim=8):
+    """(cudnnDataType_t, dims, strides) cuDNN holds for tensor descriptor ``d``."""
+    dt, nb = ctypes.c_int(0), ctypes.c_int(0)
+    dims, strides = (ctypes.c_int * ndim)(), (ctypes.c_int * ndim)()
+    L.check(lib, "cudnnGetTensorNdDescriptor",
+            lib.cudnnGetTensorNdDescriptor(d, ndim, ctypes.byref(dt), ctypes.byref(nb),
+                                           dims, strides))
+    return dt.value, tuple(dims[:nb.value]), tuple(strides[:nb.value])
+
+
+def describe_filter(lib, d, ndim=8):
+    """(cudnnDataType_t, cudnnTensorFormat_t, dims) cuDNN holds for filter ``d``."""
+    dt, fmt, nb = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+    dims = (ctypes.c_int * ndim)()
+    L.check(lib, "cudnnGetFilterNdDescriptor",
+            lib.cudnnGetFilterNdDescriptor(d, ndim, ctypes.byref(dt), ctypes.byref(fmt),
+                                           ctypes.byref(nb), dims))
+    return dt.value, fmt.value, tuple(dims[:nb.value])
 
 
 def _env_flag(name, default):
@@ -211,12 +284,12 @@ def activation(lib, mode):
     return _cached(("act", int(mode)), make)
 
 
-def bn_param(lib, xdesc, key):
+def bn_param(lib, xdesc, key, mode=L.BATCHNORM_SPATIAL):
     """The (1, C, 1, 1) scale/bias/mean/var descriptor derived from ``xdesc``
-    (float for half/float data, double for double)."""
+    (float for half/float data, double for double) for batch-norm ``mode``."""
     def make():
         d = _create(lib, "Tensor")
         L.check(lib, "cudnnDeriveBNTensorDescriptor",
-                lib.cudnnDeriveBNTensorDescriptor(d, xdesc, L.BATCHNORM_SPATIAL))
+                lib.cudnnDeriveBNTensorDescriptor(d, xdesc, int(mode)))
         return d
-    return _cached(("bn", key), make)
+    return _cached(("bn", key, int(mode)), make)

@@ -1,4 +1,8 @@
-"""cuDNN computations over C-contiguous CuPy arrays, writing into given outputs.
+"""cuDNN computations over CuPy arrays, writing into given outputs.
+
+The arrays are packed: C-contiguous, or channels-last (a logical (N, C, H, W) view of
+NHWC memory, as the adapters in ``mxnet.operator.kernels_cudnn`` make for the
+executor's GPU layout, executor/layout.py); descriptors follow each array's strides.
 
 Each function takes the arrays (already of the shapes cuDNN should see: the adapters in
 ``mxnet.operator.kernels_cudnn`` reshape 1-D convolutions to 2-D, etc.) and runs on the
@@ -23,6 +27,7 @@ import threading
 import numpy as np
 
 from ...base import bfloat16
+from ..channel_sum import TYPES as CHANNEL_SUM_TYPES, channel_sum
 from . import _lib as L
 from . import descriptors as D
 from ._runtime import runtime
@@ -80,13 +85,15 @@ class ConvGeometry:
     """Descriptors of one convolution: x (N, C, *s), w (K, C/g, *k), y (N, K, *o)."""
 
     def __init__(self, lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
-                 dtype):
+                 dtype, nhwc=False):
         self.lib = lib
         self.math = D.conv_math_type(dtype)
         self.strict = self.math == L.FMA_MATH
-        self.x = D.tensor(lib, x_shape, dtype)
-        self.w = D.filter_(lib, w_shape, dtype)
-        self.y = D.tensor(lib, y_shape, dtype)
+        self.nhwc = bool(nhwc)
+        # channels-last: x and y as NHWC strides, the filter as KRSC memory
+        self.x = D.tensor(lib, x_shape, dtype, D.nhwc_strides(x_shape) if nhwc else None)
+        self.w = D.filter_(lib, w_shape, dtype, nhwc)
+        self.y = D.tensor(lib, y_shape, dtype, D.nhwc_strides(y_shape) if nhwc else None)
         self._conv_args = (tuple(pad), tuple(stride), tuple(dilate), int(groups), dtype)
         self.conv = self.conv_desc(self.math)
         got = D.conv_output_dims(lib, self.conv, self.x, self.w, len(x_shape))
@@ -94,7 +101,7 @@ class ConvGeometry:
             raise D.NotSupported(f"cuDNN output shape {got} != {tuple(y_shape)}")
         self.key = (tuple(x_shape), tuple(w_shape), tuple(y_shape), tuple(pad),
                     tuple(stride), tuple(dilate), int(groups), np.dtype(dtype).str,
-                    self.math)
+                    self.math, self.nhwc)
         self.dtype = np.dtype(dtype)
         self.algos = {}           # (direction, tune, limit) -> _choose's result
 
@@ -107,18 +114,20 @@ class ConvGeometry:
 _geometries = {}
 
 
-def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype):
-    """ConvGeometry, made once per (shapes, parameters, dtype, math type): building the
-    descriptors and asking cuDNN for the output shape costs host time on every call
-    otherwise. The math type is part of the key because the environment switches
-    that choose it may change between calls."""
+def geometry(x_shape, w_shape, y_shape, pad, stride, dilate, groups, dtype, nhwc=False):
+    """ConvGeometry, made once per (shapes, parameters, dtype, math type, layout):
+    building the descriptors and asking cuDNN for the output shape costs host time on
+    every call otherwise. The math type is part of the key because the environment
+    switches that choose it may change between calls. ``nhwc``: x, y and the filter
+    lie channels-last in memory (x, y logical NCHW views with NHWC strides, the filter
+    KRSC)."""
     key = (tuple(x_shape), tuple(w_shape), tuple(y_shape), tuple(pad), tuple(stride),
-           tuple(dilate), groups, np.dtype(dtype).str, D.conv_math_type(dtype))
+           tuple(dilate), groups, np.dtype(dtype).str, D.conv_math_type(dtype), bool(nhwc))
     g = _geometries.get(key)
     if g is None:
         rt = runtime()
         g = ConvGeometry(rt.lib, x_shape, w_shape, y_shape, pad, stride, dilate, groups,
-                         dtype)
+                         dtype, nhwc)
         with _algo_lock:
             _geometries[key] = g
     return g
@@ -302,16 +311,40 @@ def _bias_desc(lib, c, ndim, dtype):
     return D.tensor(lib, (1, c) + (1,) * (ndim - 2), dtype)
 
 
+def _channels_last_rows(dy):
+    """A channels-last 4-D ``dy`` as its C-contiguous (N*H*W, C) matrix, else None."""
+    if dy.ndim != 4 or dy.flags.c_contiguous or dy.dtype not in CHANNEL_SUM_TYPES:
+        return None
+    m = dy.transpose(0, 2, 3, 1)
+    return m.reshape(-1, dy.shape[1]) if m.flags.c_contiguous else None
+
+
+def _bias_sum_channels_last(m, db, accumulate):
+    """The bias gradient of a channels-last convolution: column sums of its (N*H*W, C)
+    output gradient in float32 (one coalesced kernel), rounded once into ``db``."""
+    cp = runtime().cupy
+    total = cp.zeros(m.shape[1], cp.float32)
+    if not channel_sum(cp, m, total):
+        total = m.astype(cp.float32).sum(axis=0)
+    if accumulate:
+        total += db.astype(cp.float32)
+    db[...] = total.astype(db.dtype)
+    return db
+
+
 def conv_backward_bias(dy, db, accumulate=False):
-    """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D; ``accumulate``:
-    db[c] += it)."""
+    """db[c] = the sum of dy over every axis but 1 (dy: 4-D or 5-D, packed C order or
+    channels-last; ``accumulate``: db[c] += it)."""
+    rows = _channels_last_rows(dy)
+    if rows is not None:
+        return _bias_sum_channels_last(rows, db, accumulate)
     if dy.dtype == bfloat16:
         return _bias_sum_in_float32(dy, db, accumulate)
     rt = runtime()
     h = rt.handle(dy.device.id)
     one, zero = D.scalars(dy.dtype)
     L.check(rt.lib, "cudnnConvolutionBackwardBias",
-            rt.lib.cudnnConvolutionBackwardBias(h, one, D.tensor(rt.lib, dy.shape, dy.dtype),
+            rt.lib.cudnnConvolutionBackwardBias(h, one, D.tensor_of(rt.lib, dy),
                                                 _ptr(dy), one if accumulate else zero,
                                                 _bias_desc(rt.lib, dy.shape[1], dy.ndim,
                                                            dy.dtype), _ptr(db)))
@@ -356,8 +389,7 @@ def add_bias(y, b):
     one, _ = D.scalars(y.dtype)
     L.check(rt.lib, "cudnnAddTensor",
             rt.lib.cudnnAddTensor(h, one, _bias_desc(rt.lib, y.shape[1], y.ndim, y.dtype),
-                                  _ptr(b), one, D.tensor(rt.lib, y.shape, y.dtype),
-                                  _ptr(y)))
+                                  _ptr(b), one, D.tensor_of(rt.lib, y), _ptr(y)))
     return y
 
 
@@ -365,21 +397,23 @@ def add_bias(y, b):
 _pool_descs = {}
 
 
-def pool_descriptor(x_shape, y_shape, mode, window, pad, stride, dtype):
+def pool_descriptor(x_shape, y_shape, mode, window, pad, stride, dtype, nhwc=False):
     """(pooling, x, y descriptors), checking cuDNN's output shape against y_shape;
-    made once per key (the shape check is a cuDNN call)."""
+    made once per key (the shape check is a cuDNN call). ``nhwc``: x and y (and their
+    gradients) lie channels-last."""
     key = (tuple(x_shape), tuple(y_shape), mode, tuple(window), tuple(pad),
-           tuple(stride), np.dtype(dtype).str)
+           tuple(stride), np.dtype(dtype).str, bool(nhwc))
     hit = _pool_descs.get(key)
     if hit is not None:
         return hit
     lib = runtime().lib
     pd = D.pooling(lib, mode, window, pad, stride)
-    xd = D.tensor(lib, x_shape, dtype)
+    xd = D.tensor(lib, x_shape, dtype, D.nhwc_strides(x_shape) if nhwc else None)
     got = D.pool_output_dims(lib, pd, xd, len(x_shape))
     if got != tuple(y_shape):
         raise D.NotSupported(f"cuDNN pooling output {got} != {tuple(y_shape)}")
-    res = _pool_descs[key] = (pd, xd, D.tensor(lib, y_shape, dtype))
+    yd = D.tensor(lib, y_shape, dtype, D.nhwc_strides(y_shape) if nhwc else None)
+    res = _pool_descs[key] = (pd, xd, yd)
     return res
 
 
@@ -495,26 +529,39 @@ def softmax_backward(y, dy, dx, axis, log):
 
 
 # --- batch norm ------------------------------------------------------------------------------------
-def _bn_descs(lib, x4):
-    key = ("bn", x4.shape, x4.dtype)
+def _bn_descs(lib, x4, mode=L.BATCHNORM_SPATIAL):
+    strides = D.strides_of(x4)
+    key = ("bn", x4.shape, x4.dtype, strides, mode)
     hit = _descs.get(key)
     if hit is None:
-        xd = D.tensor(lib, x4.shape, x4.dtype)
-        hit = _descs[key] = (xd, D.bn_param(lib, xd, (tuple(x4.shape),
-                                                      np.dtype(x4.dtype).str)))
+        xd = D.tensor(lib, x4.shape, x4.dtype, strides)
+        hit = _descs[key] = (xd, D.bn_param(lib, xd, (tuple(x4.shape), strides,
+                                                      np.dtype(x4.dtype).str), mode))
     return hit
+
+
+def bn_mode(x4):
+    """cuDNN's batch-norm mode for training on ``x4``: SPATIAL_PERSISTENT for
+    channels-last data (cuDNN's fast NHWC kernels, the mode PyTorch takes for
+    channels-last training; MXNET_CUDNN_BN_PERSISTENT=0 turns it off), else SPATIAL."""
+    if x4.flags.c_contiguous or x4.shape[1] == 1 or \
+            os.environ.get("MXNET_CUDNN_BN_PERSISTENT", "1").strip() == "0":
+        return L.BATCHNORM_SPATIAL
+    return L.BATCHNORM_SPATIAL_PERSISTENT
 
 
 def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):
     """Batch statistics (written to save_mean / save_invstd = 1/sqrt(var + eps)) and
-    the normalised y. x4: (N, C, L, 1). The moving statistics are left to the caller
-    (cuDNN would fold in the unbiased variance; MXNet's rule uses the biased one)."""
+    the normalised y. x4: (N, C, L, 1), or a channels-last (N, C, H, W) view (y4 in
+    the same layout). The moving statistics are left to the caller (cuDNN would fold
+    in the unbiased variance; MXNet's rule uses the biased one)."""
     rt = runtime()
-    xd, bd = _bn_descs(rt.lib, x4)
+    mode = bn_mode(x4)
+    xd, bd = _bn_descs(rt.lib, x4, mode)
     one, zero = D.scalars(x4.dtype)
     L.check(rt.lib, "cudnnBatchNormalizationForwardTraining",
             rt.lib.cudnnBatchNormalizationForwardTraining(
-                rt.handle(x4.device.id), L.BATCHNORM_SPATIAL, one, zero, xd, _ptr(x4), xd,
+                rt.handle(x4.device.id), mode, one, zero, xd, _ptr(x4), xd,
                 _ptr(y4), bd, _ptr(scale), _ptr(bias), 0.0, None, None, float(eps),
                 _ptr(save_mean), _ptr(save_invstd)))
     return y4
@@ -532,13 +579,15 @@ def bn_forward_inference(x4, y4, scale, bias, mean, var, eps):
 
 
 def bn_backward(x4, dy4, dx4, scale, dscale, dbias, eps, mean, invstd):
-    """Training-formula gradients from the saved statistics (mean, invstd)."""
+    """Training-formula gradients from the saved statistics (mean, invstd); dy4 and
+    dx4 in x4's layout."""
     rt = runtime()
-    xd, bd = _bn_descs(rt.lib, x4)
+    mode = bn_mode(x4)
+    xd, bd = _bn_descs(rt.lib, x4, mode)
     one, zero = D.scalars(x4.dtype)
     L.check(rt.lib, "cudnnBatchNormalizationBackward",
             rt.lib.cudnnBatchNormalizationBackward(
-                rt.handle(x4.device.id), L.BATCHNORM_SPATIAL, one, zero, one, zero, xd,
+                rt.handle(x4.device.id), mode, one, zero, one, zero, xd,
                 _ptr(x4), xd, _ptr(dy4), xd, _ptr(dx4), bd, _ptr(scale), _ptr(dscale),
                 _ptr(dbias), float(eps), _ptr(mean), _ptr(invstd)))
     return dx4

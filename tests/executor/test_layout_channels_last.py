@@ -1,0 +1,171 @@
+"""The GPU layout scheme (channels-last, executor/layout.py) run on the CPU.
+
+The executor is bound with the GPU's scheme, and the operators the scheme hands
+channels-last arrays to run the real cuDNN adapters (operator/kernels_cudnn.py) on a
+stand-in CuPy over NumPy, with NumPy stand-ins for cuDNN's compute calls
+(tests/cudnn_stand_in.py); elementwise operators run their NumPy bodies on the
+channels-last bytes. Outputs, gradients and moving statistics must equal the plain
+executor's, including when a kernel declines and the executor converts to plain and
+back. What the GPU computes is checked on a GPU (test_channels_last_gpu.py)."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.executor import executor as E
+from mxnet.executor import layout
+from mxnet.operator import kernels as KT
+from mxnet.operator import kernels_cudnn as KC
+
+from bound_runs import assert_same_runs, bind_random, small_resnet, train_steps
+from cudnn_stand_in import LIB, WHY, FakeArray, install_numeric_kernels
+
+pytestmark = pytest.mark.skipif(LIB is None, reason=f"libcudnn not loadable: {WHY[:200]}")
+
+CAPABLE = ("Convolution", "BatchNorm", "Pooling")
+AGNOSTIC = ("Activation", "relu", "elemwise_add", "_plus", "broadcast_add", "amp_cast")
+
+
+def _bind(sym, grad_req="write", shape=(2, 3, 8, 8)):
+    return bind_random(sym, mx.cpu(), shape, grad_req)
+
+
+def _same(a, b):
+    assert_same_runs(a, b, rtol=1e-4, atol=1e-5)
+
+
+CALLS = []
+_INSIDE = []
+
+
+def _via_cudnn(fn, decline=False):
+    """A CPU kernel that runs cuDNN adapter ``fn`` on the stand-in CuPy: the arrays are
+    viewed as FakeArrays (same memory) and the results mapped back to the arrays the
+    executor gave (so it sees its destinations written)."""
+    def kernel(ctx, p, *rest):
+        # the stand-ins compute with MXNet's CPU operators, which find this kernel
+        # again: inside a call, those run their own bodies
+        if decline or _INSIDE:
+            return NotImplemented
+        back = {}
+
+        def fake(v):
+            if isinstance(v, list):
+                return [fake(a) for a in v]
+            if isinstance(v, np.ndarray):
+                f = v.view(FakeArray)
+                back[id(f)] = v
+                return f
+            return v
+        args = [fake(a) for a in rest]
+        CALLS.append((fn.__name__, ctx.layout))
+        _INSIDE.append(fn)
+        try:
+            res = fn(ctx, p, *args)
+        finally:
+            _INSIDE.pop()
+        if res is NotImplemented:
+            return res
+        return [None if r is None else back.get(id(r), np.asarray(r)) for r in res]
+    kernel.accumulates = getattr(fn, "accumulates", False)
+    return kernel
+
+
+@pytest.fixture
+def channels_last_on_cpu(monkeypatch):
+    """Bind CPU executors with the GPU scheme and the cuDNN adapters."""
+    install_numeric_kernels(monkeypatch)
+    monkeypatch.setattr(E, "layout_scheme", lambda device: layout.CHANNELS_LAST)
+    for name in AGNOSTIC:                      # their NumPy bodies, not oneDNN's
+        for bw in (False, True):
+            monkeypatch.delitem(KT._TABLE, (name, "cpu", bw), raising=False)
+
+    def use(decline=()):
+        for name in CAPABLE:
+            fwd, bwd = KC.OPS[name]
+            monkeypatch.setitem(KT._TABLE, (name, "cpu", False),
+                                _via_cudnn(fwd, name in decline))
+            monkeypatch.setitem(KT._TABLE, (name, "cpu", True),
+                                _via_cudnn(bwd, name in decline))
+    CALLS.clear()
+    return use
+
+
+def _entries(ex, names):
+    """The graph entries of the named nodes' first outputs."""
+    g = ex._graph
+    by_name = {g.nodes[g.entry_node[e]].name: e for e in range(g.num_entries)
+               if e == g.row_ptr[g.entry_node[e]]}
+    return {n: by_name[n] for n in names}
+
+
+def test_the_plan_keeps_the_convolutional_body_channels_last(channels_last_on_cpu):
+    channels_last_on_cpu()
+    ex = _bind(small_resnet())
+    cl = ["c1", "b1", "r1", "c2", "b2", "sum", "r2", "c3"]
+    ents = _entries(ex, cl + ["data", "p", "g", "fc"])
+    blocked = ex._blocked
+    assert {n for n in cl if ents[n] in blocked} == set(cl)
+    # the caller's arrays, what slice_axis reads, the one-position pooled map and the
+    # classifier stay plain
+    assert not {ents[n] for n in ("data", "p", "g", "fc")} & blocked
+    grads = ex._graph.backward.grad_entry
+    assert all(grads[ents[n]] in blocked for n in cl if ents[n] in grads)
+
+
+def test_channel_counts_off_the_tensor_core_multiple_stay_plain(channels_last_on_cpu):
+    channels_last_on_cpu()
+    x = mx.sym.var("data")
+    c = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=12, name="c")
+    r = mx.sym.relu(c, name="r")
+    d = mx.sym.Convolution(r, kernel=(3, 3), pad=(1, 1), num_filter=16, name="d")
+    e = mx.sym.relu(mx.sym.BatchNorm(d, name="bn"), name="e")
+    f = mx.sym.Convolution(e, kernel=(1, 1), num_filter=16, name="f")
+    ex = _bind(mx.sym.make_loss(mx.sym.sum(f)))
+    ents = _entries(ex, ["c", "r", "d", "e", "f"])
+    assert ents["c"] not in ex._blocked and ents["r"] not in ex._blocked
+    assert ents["d"] in ex._blocked and ents["e"] in ex._blocked
+    assert ents["f"] not in ex._blocked          # read by a reduction
+
+
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+def test_outputs_gradients_and_statistics_equal_the_plain_executor(
+        channels_last_on_cpu, monkeypatch, grad_req):
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet(), grad_req))
+    channels_last_on_cpu()
+    got = train_steps(_bind(small_resnet(), grad_req))
+    _same(got, want)
+    # the adapters did get channels-last calls, forward and backward
+    names = {n for n, lay in CALLS if lay is not None}
+    assert {"conv_forward", "conv_backward", "bn_forward", "bn_backward", "pool_forward",
+            "pool_backward"} <= names
+
+
+@pytest.mark.parametrize("declined", [("Convolution",), ("BatchNorm", "Pooling")])
+def test_a_declining_kernel_runs_on_plain_copies(channels_last_on_cpu, monkeypatch,
+                                                 declined):
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet()))
+    channels_last_on_cpu(decline=declined)
+    ex = _bind(small_resnet())
+    assert ex._blocked
+    _same(train_steps(ex), want)
+
+
+def test_switch_turns_the_gpu_scheme_off(monkeypatch):
+    monkeypatch.setenv("MXNET_CUDNN_CHANNELS_LAST", "0")
+    assert layout.scheme("gpu") is None
+    monkeypatch.setenv("MXNET_CUDNN_CHANNELS_LAST", "1")
+    assert layout.scheme("gpu") is layout.CHANNELS_LAST
+    monkeypatch.setenv("MXNET_ONEDNN_BLOCKED_LAYOUT", "1")
+    assert layout.scheme("cpu") is layout.ONEDNN_BLOCKED
+
+
+def test_conversions_round_trip():
+    a = np.random.RandomState(0).standard_normal((2, 16, 3, 5)).astype(np.float32)
+    mem = np.empty_like(a)
+    layout.CHANNELS_LAST.into_blocked(a, mem)
+    np.testing.assert_array_equal(mem.reshape(2, 3, 5, 16), a.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(layout.CHANNELS_LAST.to_plain(mem), a)
