@@ -87,3 +87,39 @@ def test_pool_descriptors_made_once(monkeypatch):
     with pytest.raises(K.D.NotSupported):
         K.pool_descriptor((2, 3, 8, 8), (2, 3, 5, 5), 0, (2, 2), (0, 0), (2, 2),
                           np.float32)
+
+
+class _BnArr(np.ndarray):
+    """A host array with the device pointer and device the batch-norm calls read."""
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.__array_interface__["data"][0])
+
+    @property
+    def device(self):
+        return types.SimpleNamespace(id=0)
+
+
+def test_batchnorm_falls_back_to_spatial_where_persistent_is_refused(monkeypatch):
+    modes = []
+
+    def call(*args):
+        modes.append(args[1])
+        return 3 if args[1] == L.BATCHNORM_SPATIAL_PERSISTENT else L.STATUS_SUCCESS
+    lib = types.SimpleNamespace(cudnnBatchNormalizationForwardTraining=call,
+                                cudnnBatchNormalizationBackward=call,
+                                cudnnGetErrorString=lambda status: b"refused")
+    monkeypatch.setattr(K, "runtime",
+                        lambda: types.SimpleNamespace(lib=lib, handle=lambda dev: "H"))
+    monkeypatch.setattr(K, "_bn_descs", lambda lib_, x4, mode=None: ("XD", "BD"))
+    monkeypatch.setattr(K, "_PERSISTENT_REFUSED", set())
+    x = np.zeros((2, 3, 4, 8), np.float32).transpose(0, 3, 1, 2).view(_BnArr)  # NHWC
+    v = np.zeros(8, np.float32).view(_BnArr)
+    K.bn_forward_training(x, x, v, v, 1e-3, v, v)
+    assert modes == [L.BATCHNORM_SPATIAL_PERSISTENT, L.BATCHNORM_SPATIAL]
+    K.bn_backward(x, x, x, v, v, v, 1e-3, v, v)     # remembered: SPATIAL at once
+    assert modes[2:] == [L.BATCHNORM_SPATIAL]
+    modes.clear()
+    lib.cudnnBatchNormalizationBackward = lambda *a: modes.append(a[1]) or 9
+    with pytest.raises(L.CudnnError):                # a refusal of SPATIAL is an error
+        K.bn_backward(x, x, x, v, v, v, 1e-3, v, v)

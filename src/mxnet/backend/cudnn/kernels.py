@@ -540,14 +540,35 @@ def _bn_descs(lib, x4, mode=L.BATCHNORM_SPATIAL):
     return hit
 
 
+_PERSISTENT_REFUSED = set()     # dtypes this cuDNN refused SPATIAL_PERSISTENT for
+
+
 def bn_mode(x4):
     """cuDNN's batch-norm mode for training on ``x4``: SPATIAL_PERSISTENT for
     channels-last data (cuDNN's fast NHWC kernels, the mode PyTorch takes for
-    channels-last training; MXNET_CUDNN_BN_PERSISTENT=0 turns it off), else SPATIAL."""
+    channels-last training; MXNET_CUDNN_BN_PERSISTENT=0 turns it off, and a dtype
+    cuDNN once refused it for keeps SPATIAL), else SPATIAL."""
     if x4.flags.c_contiguous or x4.shape[1] == 1 or \
+            np.dtype(x4.dtype) in _PERSISTENT_REFUSED or \
             os.environ.get("MXNET_CUDNN_BN_PERSISTENT", "1").strip() == "0":
         return L.BATCHNORM_SPATIAL
     return L.BATCHNORM_SPATIAL_PERSISTENT
+
+
+def _bn_call(name, x4, call):
+    """Run ``call(mode, xd, bd)`` (a training batch-norm call) in ``bn_mode``; when
+    cuDNN refuses the persistent mode, remember that for the dtype and run SPATIAL,
+    which takes any packed layout."""
+    rt = runtime()
+    mode = bn_mode(x4)
+    xd, bd = _bn_descs(rt.lib, x4, mode)
+    status = call(mode, xd, bd)
+    if status != L.STATUS_SUCCESS and mode == L.BATCHNORM_SPATIAL_PERSISTENT:
+        _PERSISTENT_REFUSED.add(np.dtype(x4.dtype))
+        mode = L.BATCHNORM_SPATIAL
+        xd, bd = _bn_descs(rt.lib, x4, mode)
+        status = call(mode, xd, bd)
+    L.check(rt.lib, name, status)
 
 
 def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):
@@ -556,14 +577,12 @@ def bn_forward_training(x4, y4, scale, bias, eps, save_mean, save_invstd):
     the same layout). The moving statistics are left to the caller (cuDNN would fold
     in the unbiased variance; MXNet's rule uses the biased one)."""
     rt = runtime()
-    mode = bn_mode(x4)
-    xd, bd = _bn_descs(rt.lib, x4, mode)
     one, zero = D.scalars(x4.dtype)
-    L.check(rt.lib, "cudnnBatchNormalizationForwardTraining",
-            rt.lib.cudnnBatchNormalizationForwardTraining(
-                rt.handle(x4.device.id), mode, one, zero, xd, _ptr(x4), xd,
-                _ptr(y4), bd, _ptr(scale), _ptr(bias), 0.0, None, None, float(eps),
-                _ptr(save_mean), _ptr(save_invstd)))
+    _bn_call("cudnnBatchNormalizationForwardTraining", x4,
+             lambda mode, xd, bd: rt.lib.cudnnBatchNormalizationForwardTraining(
+                 rt.handle(x4.device.id), mode, one, zero, xd, _ptr(x4), xd, _ptr(y4),
+                 bd, _ptr(scale), _ptr(bias), 0.0, None, None, float(eps),
+                 _ptr(save_mean), _ptr(save_invstd)))
     return y4
 
 
@@ -582,12 +601,10 @@ def bn_backward(x4, dy4, dx4, scale, dscale, dbias, eps, mean, invstd):
     """Training-formula gradients from the saved statistics (mean, invstd); dy4 and
     dx4 in x4's layout."""
     rt = runtime()
-    mode = bn_mode(x4)
-    xd, bd = _bn_descs(rt.lib, x4, mode)
     one, zero = D.scalars(x4.dtype)
-    L.check(rt.lib, "cudnnBatchNormalizationBackward",
-            rt.lib.cudnnBatchNormalizationBackward(
-                rt.handle(x4.device.id), mode, one, zero, one, zero, xd,
-                _ptr(x4), xd, _ptr(dy4), xd, _ptr(dx4), bd, _ptr(scale), _ptr(dscale),
-                _ptr(dbias), float(eps), _ptr(mean), _ptr(invstd)))
+    _bn_call("cudnnBatchNormalizationBackward", x4,
+             lambda mode, xd, bd: rt.lib.cudnnBatchNormalizationBackward(
+                 rt.handle(x4.device.id), mode, one, zero, one, zero, xd, _ptr(x4), xd,
+                 _ptr(dy4), xd, _ptr(dx4), bd, _ptr(scale), _ptr(dscale), _ptr(dbias),
+                 float(eps), _ptr(mean), _ptr(invstd)))
     return dx4
