@@ -51,7 +51,8 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     --maxfail=40 tests/backend/cudnn tests/gpu tests/operator/test_bfloat16.py \
     tests/operator/test_kernels_gpu_optim.py tests/operator/test_kernels_gpu_multi.py \
     tests/contrib/amp tests/executor/test_cuda_graph.py \
-    tests/executor/test_layout_channels_last.py
+    tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
+    tests/backend/test_channel_sum.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------

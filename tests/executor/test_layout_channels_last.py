@@ -169,3 +169,29 @@ def test_conversions_round_trip():
     layout.CHANNELS_LAST.into_blocked(a, mem)
     np.testing.assert_array_equal(mem.reshape(2, 3, 5, 16), a.transpose(0, 2, 3, 1))
     np.testing.assert_array_equal(layout.CHANNELS_LAST.to_plain(mem), a)
+
+
+def test_a_fused_elementwise_pair_keeps_its_group_channels_last(channels_last_on_cpu,
+                                                                monkeypatch):
+    """The GPU's fused add -> relu (operator/kernels_gpu_fused.py) computes on whatever
+    element order its arrays share: the pass must keep the addends and the relu's
+    output in one layout (the sum itself is never computed)."""
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet()))
+    calls = []
+
+    def add_relu(octx, p, args, aux, out):       # layout-blind, as the GPU kernel
+        calls.append(octx.layout)
+        np.maximum(args[0] + args[1], 0, out=out[0])
+        return [out[0]]
+    add_relu.bfloat16 = True
+    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
+    KT.register_fusion("elemwise_add", "relu", "cpu", add_relu)
+    channels_last_on_cpu()
+    ex = _bind(small_resnet())
+    ents = _entries(ex, ["b2", "r1", "sum", "r2"])
+    assert {ents[n] for n in ("b2", "r1", "r2")} <= ex._blocked
+    assert ents["sum"] not in ex._blocked              # the pair's intermediate
+    _same(train_steps(ex), want)
+    assert calls and all(lay is not None for lay in calls)

@@ -134,7 +134,12 @@ def _plan(g, steps, capable, agnostic, fits):
             plain[mid] = True
             fused_mids.append((mid, outs[0]))
         name = first.op.name
-        if first is last and agnostic(name, first.p, in_shapes, out_shapes):
+        if agnostic(name, first.p, in_shapes, out_shapes) and (
+                first is last or agnostic(last.op.name, last.p, out_shapes[:1],
+                                          [g.shapes[e] for e in outs])):
+            # one elementwise operator, or a fused pair of two (add -> relu on the
+            # GPU): its arguments and its output share a layout (a pair's
+            # intermediate stays out of the group: it is never computed)
             for e in args:
                 parent[find(e)] = find(outs[0])
             writer_ok[outs[0]] = True
