@@ -47,3 +47,25 @@ def compile_ptx(tmp_dir, code, arch="sm_80"):
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     return ptx.read_text()
+
+
+def translation_unit(sources):
+    """One file of kernel ``sources``, each in its own namespace k0, k1, ... (each may
+    define the same helpers)."""
+    return "\n".join(f"namespace k{i} {{\n{src}}}\n" for i, src in enumerate(sources))
+
+
+def grid_driver(ns, kname, params, call):
+    """A C entry ``emu_<kname>(unsigned gx, unsigned gy, unsigned bx, <params>)`` that
+    runs ``<ns>::<kname>(<call>)`` for every block of a (gx, gy) grid and every thread
+    of bx, in turn (its own names start with ``mxemu_``, clear of the parameters')."""
+    return f"""
+extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {params}) {{
+    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
+    for (unsigned mxemu_y = 0; mxemu_y < gy; ++mxemu_y)
+        for (unsigned mxemu_x = 0; mxemu_x < gx; ++mxemu_x)
+            for (unsigned mxemu_t = 0; mxemu_t < bx; ++mxemu_t) {{
+                blockIdx = {{mxemu_x, mxemu_y, 0}}; threadIdx = {{mxemu_t, 0, 0}};
+                {ns}::{kname}({call});
+            }}
+}}"""

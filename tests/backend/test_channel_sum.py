@@ -11,12 +11,11 @@ import mxnet as mx
 from mxnet.backend import channel_sum as S
 from mxnet.base import bfloat16
 
-from cuda_on_host import build, compile_ptx
+from cuda_on_host import build, compile_ptx, grid_driver, translation_unit
 
 
 def _unit():
-    return "\n".join(f"namespace k{i} {{\n{S.source(dt)[1]}}}\n"
-                     for i, dt in enumerate(S.TYPES))
+    return translation_unit(S.source(dt)[1] for dt in S.TYPES)
 
 
 def test_sources_compile_with_nvcc(tmp_path):
@@ -29,19 +28,11 @@ def test_sources_compile_with_nvcc(tmp_path):
 def host(tmp_path_factory):
     code = [_unit()]
     for i, dt in enumerate(S.TYPES):
-        kname = S.source(dt)[0]
         ctype = "float" if np.dtype(dt) == np.float32 else "unsigned short"
-        code.append(f"""
-extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, const void* x,
-                            long long rows, int cols, long long per, float* out) {{
-    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
-    for (unsigned y = 0; y < gy; ++y)
-        for (unsigned xb = 0; xb < gx; ++xb)
-            for (unsigned t = 0; t < bx; ++t) {{
-                blockIdx = {{xb, y, 0}}; threadIdx = {{t, 0, 0}};
-                k{i}::{kname}((const {ctype}*)x, rows, cols, per, out);
-            }}
-}}""")
+        code.append(grid_driver(
+            f"k{i}", S.source(dt)[0],
+            "const void* x, long long rows, int cols, long long per, float* out",
+            f"(const {ctype}*)x, rows, cols, per, out"))
     return build(tmp_path_factory.mktemp("chsum"), "\n".join(code))
 
 

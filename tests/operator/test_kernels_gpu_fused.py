@@ -14,12 +14,11 @@ from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_fused as F
 from mxnet.operator.registry import get_op
 
-from cuda_on_host import build, compile_ptx
+from cuda_on_host import build, compile_ptx, grid_driver, translation_unit
 
 
 def _unit():
-    return "\n".join(f"namespace k{i} {{\n{F.source(dt)[1]}}}\n"
-                     for i, dt in enumerate(F.TYPES))
+    return translation_unit(F.source(dt)[1] for dt in F.TYPES)
 
 
 def test_sources_compile_with_nvcc(tmp_path):
@@ -32,25 +31,17 @@ def test_sources_compile_with_nvcc(tmp_path):
 def host(tmp_path_factory):
     code = [_unit()]
     for i, dt in enumerate(F.TYPES):
-        kname = F.source(dt)[0]
-        ctype = "float" if np.dtype(dt) == np.float32 else "unsigned short"
-        code.append(f"""
-extern "C" void emu_{kname}(unsigned gx, unsigned bx, const void* a, const void* b,
-                            void* y, long long n) {{
-    gridDim = {{gx, 1, 1}}; blockDim = {{bx, 1, 1}};
-    for (unsigned xb = 0; xb < gx; ++xb)
-        for (unsigned t = 0; t < bx; ++t) {{
-            blockIdx = {{xb, 0, 0}}; threadIdx = {{t, 0, 0}};
-            k{i}::{kname}((const {ctype}*)a, (const {ctype}*)b, ({ctype}*)y, n);
-        }}
-}}""")
+        t = "float" if np.dtype(dt) == np.float32 else "unsigned short"
+        code.append(grid_driver(f"k{i}", F.source(dt)[0],
+                                "const void* a, const void* b, void* y, long long n",
+                                f"(const {t}*)a, (const {t}*)b, ({t}*)y, n"))
     return build(tmp_path_factory.mktemp("fused"), "\n".join(code))
 
 
 def _host_add_relu(lib, a, b):
     y = np.full_like(a, 7)
     fn = getattr(lib, "emu_" + F.source(a.dtype)[0])
-    fn(ctypes.c_uint(F.launch_blocks(a.size)), ctypes.c_uint(F._THREADS),
+    fn(ctypes.c_uint(F.launch_blocks(a.size)), ctypes.c_uint(1), ctypes.c_uint(F._THREADS),
        ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data),
        ctypes.c_void_p(y.ctypes.data), ctypes.c_longlong(a.size))
     return y

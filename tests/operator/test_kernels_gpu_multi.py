@@ -14,7 +14,7 @@ from mxnet.operator import kernels_gpu_multi as M
 from mxnet.operator import kernels_gpu_optim as K
 from mxnet.operator.registry import OpContext, get_op
 
-from cuda_on_host import build, compile_ptx
+from cuda_on_host import build, compile_ptx, grid_driver, translation_unit
 
 RULE_ARGS = {"sgd_update": dict(lr=0.1, wd=1e-3, rescale_grad=0.5, clip_gradient=0.3),
              "sgd_mom_update": dict(lr=0.1, momentum=0.9, wd=1e-3, rescale_grad=0.5,
@@ -26,11 +26,8 @@ SOURCES = [(name, dt) for name in sorted(K.RULES) for dt in M.FLOAT_TYPES]
 
 def _translation_unit():
     """Every kernel in one file, each in its own namespace (each source has its own T)."""
-    parts = []
-    for i, (name, dt) in enumerate(SOURCES):
-        parts.append(f"namespace k{i} {{\n{M.update_source(name, dt)[1]}}}\n")
-    parts.append(f"namespace k{len(SOURCES)} {{\n{M.nonfinite_source()[1]}}}\n")
-    return "\n".join(parts)
+    return translation_unit([M.update_source(name, dt)[1] for name, dt in SOURCES] +
+                            [M.nonfinite_source()[1]])
 
 
 def test_sources_compile_with_nvcc(tmp_path):
@@ -42,20 +39,8 @@ def test_sources_compile_with_nvcc(tmp_path):
 
 # --- the kernels run on the host -------------------------------------------------------
 def _driver(ns, kname, extra_params, extra_args):
-    # every (block, thread) in turn: a valid schedule for kernels whose threads share
-    # nothing but elements they alone own (and one flag all of them set alike)
-    return f"""
-extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx,
-                            const unsigned long long* table, int n{extra_params}) {{
-    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
-    for (unsigned y = 0; y < gy; ++y)
-        for (unsigned x = 0; x < gx; ++x)
-            for (unsigned t = 0; t < bx; ++t) {{
-                blockIdx = {{x, y, 0}}; threadIdx = {{t, 0, 0}};
-                {ns}::{kname}(table, n{extra_args});
-            }}
-}}
-"""
+    return grid_driver(ns, kname, "const unsigned long long* table, int n" + extra_params,
+                       "table, n" + extra_args)
 
 
 @pytest.fixture(scope="module")
