@@ -40,9 +40,9 @@ an array of the entry's logical (N, C, H, W) shape whose memory holds the NHWC o
 in NHWC; called on NCHW arrays, cuDNN transposes each input and output around every
 convolution (session 8's profile of bfloat16 ResNet-50 on an H100: 432 transpose
 kernels, ~3.5 ms of a 38 ms step), and its NCHW batch norm kernels are its slow ones.
-The capable operators are the cuDNN adapters' Convolution, BatchNorm and Pooling
-(``kernels_cudnn.channels_last_capable``), the agnostic ones the same elementwise set
-as on the CPU plus ``amp_cast``. An entry qualifies when it is 4-D, float16, bfloat16
+The capable operators are the cuDNN adapters' Convolution (2-D, ungrouped), BatchNorm
+and Pooling (``kernels_cudnn.channels_last_capable``), the agnostic ones the same
+elementwise set as on the CPU plus ``amp_cast`` (and a fused pair of two of them). An entry qualifies when it is 4-D, float16, bfloat16
 or float32, with a channel count that is a multiple of 8 (tensor-core alignment) and
 more than one spatial position (with one, both layouts are the same bytes).
 ``MXNET_CUDNN_CHANNELS_LAST=0`` turns it off. Results never depend on it: a kernel

@@ -217,7 +217,10 @@ def channels_last_capable(name, p, in_shapes, out_shapes):
         return None
     x = tuple(in_shapes[0])
     if name == "Convolution":
-        return ((0,), (0,)) if _layout_ok(p) and len(p.kernel) == 2 else None
+        # grouped (depthwise) convolutions stay NCHW: cuDNN's legacy API has few NHWC
+        # algorithms for them, and a refusal would send every call through plain copies
+        return ((0,), (0,)) if _layout_ok(p) and len(p.kernel) == 2 and \
+            p.num_group == 1 else None
     if name == "BatchNorm":
         return ((0,), (0,)) if p.axis % 4 == 1 and p.eps >= BN_MIN_EPSILON else None
     if name == "Pooling":

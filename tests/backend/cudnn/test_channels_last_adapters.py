@@ -243,6 +243,7 @@ def test_batchnorm_on_channels_last_data_uses_the_persistent_mode(monkeypatch):
     ("Convolution", dict(kernel=(3, 3), num_filter=8), True),
     ("Convolution", dict(kernel=(3, 3), num_filter=8, cudnn_off=True), False),
     ("Convolution", dict(kernel=(3, 3), num_filter=8, layout="NHWC"), False),
+    ("Convolution", dict(kernel=(3, 3), num_filter=8, num_group=2), False),
     ("BatchNorm", dict(), True),
     ("BatchNorm", dict(axis=3), False),
     ("Pooling", dict(kernel=(2, 2), stride=(2, 2), pool_type="max"), True),
