@@ -86,7 +86,7 @@ train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
 step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
     --precision amp --out "$OUT"
-grep -E "ms/step|GPU busy|bfloat16 calls" "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
+grep -E "ms/step|GPU busy|bfloat16 calls|launches," "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 6. ResNet-50 without graphs --------------------------------------------------------------------

@@ -196,6 +196,31 @@ def attribute_kernels(step, finish, report, depth=3):
         print(f"{us / 1e3:8.3f} ms {n:5d}x  {kname}\n{'':22s}{where}", file=report)
 
 
+# kernel families worth a line of their own in the summary: (label, name fragments)
+KERNEL_GROUPS = (
+    ("cuDNN layout transposes", ("nchwToNhwc", "nhwcToNchw")),
+    ("batch norm kernels", ("bn_fw", "bn_bw", "batchnorm")),
+    ("fused add+relu", ("mxnet_add_relu",)),
+    ("copies", ("cupy_copy", "memcpy", "Memcpy")),
+)
+
+
+def kernel_groups(events):
+    """(label, launches, device us) per KERNEL_GROUPS family over profiler ``events``
+    (torch.profiler's key averages)."""
+    out = []
+    for label, parts in KERNEL_GROUPS:
+        n = us = 0
+        for e in events:
+            if any(p in e.key for p in parts):
+                t = getattr(e, "self_device_time_total", 0) or 0
+                if t:
+                    n += e.count
+                    us += t
+        out.append((label, n, us))
+    return out
+
+
 def kernel_table(step, finish, steps, report):
     """Append the CUDA kernels of ``steps`` calls of ``step`` (CUPTI through
     torch.profiler) to ``report``, with the GPU's busy time per step."""
@@ -211,6 +236,9 @@ def kernel_table(step, finish, steps, report):
         total_gpu = sum(getattr(e, "self_device_time_total", 0) or 0 for e in events)
         print(f"\n== CUDA kernels over {steps} steps: GPU busy "
               f"{total_gpu / 1e3 / steps:.1f} ms/step", file=report)
+        for label, n, us in kernel_groups(events):
+            print(f"== {label}: {n / steps:.0f} launches, {us / 1e3 / steps:.2f} ms/step",
+                  file=report)
         print(events.table(sort_by="self_cuda_time_total", row_limit=60,
                            max_name_column_width=110), file=report)
     except Exception as exc:  # noqa: BLE001  (the host view still stands)
