@@ -381,9 +381,16 @@ def _conv_backward_cl(cp, ctx, p, out_grads, inputs, in_grad):
         dx.finish()
     if need[1]:
         k, c, r, s_ = w.shape                      # KRSC, as the filter descriptor says
-        tmp = cp.empty((k, r, s_, c), w.dtype).transpose(0, 3, 1, 2)
-        K.conv_backward_filter(geo, x, dy, tmp, tune, p.workspace)
-        _back_to_kcrs(g, 1, tmp, adds[1])
+        if r * s_ == 1:
+            # a 1x1 filter's KRSC and KCRS are the same bytes: into the destination
+            dw, acc = g.get_accumulating(1, w.shape, w.dtype) if adds[1] else \
+                (g.get(1, w.shape, w.dtype), False)
+            K.conv_backward_filter(geo, x, dy, _nhwc_view(dw), tune, p.workspace,
+                                   accumulate=acc)
+        else:
+            tmp = cp.empty((k, r, s_, c), w.dtype).transpose(0, 3, 1, 2)
+            K.conv_backward_filter(geo, x, dy, tmp, tune, p.workspace)
+            _back_to_kcrs(g, 1, tmp, adds[1])
     if n == 3 and need[2]:
         bshape = inputs[2].shape if inputs[2] is not None else (p.num_filter,)
         db, acc = g.get_accumulating(2, bshape, dy.dtype) if adds[2] else \

@@ -93,10 +93,11 @@ def test_convolution_forward(x_cl, y_cl, kw):
 
 @pytest.mark.parametrize("x_cl,dx_cl", FLAGS)
 @pytest.mark.parametrize("add", [False, True])
-def test_convolution_backward(x_cl, dx_cl, add):
-    kw = dict(kernel=(3, 3), pad=(1, 1), stride=(2, 2), num_filter=16)
+@pytest.mark.parametrize("k", [3, 1])
+def test_convolution_backward(x_cl, dx_cl, add, k):
+    kw = dict(kernel=(k, k), pad=(k // 2, k // 2), stride=(2, 2), num_filter=16)
     p = get_op("Convolution").parse(kw)
-    x, w, b = _rand(2, 8, 7, 6), _rand(16, 8, 3, 3, seed=1), _rand(16, seed=2)
+    x, w, b = _rand(2, 8, 7, 6), _rand(16, 8, k, k, seed=1), _rand(16, seed=2)
     xn, wn, bn = (mx.nd.array(a) for a in (x, w, b))
     for a in (xn, wn, bn):
         a.attach_grad()
