@@ -42,9 +42,10 @@ convolution (session 8's profile of bfloat16 ResNet-50 on an H100: 432 transpose
 kernels, ~3.5 ms of a 38 ms step), and its NCHW batch norm kernels are its slow ones.
 The capable operators are the cuDNN adapters' Convolution (2-D, ungrouped), BatchNorm
 and Pooling (``kernels_cudnn.channels_last_capable``), the agnostic ones the same
-elementwise set as on the CPU plus ``amp_cast`` (and a fused pair of two of them). An entry qualifies when it is 4-D, float16, bfloat16
-or float32, with a channel count that is a multiple of 8 (tensor-core alignment) and
-more than one spatial position (with one, both layouts are the same bytes).
+elementwise set as on the CPU plus ``amp_cast`` (and a fused pair of two of them, the
+GPU's add -> relu). An entry qualifies when it is 4-D, float16, bfloat16 or float32,
+with a channel count that is a multiple of 8 (tensor-core alignment) and more than
+one spatial position (with one, both layouts are the same bytes).
 ``MXNET_CUDNN_CHANNELS_LAST=0`` turns it off. Results never depend on it: a kernel
 that declines a call runs on plain copies, as on the CPU.
 """
