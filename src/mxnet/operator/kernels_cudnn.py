@@ -47,7 +47,7 @@ from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
 from ..backend.cudnn.descriptors import NotSupported
 from .kernels import OutputBuffers
-from .kernels_onednn import _chain
+from .kernels_onednn import _chain, _flags
 
 __all__ = ["register_all", "OPS"]
 
@@ -135,14 +135,6 @@ def _guard(fn):
 
 
 # --- channels-last (the executor's GPU layout, executor/layout.py) ---------------------
-def _flags(ctx, part):
-    """The executor's layout flags for one part of the call (forward: 0 inputs, 1
-    outputs; backward: 0 output gradients, 1 inputs, 2 outputs, 3 input gradients),
-    or None when every array is plain."""
-    lay = getattr(ctx, "layout", None)
-    return None if lay is None else lay[part]
-
-
 def _flag(flags, i):
     return flags is not None and i < len(flags) and bool(flags[i])
 
@@ -167,26 +159,21 @@ def _cl_in(cp, a, is_cl):
     return cp.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
 
 
-def _krsc(cp, w):
-    """A filter (K, C, R, S) as a logical view of a KRSC copy."""
-    return cp.ascontiguousarray(w.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-
-
 class _ClDest:
-    """Where a channels-last call writes output ``i`` of ``buffers`` (an OutputBuffers):
-    ``view`` (logical, NHWC strides) and ``accumulate`` (cuDNN's beta = 1 into it).
-    A destination holding channels-last bytes is written directly; a plain one gets a
-    channels-last temporary that ``finish()`` writes (or adds) into it."""
+    """Where a channels-last call writes destination ``mem`` (from an OutputBuffers;
+    ``acc``: add into it): ``view`` (logical, NHWC strides) and ``accumulate`` (cuDNN's
+    beta = 1 into it). A destination holding channels-last bytes (``is_cl``, or one
+    whose two layouts are the same bytes) is written directly; a plain one gets a
+    channels-last temporary that ``finish()`` writes (or adds) into it. A filter
+    gradient is such a plain destination: KRSC is NHWC's order of (K, C, R, S)."""
 
-    def __init__(self, cp, buffers, i, shape, dtype, is_cl, add=False):
-        mem, acc = buffers.get_accumulating(i, shape, dtype) if add else \
-            (buffers.get(i, shape, dtype), False)
+    def __init__(self, cp, mem, acc, is_cl):
         self.mem, self.back, self.add = mem, False, acc
-        if is_cl or _same_bytes(shape):
+        if is_cl or _same_bytes(mem.shape):
             self.view, self.accumulate = _nhwc_view(mem), acc
         else:
-            n, c, h, w = shape
-            self.view = cp.empty((n, h, w, c), dtype).transpose(0, 3, 1, 2)
+            n, c, h, w = mem.shape
+            self.view = cp.empty((n, h, w, c), mem.dtype).transpose(0, 3, 1, 2)
             self.accumulate, self.back = False, True
 
     def finish(self):
@@ -195,18 +182,6 @@ class _ClDest:
                 self.mem += self.view
             else:
                 self.mem[...] = self.view
-
-
-def _back_to_kcrs(buffers, i, tmp, add):
-    """Write (or add) a filter gradient computed as a KRSC view into output ``i``."""
-    if add:
-        dst, direct = buffers.get_accumulating(i, tmp.shape, tmp.dtype)
-        if direct:
-            dst += tmp
-            return
-        dst[...] = tmp
-    else:
-        buffers.get(i, tmp.shape, tmp.dtype)[...] = tmp
 
 
 def channels_last_capable(name, p, in_shapes, out_shapes):
@@ -252,22 +227,24 @@ def _as_2d(shape):
     return tuple(shape[:2]) + (1,) + tuple(shape[2:])
 
 
-def _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype):
-    """cuDNN geometry; 1-D problems become 2-D ones with a unit height."""
+def _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype, nhwc=False):
+    """cuDNN geometry; 1-D problems become 2-D ones with a unit height. ``nhwc``: the
+    arrays lie channels-last (see ``K.geometry``)."""
     if nd == 1:
         x_shape, w_shape, y_shape = _as_2d(x_shape), _as_2d(w_shape), _as_2d(y_shape)
         pad, stride, dilate = (0,) + tuple(pad), (1,) + tuple(stride), (1,) + tuple(dilate)
-    g = K.geometry(x_shape, w_shape, y_shape, pad, stride, dilate, p.num_group, dtype)
+    g = K.geometry(x_shape, w_shape, y_shape, pad, stride, dilate, p.num_group, dtype,
+                   nhwc)
     return g, x_shape, w_shape, y_shape
 
 
 # --- Convolution -------------------------------------------------------------------------
-def _conv_setup(p, x_shape, w_shape, y_shape, dtype):
+def _conv_setup(p, x_shape, w_shape, y_shape, dtype, nhwc=False):
     nd = len(p.kernel)
     stride = _spatial(p.stride, nd, 1)
     dilate = _spatial(p.dilate, nd, 1)
     pad = _spatial(p.pad, nd, 0)
-    return _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype)
+    return _geo(p, nd, x_shape, w_shape, y_shape, pad, stride, dilate, dtype, nhwc)
 
 
 @_guard
@@ -289,20 +266,13 @@ def conv_forward(cp, ctx, p, inputs, aux, out=None):
     return o.done()
 
 
-def _conv_cl_geometry(p, x, wt, y_shape):
-    nd = 2
-    return K.geometry(x.shape, wt.shape, y_shape, _spatial(p.pad, nd, 0),
-                      _spatial(p.stride, nd, 1), _spatial(p.dilate, nd, 1), p.num_group,
-                      x.dtype, nhwc=True)
-
-
 def _conv_forward_cl(cp, p, inputs, out, oshape, x_cl, y_cl):
     """Convolution forward with channels-last data (see the module docstring)."""
     x = _cl_in(cp, inputs[0], x_cl)
-    wt = _krsc(cp, inputs[1])
-    g = _conv_cl_geometry(p, x, wt, oshape)
+    wt = _cl_in(cp, inputs[1], False)          # the filter as a KRSC copy
+    g = _conv_setup(p, x.shape, wt.shape, oshape, x.dtype, nhwc=True)[0]
     o = _Out(cp, out, 1, inputs)
-    y = _ClDest(cp, o, 0, oshape, x.dtype, y_cl)
+    y = _ClDest(cp, o.get(0, oshape, x.dtype), False, y_cl)
     K.conv_forward(g, x, wt, y.view, _tune(p), p.workspace)
     if not p.no_bias:
         K.add_bias(y.view, _c(cp, inputs[2]).reshape(-1))
@@ -363,39 +333,27 @@ def conv_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 
 def _conv_backward_cl(cp, ctx, p, out_grads, inputs, in_grad):
     """Convolution's gradients with channels-last data: dy, x and dx as NHWC views,
-    the weight gradient computed KRSC and transposed into its (plain) destination."""
+    the weight gradient computed KRSC into its (plain) destination."""
     fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
     w = inputs[1]
     dy = _cl_in(cp, out_grads[0], _flag(fog, 0))
     x = _cl_in(cp, inputs[0], _flag(fin, 0))
-    wt = _krsc(cp, w)
-    geo = _conv_cl_geometry(p, x, wt, dy.shape)
-    n = 2 if p.no_bias else 3
-    need, adds = _need(ctx, n), _adds(ctx, in_grad, n)
-    g = _Out(cp, in_grad, n, [out_grads[0], inputs[0], w])
+    wt = _cl_in(cp, w, False)                  # the filter as a KRSC copy
+    geo = _conv_setup(p, x.shape, wt.shape, dy.shape, x.dtype, nhwc=True)[0]
+    bshape = inputs[2].shape if not p.no_bias and inputs[2] is not None else (p.num_filter,)
+    g, (dx, dw, db) = _grads(cp, p, ctx, in_grad, out_grads[0], inputs[0], w, bshape)
     tune = _tune(p)
-    if need[0]:
-        dx = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0), add=adds[0])
-        K.conv_backward_data(geo, wt, dy, dx.view, tune, p.workspace,
-                             accumulate=dx.accumulate)
-        dx.finish()
-    if need[1]:
-        k, c, r, s_ = w.shape                      # KRSC, as the filter descriptor says
-        if r * s_ == 1:
-            # a 1x1 filter's KRSC and KCRS are the same bytes: into the destination
-            dw, acc = g.get_accumulating(1, w.shape, w.dtype) if adds[1] else \
-                (g.get(1, w.shape, w.dtype), False)
-            K.conv_backward_filter(geo, x, dy, _nhwc_view(dw), tune, p.workspace,
-                                   accumulate=acc)
-        else:
-            tmp = cp.empty((k, r, s_, c), w.dtype).transpose(0, 3, 1, 2)
-            K.conv_backward_filter(geo, x, dy, tmp, tune, p.workspace)
-            _back_to_kcrs(g, 1, tmp, adds[1])
-    if n == 3 and need[2]:
-        bshape = inputs[2].shape if inputs[2] is not None else (p.num_filter,)
-        db, acc = g.get_accumulating(2, bshape, dy.dtype) if adds[2] else \
-            (g.get(2, bshape, dy.dtype), False)
-        K.conv_backward_bias(dy, db.reshape(-1), accumulate=acc)
+    if dx is not None:
+        d = _ClDest(cp, *dx, _flag(ftg, 0))
+        K.conv_backward_data(geo, wt, dy, d.view, tune, p.workspace, accumulate=d.accumulate)
+        d.finish()
+    if dw is not None:
+        d = _ClDest(cp, *dw, False)
+        K.conv_backward_filter(geo, x, dy, d.view, tune, p.workspace,
+                               accumulate=d.accumulate)
+        d.finish()
+    if db is not None:
+        K.conv_backward_bias(dy, db[0].reshape(-1), accumulate=db[1])
     return g.done()
 
 
@@ -502,7 +460,7 @@ def pool_forward(cp, ctx, p, inputs, aux, out=None):
         descs = _pool_descs(p, x.shape, oshape, x.dtype, nhwc=True)
         xv = _cl_in(cp, x, _flag(fin, 0))
         o = _Out(cp, out, 1, inputs)
-        y = _ClDest(cp, o, 0, oshape, x.dtype, _flag(fout, 0))
+        y = _ClDest(cp, o.get(0, oshape, x.dtype), False, _flag(fout, 0))
         K.pool_forward(descs, xv, y.view)
         y.finish()
         return o.done()
@@ -525,7 +483,7 @@ def pool_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         dyv, xv = _cl_in(cp, dy, _flag(fog, 0)), _cl_in(cp, x, _flag(fin, 0))
         yv = _cl_in(cp, y, _flag(fout, 0))
         g = _Out(cp, in_grad, 1, [dy, x, y])
-        dx = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0))
+        dx = _ClDest(cp, g.get(0, x.shape, x.dtype), False, _flag(ftg, 0))
         K.pool_backward(descs, xv, yv, dyv, dx.view)
         dx.finish()
         return g.done()
@@ -598,7 +556,7 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     shift = _c(cp, beta)
     o = _Out(cp, out, 3, inputs + list(aux))
-    yd = _ClDest(cp, o, 0, x.shape, x.dtype, _flag(fout, 0)) if cl else None
+    yd = _ClDest(cp, o.get(0, x.shape, x.dtype), False, _flag(fout, 0)) if cl else None
     y = yd.view if cl else o.get(0, x.shape, x.dtype)
     mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
     if ctx.is_train and not p.use_global_stats:
@@ -635,7 +593,8 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         # channels-last: x, dy and dx as NHWC views (dx's temporary when nobody reads it)
         fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
         xv, dyv = _cl_in(cp, x, _flag(fin, 0)), _cl_in(cp, dy, _flag(fog, 0))
-        dxd = _ClDest(cp, g, 0, x.shape, x.dtype, _flag(ftg, 0)) if need[0] else None
+        dxd = _ClDest(cp, g.get(0, x.shape, x.dtype), False, _flag(ftg, 0)) \
+            if need[0] else None
         dxv = dxd.view if need[0] else cp.empty_like(xv)
     else:
         xv, dyv = _c(cp, x).reshape(shape4), _c(cp, dy).reshape(shape4)
