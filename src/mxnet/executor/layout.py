@@ -92,12 +92,18 @@ def _bf16_primitives():
     return K.bf16_supported()
 
 
+def _onednn_agnostic(name, p, in_shapes, out_shapes):
+    """The CPU scheme's elementwise operators (``kernels_onednn.layout_agnostic``)."""
+    from ..operator.kernels_onednn import layout_agnostic
+    return layout_agnostic(name, p, in_shapes, out_shapes)
+
+
 def blocked_entries(g, steps):
     """The entries (forward entries and their gradient entries) to keep blocked, as a
     frozenset; ``steps``: the executor's forward steps after fusion (``_FwdStep``s and
     ``FusedStep``s)."""
     from ..operator import kernels_onednn as KO
-    return _plan(g, steps, KO.blocked_capable, KO.layout_agnostic, _fits)
+    return _plan(g, steps, KO.blocked_capable, _onednn_agnostic, _fits)
 
 
 def _plan(g, steps, capable, agnostic, fits):
@@ -199,10 +205,9 @@ def _fits_channels_last(g, e):
 def channels_last_agnostic(name, p, in_shapes, out_shapes):
     """Operators that compute the same whatever order their same-shaped arrays' elements
     lie in: the CPU scheme's set and AMP's casts."""
-    from ..operator.kernels_onednn import layout_agnostic
     if name == "amp_cast":
         return len(out_shapes) == 1 and tuple(in_shapes[0]) == tuple(out_shapes[0])
-    return layout_agnostic(name, p, in_shapes, out_shapes)
+    return _onednn_agnostic(name, p, in_shapes, out_shapes)
 
 
 def channels_last_entries(g, steps):
@@ -219,8 +224,7 @@ def _nhwc(a):
 
 def channels_last_to_plain(a):
     """A plain (NCHW) copy of channels-last ``a`` (NumPy or CuPy)."""
-    xp = _xp_of(a)
-    return xp.ascontiguousarray(_nhwc(a).transpose(0, 3, 1, 2))
+    return _nhwc(a).transpose(0, 3, 1, 2).copy()
 
 
 def channels_last_into(src, dst):
@@ -228,26 +232,21 @@ def channels_last_into(src, dst):
     _nhwc(dst)[...] = src.reshape(dst.shape).transpose(0, 2, 3, 1)
 
 
-def _xp_of(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-        return cupy
-    return np
-
-
 class Scheme:
-    """One device's layout: ``entries(g, steps)`` plans it, ``to_plain(a)`` copies an
-    array in it to plain C order, ``into_blocked(src, dst)`` writes plain ``src`` into
-    ``dst`` in it."""
+    """One device's layout: ``entries(g, steps)`` plans it, ``agnostic(name, p,
+    in_shapes, out_shapes)`` says which operators compute the same on it as on plain
+    arrays, ``to_plain(a)`` copies an array in it to plain C order,
+    ``into_blocked(src, dst)`` writes plain ``src`` into ``dst`` in it."""
 
-    def __init__(self, name, entries, to_plain_fn, into_fn):
-        self.name, self.entries = name, entries
+    def __init__(self, name, entries, agnostic, to_plain_fn, into_fn):
+        self.name, self.entries, self.agnostic = name, entries, agnostic
         self.to_plain, self.into_blocked = to_plain_fn, into_fn
 
     def __repr__(self):
         return f"<layout scheme {self.name}>"
 
 
-ONEDNN_BLOCKED = Scheme("onednn-blocked", blocked_entries, to_plain, into_blocked)
-CHANNELS_LAST = Scheme("channels-last", channels_last_entries, channels_last_to_plain,
-                       channels_last_into)
+ONEDNN_BLOCKED = Scheme("onednn-blocked", blocked_entries, _onednn_agnostic, to_plain,
+                        into_blocked)
+CHANNELS_LAST = Scheme("channels-last", channels_last_entries, channels_last_agnostic,
+                       channels_last_to_plain, channels_last_into)

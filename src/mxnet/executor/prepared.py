@@ -77,16 +77,9 @@ def _layout(c, parts, blocked, in_shapes, out_shapes, scheme):
         c.lay, c.agnostic, c.convert = None, False, False
         return
     c.lay = flags
-    c.agnostic = _agnostic(scheme)(c.op.name, c.p, in_shapes, out_shapes)
+    c.agnostic = scheme.agnostic(c.op.name, c.p, in_shapes, out_shapes)
     present = [f for part, fl in zip(parts, flags) for e, f in zip(part, fl) if e is not None]
     c.convert = c.agnostic and not all(present)
-
-
-def _agnostic(scheme):
-    if scheme is layout.CHANNELS_LAST:
-        return layout.channels_last_agnostic
-    from ..operator.kernels_onednn import layout_agnostic
-    return layout_agnostic
 
 
 def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None,
