@@ -139,15 +139,9 @@ def tensor(lib, shape, dtype, strides=None):
     return _cached(key, make)
 
 
-def tensor_of(lib, a, shape=None):
-    """The descriptor of array ``a`` as it lies in memory (its strides), optionally
-    seen with the unit-padded ``shape`` of the same elements (a C-contiguous ``a``
-    only)."""
-    if shape is None or tuple(shape) == tuple(a.shape):
-        return tensor(lib, a.shape, a.dtype, strides_of(a))
-    if not a.flags.c_contiguous:
-        raise NotSupported("a strided array seen with another shape")
-    return tensor(lib, shape, a.dtype)
+def tensor_of(lib, a):
+    """The descriptor of array ``a`` as it lies in memory (its strides)."""
+    return tensor(lib, a.shape, a.dtype, strides_of(a))
 
 
 def filter_(lib, shape, dtype, nhwc=False):

@@ -326,6 +326,11 @@ def _bias_sum_channels_last(m, db, accumulate):
     total = cp.zeros(m.shape[1], cp.float32)
     if not channel_sum(cp, m, total):
         total = m.astype(cp.float32).sum(axis=0)
+    return _round_into(cp, total, db, accumulate)
+
+
+def _round_into(cp, total, db, accumulate):
+    """Write (``accumulate``: add) float32 sums ``total`` into ``db``, rounded once."""
     if accumulate:
         total += db.astype(cp.float32)
     db[...] = total.astype(db.dtype)
@@ -376,10 +381,7 @@ def _bias_sum_in_float32(dy, db, accumulate):
         total = _bf16_sum(rt.cupy)(dy.view(rt.cupy.uint16), axis=axes)
     else:
         total = dy.astype(rt.cupy.float32).sum(axis=axes)
-    if accumulate:
-        total += db.astype(rt.cupy.float32)
-    db[...] = total.astype(db.dtype)
-    return db
+    return _round_into(rt.cupy, total, db, accumulate)
 
 
 def add_bias(y, b):
