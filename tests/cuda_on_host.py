@@ -10,6 +10,7 @@ import ctypes
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 PRELUDE = """
@@ -69,3 +70,28 @@ extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {params}) {{
                 {ns}::{kname}({call});
             }}
 }}"""
+
+
+def _element_ctype(dtype):
+    """The C type a generated kernel takes ``dtype``'s elements as (16-bit floats as
+    their bits)."""
+    return "float" if np.dtype(dtype) == np.float32 else "unsigned short"
+
+
+def per_dtype_ptx(tmp_dir, source, dtypes):
+    """``nvcc --ptx`` of ``source(dtype)`` (a (kernel name, source) pair) for every dtype;
+    asserts each kernel is in the PTX."""
+    ptx = compile_ptx(tmp_dir, translation_unit(source(dt)[1] for dt in dtypes))
+    for dt in dtypes:
+        assert source(dt)[0] in ptx
+
+
+def per_dtype_host_library(tmp_dir, source, dtypes, params, call):
+    """The kernels ``source(dtype)`` for every dtype, built for the host with a
+    ``grid_driver`` each taking ``params``; ``call`` passes them on, ``{t}`` standing
+    for the element C type."""
+    code = [translation_unit(source(dt)[1] for dt in dtypes)]
+    for i, dt in enumerate(dtypes):
+        code.append(grid_driver(f"k{i}", source(dt)[0], params,
+                                call.format(t=_element_ctype(dt))))
+    return build(tmp_dir, "\n".join(code))

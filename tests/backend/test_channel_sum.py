@@ -11,29 +11,19 @@ import mxnet as mx
 from mxnet.backend import channel_sum as S
 from mxnet.base import bfloat16
 
-from cuda_on_host import build, compile_ptx, grid_driver, translation_unit
-
-
-def _unit():
-    return translation_unit(S.source(dt)[1] for dt in S.TYPES)
+from cuda_on_host import per_dtype_host_library, per_dtype_ptx
 
 
 def test_sources_compile_with_nvcc(tmp_path):
-    ptx = compile_ptx(tmp_path, _unit())
-    for dt in S.TYPES:
-        assert S.source(dt)[0] in ptx
+    per_dtype_ptx(tmp_path, S.source, S.TYPES)
 
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory):
-    code = [_unit()]
-    for i, dt in enumerate(S.TYPES):
-        ctype = "float" if np.dtype(dt) == np.float32 else "unsigned short"
-        code.append(grid_driver(
-            f"k{i}", S.source(dt)[0],
-            "const void* x, long long rows, int cols, long long per, float* out",
-            f"(const {ctype}*)x, rows, cols, per, out"))
-    return build(tmp_path_factory.mktemp("chsum"), "\n".join(code))
+    return per_dtype_host_library(
+        tmp_path_factory.mktemp("chsum"), S.source, S.TYPES,
+        "const void* x, long long rows, int cols, long long per, float* out",
+        "(const {t}*)x, rows, cols, per, out")
 
 
 def _host_sum(lib, m, out):

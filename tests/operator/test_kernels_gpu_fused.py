@@ -14,28 +14,19 @@ from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_fused as F
 from mxnet.operator.registry import get_op
 
-from cuda_on_host import build, compile_ptx, grid_driver, translation_unit
-
-
-def _unit():
-    return translation_unit(F.source(dt)[1] for dt in F.TYPES)
+from cuda_on_host import per_dtype_host_library, per_dtype_ptx
 
 
 def test_sources_compile_with_nvcc(tmp_path):
-    ptx = compile_ptx(tmp_path, _unit())
-    for dt in F.TYPES:
-        assert F.source(dt)[0] in ptx
+    per_dtype_ptx(tmp_path, F.source, F.TYPES)
 
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory):
-    code = [_unit()]
-    for i, dt in enumerate(F.TYPES):
-        t = "float" if np.dtype(dt) == np.float32 else "unsigned short"
-        code.append(grid_driver(f"k{i}", F.source(dt)[0],
-                                "const void* a, const void* b, void* y, long long n",
-                                f"(const {t}*)a, (const {t}*)b, ({t}*)y, n"))
-    return build(tmp_path_factory.mktemp("fused"), "\n".join(code))
+    return per_dtype_host_library(
+        tmp_path_factory.mktemp("fused"), F.source, F.TYPES,
+        "const void* a, const void* b, void* y, long long n",
+        "(const {t}*)a, (const {t}*)b, ({t}*)y, n")
 
 
 def _host_add_relu(lib, a, b):

@@ -15,6 +15,7 @@ and the CPU tests run the same source compiled for the host.
 import numpy as np
 
 from ..base import bfloat16
+from .cuda_bits import SOURCE
 
 __all__ = ["source", "launch_shape", "channel_sum", "TYPES"]
 
@@ -26,32 +27,8 @@ _MIN_ROWS = 16                # rows per block at least: each thread's run amort
 _READ = {np.dtype(np.float32): ("float", "v"),
          np.dtype(np.float16): ("unsigned short", "mx_half_to_float(v)")}
 if bfloat16 is not None:
-    _READ[np.dtype(bfloat16)] = ("unsigned short",
-                                 "mx_bits_to_float(((unsigned int)v) << 16)")
+    _READ[np.dtype(bfloat16)] = ("unsigned short", "mx_bf16(v)")
 TYPES = tuple(_READ)
-
-_HELPERS = r"""
-__device__ __forceinline__ float mx_bits_to_float(unsigned int b) {
-    union { unsigned int u; float f; } c;
-    c.u = b;
-    return c.f;
-}
-/* IEEE binary16 bits to float: exact for every value (subnormals, inf, NaN too) */
-__device__ __forceinline__ float mx_half_to_float(unsigned short h) {
-    unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
-    unsigned int exp = ((unsigned int)h >> 10) & 0x1fu;
-    unsigned int man = (unsigned int)h & 0x3ffu;
-    if (exp == 0u) {
-        if (man == 0u) return mx_bits_to_float(sign);
-        int shift = 0;                 /* normalise the subnormal significand */
-        while ((man & 0x400u) == 0u) { man <<= 1; ++shift; }
-        man &= 0x3ffu;
-        return mx_bits_to_float(sign | ((unsigned int)(113 - shift) << 23) | (man << 13));
-    }
-    if (exp == 31u) return mx_bits_to_float(sign | 0x7f800000u | (man << 13));
-    return mx_bits_to_float(sign | ((exp + 112u) << 23) | (man << 13));
-}
-"""
 
 
 def source(dtype):
@@ -59,7 +36,7 @@ def source(dtype):
     ``dtype`` down its columns into a float32 vector (added to what it holds)."""
     ctype, read = _READ[np.dtype(dtype)]
     kname = f"mxnet_channel_sum_{np.dtype(dtype).name}"
-    src = _HELPERS + f"""
+    src = SOURCE + f"""
 extern "C" __global__ void {kname}(const {ctype}* x, long long rows, int cols,
                                    long long rows_per_block, float* out) {{
     const int c = blockIdx.x * blockDim.x + threadIdx.x;

@@ -17,6 +17,7 @@ no headers, so ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
 import numpy as np
 
+from ..backend.cuda_bits import SOURCE
 from ..base import bfloat16
 
 __all__ = ["source", "add_relu", "register_all", "TYPES"]
@@ -36,27 +37,12 @@ if bfloat16 is not None:
         "               s > 0.0f ? mx_to_bf16(s) : (unsigned short)0;")
 TYPES = tuple(_BODY)
 
-_HELPERS = r"""
-__device__ __forceinline__ float mx_bf16(unsigned short v) {
-    union { unsigned int u; float f; } c;
-    c.u = ((unsigned int)v) << 16;
-    return c.f;
-}
-/* float to bfloat16 bits, rounded to nearest even (s is not NaN here) */
-__device__ __forceinline__ unsigned short mx_to_bf16(float s) {
-    union { unsigned int u; float f; } c;
-    c.f = s;
-    const unsigned int u = c.u + 0x7fffu + ((c.u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-}
-"""
-
 
 def source(dtype):
     """(kernel name, CUDA source) of y = relu(a + b) over n elements of ``dtype``."""
     ctype, body = _BODY[np.dtype(dtype)]
     kname = f"mxnet_add_relu_{np.dtype(dtype).name}"
-    return kname, _HELPERS + f"""
+    return kname, SOURCE + f"""
 extern "C" __global__ void {kname}(const {ctype}* a, const {ctype}* b, {ctype}* y,
                                    long long n) {{
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;

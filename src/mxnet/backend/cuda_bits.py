@@ -1,0 +1,43 @@
+"""CUDA source for the 16-bit float types of generated kernels, read and written as
+their bits (no headers: ``nvcc --ptx`` and a host compiler take the kernels that
+include it, which is how they are tested without a GPU):
+
+* ``mx_bf16(v)``: bfloat16 bits to float (a bfloat16 is the top half of a float32);
+* ``mx_half_to_float(h)``: IEEE binary16 bits to float, exact for every value
+  (subnormals, inf, NaN too);
+* ``mx_to_bf16(s)``: float to bfloat16 bits, rounded to nearest even (not for NaN:
+  the rounding could carry a NaN's payload into an infinity).
+"""
+
+__all__ = ["SOURCE"]
+
+SOURCE = r"""
+__device__ __forceinline__ float mx_bits_to_float(unsigned int b) {
+    union { unsigned int u; float f; } c;
+    c.u = b;
+    return c.f;
+}
+__device__ __forceinline__ float mx_bf16(unsigned short v) {
+    return mx_bits_to_float(((unsigned int)v) << 16);
+}
+__device__ __forceinline__ float mx_half_to_float(unsigned short h) {
+    unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
+    unsigned int exp = ((unsigned int)h >> 10) & 0x1fu;
+    unsigned int man = (unsigned int)h & 0x3ffu;
+    if (exp == 0u) {
+        if (man == 0u) return mx_bits_to_float(sign);
+        int shift = 0;                 /* normalise the subnormal significand */
+        while ((man & 0x400u) == 0u) { man <<= 1; ++shift; }
+        man &= 0x3ffu;
+        return mx_bits_to_float(sign | ((unsigned int)(113 - shift) << 23) | (man << 13));
+    }
+    if (exp == 31u) return mx_bits_to_float(sign | 0x7f800000u | (man << 13));
+    return mx_bits_to_float(sign | ((exp + 112u) << 23) | (man << 13));
+}
+__device__ __forceinline__ unsigned short mx_to_bf16(float s) {
+    union { unsigned int u; float f; } c;
+    c.f = s;
+    const unsigned int u = c.u + 0x7fffu + ((c.u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+"""
