@@ -140,8 +140,13 @@ def tensor(lib, shape, dtype, strides=None):
 
 
 def tensor_of(lib, a):
-    """The descriptor of array ``a`` as it lies in memory (its strides)."""
-    return tensor(lib, a.shape, a.dtype, strides_of(a))
+    """The descriptor of array ``a`` as it lies in memory (its strides). Looked up by
+    the array's own shape, dtype and byte strides: no stride arithmetic per call."""
+    key = ("of", a.shape, a.dtype, a.strides)
+    d = _cache.get(key)
+    if d is None:
+        d = _cache.setdefault(key, tensor(lib, a.shape, a.dtype, strides_of(a)))
+    return d
 
 
 def filter_(lib, shape, dtype, nhwc=False):

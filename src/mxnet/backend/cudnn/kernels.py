@@ -532,10 +532,10 @@ def softmax_backward(y, dy, dx, axis, log):
 
 # --- batch norm ------------------------------------------------------------------------------------
 def _bn_descs(lib, x4, mode=L.BATCHNORM_SPATIAL):
-    strides = D.strides_of(x4)
-    key = ("bn", x4.shape, x4.dtype, strides, mode)
+    key = ("bn", x4.shape, x4.dtype, x4.strides, mode)
     hit = _descs.get(key)
     if hit is None:
+        strides = D.strides_of(x4)
         xd = D.tensor(lib, x4.shape, x4.dtype, strides)
         hit = _descs[key] = (xd, D.bn_param(lib, xd, (tuple(x4.shape), strides,
                                                       np.dtype(x4.dtype).str), mode))
