@@ -15,7 +15,7 @@ and the CPU tests run the same source compiled for the host.
 import numpy as np
 
 from ..base import bfloat16
-from .cuda_bits import SOURCE
+from .cuda_kernels import BITS_SOURCE, raw_kernel
 
 __all__ = ["source", "launch_shape", "channel_sum", "TYPES"]
 
@@ -36,7 +36,7 @@ def source(dtype):
     ``dtype`` down its columns into a float32 vector (added to what it holds)."""
     ctype, read = _READ[np.dtype(dtype)]
     kname = f"mxnet_channel_sum_{np.dtype(dtype).name}"
-    src = SOURCE + f"""
+    src = BITS_SOURCE + f"""
 extern "C" __global__ void {kname}(const {ctype}* x, long long rows, int cols,
                                    long long rows_per_block, float* out) {{
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -64,9 +64,6 @@ def launch_shape(rows, cols):
     return gx, gy, threads, per
 
 
-_COMPILED = {}
-
-
 def channel_sum(cp, m, out):
     """Add the column sums of C-contiguous (rows, cols) CuPy array ``m`` to float32
     vector ``out`` (cols,). Returns False (nothing done) for what it does not take."""
@@ -74,10 +71,7 @@ def channel_sum(cp, m, out):
     if dt not in _READ or m.ndim != 2 or not m.flags.c_contiguous or \
             out.dtype != np.float32 or out.shape != (m.shape[1],) or m.size == 0:
         return False
-    k = _COMPILED.get(dt)
-    if k is None:
-        kname, src = source(dt)
-        k = _COMPILED[dt] = cp.RawKernel(src, kname)
+    k = raw_kernel(cp, ("channel_sum", dt), lambda: source(dt))
     rows, cols = m.shape
     gx, gy, threads, per = launch_shape(rows, cols)
     k((gx, gy), (threads,), (m, np.int64(rows), np.int32(cols), np.int64(per), out))

@@ -17,7 +17,7 @@ no headers, so ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
 import numpy as np
 
-from ..backend.cuda_bits import SOURCE
+from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
 from ..base import bfloat16
 
 __all__ = ["source", "add_relu", "register_all", "TYPES"]
@@ -42,7 +42,7 @@ def source(dtype):
     """(kernel name, CUDA source) of y = relu(a + b) over n elements of ``dtype``."""
     ctype, body = _BODY[np.dtype(dtype)]
     kname = f"mxnet_add_relu_{np.dtype(dtype).name}"
-    return kname, SOURCE + f"""
+    return kname, BITS_SOURCE + f"""
 extern "C" __global__ void {kname}(const {ctype}* a, const {ctype}* b, {ctype}* y,
                                    long long n) {{
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -56,9 +56,6 @@ extern "C" __global__ void {kname}(const {ctype}* a, const {ctype}* b, {ctype}* 
 def launch_blocks(n):
     """Blocks of ``_THREADS`` threads for n elements (each thread strides on)."""
     return max(1, min(_MAX_BLOCKS, -(-n // _THREADS)))
-
-
-_COMPILED = {}
 
 
 def add_relu(octx, p, args, aux, out):
@@ -79,10 +76,7 @@ def add_relu(octx, p, args, aux, out):
     import cupy
     if not (isinstance(b, cupy.ndarray) and isinstance(y, cupy.ndarray)):
         return NotImplemented
-    k = _COMPILED.get(dt)
-    if k is None:
-        kname, src = source(dt)
-        k = _COMPILED[dt] = cupy.RawKernel(src, kname)
+    k = raw_kernel(cupy, ("add_relu", dt), lambda: source(dt))
     n = a.size
     if n:
         with a.device:

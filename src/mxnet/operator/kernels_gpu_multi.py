@@ -17,6 +17,7 @@ a GPU, which is how the CPU tests check them.
 """
 import numpy as np
 
+from ..backend.cuda_kernels import raw_kernel
 from .kernels_gpu_optim import RULES, _split
 
 __all__ = ["update_source", "nonfinite_source", "update_table", "nonfinite_table",
@@ -114,17 +115,6 @@ extern "C" __global__ void {kname}(const unsigned long long* table, int n, float
     return kname, src
 
 
-_COMPILED = {}
-
-
-def _kernel(cp, key, make):
-    k = _COMPILED.get(key)
-    if k is None:
-        kname, src = make()
-        k = _COMPILED[key] = cp.RawKernel(src, kname)
-    return k
-
-
 def launch_grid(sizes):
     """(blocks along x, arrays along y) of one launch over arrays of ``sizes``."""
     longest = max(sizes) if sizes else 0
@@ -181,7 +171,7 @@ def multi_update(cp, name, groups, scalars):
         if len(g) != k or not all(_usable(cp, a, dtype, device) and a.size == g[0].size
                                   for a in g):
             return False
-    kernel = _kernel(cp, ("update", name, dtype), lambda: update_source(name, dtype))
+    kernel = raw_kernel(cp, ("update", name, dtype), lambda: update_source(name, dtype))
     for start in range(0, len(groups), _MAX_ARRAYS):
         part = groups[start:start + _MAX_ARRAYS]
         sizes = [g[0].size for g in part]
@@ -205,7 +195,7 @@ def multi_nonfinite(cp, arrays, flag):
                 and a.flags.c_contiguous):
             return False
     arrays = [a for a in arrays if a.size]
-    kernel = _kernel(cp, ("nonfinite",), nonfinite_source)
+    kernel = raw_kernel(cp, ("nonfinite",), nonfinite_source)
     for start in range(0, len(arrays), _MAX_ARRAYS):
         part = arrays[start:start + _MAX_ARRAYS]
         sizes = [a.size for a in part]

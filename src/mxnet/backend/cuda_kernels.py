@@ -1,6 +1,7 @@
-"""CUDA source for the 16-bit float types of generated kernels, read and written as
-their bits (no headers: ``nvcc --ptx`` and a host compiler take the kernels that
-include it, which is how they are tested without a GPU):
+"""Support for pymxnet's generated CUDA kernels (CuPy RawKernels): each compiled once
+per key (``raw_kernel``), and ``BITS_SOURCE``, the code their sources include to take
+the 16-bit float types as their bits (no headers: ``nvcc --ptx`` and a host compiler
+take the kernels, which is how they are tested without a GPU):
 
 * ``mx_bf16(v)``: bfloat16 bits to float (a bfloat16 is the top half of a float32);
 * ``mx_half_to_float(h)``: IEEE binary16 bits to float, exact for every value
@@ -9,9 +10,9 @@ include it, which is how they are tested without a GPU):
   the rounding could carry a NaN's payload into an infinity).
 """
 
-__all__ = ["SOURCE"]
+__all__ = ["BITS_SOURCE", "raw_kernel"]
 
-SOURCE = r"""
+BITS_SOURCE = r"""
 __device__ __forceinline__ float mx_bits_to_float(unsigned int b) {
     union { unsigned int u; float f; } c;
     c.u = b;
@@ -41,3 +42,15 @@ __device__ __forceinline__ unsigned short mx_to_bf16(float s) {
     return (unsigned short)(u >> 16);
 }
 """
+
+_COMPILED = {}
+
+
+def raw_kernel(cp, key, make):
+    """The CuPy RawKernel for ``key``, compiled once from ``make()`` -> (kernel name,
+    source)."""
+    k = _COMPILED.get(key)
+    if k is None:
+        kname, src = make()
+        k = _COMPILED[key] = cp.RawKernel(src, kname)
+    return k
