@@ -15,3 +15,19 @@ def _seeded():
     np.random.seed(0)
     mx.random.seed(0)
     yield
+
+
+@pytest.fixture(scope="session")
+def host_raw_kernels(tmp_path_factory):
+    """A stand-in for backend.cuda_kernels.raw_kernel that compiles generated CUDA
+    kernels for the host (tests/cuda_on_host.py), once per kernel for the session."""
+    from cuda_on_host import HostKernels
+    return HostKernels(tmp_path_factory.mktemp("host_kernels"))
+
+
+@pytest.fixture
+def bn_kernels_on_host(monkeypatch, host_raw_kernels):
+    """BatchNorm's channels-last kernels (backend/bn_channels_last.py) run on the host."""
+    from mxnet.backend import bn_channels_last
+    monkeypatch.setattr(bn_channels_last, "raw_kernel", host_raw_kernels)
+    return host_raw_kernels

@@ -5,8 +5,16 @@ C++ and its thread indices into globals; a driver per kernel (written by the tes
 loops over every (block, thread) in turn. That is a valid schedule for kernels whose
 threads share nothing but elements they alone own, flags all of them set alike, and
 atomic additions (which the prelude makes plain additions).
+
+Kernels whose threads meet in shared memory at ``__syncthreads()`` run under
+``HostKernels`` instead: every thread of a block is a host thread (one block at a
+time), ``__shared__`` variables are function statics, the barrier a C++20
+``std::barrier``, atomic additions serialised by a mutex. ``HostKernels`` also stands in
+for ``raw_kernel`` (backend/cuda_kernels.py), so a module's own launch code - grid,
+block, argument order - runs the kernels on the host.
 """
 import ctypes
+import re
 import shutil
 import subprocess
 
@@ -15,13 +23,26 @@ import pytest
 
 PRELUDE = """
 #include <cmath>
+#include <barrier>
+#include <mutex>
+#include <thread>
+#include <vector>
 using std::sqrt;
 struct mxemu_dim3 { unsigned int x, y, z; };
-static mxemu_dim3 blockIdx, blockDim, threadIdx, gridDim;
+struct float2 { float x, y; };
+static mxemu_dim3 blockIdx, blockDim, gridDim;
+static thread_local mxemu_dim3 threadIdx;
+static std::barrier<>* mxemu_barrier = nullptr;
+static std::mutex mxemu_atomic;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-static inline float atomicAdd(float* p, float v) { float old = *p; *p = old + v; return old; }
+#define __shared__ static
+static inline void __syncthreads() { mxemu_barrier->arrive_and_wait(); }
+static inline float atomicAdd(float* p, float v) {
+    std::lock_guard<std::mutex> hold(mxemu_atomic);
+    float old = *p; *p = old + v; return old;
+}
 """
 
 
@@ -32,7 +53,8 @@ def build(tmp_dir, code):
         pytest.skip("no g++")
     src, lib = tmp_dir / "emu.cpp", tmp_dir / "emu.so"
     src.write_text(PRELUDE + "\n" + code)
-    res = subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)],
+    res = subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread",
+                          "-o", str(lib), str(src)],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     return ctypes.CDLL(str(lib))
@@ -95,3 +117,93 @@ def per_dtype_host_library(tmp_dir, source, dtypes, params, call):
         code.append(grid_driver(f"k{i}", source(dt)[0], params,
                                 call.format(t=_element_ctype(dt))))
     return build(tmp_dir, "\n".join(code))
+
+
+# --- kernels with shared memory and barriers; raw_kernel's stand-in ------------------------
+_CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong, "float": ctypes.c_float,
+           "double": ctypes.c_double, "unsigned int": ctypes.c_uint}
+
+
+def _kernel_params(src, kname):
+    """[(C declaration, name, ctypes type)] of kernel ``kname``'s parameters in ``src``."""
+    m = re.search(r'extern "C" __global__ void ' + re.escape(kname) + r"\(([^)]*)\)", src)
+    assert m, kname
+    params = []
+    for decl in (d.strip() for d in m.group(1).split(",")):
+        name = re.findall(r"\w+", decl)[-1]
+        base = decl[:decl.rfind(name)].replace("const", "").strip()
+        params.append((decl, name, ctypes.c_void_p if "*" in base else _CTYPES[base]))
+    return params
+
+
+def threaded_driver(ns, kname, params):
+    """A C entry ``emu_<kname>(gx, gy, bx, <params>)`` running every block of the grid
+    in turn, each block's bx threads as host threads meeting at one barrier."""
+    # pointers arrive as void* and are cast back to the kernel's types inside the
+    # kernel's namespace (its typedefs live there)
+    decls = ", ".join(f"void* {n}" if ct is ctypes.c_void_p else d for d, n, ct in params)
+    names = ", ".join(f"({d[:d.rfind(n)].strip()}){n}" if ct is ctypes.c_void_p else n
+                      for d, n, ct in params)
+    return f"""
+extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {decls}) {{
+    using namespace {ns};
+    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
+    for (unsigned mxemu_y = 0; mxemu_y < gy; ++mxemu_y)
+        for (unsigned mxemu_x = 0; mxemu_x < gx; ++mxemu_x) {{
+            blockIdx = {{mxemu_x, mxemu_y, 0}};
+            std::barrier<> mxemu_bar(bx);
+            mxemu_barrier = &mxemu_bar;
+            std::vector<std::thread> mxemu_threads;
+            for (unsigned mxemu_t = 0; mxemu_t < bx; ++mxemu_t)
+                mxemu_threads.emplace_back([&, mxemu_t] {{
+                    threadIdx = {{mxemu_t, 0, 0}};
+                    {ns}::{kname}({names});
+                }});
+            for (auto& mxemu_th : mxemu_threads) mxemu_th.join();
+        }}
+}}"""
+
+
+class HostKernel:
+    """A compiled host kernel called as a CuPy RawKernel: ``k(grid, block, args)``."""
+
+    def __init__(self, fn, params):
+        self.fn, self.params, self.launches = fn, params, []
+
+    def __call__(self, grid, block, args):
+        assert len(args) == len(self.params), (len(args), self.params)
+        gx, gy = (tuple(grid) + (1, 1))[:2]
+        (bx,) = tuple(block)[:1]
+        assert block[1:] in ((), (1,), (1, 1)) and tuple(grid)[2:] in ((), (1,))
+        conv = []
+        for a, (decl, name, ct) in zip(args, self.params):
+            if ct is ctypes.c_void_p:
+                assert isinstance(a, np.ndarray), (name, type(a))
+                conv.append(ctypes.c_void_p(a.__array_interface__["data"][0]))
+            else:
+                assert isinstance(a, (np.integer, np.floating)), \
+                    f"{name}: a NumPy scalar of a fixed width, not {type(a).__name__}"
+                conv.append(ct(a.item()))
+        self.launches.append((gx, gy, bx))
+        self.fn(ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(bx), *conv)
+
+
+class HostKernels:
+    """Stands in for ``raw_kernel(cp, key, make)``: compiles ``make()``'s source for the
+    host once per key (in ``tmp_dir``) and returns a ``HostKernel``."""
+
+    def __init__(self, tmp_dir):
+        self.tmp_dir, self.kernels = tmp_dir, {}
+
+    def __call__(self, cp, key, make):
+        k = self.kernels.get(key)
+        if k is None:
+            kname, src = make()
+            params = _kernel_params(src, kname)
+            d = self.tmp_dir / f"k{len(self.kernels)}"
+            d.mkdir()
+            lib = build(d, translation_unit([src]) + threaded_driver("k0", kname, params))
+            fn = getattr(lib, "emu_" + kname)
+            fn.argtypes = [ctypes.c_uint] * 3 + [ct for _, _, ct in params]
+            k = self.kernels[key] = HostKernel(fn, params)
+        return k

@@ -16,7 +16,8 @@
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP)
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
-#      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried
+#      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
+#      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
 # Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
 # profile_resnet50_hybridized_amp.txt, mxnet_gpu_files.json.
 set -u -o pipefail
@@ -52,7 +53,7 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/operator/test_kernels_gpu_optim.py tests/operator/test_kernels_gpu_multi.py \
     tests/contrib/amp tests/executor/test_cuda_graph.py \
     tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
-    tests/backend/test_channel_sum.py
+    tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -100,16 +101,19 @@ train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
 # copy puts both in one folder; nose comes from the runner's stand-in.
 SUITE="$ROOT/.device/mxnet-1.9.1-tests"
 RUNNER="$ROOT/.device/tools/run_mxnet_unittests.py"
-if [ -f "$RUNNER" ] && [ -d "$SUITE/tests/python/gpu" ]; then
+SUITE_FILES=${SUITE_FILES-test_gluon_contrib_gpu,test_operator_gpu}   # empty: skip
+# a -k selection (empty: every test of the files)
+SUITE_K=${SUITE_K-conv or pool or batchnorm or softmax or activation or deformable or fully_connected or dot}
+if [ -n "$SUITE_FILES" ] && [ -f "$RUNNER" ] && [ -d "$SUITE/tests/python/gpu" ]; then
     MERGED=$(mktemp -d /tmp/gpusuite.XXXX)
     cp -r "$SUITE/." "$MERGED/"
     chmod -R u+w "$MERGED"
     cp -n "$SUITE"/tests/python/gpu/test_*.py "$MERGED/tests/python/unittest/"
-    step mxnet-gpu-files 120 "$OUT/tests.log" "$PY" "$RUNNER" --suite-dir "$MERGED" \
+    step mxnet-gpu-files "${SUITE_LIMIT:-120}" "$OUT/tests.log" "$PY" "$RUNNER" --suite-dir "$MERGED" \
         --python "$PY" --pythonpath "$ROOT/src" --pythonpath "$EXTRA" --nose-shim always \
-        --files test_gluon_contrib_gpu,test_operator_gpu --timeout-per-file 110 \
+        --files "$SUITE_FILES" --timeout-per-file "${SUITE_FILE_LIMIT:-110}" \
         --timeout-per-test 30 --jobs 2 --junit --out "$OUT/mxnet_gpu_files.json" \
-        --pytest-arg=-k --pytest-arg="conv or pool or batchnorm or softmax or activation or deformable or fully_connected or dot"
+        ${SUITE_K:+--pytest-arg=-k --pytest-arg="$SUITE_K"}
     grep -E "^(test_|TOTAL|RESULT)" "$OUT/tests.log" | tail -n 4 | sed 's/^/  /' >> "$SUMMARY"
     rm -rf "$MERGED"
 fi

@@ -199,7 +199,7 @@ def attribute_kernels(step, finish, report, depth=3):
 # kernel families worth a line of their own in the summary: (label, name fragments)
 KERNEL_GROUPS = (
     ("cuDNN layout transposes", ("nchwToNhwc", "nhwcToNchw")),
-    ("batch norm kernels", ("bn_fw", "bn_bw", "batchnorm")),
+    ("batch norm kernels", ("bn_fw", "bn_bw", "batchnorm", "mxnet_bn_nhwc")),
     ("fused add+relu", ("mxnet_add_relu",)),
     ("copies", ("cupy_copy", "memcpy", "Memcpy")),
 )

@@ -71,8 +71,9 @@ def _via_cudnn(fn, decline=False):
 
 
 @pytest.fixture
-def channels_last_on_cpu(monkeypatch):
-    """Bind CPU executors with the GPU scheme and the cuDNN adapters."""
+def channels_last_on_cpu(monkeypatch, bn_kernels_on_host):
+    """Bind CPU executors with the GPU scheme and the cuDNN adapters (channels-last
+    BatchNorm's kernels compiled for the host)."""
     install_numeric_kernels(monkeypatch)
     monkeypatch.setattr(E, "layout_scheme", lambda device: layout.CHANNELS_LAST)
     for name in AGNOSTIC:                      # their NumPy bodies, not oneDNN's

@@ -7,7 +7,9 @@ take the kernels, which is how they are tested without a GPU):
 * ``mx_half_to_float(h)``: IEEE binary16 bits to float, exact for every value
   (subnormals, inf, NaN too);
 * ``mx_to_bf16(s)``: float to bfloat16 bits, rounded to nearest even (not for NaN:
-  the rounding could carry a NaN's payload into an infinity).
+  the rounding could carry a NaN's payload into an infinity);
+* ``mx_to_half(s)``: float to IEEE binary16 bits, rounded to nearest even, subnormals,
+  overflow to infinity and NaN (kept a quiet NaN) included.
 """
 
 __all__ = ["BITS_SOURCE", "raw_kernel"]
@@ -40,6 +42,29 @@ __device__ __forceinline__ unsigned short mx_to_bf16(float s) {
     c.f = s;
     const unsigned int u = c.u + 0x7fffu + ((c.u >> 16) & 1u);
     return (unsigned short)(u >> 16);
+}
+__device__ __forceinline__ unsigned short mx_to_half(float s) {
+    union { unsigned int u; float f; } c;
+    c.f = s;
+    const unsigned int sign = (c.u >> 16) & 0x8000u;
+    const unsigned int a = c.u & 0x7fffffffu;
+    if (a >= 0x7f800000u)                      /* infinity, NaN (made quiet) */
+        return (unsigned short)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));
+    if (a >= 0x477ff000u)                      /* 65520 and up round to infinity */
+        return (unsigned short)(sign | 0x7c00u);
+    if (a >= 0x38800000u) {                    /* normal: rebias, round to even */
+        const unsigned int r = a - 0x38000000u;
+        return (unsigned short)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+    }
+    if (a < 0x33000000u)                       /* below half the least subnormal */
+        return (unsigned short)sign;
+    /* subnormal: the significand (hidden bit set) in units of 2^-24, rounded to even */
+    const unsigned int shift = 126u - (a >> 23);
+    const unsigned int m = (a & 0x7fffffu) | 0x800000u;
+    unsigned int k = m >> shift;
+    const unsigned int rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (k & 1u))) ++k;
+    return (unsigned short)(sign | k);
 }
 """
 

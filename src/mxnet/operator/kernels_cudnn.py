@@ -27,7 +27,9 @@ flags them; ``channels_last_capable`` says which positions). These adapters then
 cuDNN on NHWC views: data, outputs and gradients as logical (N, C, H, W) views with
 NHWC strides, the filter as a KRSC copy (its gradient transposed back into the KCRS
 weight gradient); a plain array in such a call is transposed into a channels-last
-temporary (and a plain destination written back from one).
+temporary (and a plain destination written back from one). BatchNorm on such arrays
+runs pymxnet's NHWC kernels (backend/bn_channels_last.py) rather than cuDNN's legacy
+NHWC batch norm, which ran generic kernels ~30x slower on an H100.
 
 Nothing loads at import: libcudnn loads on the first GPU call; when it (or CuPy) is
 missing, one RuntimeWarning says so and every adapter returns NotImplemented.
@@ -37,11 +39,13 @@ float32 cuDNN's DEFAULT_MATH, which allows TF32 on sm_80+ GPUs (as PyTorch's def
 NVIDIA_TF32_OVERRIDE=0 or MXNET_CUDA_ALLOW_TENSOR_CORE=0 give strict fp32 (see
 ``backend.cudnn.descriptors.conv_math_type``).
 """
+import os
 import warnings
 
 import numpy as np
 
 from ..base import bfloat16
+from ..backend import bn_channels_last as NHWC
 from ..backend.cudnn import kernels as K
 from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
@@ -525,6 +529,13 @@ def _ones(cp, c, dtype):
     return a
 
 
+def _own_channels_last_bn():
+    """Whether channels-last BatchNorm runs pymxnet's kernels (backend/bn_channels_last.py;
+    cuDNN's legacy NHWC batch norm is ~30x slower); MXNET_CUDNN_BN_CHANNELS_LAST=1 gives
+    it to cuDNN instead (for comparison)."""
+    return os.environ.get("MXNET_CUDNN_BN_CHANNELS_LAST", "0").strip() != "1"
+
+
 def _bn_check(p, x, params):
     """(N, C, L, 1) shape for cuDNN, or NotSupported."""
     if getattr(p, "cudnn_off", False) or x.ndim < 2 or p.axis % x.ndim != 1:
@@ -559,11 +570,18 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
     yd = _ClDest(cp, o.get(0, x.shape, x.dtype), False, _flag(fout, 0)) if cl else None
     y = yd.view if cl else o.get(0, x.shape, x.dtype)
     mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
-    if ctx.is_train and not p.use_global_stats:
+    training = ctx.is_train and not p.use_global_stats
+    if training and not (mm.flags.c_contiguous and mv.flags.c_contiguous):
+        raise NotSupported("non-contiguous moving statistics")
+    if cl and _own_channels_last_bn() and (
+            NHWC.forward_training(cp, xc, y, scale, shift, p.eps, mean, invstd,
+                                  (mm, mv, p.momentum)) if training else
+            NHWC.forward_inference(cp, xc, y, scale, shift, _c(cp, mm), _c(cp, mv), p.eps,
+                                   mean, invstd)):
+        pass                # pymxnet's NHWC kernels took it
+    elif training:
         K.bn_forward_training(xc.reshape(shape4), y.reshape(shape4), scale, shift, p.eps,
                               mean, invstd)
-        if not (mm.flags.c_contiguous and mv.flags.c_contiguous):
-            raise NotSupported("non-contiguous moving statistics")
         _moving_update(cp, pt)(mean, invstd, pt.type(p.momentum), float(p.eps), mm, mv)
     else:
         mmc, mvc = _c(cp, mm), _c(cp, mv)
@@ -589,13 +607,14 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     c = x.shape[1]
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     g = _Out(cp, in_grad, 3, [dy, x, gamma])
-    if ctx.layout is not None and x.ndim == 4:
-        # channels-last: x, dy and dx as NHWC views (dx's temporary when nobody reads it)
+    cl = ctx.layout is not None and x.ndim == 4
+    if cl:
+        # channels-last: x, dy and dx as NHWC views
         fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
         xv, dyv = _cl_in(cp, x, _flag(fin, 0)), _cl_in(cp, dy, _flag(fog, 0))
         dxd = _ClDest(cp, g.get(0, x.shape, x.dtype), False, _flag(ftg, 0)) \
             if need[0] else None
-        dxv = dxd.view if need[0] else cp.empty_like(xv)
+        dxv = dxd.view if need[0] else None
     else:
         xv, dyv = _c(cp, x).reshape(shape4), _c(cp, dy).reshape(shape4)
         dxd = None
@@ -603,7 +622,12 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
                cp.empty(x.shape, x.dtype)).reshape(shape4)
     dgamma = g.get(1, (c,), pt) if need[1] else cp.empty(c, pt)
     dbeta = g.get(2, (c,), pt) if need[2] else cp.empty(c, pt)
-    K.bn_backward(xv, dyv, dxv, scale, dgamma, dbeta, p.eps, _c(cp, mean), _c(cp, invstd))
+    mean, invstd = _c(cp, mean), _c(cp, invstd)
+    if not (cl and _own_channels_last_bn() and
+            NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta)):
+        if dxv is None:         # cuDNN writes dx always: a temporary nobody reads
+            dxv = cp.empty_like(xv)
+        K.bn_backward(xv, dyv, dxv, scale, dgamma, dbeta, p.eps, mean, invstd)
     if dxd is not None:
         dxd.finish()
     if p.fix_gamma:

@@ -7,7 +7,10 @@ read it so: dims and strides of tensors, KRSC format of the filter), then comput
 operation on the arrays' logical views with MXNet's own CPU operators. So these tests
 check the adapters' part: which bytes go to cuDNN with which descriptor, the
 transposes of plain arrays, filters and filter gradients, 'add' destinations. What
-cuDNN computes on NHWC data is checked on a GPU (test_channels_last_gpu.py)."""
+cuDNN computes on NHWC data is checked on a GPU (test_channels_last_gpu.py).
+BatchNorm's channels-last calls run pymxnet's own kernels (backend/bn_channels_last.py),
+here compiled for the host (tests/cuda_on_host.HostKernels), or, with
+MXNET_CUDNN_BN_CHANNELS_LAST=1, the cuDNN stand-ins."""
 import itertools
 
 import numpy as np
@@ -20,6 +23,8 @@ from mxnet.backend.cudnn import kernels as K
 from mxnet.operator import kernels_cudnn as KC
 from mxnet.operator.registry import OpContext, get_op
 
+from mxnet.backend import bn_channels_last as NHWC
+
 from cudnn_stand_in import LIB, WHY, FakeArray, wrap, install_numeric_kernels, \
     conv_grads as _conv_grads
 
@@ -31,6 +36,24 @@ BIAS_GRADIENT = K.conv_backward_bias        # before the stand-ins replace it
 def stand_ins(monkeypatch):
     install_numeric_kernels(monkeypatch)
     yield
+
+
+@pytest.fixture(params=["own kernels", "cudnn"])
+def bn_path(request, monkeypatch, host_raw_kernels):
+    """BatchNorm's channels-last path: pymxnet's kernels on the host, or cuDNN's."""
+    if request.param == "cudnn":
+        monkeypatch.setenv("MXNET_CUDNN_BN_CHANNELS_LAST", "1")
+    else:
+        monkeypatch.setattr(NHWC, "raw_kernel", host_raw_kernels)
+
+        def plain_only(stand_in):       # channels-last data must not reach cuDNN
+            def call(x4, *args, **kwargs):
+                assert x4.flags.c_contiguous, "channels-last BatchNorm went to cuDNN"
+                return stand_in(x4, *args, **kwargs)
+            return call
+        for name in ("bn_forward_training", "bn_forward_inference", "bn_backward"):
+            monkeypatch.setattr(K, name, plain_only(getattr(K, name)))
+    return request.param
 
 
 def _cl_bytes(a):
@@ -162,7 +185,7 @@ def test_pooling_forward_and_backward(x_cl, y_cl, kw):
 
 
 @pytest.mark.parametrize("x_cl,y_cl", FLAGS)
-def test_batchnorm_training_forward_and_backward(x_cl, y_cl):
+def test_batchnorm_training_forward_and_backward(x_cl, y_cl, bn_path):
     kw = dict(fix_gamma=False, momentum=0.9, eps=1e-3)
     p = get_op("BatchNorm").parse(kw)
     x, gamma, beta = _rand(4, 8, 3, 5), _rand(8, seed=1), _rand(8, seed=2)
@@ -198,7 +221,7 @@ def test_batchnorm_training_forward_and_backward(x_cl, y_cl):
 
 
 @pytest.mark.parametrize("x_cl,y_cl", FLAGS)
-def test_batchnorm_inference(x_cl, y_cl):
+def test_batchnorm_inference(x_cl, y_cl, bn_path):
     kw = dict(fix_gamma=False, eps=1e-3)
     p = get_op("BatchNorm").parse(kw)
     x, gamma, beta = _rand(2, 8, 3, 3), _rand(8, seed=1), _rand(8, seed=2)

@@ -547,9 +547,12 @@ _PERSISTENT_REFUSED = set()     # dtypes this cuDNN refused SPATIAL_PERSISTENT f
 
 def bn_mode(x4):
     """cuDNN's batch-norm mode for training on ``x4``: SPATIAL_PERSISTENT for
-    channels-last data (cuDNN's fast NHWC kernels, the mode PyTorch takes for
-    channels-last training; MXNET_CUDNN_BN_PERSISTENT=0 turns it off, and a dtype
-    cuDNN once refused it for keeps SPATIAL), else SPATIAL."""
+    channels-last data (the mode PyTorch takes for channels-last training;
+    MXNET_CUDNN_BN_PERSISTENT=0 turns it off, and a dtype cuDNN once refused it for
+    keeps SPATIAL), else SPATIAL. Channels-last batch norm reaches cuDNN only with
+    MXNET_CUDNN_BN_CHANNELS_LAST=1: through these legacy calls cuDNN 9 runs generic
+    kernels on NHWC even in this mode (an H100, session 11), and pymxnet's own
+    kernels (backend/bn_channels_last.py) take it by default."""
     if x4.flags.c_contiguous or x4.shape[1] == 1 or \
             np.dtype(x4.dtype) in _PERSISTENT_REFUSED or \
             os.environ.get("MXNET_CUDNN_BN_PERSISTENT", "1").strip() == "0":
