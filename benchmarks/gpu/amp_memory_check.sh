@@ -14,12 +14,14 @@
 #      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
-#   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP)
+#   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
+#      step (host time; the kernels each operator launches)
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
 #      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
 # Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
-# profile_resnet50_hybridized_amp.txt, mxnet_gpu_files.json.
+# profile_resnet50_hybridized_amp.txt, profile_resnet50_hybridized_amp_nographs.txt,
+# mxnet_gpu_files.json.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
@@ -93,6 +95,12 @@ grep -E "ms/step|GPU busy|bfloat16 calls|launches," "$OUT/profile_resnet50_hybri
 # --- 6. ResNet-50 without graphs --------------------------------------------------------------------
 train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
 train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
+# where the no-graph step's host time goes, and which operators launch which kernels
+step profile-r50-amp-nographs 60 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=0 \
+    "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
+    --precision amp --attribute --out "$OUT"
+grep -E "ms/step|GPU busy|launches," "$OUT/profile_resnet50_hybridized_amp_nographs.txt" \
+    2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried
 # in .device), which import now (test_operator_gpu needed mxnet.base's C-API names,

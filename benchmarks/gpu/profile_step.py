@@ -103,7 +103,10 @@ def main():
     if args.attribute:
         attribute_kernels(step, finish, report)
     amp_tag = "_amp" if args.precision == "amp" else ""
-    write_report(report, args, f"profile_{args.model}_{args.mode}{amp_tag}.txt")
+    graphs_tag = "" if os.environ.get("MXNET_ENABLE_CUDA_GRAPHS", "0") == "1" or \
+        args.mode != "hybridized" else "_nographs"
+    write_report(report, args,
+                 f"profile_{args.model}_{args.mode}{amp_tag}{graphs_tag}.txt")
 
 
 def widened_ops(step, finish, report):

@@ -66,9 +66,12 @@ class BaseSparseNDArray(NDArray):
 
     @property
     def _data(self):
-        # What a dense reader of this array sees: its dense form (storage fallback).
+        # What a dense reader of this array sees: its dense form (storage fallback), in
+        # the memory of the array's context, as every dense array's data (a GPU
+        # array's dense readers are CuPy kernels).
         v = self._chunk.data
-        return sv.todense(v) if v is not None else np.zeros(self._shape, self._dtype)
+        return _in_ctx_memory(sv.todense(v) if v is not None else
+                              np.zeros(self._shape, self._dtype), self._ctx)
 
     def _set_value(self, value):
         """Replace the stored value (a RowSparse/CSR of this array's stype)."""
@@ -82,7 +85,9 @@ class BaseSparseNDArray(NDArray):
 
     def _set_dense(self, dense):
         """Take the values of dense numpy array ``dense`` (zeros are not stored)."""
-        self._chunk.data = sv.from_dense(np.asarray(dense, dtype=self._dtype), self.stype)
+        from ..backend import to_numpy
+        self._chunk.data = sv.from_dense(np.asarray(to_numpy(dense), dtype=self._dtype),
+                                         self.stype)
 
     @property
     def stype(self):
@@ -101,14 +106,15 @@ class BaseSparseNDArray(NDArray):
 
     @property
     def data(self):
-        """The stored values as a dense NDArray (shares memory with this array)."""
-        return from_data(self._read_value().data, self._ctx)
+        """The stored values as a dense NDArray (shares memory with this array on the
+        CPU; a GPU array's is a device copy: sparse values live in host memory)."""
+        return from_data(_in_ctx_memory(self._read_value().data, self._ctx), self._ctx)
 
     def _data_nd(self):
         return self.data
 
     def _aux_data(self, i):
-        return from_data(self._read_value().aux[i], self._ctx)
+        return from_data(_in_ctx_memory(self._read_value().aux[i], self._ctx), self._ctx)
 
     @property
     def nnz(self):
@@ -325,6 +331,14 @@ def _copy_value(v):
     return np.array(v, copy=True)
 
 
+def _in_ctx_memory(host_array, ctx):
+    """``host_array`` itself for a CPU context, a copy in device memory for a GPU one."""
+    if ctx is not None and ctx.device_typeid == 2:
+        from ..backend import device_put
+        return device_put(host_array, ctx)
+    return host_array
+
+
 def _wrap(value, ctx):
     """An NDArray (sparse class for sparse values) owning ``value``."""
     if isinstance(value, (sv.RowSparse, sv.CSR)):
@@ -333,8 +347,7 @@ def _wrap(value, ctx):
     if ctx is not None and ctx.device_typeid == 2:
         # a dense result for a GPU array: sparse values live in host memory, dense
         # ones in the array's device memory
-        from ..backend import device_put
-        return from_data(device_put(value, ctx), ctx)
+        return from_data(_in_ctx_memory(value, ctx), ctx)
     value = np.ascontiguousarray(value)
     return from_data(value, ctx)
 

@@ -74,7 +74,9 @@ def sparse_invoke(op, p, inputs, out, ctx):
             return invoke(op, inputs, None, out, ctx, p, _dense_only=True)
         if any_sparse:
             _warn_fallback(op, inputs, p)
-        dense = [_wrap(a._data, a._ctx) if isinstance(a, BaseSparseNDArray) else a
+        from .ndarray import from_data
+        # (a sparse array's _data is its dense form in its context's memory already)
+        dense = [from_data(a._data, a._ctx) if isinstance(a, BaseSparseNDArray) else a
                  for a in inputs]
         prev = _tape.set_recording(False)
         try:
@@ -146,11 +148,13 @@ def cast_storage_nd(arr, stype):
 def grad_store(buf, g, add):
     """Write (or add) dense gradient ``g`` into a sparse gradient buffer."""
     from .sparse import _value_of
+    from ..backend import to_numpy
     from ..operator.kernels_sparse import add_values
+    if not isinstance(g, (sv.RowSparse, sv.CSR)):
+        g = to_numpy(g)             # a GPU array's gradient: sparse values live on the host
     if add:
         g = add_values(_value_of(buf), g)
     if isinstance(g, (sv.RowSparse, sv.CSR)):
         buf._set_value(g)           # _set_value casts storage and dtype as needed
     else:
-        buf._set_value(sv.from_dense(np.asarray(g).astype(buf._dtype, copy=False),
-                                     buf.stype))
+        buf._set_value(sv.from_dense(g.astype(buf._dtype, copy=False), buf.stype))

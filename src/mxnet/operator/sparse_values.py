@@ -119,8 +119,10 @@ def todense(v):
 
 def from_dense(a, stype):
     """The value of storage type ``stype`` holding dense array ``a`` (zeros dropped:
-    rows that are all zero for row_sparse, zero entries for csr)."""
-    a = np.asarray(a)
+    rows that are all zero for row_sparse, zero entries for csr). ``a`` may lie in
+    device memory (a CuPy array): sparse values live in host memory."""
+    from ..backend import to_numpy
+    a = np.asarray(to_numpy(a))
     if stype == "row_sparse":
         if a.ndim == 0:
             raise MXNetError("cast_storage: a 0-d array cannot be row_sparse")
