@@ -11,7 +11,8 @@
 #   3. ResNet-50 224x224 b64 hybridized with CUDA graphs: pymxnet fp32 and AMP
 #      (bfloat16), PyTorch eager fp32 and bf16 autocast: samples/s, peak GB (the
 #      one-arena plan's memory against PyTorch's); pymxnet again with the channels-last
-#      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B
+#      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B; and AMP
+#      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu")
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
@@ -75,6 +76,7 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITER
 train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 12
 train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 15
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 12
+TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 12
 train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 12
 train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 15
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 12

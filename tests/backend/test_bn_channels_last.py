@@ -89,6 +89,35 @@ def test_training_forward_equals_the_formulas(on_host, dtype, shape):
     np.testing.assert_allclose(mv, 0.9 * mv0 + 0.1 * wvar, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_relu_fused_into_the_normalize_pass(on_host, dtype):
+    shape, c = (3, 8, 4, 5), 8
+    x, gamma, beta = _data(shape, dtype), _vec(c, 1), _vec(c, 2, -1)
+    y, y_relu = _nhwc(np.zeros(shape, dtype)), _nhwc(np.zeros(shape, dtype))
+    stats = [np.zeros(c, np.float32) for _ in range(4)]
+    assert B.forward_training(NP_CUPY, x, y, gamma, beta, 1e-3, *stats[:2])
+    assert B.forward_training(NP_CUPY, x, y_relu, gamma, beta, 1e-3, *stats[2:],
+                              relu=True)
+    assert (y < 0).any()
+    np.testing.assert_array_equal(y_relu, np.maximum(y, 0).astype(dtype))
+    np.testing.assert_array_equal(stats[0], stats[2])
+    # inference, and MXNet's relu on NaN (maximum(NaN, 0) is NaN)
+    x = np.array(x)
+    x[0, 1, 0, 0] = np.nan
+    x = _nhwc(x)
+    mm, mv = _vec(c, 3, -1), _vec(c, 4)
+    y = _nhwc(np.zeros(shape, dtype))
+    assert B.forward_inference(NP_CUPY, x, y, gamma, beta, mm, mv, 1e-3, *stats[:2],
+                               relu=True)
+    want = mx.nd.relu(mx.nd.BatchNorm(*[mx.nd.array(a.astype(np.float32))
+                                        for a in (x, gamma, beta, mm, mv)],
+                                      fix_gamma=False, eps=1e-3)).asnumpy()
+    got = y.astype(np.float32)
+    assert np.isnan(got[0, 1, 0, 0]) and np.isnan(want[0, 1, 0, 0])
+    tol = TOL[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 4)
+
+
 def test_float32_equals_mxnet_cpu_batchnorm_with_gradients(on_host):
     shape, c, eps = (4, 16, 5, 6), 16, 1e-3
     x, gamma, beta = _data(shape, np.float32), _vec(c, 1), _vec(c, 2, -1)

@@ -196,3 +196,31 @@ def test_a_fused_elementwise_pair_keeps_its_group_channels_last(channels_last_on
     assert ents["sum"] not in ex._blocked              # the pair's intermediate
     _same(train_steps(ex), want)
     assert calls and all(lay is not None for lay in calls)
+
+
+def test_batchnorm_relu_runs_as_one_fused_pass(channels_last_on_cpu, monkeypatch):
+    """BatchNorm -> relu (``bn_relu_forward`` in the GPU fusion table) on the CPU
+    executor with the GPU scheme: its kernels run the pair in one call, writing the
+    relu's output and BatchNorm's statistics, and training equals the plain
+    executor's (outputs, gradients, moving statistics)."""
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet()))
+    fused = _via_cudnn(KC.bn_relu_forward)
+    fused.bfloat16 = fused.producer_outputs = True
+    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
+    # the module's own registrations (and their relu test), with the stand-in kernel
+    KC.register_fusions(lambda first, second, device, fn, accepts=None:
+                        KT.register_fusion(first, second, device, fused, accepts), "cpu")
+    channels_last_on_cpu()
+    ex = _bind(small_resnet())
+    ents = _entries(ex, ["b1", "r1"])
+    assert ents["r1"] in ex._blocked and ents["b1"] not in ex._blocked  # never computed
+    _same(train_steps(ex), want)
+    monkeypatch.setenv("MXNET_GPU_BN_RELU_FUSION", "0")     # the switch: no fused step
+    assert not any(s.__class__.__name__ == "FusedStep" and s.first.node.name == "b1"
+                   for s in _bind(small_resnet())._fsteps)
+    fused_calls = [lay for n, lay in CALLS if n == "bn_relu_forward"]
+    assert fused_calls and all(lay is not None for lay in fused_calls)
+    # b2 (followed by an addition) runs alone once per step, b1 only fused: no fallback
+    assert len([n for n, _ in CALLS if n == "bn_forward"]) == len(fused_calls)

@@ -19,7 +19,8 @@ column statistics and a per-column affine map:
 * finalize (a thread per channel): mean, 1/sqrt(var + eps) (the biased variance, as
   MXNet), ``gamma * invstd``, and MXNet's moving-statistics rule;
 * normalize: ``y = (x - mean) * gamma * invstd + beta``, two channels per thread, the
-  same two on every step of its grid-stride loop;
+  same two on every step of its grid-stride loop; optionally through MXNet's relu
+  (BatchNorm -> relu fused in GPU executors, operator/kernels_cudnn.bn_relu_forward);
 * backward: the column sums ``sum(dy)`` and ``sum(dy * (x - mean))`` the same way, then
   ``dx = k1 * dy + k2 * (x - mean) + k3`` per channel, with dgamma, dbeta from the sums.
 
@@ -197,13 +198,20 @@ extern "C" __global__ void {kname}(const mx_elem* x, const float* acc, int C, lo
 def _normalize(kname):
     setup = """const float m0 = mean[c], m1 = mean[c + 1], s0 = scale[c], s1 = scale[c + 1];
     const float b0 = beta[c], b1 = beta[c + 1];"""
+    # relu: MXNet's (maximum(v, 0): NaN stays NaN), for BatchNorm -> relu fused
     body = """float a, b;
         mx_load2(x, i, a, b);
-        mx_store2(y, i, (a - m0) * s0 + b0, (b - m1) * s1 + b1);"""
+        a = (a - m0) * s0 + b0;
+        b = (b - m1) * s1 + b1;
+        if (relu) {
+            a = (a > 0.0f || a != a) ? a : 0.0f;
+            b = (b > 0.0f || b != b) ? b : 0.0f;
+        }
+        mx_store2(y, i, a, b);"""
     return f"""
 extern "C" __global__ void {kname}(const mx_elem* x, mx_elem* y, long long n_pairs, int pairs,
                                    const float* mean, const float* scale,
-                                   const float* beta) {{""" + \
+                                   const float* beta, int relu) {{""" + \
         _GRID_STRIDE.format(setup=setup, body=body) + "}\n"
 
 
@@ -354,11 +362,12 @@ def _affine_map(cp, kernel, src, dst, mean, scale, beta_or_k, rows, c):
            tuple(beta_or_k))
 
 
-def forward_training(cp, x, y, gamma, beta, eps, mean, invstd, moving=None):
+def forward_training(cp, x, y, gamma, beta, eps, mean, invstd, moving=None, relu=False):
     """Batch statistics of channels-last ``x`` into float32 ``mean``, ``invstd`` (=
-    1/sqrt(var + eps), biased variance), ``y`` normalised; ``moving`` = (moving_mean,
-    moving_var, momentum) updated by MXNet's rule. False (nothing done) for what
-    ``usable`` declines or parameters that are not contiguous float32 (C,) vectors."""
+    1/sqrt(var + eps), biased variance), ``y`` normalised (``relu``: then through
+    MXNet's relu); ``moving`` = (moving_mean, moving_var, momentum) updated by MXNet's
+    rule. False (nothing done) for what ``usable`` declines or parameters that are not
+    contiguous float32 (C,) vectors."""
     mats = usable(x, y)
     c = x.shape[1]
     vectors = [gamma, beta, mean, invstd] + (list(moving[:2]) if moving else [])
@@ -374,14 +383,16 @@ def forward_training(cp, x, y, gamma, beta, eps, mean, invstd, moving=None):
                                      (xm, acc, np.int32(c), np.int64(rows), np.float64(eps),
                                       gamma, mean, invstd, scale, mm, mv,
                                       np.float32(momentum), np.int32(moving is not None)))
-    _affine_map(cp, _kernel(cp, "normalize", x.dtype), [xm], ym, mean, scale, [beta],
-                rows, c)
+    _affine_map(cp, _kernel(cp, "normalize", x.dtype), [xm], ym, mean, scale,
+                [beta, np.int32(relu)], rows, c)
     return True
 
 
-def forward_inference(cp, x, y, gamma, beta, moving_mean, moving_var, eps, mean, invstd):
+def forward_inference(cp, x, y, gamma, beta, moving_mean, moving_var, eps, mean, invstd,
+                      relu=False):
     """``y`` normalised with the moving statistics (copied to ``mean``, and
-    1/sqrt(moving_var + eps) to ``invstd``); False as ``forward_training``."""
+    1/sqrt(moving_var + eps) to ``invstd``; ``relu`` as in ``forward_training``);
+    False as ``forward_training``."""
     mats = usable(x, y)
     c = x.shape[1]
     if mats is None or not _f32_vectors(c, (gamma, beta, moving_mean, moving_var, mean,
@@ -393,8 +404,8 @@ def forward_inference(cp, x, y, gamma, beta, moving_mean, moving_var, eps, mean,
     _kernel(cp, "affine")((blocks,), (threads,),
                           (moving_mean, moving_var, gamma, np.float64(eps), np.int32(c),
                            mean, invstd, scale))
-    _affine_map(cp, _kernel(cp, "normalize", x.dtype), [xm], ym, mean, scale, [beta],
-                xm.shape[0], c)
+    _affine_map(cp, _kernel(cp, "normalize", x.dtype), [xm], ym, mean, scale,
+                [beta, np.int32(relu)], xm.shape[0], c)
     return True
 
 

@@ -12,6 +12,11 @@ the producer's reads only its inputs.
 A fused kernel may decline a call (NotImplemented: oneDNN off, a size below its
 break-even, an unsupported case); the executor then runs the two steps as usual, so
 the intermediate still has its planned buffer.
+
+A producer with more outputs than the one the consumer reads (BatchNorm: its output,
+and the batch mean and inverse deviation its backward reads) fuses when its fused
+kernel says it writes them (``fn.producer_outputs``): the fused call then gets the
+consumer's output followed by the producer's other outputs.
 """
 from ..base import bfloat16
 from ..operator.kernels import lookup_fusion
@@ -48,7 +53,7 @@ def fuse_forward_steps(g, steps, device):
     reads = None
     folded, fused = set(), {}
     for s in steps:
-        if s.node.num_outputs() != 1 or s.nid in folded:
+        if s.nid in folded:
             continue
         e = g.row_ptr[s.nid]
         users = g.users[e]
@@ -59,6 +64,8 @@ def fuse_forward_steps(g, steps, device):
             continue
         fn = lookup_fusion(s.op, nxt.op, device, s.p, nxt.p)
         if fn is None or (g.dtypes[e] == bfloat16 and not getattr(fn, "bfloat16", False)):
+            continue
+        if s.node.num_outputs() != 1 and not getattr(fn, "producer_outputs", False):
             continue
         if reads is None:
             reads = _backward_reads(g)

@@ -101,6 +101,13 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None,
         c.outs = [none_slot if e is None else e for e in then.outs]
         c.req = then.req
         c.fused = s.fn if s.__class__ is FusedStep else None
+        extra = range(0)
+        if c.fused is not None and len(first.outs) > 1:
+            # a multi-output producer's other outputs, which its fused kernel writes
+            c.outs += [none_slot if e is None else e for e in first.outs[1:]]
+            c.req = list(then.req) + list(first.req[1:])
+            extra = range(graph.row_ptr[first.nid] + 1, graph.row_ptr[first.nid + 1]) \
+                if graph is not None else range(0)
         # bfloat16 (and CPU float16) nodes: the runner, which computes them in float32
         # unless a kernel takes the type (see low_precision)
         c.low_precision = graph is not None and low_precision(
@@ -113,7 +120,8 @@ def prepare_forward(steps, none_slot, device, blocked=frozenset(), graph=None,
             _layout(c, (args, [None if e == none_slot else e for e in c.outs]), blocked,
                     [graph.shapes[e] for e in args],
                     [graph.shapes[e] for e in range(graph.row_ptr[then.nid],
-                                                    graph.row_ptr[then.nid + 1])], scheme)
+                                                    graph.row_ptr[then.nid + 1])] +
+                    [graph.shapes[e] for e in extra], scheme)
         else:
             c.lay, c.agnostic, c.convert, c.scheme = None, False, False, scheme
         calls.append(c)
@@ -273,7 +281,7 @@ def _run_forward(calls, vals, octx):
                 octx.req = c.req
                 octx.layout = c.lay
                 if c.fused(octx, c.p, ins[:c.aux0], ins[c.aux0:],
-                           [vals[c.outs[0]]]) is not NotImplemented:
+                           [vals[e] for e in c.outs]) is not NotImplemented:
                     continue
                 a, b = c.then
                 _forward_one(a, vals, octx)

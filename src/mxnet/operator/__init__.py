@@ -20,10 +20,12 @@ if _ilu.find_spec("cupy") is not None:
     # fused optimizer updates (one CuPy ElementwiseKernel per call)
     from .kernels_gpu_optim import register_all as _gpu_optim_register_all
     _gpu_optim_register_all(_register_kernel)
-    # fused elementwise pairs of GPU executors (add -> relu)
+    # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion
+    from .kernels_cudnn import register_fusions as _cudnn_register_fusions
     _gpu_fused_register_all(_register_fusion)
+    _cudnn_register_fusions(_register_fusion)
 
 from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
                      NDArrayOp, get_all_registered_operators)

@@ -53,7 +53,7 @@ from ..backend.cudnn.descriptors import NotSupported
 from .kernels import OutputBuffers
 from .kernels_onednn import _chain, _flags
 
-__all__ = ["register_all", "OPS"]
+__all__ = ["register_all", "register_fusions", "OPS"]
 
 _FLOATS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.float64))
 
@@ -553,6 +553,23 @@ def _bn_check(p, x, params):
 def bn_forward(cp, ctx, p, inputs, aux, out=None):
     """BatchNorm forward on cuDNN: batch statistics in training (moving statistics
     updated with MXNet's momentum rule and the biased variance), else the moving ones."""
+    return _bn_forward(cp, ctx, p, inputs, aux, out)
+
+
+@_guard
+def bn_relu_forward(cp, ctx, p, inputs, aux, out=None):
+    """BatchNorm -> relu as one pass (the fusion table's GPU entry): ``out`` = [the
+    relu's output, BatchNorm's mean, invstd]; the normalised values go through MXNet's
+    relu before they are stored, so the pre-relu output is never written (its
+    backward reads only the relu's output and the statistics). Channels-last data on
+    pymxnet's kernels only; otherwise NotImplemented, and the two run apart."""
+    return _bn_forward(cp, ctx, p, inputs, aux, out, relu=True)
+
+
+bn_relu_forward.producer_outputs = True     # it writes BatchNorm's mean and invstd too
+
+
+def _bn_forward(cp, ctx, p, inputs, aux, out=None, relu=False):
     x, gamma, beta = inputs
     mm, mv = aux
     _op("BatchNorm").infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -575,10 +592,12 @@ def bn_forward(cp, ctx, p, inputs, aux, out=None):
         raise NotSupported("non-contiguous moving statistics")
     if cl and _own_channels_last_bn() and (
             NHWC.forward_training(cp, xc, y, scale, shift, p.eps, mean, invstd,
-                                  (mm, mv, p.momentum)) if training else
+                                  (mm, mv, p.momentum), relu) if training else
             NHWC.forward_inference(cp, xc, y, scale, shift, _c(cp, mm), _c(cp, mv), p.eps,
-                                   mean, invstd)):
+                                   mean, invstd, relu)):
         pass                # pymxnet's NHWC kernels took it
+    elif relu:              # (nothing written yet)
+        raise NotSupported("BatchNorm -> relu fused on channels-last data only")
     elif training:
         K.bn_forward_training(xc.reshape(shape4), y.reshape(shape4), scale, shift, p.eps,
                               mean, invstd)
@@ -723,8 +742,23 @@ for _fn in (conv_backward, deconv_backward):
 # A configuration this cuDNN refuses for bfloat16 declines (one warning) and runs in
 # float32 too.
 for _fn in (conv_forward, conv_backward, pool_forward, pool_backward, bn_forward,
-            bn_backward, act_forward, act_backward):
+            bn_backward, act_forward, act_backward, bn_relu_forward):
     _fn.bfloat16 = True
+
+
+def _bn_relu_on(p_bn, p_act=None):
+    """Whether executors fuse this BatchNorm -> relu (MXNET_GPU_BN_RELU_FUSION=0: never,
+    for comparison)."""
+    return os.environ.get("MXNET_GPU_BN_RELU_FUSION", "1").strip() != "0" and \
+        (p_act is None or getattr(p_act, "act_type", "relu") == "relu")
+
+
+def register_fusions(register_fusion, device="gpu"):
+    """Register BatchNorm -> relu (the ``relu`` operator and Activation(relu)) as
+    ``bn_relu_forward`` for ``device``."""
+    register_fusion("BatchNorm", "relu", device, bn_relu_forward, _bn_relu_on)
+    register_fusion("BatchNorm", "Activation", device, bn_relu_forward, _bn_relu_on)
+    return ["BatchNorm"]
 
 
 def register_all(register_kernel, lookup_kernel=None, device="gpu"):
