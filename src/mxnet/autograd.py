@@ -149,16 +149,31 @@ def _direct_grads(node, need, uses, arrays):
     gradient, whose buffer is a whole dense array of the input's shape and dtype and
     shares no memory with the backward's inputs (``arrays``). The operator then writes
     the gradient there (as MXNet does) instead of into a fresh array that backward()
-    copies over the buffer: a copy and an allocation per gradient. None when there is
-    no such input."""
+    copies over the buffer: a copy and an allocation per gradient. A hybridized block's
+    graph gets such buffers on any device (its executor writes the parameters'
+    gradients into them, as MXNet's CachedOp). None when there is no such input."""
     dests = None
+    # A hybridized block's graph (gluon/_cached_op._GraphOp) takes destinations on any
+    # device, checking them against its own bound arrays (it saves no input values)
+    whole_graph = getattr(node.op, "grads_into_buffers", False)
     for i, (par, wanted) in enumerate(zip(node.parents, need)):
         if not wanted or not isinstance(par[0], VarNode):
             continue
         var = par[0]
         buf = var.grad
         if var.grad_req != REQ_WRITE or uses.get(id(var)) != 1 or buf is None \
-                or buf._sparse or buf._view is not None or node.in_data is None:
+                or buf._sparse or buf._view is not None:
+            continue
+        if whole_graph:
+            d = buf._chunk.data
+            if d is not None and tuple(d.shape) == tuple(node.in_shapes[i]) and \
+                    getattr(getattr(d, "flags", None), "writeable", True):
+                buf.wait_to_write()
+                if dests is None:
+                    dests = [None] * len(node.parents)
+                dests[i] = d
+            continue
+        if node.in_data is None:
             continue
         d, x = buf._chunk.data, node.in_data[i]
         if x is None or type(d) is not _np_ndarray or not d.flags.writeable \

@@ -15,9 +15,11 @@ A replay must see every buffer at the address it was captured with:
 
 * the executor's planned buffers, its own output arrays and its gradient arrays are
   fixed while graphs are on. Each call hands the caller copies of the outputs, so
-  nothing the caller holds is overwritten by a later replay; the gradients are lent
-  (the tape node's ``borrowed_results``, as without graphs: autograd copies them into
-  the variables' gradient buffers before the entry can run again);
+  nothing the caller holds is overwritten by a later replay; the gradients go straight
+  into the variables' gradient buffers where the tape hands them (grad_req 'write',
+  one use: part of the backward graph's key, so a graph only ever writes where it was
+  captured to write), else they are lent (the tape node's ``borrowed_results``:
+  autograd copies them before the entry can run again);
 * inputs whose buffer stayed the same over the warm-up (parameters, auxiliary states)
   are read in place ("alias"); inputs whose buffer changed (data batches) are copied
   into a buffer of ours before each launch ("copy"); auxiliary states in copy mode are
@@ -234,8 +236,9 @@ def runner(cfg, entry):
 class GraphRunner:
     """Runs one bound executor (a CachedOp entry) with graphs once warmed up.
 
-    Keys: ``("fwd", is_train)`` and ``("bwd", is_train, head shapes/dtypes or None)``; the
-    entry itself already stands for one (context, shapes, dtypes, gradient requests).
+    Keys: ``("fwd", is_train)`` and ``("bwd", is_train, head shapes/dtypes or None,
+    gradient array identities)``; the entry itself already stands for one (context,
+    shapes, dtypes, gradient requests).
     """
 
     def __init__(self, entry, backend, cfg):
@@ -443,8 +446,13 @@ class GraphRunner:
         entry = self.entry
         ex = entry.ex
         self.wait_idle()            # the forward's run (it may change this runner's state)
+        # the gradient arrays are where a graph writes: the variables' own buffers when
+        # the tape gave them (gluon/_cached_op._point_grads), else ours; a graph is
+        # replayed only into the arrays it was captured with
         key = ("bwd", bool(is_train),
-               tuple(None if g is None else (g.shape, g.dtype.str) for g in ograds))
+               tuple(None if g is None else (g.shape, g.dtype.str) for g in ograds),
+               tuple(None if g is None else self.backend.ident(g._data)
+                     for g in entry.grads))
         heads = self.heads.get(key)
         if heads is None:
             xp = entry.xp

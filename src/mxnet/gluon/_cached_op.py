@@ -46,7 +46,7 @@ def _point(dst, src):
 class _Entry:
     """One bound executor with the arrays it reads and writes."""
     __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
-                 "out_pos", "xp", "graph")
+                 "out_pos", "xp", "graph", "pointed")
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
@@ -61,6 +61,7 @@ class _Entry:
         self.grads = [zeros(a._shape, ctx, a._dtype) if n else None
                       for a, n in zip(self.args, need)]
         reqs = [REQ_WRITE if n else REQ_NULL for n in need]
+        self.pointed = set()       # gradients written into the variables' buffers
         self.ex = op.symbol.bind(ctx, self.args, args_grad=self.grads, grad_req=reqs,
                                  aux_states=self.aux)
         if op.monitor is not None:
@@ -160,6 +161,13 @@ class _GraphOp(Op):
     backward_uses = ("out_grad",)
     name = "_CachedOp"
     borrowed_results = True
+    # backward takes destinations (runner's ``given``): the gradient buffers of
+    # variables with grad_req 'write' that only this graph feeds (autograd's
+    # _direct_grads); the executor writes those gradients there, as MXNet's CachedOp
+    # writes into the variables' gradient arrays - no copy per parameter and step, and
+    # no second gradient-sized buffer held by the executor
+    writes_outputs = True
+    grads_into_buffers = True
     # the graph's nodes choose their own bfloat16 route; widening the whole backward's
     # head gradients and outputs to float32 first would only add copies
     bfloat16_native = True
@@ -178,8 +186,9 @@ class _GraphOp(Op):
     def outputs(self, p):
         return self.graph.symbol.list_outputs()
 
-    def backward(self, octx, p, ograds, in_data, out_data, aux):
+    def backward(self, octx, p, ograds, in_data, out_data, aux, given=None):
         entry = self.entry
+        _point_grads(entry, given)
         if entry.graph is not None:
             return entry.graph.backward(ograds, octx.is_train, octx.need_grad)
         ctx = entry.ctx
@@ -190,6 +199,38 @@ class _GraphOp(Op):
         for i, g in enumerate(entry.grads):
             out.append(g._read() if g is not None and (need is None or need[i]) else None)
         return out
+
+
+def _point_grads(entry, given):
+    """Point the executor's gradient arrays at the destinations ``given`` (raw arrays
+    or None per argument) that fit: same shape and dtype as the gradient, memory no
+    bound input starts at. They stay pointed (forward refreshes read them; nothing
+    allocates per step) until a backward comes without a destination for them: that
+    one gets a buffer of the executor's own again (allocated when written)."""
+    pointed = entry.pointed
+    if not given and not pointed:
+        return
+    inputs = None
+    for i, g in enumerate(entry.grads):
+        if g is None:
+            continue
+        d = given[i] if given and i < len(given) else None
+        if d is not None and g._chunk.data is not d:
+            if inputs is None:
+                from ..operator.kernels import data_start
+                inputs = {data_start(a._chunk.data) for a in entry.args + entry.aux
+                          if a._chunk.data is not None}
+            if tuple(d.shape) != g._shape or d.dtype != g._dtype or \
+                    not isinstance(d, entry.xp.ndarray) or data_start(d) in inputs:
+                d = None
+            else:
+                g._chunk = Chunk(d)
+                g._view = None
+        if d is not None:
+            pointed.add(i)
+        elif i in pointed:
+            g._chunk = Chunk(None)
+            pointed.discard(i)
 
 
 class CachedOp:
