@@ -12,7 +12,8 @@
 #      (bfloat16), PyTorch eager fp32 and bf16 autocast: samples/s, peak GB (the
 #      one-arena plan's memory against PyTorch's); pymxnet again with the channels-last
 #      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B; and AMP
-#      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu")
+#      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu"), and
+#      with AMP's deferred finite check (MXNET_AMP_ASYNC_OVERFLOW_CHECK=1, "-deferred")
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
@@ -56,7 +57,8 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/operator/test_kernels_gpu_optim.py tests/operator/test_kernels_gpu_multi.py \
     tests/contrib/amp tests/executor/test_cuda_graph.py \
     tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
-    tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py
+    tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py \
+    tests/gluon/test_cached_op_gradients.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -77,6 +79,7 @@ train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 12
 train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 15
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 12
 TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 12
+TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=1 train r50-amp-graphs-deferred 1 pymxnet resnet50 amp 70 4 12
 train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 12
 train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 15
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 12

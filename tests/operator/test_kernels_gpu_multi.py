@@ -47,13 +47,14 @@ def _driver(ns, kname, extra_params, extra_args):
 def host_kernels(tmp_path_factory):
     code = [_translation_unit()]
     for i, (name, dt) in enumerate(SOURCES):
-        code.append(_driver(f"k{i}", M.update_source(name, dt)[0], "", ""))
+        code.append(_driver(f"k{i}", M.update_source(name, dt)[0], ", const float* gate",
+                            ", gate"))
     code.append(_driver(f"k{len(SOURCES)}", M.nonfinite_source()[0], ", float* flag",
                         ", flag"))
     return build(tmp_path_factory.mktemp("emu"), "\n".join(code))
 
 
-def _run_update(lib, name, groups, scalars):
+def _run_update(lib, name, groups, scalars, gate=None):
     """multi_update's packing and launch shape, with the kernel run on the host."""
     dt = groups[0][0].dtype
     sizes = [g[0].size for g in groups]
@@ -62,7 +63,8 @@ def _run_update(lib, name, groups, scalars):
     gx, gy = M.launch_grid(sizes)
     fn = getattr(lib, "emu_" + M.update_source(name, dt)[0])
     fn(ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(M._THREADS),
-       table.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(len(groups)))
+       table.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(len(groups)),
+       None if gate is None else gate.ctypes.data_as(ctypes.c_void_p))
 
 
 def _reference(name, kw, w, g, states):
@@ -99,6 +101,26 @@ def test_update_kernel_equals_the_operator(host_kernels, name, dtype, in_place):
         np.testing.assert_allclose(grp[-1], out, rtol=tol, atol=tol)
         for got, want in zip(grp[2:-1], states):
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("open_", [True, False])
+def test_a_closed_gate_leaves_every_array_alone(host_kernels, open_):
+    """AMP's finite flag as the gate: 0 (an overflowed step) changes nothing, 1 runs the
+    rule as without a gate."""
+    rng = np.random.RandomState(9)
+    w, g, m = (rng.randn(300).astype(np.float32) for _ in range(3))
+    w0, m0 = w.copy(), m.copy()
+    kw = RULE_ARGS["sgd_mom_update"]
+    (want, (want_m,)) = _reference("sgd_mom_update", kw, w, g, [m])
+    gate = np.array([1.0 if open_ else 0.0], np.float32)
+    _run_update(host_kernels, "sgd_mom_update", [[w, g, m, w]],
+                [[kw[p] for p in K.RULES["sgd_mom_update"][0]]], gate)
+    if open_:
+        np.testing.assert_allclose(w, want, rtol=2e-6, atol=2e-7)
+        np.testing.assert_allclose(m, want_m, rtol=2e-6, atol=2e-7)
+    else:
+        np.testing.assert_array_equal(w, w0)
+        np.testing.assert_array_equal(m, m0)
 
 
 NONFINITE_DTYPES = [np.float16, np.float32, np.float64] + ([bfloat16] if bfloat16 else [])
@@ -187,8 +209,8 @@ def test_sgd_list_step_through_the_multi_tensor_kernel(host_kernels, monkeypatch
     the per-weight rule SGD runs on the CPU."""
     from mxnet.optimizer import sgd
 
-    def emulated(xp, name, groups, scalars):
-        _run_update(host_kernels, name, groups, scalars)
+    def emulated(xp, name, groups, scalars, gate=None):
+        _run_update(host_kernels, name, groups, scalars, gate)
         return True
     monkeypatch.setattr(M, "multi_update", emulated)
     rng = np.random.RandomState(2)
@@ -217,10 +239,10 @@ def test_rule_in_place_equals_the_operator_with_out_weight(host_kernels, monkeyp
     operator's body is written into the weight), equals ``adam_update(..., out=w)``."""
     from mxnet.optimizer import _kernel
 
-    def emulated(xp, name, groups, scalars):
+    def emulated(xp, name, groups, scalars, gate=None):
         if not kernel_takes_it:
             return False
-        _run_update(host_kernels, name, groups, scalars)
+        _run_update(host_kernels, name, groups, scalars, gate)
         return True
     monkeypatch.setattr(M, "multi_update", emulated)
     rng = np.random.RandomState(4)

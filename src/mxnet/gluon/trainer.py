@@ -8,6 +8,8 @@ several contexts a 'device'/'local' KVStore sums the gradients; by default the s
 then also runs the optimizer (``update_on_kvstore``) and every context pulls the
 updated weight.
 """
+import os
+
 from .. import optimizer as opt
 from ..atomic_file import write_bytes
 from ..base import InvalidArgumentType, MXNetError
@@ -294,8 +296,32 @@ class Trainer:
 
     def _update(self, ignore_stale_grad=False):
         loss_scaler = getattr(self, "_amp_loss_scaler", None)   # set by amp.init_trainer
-        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
-            return          # inf/NaN gradients under AMP: skip this update
+        gate = None
+        if loss_scaler is not None:
+            gate = self._deferred_check(loss_scaler)
+            if gate is None and loss_scaler.has_overflow(self._params):
+                return      # inf/NaN gradients under AMP: skip this update
+        self._optimizer._gate = gate
+        try:
+            self._apply_updates(ignore_stale_grad)
+        finally:
+            self._optimizer._gate = None
+
+    def _deferred_check(self, loss_scaler):
+        """AMP's finite check without a host wait (MXNET_AMP_ASYNC_OVERFLOW_CHECK=1):
+        the gate the updates read on the GPU (amp.loss_scaler.Gate), or None (the
+        check waits, as MXNet's). Only for updates made here (not on a kvstore) of
+        gradients on one GPU."""
+        if os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "0").strip() != "1" or \
+                (self._kvstore and self._update_on_kvstore):
+            return None
+        contexts = {c for p in self._params if p.grad_req != "null" and p._data is not None
+                    for c in p.list_ctx()}
+        if len(contexts) != 1 or not _deferred_context(next(iter(contexts))):
+            return None
+        return loss_scaler.check_deferred(self._params, self._optimizer)
+
+    def _apply_updates(self, ignore_stale_grad):
         on_kv = self._kvstore and self._update_on_kvstore
         updates = [[] for _ in self._updaters]
         for i, param in enumerate(self._params):
@@ -369,3 +395,9 @@ class Trainer:
                 self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
             return
         self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
+
+
+def _deferred_context(ctx):
+    """Whether AMP's deferred check runs for gradients on ``ctx``: GPUs (where the host
+    would otherwise wait for the whole step each step)."""
+    return ctx.device_typeid == 2

@@ -55,7 +55,10 @@ def update_source(name, dtype):
     """(kernel name, CUDA source) of ``name``'s rule over many weights of ``dtype``.
 
     Table (uint64), n weights: for each array of ``_arrays_of(name)`` n pointers, then
-    n element counts, then per weight the rule's scalars as float64 bit patterns."""
+    n element counts, then per weight the rule's scalars as float64 bit patterns.
+    ``gate``: null, or a device float that, when 0, makes the launch change nothing
+    (AMP's finite flag: the update of an overflowed step is skipped on the device, no
+    host wait)."""
     scalars, states, stmts = RULES[name]
     arrays = _arrays_of(name)
     k, ns = len(arrays), len(scalars)
@@ -64,7 +67,9 @@ def update_source(name, dtype):
             "__device__ __forceinline__ T clip_grad(T x, T bound) {",
             "    return bound < T(0) ? x : (x > bound ? bound : (x < -bound ? -bound : x));",
             "}",
-            f'extern "C" __global__ void {kname}(const unsigned long long* table, int n) {{',
+            f'extern "C" __global__ void {kname}(const unsigned long long* table, int n,',
+            "                                   const float* gate) {",
+            "    if (gate != 0 && gate[0] == 0.0f) return;   /* AMP: an overflowed step */",
             "    const int t = blockIdx.y;",
             f"    const long long size = (long long)table[{k} * n + t];",
             f"    const double* sc = (const double*)(table + {k + 1} * n) + t * {ns};"]
@@ -149,8 +154,10 @@ def _usable(cp, a, dtype, device):
             and a.flags.c_contiguous)
 
 
-def multi_update(cp, name, groups, scalars):
-    """Apply ``RULES[name]`` to many weights, one launch per ``_MAX_ARRAYS`` of them.
+def multi_update(cp, name, groups, scalars, gate=None):
+    """Apply ``RULES[name]`` to many weights, one launch per ``_MAX_ARRAYS`` of them
+    (``gate``: None, or a one-element float32 CuPy array on their device whose 0 makes
+    the launches change nothing).
 
     ``groups``: per weight its arrays in ``_arrays_of(name)`` order (weight, grad,
     states..., destination; the destination may be the weight itself: each element is
@@ -167,6 +174,9 @@ def multi_update(cp, name, groups, scalars):
     if dtype not in _CTYPES:
         return False
     k = len(_arrays_of(name))
+    if gate is not None and not (_usable(cp, gate, np.dtype(np.float32), device)
+                                 and gate.size == 1):
+        return False
     for g in groups:
         if len(g) != k or not all(_usable(cp, a, dtype, device) and a.size == g[0].size
                                   for a in g):
@@ -178,7 +188,9 @@ def multi_update(cp, name, groups, scalars):
         table = update_table(name, [[a.data.ptr for a in g] for g in part], sizes,
                              scalars[start:start + _MAX_ARRAYS])
         with device:
-            kernel(launch_grid(sizes), (_THREADS,), (cp.asarray(table), np.int32(len(part))))
+            kernel(launch_grid(sizes), (_THREADS,),
+                   (cp.asarray(table), np.int32(len(part)),
+                    np.uint64(0) if gate is None else gate))
     return True
 
 

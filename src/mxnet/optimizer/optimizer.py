@@ -57,6 +57,13 @@ class Optimizer:
     param_dict : dict of int to gluon.Parameter, optional
         Parameters whose ``lr_mult``/``wd_mult`` take precedence.
     """
+    # AMP's device-side skip (gluon.trainer with MXNET_AMP_ASYNC_OVERFLOW_CHECK=1): the
+    # gate of the step being applied (amp.loss_scaler.Gate) while the trainer updates;
+    # optimizers whose GPU kernels take it (gates_updates) pass it on, the others have
+    # the Updater ask it (a host wait) before they run
+    _gate = None
+    gates_updates = False
+
 
     opt_registry = {}
 
@@ -274,6 +281,9 @@ class Updater:
         self.aggregate_updates = optimizer.aggregate_num > 0
 
     def __call__(self, index, grad, weight):
+        gate = self.optimizer._gate
+        if gate is not None and not self.optimizer.gates_updates and gate.skip():
+            return          # AMP: this step's gradients overflowed
         if isinstance(index, (list, tuple)):
             indices, grads, weights = list(index), list(grad), list(weight)
         else:

@@ -100,6 +100,15 @@ class SGD(_MomentumSGDBase):
         Update a float32 master copy of float16 weights.
     """
 
+    @property
+    def gates_updates(self):
+        """Every path of SGD's own update honours AMP's gate itself (a subclass that
+        changes the update is gated by the Updater instead)."""
+        cls = type(self)
+        return cls._update_impl is SGD._update_impl and \
+            cls.update is _MomentumSGDBase.update and \
+            cls.update_multi_precision is _MomentumSGDBase.update_multi_precision
+
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(momentum=momentum, **kwargs)
         self.lazy_update = lazy_update
@@ -112,12 +121,15 @@ class SGD(_MomentumSGDBase):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         kw = self._op_kwargs()
+        gate = self._gate
         if not multi_precision and len(weights) > 1:
             # one engine step for the list (on the GPU: one multi-tensor launch)
             plan = self._fused_plan(weights, grads, states)
             if plan is not None:
-                plan.run(lrs, wds, kw)
+                plan.run(lrs, wds, kw, gate)
                 return
+        if gate is not None and gate.skip():
+            return          # AMP: this step's gradients overflowed
         if self._multi_ok(weights, states, multi_precision):
             # one multi_sgd(_mom)_update call for the group, as MXNet's SGD does when
             # aggregating (lists the fused step does not take, or under the profiler)
@@ -222,7 +234,9 @@ class _FusedSGD:
             for w in arrays]
         return views
 
-    def run(self, lrs, wds, kw):
+    def run(self, lrs, wds, kw, gate=None):
+        """The step; ``gate`` (AMP's, or None): on a GPU the multi-tensor kernel reads
+        it on the device, elsewhere it is asked first (a host wait)."""
         clip = kw.get("clip_gradient")
         clip = -1.0 if clip is None else clip
         rescale, momentum = kw["rescale_grad"], kw.get("momentum", 0.0)
@@ -233,9 +247,12 @@ class _FusedSGD:
             ms = [next(moms) if m else None for m in has_mom]
             todo = range(n)
             if xp is not numpy:
-                todo = _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip)
+                todo = _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip,
+                                         None if gate is None else gate.device_flag(xp))
                 if not todo:
                     return
+            if gate is not None and gate.skip():
+                return
             bufs = self._buffers(xp, ws, any(wds))
             for i in todo:
                 _sgd_in_place(xp, ws[i], gs[i], ms[i], lrs[i], wds[i], rescale, momentum,
@@ -244,11 +261,12 @@ class _FusedSGD:
                       checked=True)
 
 
-def _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip):
+def _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip, gate=None):
     """sgd_update's / sgd_mom_update's rule over the weights on a GPU, written into the
     weights (and momenta): one multi-tensor launch for those with momentum, one for
-    those without (operator.kernels_gpu_multi). Returns the indices it could not take
-    (their arrays are not what the kernel takes: float16, strided)."""
+    those without (operator.kernels_gpu_multi; ``gate``: AMP's device flag, 0 skips).
+    Returns the indices it could not take (their arrays are not what the kernel takes:
+    float16, strided)."""
     from ..operator.kernels_gpu_multi import multi_update
     from ..operator.kernels_gpu_optim import RULES
     left = []
@@ -260,7 +278,7 @@ def _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip):
         scalars = [[{"lr": lrs[i], "wd": wds[i], "momentum": momentum,
                      "rescale_grad": rescale, "clip_gradient": clip}[p]
                     for p in RULES[name][0]] for i in idx]
-        if not multi_update(xp, name, groups, scalars):
+        if not multi_update(xp, name, groups, scalars, gate):
             left += idx
     return sorted(left)
 
