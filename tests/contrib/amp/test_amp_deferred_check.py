@@ -13,16 +13,7 @@ import pytest
 import mxnet as mx
 from mxnet import autograd, gluon
 from mxnet.contrib import amp
-from mxnet.contrib.amp import amp as amp_impl
 from mxnet.gluon import trainer as trainer_module
-
-
-@pytest.fixture
-def amp_on():
-    amp_impl._reset()
-    amp.init()
-    yield
-    amp_impl._reset()
 
 
 def _net(ctx=None):

@@ -12,15 +12,6 @@ from mxnet.contrib.amp import amp as amp_impl
 from mxnet.contrib.amp.loss_scaler import LossScaler
 
 
-@pytest.fixture
-def amp_on():
-    """amp.init() for one test only (it patches module functions process-wide)."""
-    amp_impl._reset()
-    amp.init()
-    yield
-    amp_impl._reset()
-
-
 def _net(seed):
     mx.random.seed(seed)
     net = gluon.nn.HybridSequential()
