@@ -15,12 +15,12 @@ from mxnet.gluon import nn
 from executor.test_cuda_graph import FakeBackend
 
 
-def _net(seed=0):
+def _net(seed=0, ctx=None):
     mx.random.seed(seed)
     net = nn.HybridSequential()
     net.add(nn.Dense(8, activation="relu", in_units=5), nn.BatchNorm(in_channels=8),
             nn.Dense(3, in_units=8))
-    net.initialize(mx.init.Xavier())
+    net.initialize(mx.init.Xavier(), ctx=ctx)
     return net
 
 
@@ -28,8 +28,8 @@ def _params(net):
     return [p for p in net.collect_params().values() if p.grad_req != "null"]
 
 
-def _step(net, k):
-    x = mx.nd.array(np.random.RandomState(k).randn(4, 5))
+def _step(net, k, ctx=None):
+    x = mx.nd.array(np.random.RandomState(k).randn(4, 5), ctx=ctx)
     with autograd.record():
         y = (net(x) ** 2).sum()
     y.backward()
@@ -144,3 +144,25 @@ def test_with_graphs_a_new_gradient_buffer_gets_its_own_graph(monkeypatch):
             np.testing.assert_allclose(p.grad().asnumpy(), q.grad().asnumpy(),
                                        rtol=1e-5, atol=1e-6)
     assert len(backend.captures) > captured
+
+
+@pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
+@pytest.mark.parametrize("graphs", ["0", "1"])
+def test_on_gpu_gradients_land_in_the_parameter_buffers(monkeypatch, graphs):
+    """The same on a GPU, with and without CUDA graphs (captured after the warm-up:
+    the replays write into the parameters' buffers)."""
+    monkeypatch.setenv("MXNET_ENABLE_CUDA_GRAPHS", graphs)
+    gpu = mx.gpu(0)
+    net, ref = _net(ctx=gpu), _net(ctx=gpu)
+    net.hybridize(static_alloc=True, static_shape=True)
+    buffers = [p.grad(gpu)._chunk.data for p in _params(net)]
+    for k in range(6):
+        _step(net, k, gpu)
+        _step(ref, k, gpu)
+        for p, q, buf in zip(_params(net), _params(ref), buffers):
+            assert p.grad(gpu)._chunk.data is buf
+            np.testing.assert_allclose(p.grad(gpu).asnumpy(), q.grad(gpu).asnumpy(),
+                                       rtol=1e-4, atol=1e-5)
+    (entry,) = _entries(net)
+    if graphs == "1":
+        assert entry.graph is not None and entry.graph.replays > 0
