@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device check for bfloat16 AMP and the one-arena memory plan (at most ~7 minutes), from
-# the repository root, with .device/wheels carried (ml_dtypes for the device's Python):
+# the repository root, with .device carried (ml_dtypes for the device's Python, MXNet's
+# suite; benchmarks/gpu/prepare_device_dir.sh fills it):
 #   OUT=/tmp/out bash benchmarks/gpu/amp_memory_check.sh
 # Each step runs under its own timeout (cut to what is left of TOTAL_BUDGET); a failing
 # or hanging step does not stop the next. Order = importance:
