@@ -89,6 +89,7 @@ TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resne
 train r18-amp-graphs 1 pymxnet resnet18 amp 30 4 20
 train r18-amp-pytorch 0 pytorch resnet18 amp 25 3 20
 train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
+TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=1 train cnn-amp-graphs-deferred 1 pymxnet cnn amp 25 4 20
 train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
 
 # --- 5. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
