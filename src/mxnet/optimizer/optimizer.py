@@ -64,7 +64,6 @@ class Optimizer:
     _gate = None
     gates_updates = False
 
-
     opt_registry = {}
 
     def __init__(self, rescale_grad=1., param_idx2name=None, wd=0., clip_gradient=None,

@@ -246,9 +246,12 @@ class _FusedSGD:
             gs, ws, moms = arrays[:n], arrays[n:2 * n], iter(arrays[2 * n:])
             ms = [next(moms) if m else None for m in has_mom]
             todo = range(n)
+            flag = None if gate is None or xp is numpy else gate.device_flag(xp)
+            if gate is not None and flag is None and gate.skip():
+                return      # AMP: overflowed (a gate no kernel here can read: asked first)
             if xp is not numpy:
                 todo = _sgd_multi_tensor(xp, ws, gs, ms, lrs, wds, rescale, momentum, clip,
-                                         None if gate is None else gate.device_flag(xp))
+                                         flag)
                 if not todo:
                     return
             if gate is not None and gate.skip():
