@@ -14,7 +14,8 @@
 #      one-arena plan's memory against PyTorch's); pymxnet again with the channels-last
 #      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B; and AMP
 #      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu"), and
-#      with AMP's deferred finite check (MXNET_AMP_ASYNC_OVERFLOW_CHECK=1, "-deferred")
+#      with AMP's finite check waiting each step (MXNET_AMP_ASYNC_OVERFLOW_CHECK=0,
+#      "-synccheck"; the default defers it to the device)
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
@@ -80,7 +81,7 @@ train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 30
 train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 30
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 30
 TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 30
-TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=1 train r50-amp-graphs-deferred 1 pymxnet resnet50 amp 70 4 30
+TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train r50-amp-graphs-synccheck 1 pymxnet resnet50 amp 70 4 30
 train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 30
 train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 30
 TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 30
@@ -89,7 +90,7 @@ TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resne
 train r18-amp-graphs 1 pymxnet resnet18 amp 30 4 20
 train r18-amp-pytorch 0 pytorch resnet18 amp 25 3 20
 train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
-TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=1 train cnn-amp-graphs-deferred 1 pymxnet cnn amp 25 4 20
+TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train cnn-amp-graphs-synccheck 1 pymxnet cnn amp 25 4 20
 train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
 
 # --- 5. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
@@ -98,11 +99,11 @@ step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     --precision amp --out "$OUT"
 grep -E "ms/step|GPU busy|bfloat16 calls|launches," "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
-# the same step with AMP's finite check deferred to the device: the host wait it removes
-step profile-r50-amp-deferred 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
-    MXNET_AMP_ASYNC_OVERFLOW_CHECK=1 "$PY" benchmarks/gpu/profile_step.py --model resnet50 \
+# the same step with AMP's finite check waiting on the host: the wait the default removes
+step profile-r50-amp-synccheck 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
+    MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 "$PY" benchmarks/gpu/profile_step.py --model resnet50 \
     --mode hybridized --steps 2 --precision amp --out "$OUT"
-grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_deferred.txt" 2>/dev/null \
+grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_synccheck.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 6. ResNet-50 without graphs --------------------------------------------------------------------

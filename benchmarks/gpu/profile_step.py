@@ -105,11 +105,12 @@ def main():
     amp_tag = "_amp" if args.precision == "amp" else ""
     graphs_tag = "" if os.environ.get("MXNET_ENABLE_CUDA_GRAPHS", "0") == "1" or \
         args.mode != "hybridized" else "_nographs"
-    # AMP's finite check deferred to the device (trainer): its own report, an A/B
-    deferred_tag = "_deferred" if amp is not None and \
-        os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "0") == "1" else ""
+    # AMP's finite check waiting on the host each step (the default defers it to the
+    # device): its own report, an A/B
+    sync_tag = "_synccheck" if amp is not None and \
+        os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "1") == "0" else ""
     write_report(report, args, f"profile_{args.model}_{args.mode}{amp_tag}{graphs_tag}"
-                               f"{deferred_tag}.txt")
+                               f"{sync_tag}.txt")
 
 
 def widened_ops(step, finish, report):

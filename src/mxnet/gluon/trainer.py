@@ -308,11 +308,13 @@ class Trainer:
             self._optimizer._gate = None
 
     def _deferred_check(self, loss_scaler):
-        """AMP's finite check without a host wait (MXNET_AMP_ASYNC_OVERFLOW_CHECK=1):
-        the gate the updates read on the GPU (amp.loss_scaler.Gate), or None (the
-        check waits, as MXNet's). Only for updates made here (not on a kvstore) of
-        gradients on one GPU."""
-        if os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "0").strip() != "1" or \
+        """AMP's finite check without a host wait (on by default;
+        MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 turns it off): the gate the updates read on the
+        GPU (amp.loss_scaler.Gate), or None (the check waits, as MXNet's). Only for
+        updates made here (not on a kvstore) of gradients on one GPU. On by default
+        since an H100 measured it: ResNet-50 AMP with CUDA graphs 3503 samples/s
+        against 2667 waiting for the flag each step."""
+        if os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "1").strip() == "0" or \
                 (self._kvstore and self._update_on_kvstore):
             return None
         contexts = {c for p in self._params if p.grad_req != "null" and p._data is not None

@@ -57,7 +57,7 @@ class Optimizer:
     param_dict : dict of int to gluon.Parameter, optional
         Parameters whose ``lr_mult``/``wd_mult`` take precedence.
     """
-    # AMP's device-side skip (gluon.trainer with MXNET_AMP_ASYNC_OVERFLOW_CHECK=1): the
+    # AMP's device-side skip (gluon.trainer; MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 off): the
     # gate of the step being applied (amp.loss_scaler.Gate) while the trainer updates;
     # optimizers whose GPU kernels take it (gates_updates) pass it on, the others have
     # the Updater ask it (a host wait) before they run

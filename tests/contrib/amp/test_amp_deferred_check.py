@@ -1,4 +1,4 @@
-"""AMP's deferred finite check (MXNET_AMP_ASYNC_OVERFLOW_CHECK=1, gluon.Trainer with
+"""AMP's deferred finite check (on by default, MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 off; gluon.Trainer with
 amp.loss_scaler.Gate): the trainer starts the check and the update without waiting;
 the update of an overflowed step is skipped on the device (the multi-tensor kernel reads
 the flag; tests/operator/test_kernels_gpu_multi.py) or, where a kernel cannot read it,
@@ -116,14 +116,27 @@ def test_overflowed_step_leaves_weights_and_counts(amp_on, monkeypatch):
     assert tr._optimizer.num_update == 0
 
 
-def test_without_the_switch_the_trainer_checks_at_once(amp_on, monkeypatch):
+def test_switched_off_the_trainer_checks_at_once(amp_on, monkeypatch):
+    monkeypatch.setattr(trainer_module, "_deferred_context", lambda ctx: True)
+    net = _net()
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    amp.init_trainer(tr)
+    monkeypatch.setenv("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "0")
+    assert tr._deferred_check(tr._amp_loss_scaler) is None
+
+
+def test_on_by_default_only_where_the_flag_can_be_read_on_a_device(amp_on, monkeypatch):
     monkeypatch.delenv("MXNET_AMP_ASYNC_OVERFLOW_CHECK", raising=False)
     net = _net()
     tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
     amp.init_trainer(tr)
-    assert tr._deferred_check(tr._amp_loss_scaler) is None
-    monkeypatch.setenv("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "1")
     assert tr._deferred_check(tr._amp_loss_scaler) is None      # a CPU context
+    monkeypatch.setattr(trainer_module, "_deferred_context", lambda ctx: True)
+    with autograd.record():
+        loss = (net(mx.nd.ones((2, 4))) ** 2).sum()
+        with amp.scale_loss(loss, tr) as scaled:
+            scaled.backward()
+    assert tr._deferred_check(tr._amp_loss_scaler) is not None
 
 
 @pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
