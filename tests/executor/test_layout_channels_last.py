@@ -224,3 +224,28 @@ def test_batchnorm_relu_runs_as_one_fused_pass(channels_last_on_cpu, monkeypatch
     assert fused_calls and all(lay is not None for lay in fused_calls)
     # b2 (followed by an addition) runs alone once per step, b1 only fused: no fallback
     assert len([n for n, _ in CALLS if n == "bn_forward"]) == len(fused_calls)
+
+
+def test_convolution_bias_folds_into_the_batchnorm_on_the_gpu_path(channels_last_on_cpu,
+                                                                   monkeypatch):
+    """The GPU executor's whole forward path on the CPU: channels-last entries, the
+    cuDNN adapters, BatchNorm -> relu fused, and the convolutions' biases folded into
+    the BatchNorms after them (executor/bias_fold.py): training equals the plain
+    executor's, and the folded convolutions did run without their bias."""
+    from mxnet.executor import bias_fold
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet()), steps=3)
+    fused = _via_cudnn(KC.bn_relu_forward)
+    fused.bfloat16 = fused.producer_outputs = True
+    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
+    KC.register_fusions(lambda first, second, device, fn, accepts=None:
+                        KT.register_fusion(first, second, device, fused, accepts), "cpu")
+    channels_last_on_cpu()
+    monkeypatch.setattr(bias_fold, "applies", lambda device: True)
+    ex = _bind(small_resnet())
+    _same(train_steps(ex, steps=3), want)
+    folded = [c for c in ex._fcalls if isinstance(c.fused, bias_fold._UnbiasedConvolution)]
+    assert [c.name for c in folded] == ["c1", "c2"]
+    assert all(c.fused.folded[0] for c in folded)
+    assert any(n == "bn_relu_forward" for n, _ in CALLS)

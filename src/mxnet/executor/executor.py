@@ -27,6 +27,8 @@ from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
+from . import bias_fold
+from ..operator.kernels import _TABLE as _KERNEL_TABLE
 from .memory import memory_pass
 from .layout import scheme as layout_scheme
 from . import prepared
@@ -432,9 +434,12 @@ class Executor:
         else:
             calls = self._fcalls
             if self._fcalls_of is not self._fsteps:    # (re)prepared when steps change
-                calls = self._fcalls = prepared.prepare_forward(
+                calls = prepared.prepare_forward(
                     self._fsteps, self._none_slot, _device(self._ctx), self._blocked,
                     self._graph, self._layout)
+                if bias_fold.applies(_device(self._ctx)):
+                    calls = bias_fold.fold_conv_bias(self._graph, calls, _KERNEL_TABLE)
+                self._fcalls = calls
                 self._fcalls_of = self._fsteps
             self._ran_blocked = bool(self._blocked)
             octx = self._octx[is_train]

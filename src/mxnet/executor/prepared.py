@@ -283,10 +283,8 @@ def _run_forward(calls, vals, octx):
                 if c.fused(octx, c.p, ins[:c.aux0], ins[c.aux0:],
                            [vals[e] for e in c.outs]) is not NotImplemented:
                     continue
-                a, b = c.then
-                _forward_one(a, vals, octx)
-                c = b
-                _forward_one(b, vals, octx)
+                for c in c.then:        # declined: the plain call(s) it stands for
+                    _forward_one(c, vals, octx)
                 continue
             _forward_one(c, vals, octx)
     except (MXNetError, NotImplementedError):    # a missing feature keeps its type
