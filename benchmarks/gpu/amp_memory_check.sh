@@ -15,16 +15,19 @@
 #      layout off (MXNET_CUDNN_CHANNELS_LAST=0, the "-nchw" rows): its A/B; and AMP
 #      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu"), and
 #      with AMP's finite check waiting each step (MXNET_AMP_ASYNC_OVERFLOW_CHECK=0,
-#      "-synccheck"; the default defers it to the device)
+#      "-synccheck"; the default defers it to the device), and without the convolution
+#      bias fold (MXNET_GPU_CONV_BIAS_FOLD=0, "-nobiasfold")
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
-#   5. profile of one AMP ResNet-50 step with graphs (where the time goes)
+#   5. profile of one AMP ResNet-50 step with graphs (where the time goes), and of the
+#      seed CNN's (host-bound)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
 #      step (host time; the kernels each operator launches)
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
 #      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
 # Files back in $OUT: summary.txt (read this first), env.log, tests.log, train.log,
-# profile_resnet50_hybridized_amp.txt, profile_resnet50_hybridized_amp_nographs.txt,
+# profile_resnet50_hybridized_amp.txt, profile_cnn_hybridized_amp.txt,
+# profile_resnet50_hybridized_amp_nographs.txt,
 # mxnet_gpu_files.json.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
@@ -60,7 +63,7 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/contrib/amp tests/executor/test_cuda_graph.py \
     tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
     tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py \
-    tests/gluon/test_cached_op_gradients.py
+    tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -79,12 +82,19 @@ train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITER
 # --- 3. ResNet-50 with graphs -----------------------------------------------------------------------
 train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 30
 train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 30
-TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 30
-TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 30
+# A/B rows: each switch of the defaults off (the layout's "-nchw" and "-nobnrelu" rows,
+# measured in session 12's first run, run when AB_ALL=1)
+TRAIN_ENV=MXNET_GPU_CONV_BIAS_FOLD=0 train r50-amp-graphs-nobiasfold 1 pymxnet resnet50 amp 70 4 30
 TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train r50-amp-graphs-synccheck 1 pymxnet resnet50 amp 70 4 30
+if [ "${AB_ALL:-0}" = 1 ]; then
+    TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 30
+    TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 30
+fi
 train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 30
 train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 30
-TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 30
+TRAIN_ENV=MXNET_GPU_CONV_BIAS_FOLD=0 train r50-fp32-graphs-nobiasfold 1 pymxnet resnet50 fp32 70 4 30
+[ "${AB_ALL:-0}" = 1 ] && \
+    TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 30
 
 # --- 4. smaller models, AMP with graphs ---------------------------------------------------------------
 train r18-amp-graphs 1 pymxnet resnet18 amp 30 4 20
@@ -99,18 +109,19 @@ step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     --precision amp --out "$OUT"
 grep -E "ms/step|GPU busy|bfloat16 calls|launches," "$OUT/profile_resnet50_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
-# the same step with AMP's finite check waiting on the host: the wait the default removes
-step profile-r50-amp-synccheck 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
-    MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 "$PY" benchmarks/gpu/profile_step.py --model resnet50 \
-    --mode hybridized --steps 2 --precision amp --out "$OUT"
-grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_synccheck.txt" 2>/dev/null \
+# the seed CNN's AMP step with graphs (host-bound: where its time goes)
+step profile-cnn-amp 40 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
+    "$PY" benchmarks/gpu/profile_step.py --model cnn --mode hybridized --steps 4 \
+    --precision amp --out "$OUT"
+grep -E "ms/step|GPU busy" "$OUT/profile_cnn_hybridized_amp.txt" 2>/dev/null \
     | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 6. ResNet-50 without graphs --------------------------------------------------------------------
 train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
 train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
 # where the no-graph step's host time goes, and which operators launch which kernels
-step profile-r50-amp-nographs 60 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=0 \
+# (session 12's first run has it; NOGRAPH_PROFILE=0 skips it)
+[ "${NOGRAPH_PROFILE:-1}" = 1 ] && step profile-r50-amp-nographs 60 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=0 \
     "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
     --precision amp --attribute --out "$OUT"
 grep -E "ms/step|GPU busy|launches," "$OUT/profile_resnet50_hybridized_amp_nographs.txt" \
