@@ -198,6 +198,16 @@ def test_a_fused_elementwise_pair_keeps_its_group_channels_last(channels_last_on
     assert calls and all(lay is not None for lay in calls)
 
 
+def _fuse_bn_relu_on_cpu(monkeypatch):
+    """The GPU fusion table's BatchNorm -> relu registrations (and their relu test) for
+    the CPU, with the adapter run on the stand-in CuPy."""
+    fused = _via_cudnn(KC.bn_relu_forward)
+    fused.bfloat16 = fused.producer_outputs = True
+    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
+    KC.register_fusions(lambda first, second, device, fn, accepts=None:
+                        KT.register_fusion(first, second, device, fused, accepts), "cpu")
+
+
 def test_batchnorm_relu_runs_as_one_fused_pass(channels_last_on_cpu, monkeypatch):
     """BatchNorm -> relu (``bn_relu_forward`` in the GPU fusion table) on the CPU
     executor with the GPU scheme: its kernels run the pair in one call, writing the
@@ -206,12 +216,7 @@ def test_batchnorm_relu_runs_as_one_fused_pass(channels_last_on_cpu, monkeypatch
     with monkeypatch.context() as m:
         m.setattr(E, "layout_scheme", lambda device: None)
         want = train_steps(_bind(small_resnet()))
-    fused = _via_cudnn(KC.bn_relu_forward)
-    fused.bfloat16 = fused.producer_outputs = True
-    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
-    # the module's own registrations (and their relu test), with the stand-in kernel
-    KC.register_fusions(lambda first, second, device, fn, accepts=None:
-                        KT.register_fusion(first, second, device, fused, accepts), "cpu")
+    _fuse_bn_relu_on_cpu(monkeypatch)
     channels_last_on_cpu()
     ex = _bind(small_resnet())
     ents = _entries(ex, ["b1", "r1"])
@@ -236,11 +241,7 @@ def test_convolution_bias_folds_into_the_batchnorm_on_the_gpu_path(channels_last
     with monkeypatch.context() as m:
         m.setattr(E, "layout_scheme", lambda device: None)
         want = train_steps(_bind(small_resnet()), steps=3)
-    fused = _via_cudnn(KC.bn_relu_forward)
-    fused.bfloat16 = fused.producer_outputs = True
-    monkeypatch.setattr(KT, "_FUSIONS", dict(KT._FUSIONS))
-    KC.register_fusions(lambda first, second, device, fn, accepts=None:
-                        KT.register_fusion(first, second, device, fused, accepts), "cpu")
+    _fuse_bn_relu_on_cpu(monkeypatch)
     channels_last_on_cpu()
     monkeypatch.setattr(bias_fold, "applies", lambda device: True)
     ex = _bind(small_resnet())
