@@ -20,8 +20,9 @@
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes), and of the
 #      seed CNN's (host-bound)
-#   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP), and a profile of its AMP
-#      step (host time; the kernels each operator launches)
+#   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP; with cuDNN graph-API plans,
+#      "-graphapi"; without the bias fold), and a profile of its AMP step (host time; the
+#      kernels each operator launches)
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
 #      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
@@ -63,7 +64,8 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/contrib/amp tests/executor/test_cuda_graph.py \
     tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
     tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py \
-    tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py
+    tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py \
+    tests/backend/cudnn/test_graph_api.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -119,12 +121,25 @@ grep -E "ms/step|GPU busy" "$OUT/profile_cnn_hybridized_amp.txt" 2>/dev/null \
 # --- 6. ResNet-50 without graphs --------------------------------------------------------------------
 train r50-amp-nographs 0 pymxnet resnet50 amp 50 3 8
 train r50-fp32-nographs 0 pymxnet resnet50 fp32 50 3 8
+# convolutions through cached cuDNN graph-API plans (backend/cudnn/graph_api.py, off by
+# default): the legacy calls cost ~0.19 ms of host time each; and the bias fold's A/B
+# without graphs (its moving-mean steps are host time there)
+TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 50 3 8
+TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-fp32-nographs-graphapi 0 pymxnet resnet50 fp32 50 3 8
+TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-graphs-graphapi 1 pymxnet resnet50 amp 70 4 30
+TRAIN_ENV=MXNET_GPU_CONV_BIAS_FOLD=0 train r50-amp-nographs-nobiasfold 0 pymxnet resnet50 amp 50 3 8
 # where the no-graph step's host time goes, and which operators launch which kernels
 # (session 12's first run has it; NOGRAPH_PROFILE=0 skips it)
 [ "${NOGRAPH_PROFILE:-1}" = 1 ] && step profile-r50-amp-nographs 60 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=0 \
     "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
     --precision amp --attribute --out "$OUT"
 grep -E "ms/step|GPU busy|launches," "$OUT/profile_resnet50_hybridized_amp_nographs.txt" \
+    2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+# the same with cuDNN graph-API plans: the host time the legacy calls took
+step profile-r50-amp-nographs-graphapi 60 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=0 \
+    MXNET_CUDNN_GRAPH_API=1 "$PY" benchmarks/gpu/profile_step.py --model resnet50 \
+    --mode hybridized --steps 2 --precision amp --attribute --out "$OUT"
+grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_nographs_graphapi.txt" \
     2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried

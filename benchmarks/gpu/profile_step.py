@@ -109,8 +109,10 @@ def main():
     # device): its own report, an A/B
     sync_tag = "_synccheck" if amp is not None and \
         os.environ.get("MXNET_AMP_ASYNC_OVERFLOW_CHECK", "1") == "0" else ""
+    # convolutions through cuDNN graph-API plans (off by default): an A/B
+    plan_tag = "_graphapi" if os.environ.get("MXNET_CUDNN_GRAPH_API", "0") == "1" else ""
     write_report(report, args, f"profile_{args.model}_{args.mode}{amp_tag}{graphs_tag}"
-                               f"{sync_tag}.txt")
+                               f"{sync_tag}{plan_tag}.txt")
 
 
 def widened_ops(step, finish, report):

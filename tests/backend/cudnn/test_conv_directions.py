@@ -123,3 +123,67 @@ def test_batchnorm_falls_back_to_spatial_where_persistent_is_refused(monkeypatch
     lib.cudnnBatchNormalizationBackward = lambda *a: modes.append(a[1]) or 9
     with pytest.raises(L.CudnnError):                # a refusal of SPATIAL is an error
         K.bn_backward(x, x, x, v, v, v, 1e-3, v, v)
+
+
+class _Plan:
+    """A stand-in graph-API plan: records its runs, or refuses them."""
+
+    def __init__(self, refuse=False):
+        self.workspace, self.failed, self.refuse, self.runs = 0, False, refuse, []
+
+    def run(self, handle, ptrs, ws_ptr):
+        if self.refuse:
+            raise L.CudnnError("cudnnBackendExecute", 3000, "CUDNN_STATUS_NOT_SUPPORTED")
+        self.runs.append((handle, ptrs, ws_ptr))
+
+
+@pytest.fixture
+def planned(fake, monkeypatch):
+    from mxnet.backend.cudnn import graph_api
+    monkeypatch.setenv("MXNET_CUDNN_GRAPH_API", "1")
+    asked = []
+
+    def use(plan):
+        def conv_plan(rt, h, direction, g, tune, limit, ptrs, out=None, accumulate=False):
+            asked.append((direction, ptrs, accumulate))
+            return None if plan is None or plan.failed else plan
+        monkeypatch.setattr(graph_api, "conv_plan", conv_plan)
+        return asked
+    return fake, use
+
+
+@pytest.mark.parametrize("fn, direction", [(K.conv_forward, "fwd"),
+                                           (K.conv_backward_data, "bwd_data"),
+                                           (K.conv_backward_filter, "bwd_filter")])
+def test_with_the_switch_a_plan_runs_instead_of_the_legacy_call(planned, fn, direction):
+    (lib, chosen), use = planned
+    plan = _Plan()
+    asked = use(plan)
+    a, b, c = _Arr(16), _Arr(32), _Arr(48)
+    assert fn(_geo(), a, b, c, "off", 64, accumulate=True) is c
+    assert asked == [(direction, (16, 32, 48), True)]
+    assert plan.runs == [("H", (16, 32, 48), 0)] and lib.calls == [] and chosen == []
+
+
+def test_declined_refused_and_unaligned_calls_take_the_legacy_path(planned):
+    (lib, chosen), use = planned
+    asked = use(None)                       # no plan for this problem
+    K.conv_forward(_geo(), _Arr(16), _Arr(32), _Arr(48), "off", 64)
+    assert len(lib.calls) == 1 and len(asked) == 1
+    refusing = _Plan(refuse=True)
+    asked = use(refusing)                   # refused at run time: legacy, then never again
+    for _ in range(2):
+        K.conv_forward(_geo(), _Arr(16), _Arr(32), _Arr(48), "off", 64)
+    assert refusing.failed and len(lib.calls) == 3
+    plan = _Plan()
+    use(plan)
+    K.conv_forward(_geo(), _Arr(16), _Arr(40), _Arr(48), "off", 64)   # 40: not 16-aligned
+    assert plan.runs == [] and len(lib.calls) == 4
+
+
+def test_without_the_switch_no_plan_is_asked_for(planned, monkeypatch):
+    (lib, chosen), use = planned
+    asked = use(_Plan())
+    monkeypatch.delenv("MXNET_CUDNN_GRAPH_API")
+    K.conv_forward(_geo(), _Arr(16), _Arr(32), _Arr(48), "off", 64)
+    assert asked == [] and len(lib.calls) == 1

@@ -65,6 +65,14 @@ _SIGS = {
     "cudnnCreate": [_pp],
     "cudnnDestroy": [_p],
     "cudnnSetStream": [_p, _p],
+    # the graph (backend) API: backend/cudnn/graph_api.py
+    "cudnnBackendCreateDescriptor": [_i, _pp],
+    "cudnnBackendDestroyDescriptor": [_p],
+    "cudnnBackendFinalize": [_p],
+    "cudnnBackendSetAttribute": [_p, _i, _i, ctypes.c_int64, _p],
+    "cudnnBackendGetAttribute": [_p, _i, _i, ctypes.c_int64,
+                                 ctypes.POINTER(ctypes.c_int64), _p],
+    "cudnnBackendExecute": [_p, _p, _p],
     # tensors / filters
     "cudnnCreateTensorDescriptor": [_pp],
     "cudnnDestroyTensorDescriptor": [_p],

@@ -30,6 +30,7 @@ from ...base import bfloat16
 from ..channel_sum import TYPES as CHANNEL_SUM_TYPES, channel_sum
 from . import _lib as L
 from . import descriptors as D
+from . import graph_api
 from ._runtime import runtime
 
 __all__ = ["conv_forward", "conv_backward_data", "conv_backward_filter",
@@ -272,12 +273,30 @@ _RUN = {"fwd": "cudnnConvolutionForward", "bwd_data": "cudnnConvolutionBackwardD
         "bwd_filter": "cudnnConvolutionBackwardFilter"}
 
 
+def _graph_api_on():
+    """MXNET_CUDNN_GRAPH_API=1: convolutions through cached graph-API plans
+    (backend/cudnn/graph_api.py); off by default until measured on a device."""
+    return os.environ.get("MXNET_CUDNN_GRAPH_API", "0").strip() == "1"
+
+
 def _conv_run(direction, g, a, b, c, tune, workspace_mb, accumulate=False):
     """Run one convolution direction: c = f(a, b) (``accumulate``: c += f(a, b)) with
     the chosen algorithm."""
     rt = runtime()
     h = rt.handle(c.device.id)
     ptrs = (_ptr(a), _ptr(b), _ptr(c))
+    if _graph_api_on() and graph_api.aligned(ptrs):
+        plan = graph_api.conv_plan(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
+                                   c, accumulate)
+        if plan is not None:
+            ws, wsp = _workspace(rt.cupy, plan.workspace)
+            try:
+                plan.run(h, ptrs, wsp)
+                return c
+            except L.CudnnError:    # refused at run time: the legacy call from now on
+                plan.failed = True
+            finally:
+                del ws              # back to the pool after the call is queued
     algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
                                    c if accumulate else None)
     one, zero = D.scalars(g.dtype)
