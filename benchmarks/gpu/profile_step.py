@@ -18,6 +18,7 @@ import os
 import pstats
 import sys
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -99,6 +100,7 @@ def main():
 
     if amp is not None:
         widened_ops(step, finish, report)
+    engine_pushes(step, finish, report)
     kernel_table(step, finish, args.steps, report)
     if args.attribute:
         attribute_kernels(step, finish, report)
@@ -137,6 +139,43 @@ def widened_ops(step, finish, report):
           file=report)
     for (name, direction), n in seen.most_common():
         print(f"   {n:5d}  {name} {direction}", file=report)
+
+
+def engine_pushes(step, finish, report):
+    """The work of one step handed to an engine worker instead of running in the
+    calling thread (dispatch runs GPU work inline when its inputs are idle): its
+    names, and what each waited on; a read that then waits for a worker is a thread
+    hand-off and a GIL round trip on the step's critical path."""
+    from collections import Counter
+    from mxnet import engine
+    eng = engine.get()
+    pushed, waits = Counter(), Counter()
+    push, wait = eng.push_sync, eng.wait_for_var
+
+    def counting_push(fn, ctx, const, mutate, *rest, **kw):
+        name = rest[1] if len(rest) > 1 else kw.get("name", "?")
+        busy = sum(1 for v in list(const) + list(mutate) if v.num_pending)
+        pushed[(str(name), busy)] += 1
+        return push(fn, ctx, const, mutate, *rest, **kw)
+
+    def counting_wait(var):
+        if var.num_pending:
+            waits[traceback.extract_stack(limit=4)[0].name] += 1
+        return wait(var)
+
+    eng.push_sync, eng.wait_for_var = counting_push, counting_wait
+    try:
+        step()
+        finish()
+    finally:
+        del eng.push_sync, eng.wait_for_var
+    print(f"== engine pushes in one step: {sum(pushed.values())} "
+          f"(name, inputs/outputs with pending work)", file=report)
+    for (name, busy), n in pushed.most_common():
+        print(f"   {n:5d}  {name}  pending {busy}", file=report)
+    print(f"== waits for pending work in one step: {sum(waits.values())}", file=report)
+    for frame, n in waits.most_common():
+        print(f"   {n:5d}  {frame}", file=report)
 
 
 def _mx_frames(stack):
