@@ -677,3 +677,28 @@ def test_lent_gradients_are_copied_before_a_later_replay(graphs_on):
         np.testing.assert_allclose(kept_grad[k].asnumpy(), kept_buf[k].asnumpy(),
                                    rtol=1e-5, atol=1e-6)
     assert not np.allclose(kept_grad[0].asnumpy(), kept_grad[2].asnumpy())
+
+
+def test_graph_runs_stay_in_the_calling_thread(graphs_on, monkeypatch):
+    """A replay only queues work on the device: it runs in the caller's thread even for
+    an executor too large for the inline rule (here every one is), so the loss reading
+    its outputs is not pushed to an engine worker after it."""
+    from mxnet import engine
+    monkeypatch.setenv("MXNET_EXEC_INLINE_MAX_BYTES", "0")
+    net = _net()
+    net.hybridize(static_alloc=True, static_shape=True)
+    batches = _batches(8)
+    _train(net, batches[:4])
+    assert graphs_on.captures, "nothing was captured"
+    eng = engine.get()
+    pushed = []
+    push = eng.push_sync
+
+    def counting(fn, ctx, const, mutate, priority=0, name=None):
+        pushed.append(name)
+        return push(fn, ctx, const, mutate, priority, name)
+    monkeypatch.setattr(eng, "push_sync", counting)
+    launched = graphs_on.launched
+    _train(net, batches[4:])
+    assert graphs_on.launched > launched
+    assert "CUDAGraph.forward" not in pushed, pushed
