@@ -29,9 +29,11 @@ class Runtime:
 
     def handle(self, device_id):
         """This thread's handle for ``device_id``, bound to CuPy's current stream."""
-        handles = getattr(self._local, "handles", None)
+        local = self._local
+        handles = getattr(local, "handles", None)
         if handles is None:
-            handles = self._local.handles = {}
+            handles = local.handles = {}
+            local.streams = {}
         h = handles.get(device_id)
         if h is None:
             ptr = ctypes.c_void_p()
@@ -39,7 +41,11 @@ class Runtime:
                 L.check(self.lib, "cudnnCreate", self.lib.cudnnCreate(ctypes.byref(ptr)))
             h = handles[device_id] = ptr.value
         stream = self.cupy.cuda.get_current_stream().ptr
-        L.check(self.lib, "cudnnSetStream", self.lib.cudnnSetStream(h, stream or None))
+        # rebound only when the stream changed (a capture, a user's stream): the handle
+        # is this thread's alone, so nothing else rebinds it in between
+        if local.streams.get(device_id) != stream:
+            L.check(self.lib, "cudnnSetStream", self.lib.cudnnSetStream(h, stream or None))
+            local.streams[device_id] = stream
         return h
 
 
