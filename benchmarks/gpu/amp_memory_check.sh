@@ -16,7 +16,8 @@
 #      without the BatchNorm -> relu fusion (MXNET_GPU_BN_RELU_FUSION=0, "-nobnrelu"), and
 #      with AMP's finite check waiting each step (MXNET_AMP_ASYNC_OVERFLOW_CHECK=0,
 #      "-synccheck"; the default defers it to the device), and without the convolution
-#      bias fold (MXNET_GPU_CONV_BIAS_FOLD=0, "-nobiasfold")
+#      bias fold (MXNET_GPU_CONV_BIAS_FOLD=0, "-nobiasfold"), and with the relu backward
+#      folded into BatchNorm's (MXNET_GPU_BN_RELU_BACKWARD_FUSION=1, "-bnrelubwd")
 #   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes), and of the
 #      seed CNN's (host-bound)
@@ -65,7 +66,8 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/executor/test_layout_channels_last.py tests/operator/test_kernels_gpu_fused.py \
     tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py \
     tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py \
-    tests/backend/cudnn/test_graph_api.py
+    tests/backend/cudnn/test_graph_api.py tests/executor/test_backward_fusion.py \
+    tests/backend/cudnn/test_runtime.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -88,6 +90,8 @@ train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 30
 # measured in session 12's first run, run when AB_ALL=1)
 TRAIN_ENV=MXNET_GPU_CONV_BIAS_FOLD=0 train r50-amp-graphs-nobiasfold 1 pymxnet resnet50 amp 70 4 30
 TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train r50-amp-graphs-synccheck 1 pymxnet resnet50 amp 70 4 30
+# the relu backward folded into BatchNorm's (off by default until measured)
+TRAIN_ENV=MXNET_GPU_BN_RELU_BACKWARD_FUSION=1 train r50-amp-graphs-bnrelubwd 1 pymxnet resnet50 amp 70 4 30
 if [ "${AB_ALL:-0}" = 1 ]; then
     TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-amp-graphs-nchw 1 pymxnet resnet50 amp 70 4 30
     TRAIN_ENV=MXNET_GPU_BN_RELU_FUSION=0 train r50-amp-graphs-nobnrelu 1 pymxnet resnet50 amp 70 4 30
@@ -95,6 +99,7 @@ fi
 train r50-fp32-graphs 1 pymxnet resnet50 fp32 70 4 30
 train r50-fp32-pytorch 0 pytorch resnet50 fp32 40 3 30
 TRAIN_ENV=MXNET_GPU_CONV_BIAS_FOLD=0 train r50-fp32-graphs-nobiasfold 1 pymxnet resnet50 fp32 70 4 30
+TRAIN_ENV=MXNET_GPU_BN_RELU_BACKWARD_FUSION=1 train r50-fp32-graphs-bnrelubwd 1 pymxnet resnet50 fp32 70 4 30
 [ "${AB_ALL:-0}" = 1 ] && \
     TRAIN_ENV=MXNET_CUDNN_CHANNELS_LAST=0 train r50-fp32-graphs-nchw 1 pymxnet resnet50 fp32 70 4 30
 

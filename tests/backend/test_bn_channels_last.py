@@ -300,3 +300,31 @@ def test_on_gpu_equals_numpy(dtype):
     assert B.backward(cp, x, dy, dx, g, mean, invstd, dg, db)
     np.testing.assert_allclose(cp.asnumpy(db), dyh.astype(np.float64).sum(axis=(0, 2, 3)),
                                rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("fix_gamma", [False, True])
+def test_relu_backward_folded_into_the_backward(on_host, dtype, fix_gamma):
+    """BatchNorm -> relu's backward in one: the kernels recompute the stored relu
+    output's sign from x and the statistics, and give exactly what the relu's backward
+    (dy where the stored output is positive, else 0) followed by the plain backward
+    gives."""
+    shape, c = (4, 8, 5, 6), 8
+    x, dy = _data(shape, dtype), _data(shape, dtype, seed=7)
+    gamma = np.ones(c, np.float32) if fix_gamma else _vec(c, 1)
+    beta = (np.random.RandomState(2).standard_normal(c) * 0.5).astype(np.float32)
+    y = _nhwc(np.zeros(shape, dtype))
+    mean, invstd = np.zeros(c, np.float32), np.zeros(c, np.float32)
+    assert B.forward_training(NP_CUPY, x, y, gamma, beta, 1e-3, mean, invstd, relu=True)
+    y64 = y.astype(np.float64)
+    assert (y64 == 0).mean() > 0.2 and (y64 > 0).mean() > 0.2
+    masked = _nhwc(np.where(y64 > 0, dy.astype(np.float64), 0).astype(dtype))
+
+    def grads(d, relu_beta):
+        dx = _nhwc(np.zeros(shape, dtype))
+        dg, db = np.zeros(c, np.float32), np.zeros(c, np.float32)
+        assert B.backward(NP_CUPY, x, d, dx, gamma, mean, invstd, dg, db, relu_beta)
+        return dx, dg, db
+    want, got = grads(masked, None), grads(dy, beta)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.astype(np.float64), w.astype(np.float64))

@@ -250,3 +250,38 @@ def test_convolution_bias_folds_into_the_batchnorm_on_the_gpu_path(channels_last
     assert [c.name for c in folded] == ["c1", "c2"]
     assert all(c.fused.folded[0] for c in folded)
     assert any(n == "bn_relu_forward" for n, _ in CALLS)
+
+
+def test_relu_backward_folds_into_the_batchnorm_backward(channels_last_on_cpu, monkeypatch):
+    """With MXNET_GPU_BN_RELU_BACKWARD_FUSION=1 the GPU path's BatchNorm -> relu pair
+    also runs its backward as one call (executor/backward_fusion.py: BatchNorm's
+    channels-last kernels given the relu output's gradient, masking it themselves), and
+    training equals the plain executor's."""
+    from mxnet.executor import backward_fusion
+    with monkeypatch.context() as m:
+        m.setattr(E, "layout_scheme", lambda device: None)
+        want = train_steps(_bind(small_resnet()), steps=3)
+    _fuse_bn_relu_on_cpu(monkeypatch)
+    fused_bwd = _via_cudnn(KC.bn_relu_backward)
+    monkeypatch.setattr(KT, "_BACKWARD_FUSIONS", {})
+    KC.register_fusions(lambda *a, **k: None, "cpu",
+                        lambda first, second, device, fn, accepts=None:
+                        KT.register_backward_fusion(first, second, device, fused_bwd,
+                                                    accepts))
+    channels_last_on_cpu()
+    monkeypatch.setenv("MXNET_GPU_BN_RELU_BACKWARD_FUSION", "1")
+    ex = _bind(small_resnet())
+    folded = [c for c in ex._bcalls if c.fused is not None]
+    assert [c.name for c in folded] == ["b1"]          # b2 is followed by an addition
+    assert [t.name for t in folded[0].then] == ["r1", "b1"]
+    _same(train_steps(ex, steps=3), want)
+    assert any(n == "bn_relu_backward" for n, _ in CALLS)
+    # declined, the pair runs apart and training is the same
+    monkeypatch.setattr(backward_fusion, "lookup_backward_fusion",
+                        lambda *a: _via_cudnn(KC.bn_relu_backward, decline=True))
+    _same(train_steps(_bind(small_resnet()), steps=3), want)
+    monkeypatch.setattr(backward_fusion, "lookup_backward_fusion",
+                        KT.lookup_backward_fusion)
+    assert any(c.fused is not None for c in _bind(small_resnet())._bcalls)
+    monkeypatch.setenv("MXNET_GPU_BN_RELU_BACKWARD_FUSION", "0")     # the switch
+    assert not any(c.fused is not None for c in _bind(small_resnet())._bcalls)

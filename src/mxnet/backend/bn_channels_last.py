@@ -161,13 +161,36 @@ def _stats(kname):
              "            const float b0 = a0 * a0, b1 = a1 * a1;")
 
 
+# BatchNorm -> relu's backward folded into BatchNorm's (``relu`` set): the gradient
+# ``dy`` is the relu output's, masked where the stored relu output is not positive. That
+# output is recomputed from what the backward reads anyway - x, the saved mean, gamma *
+# invstd (the forward's scale, the same float product), beta - with the normalize
+# kernel's own expression (one fused multiply-add) and rounded through the element type,
+# so the mask is the stored value's sign: y is not read, and no separate relu pass runs.
+_RELU_PARAMS = "const float* gamma, const float* invstd, const float* beta, int relu"
+_RELU_SETUP = """float g0 = 0.0f, g1 = 0.0f, h0 = 0.0f, h1 = 0.0f;
+    if (relu) {{
+        g0 = gamma[{c}] * invstd[{c}];
+        g1 = gamma[{c} + 1] * invstd[{c} + 1];
+        h0 = beta[{c}];
+        h1 = beta[{c} + 1];
+    }}"""
+_RELU_MASK = """if (relu) {{
+            if (!(mx_read(mx_write(fmaf(x0 - m0, g0, h0))) > 0.0f)) {d0} = 0.0f;
+            if (!(mx_read(mx_write(fmaf(x1 - m1, g1, h1))) > 0.0f)) {d1} = 0.0f;
+        }}"""
+
+
 def _grad_stats(kname):
     return _COLUMN_SUMS.format(
-        kname=kname, params="const mx_elem* x, const mx_elem* dy, const float* mean",
-        prologue="const float m0 = mean[2 * p], m1 = mean[2 * p + 1];",
+        kname=kname,
+        params="const mx_elem* x, const mx_elem* dy, const float* mean, " + _RELU_PARAMS,
+        prologue="const float m0 = mean[2 * p], m1 = mean[2 * p + 1];\n        " +
+                 _RELU_SETUP.format(c="2 * p").replace("{{", "{").replace("}}", "}"),
         load="float x0, x1, a0, a1;\n            mx_load2(x, i, x0, x1);\n"
-             "            mx_load2(dy, i, a0, a1);\n"
-             "            const float b0 = a0 * (x0 - m0), b1 = a1 * (x1 - m1);")
+             "            mx_load2(dy, i, a0, a1);\n            " +
+             _RELU_MASK.format(d0="a0", d1="a1").replace("{{", "{").replace("}}", "}") +
+             "\n            const float b0 = a0 * (x0 - m0), b1 = a1 * (x1 - m1);")
 
 
 def _finalize(kname):
@@ -199,10 +222,11 @@ def _normalize(kname):
     setup = """const float m0 = mean[c], m1 = mean[c + 1], s0 = scale[c], s1 = scale[c + 1];
     const float b0 = beta[c], b1 = beta[c + 1];"""
     # relu: MXNet's (maximum(v, 0): NaN stays NaN), for BatchNorm -> relu fused
+    # one fused multiply-add, written out: the folded relu backward recomputes it
     body = """float a, b;
         mx_load2(x, i, a, b);
-        a = (a - m0) * s0 + b0;
-        b = (b - m1) * s1 + b1;
+        a = fmaf(a - m0, s0, b0);
+        b = fmaf(b - m1, s1, b1);
         if (relu) {
             a = (a > 0.0f || a != a) ? a : 0.0f;
             b = (b > 0.0f || b != b) ? b : 0.0f;
@@ -217,15 +241,18 @@ extern "C" __global__ void {kname}(const mx_elem* x, mx_elem* y, long long n_pai
 
 def _grad_input(kname):
     setup = """const float m0 = mean[c], m1 = mean[c + 1], a0 = k1[c], a1 = k1[c + 1];
-    const float b0 = k2[c], b1 = k2[c + 1], e0 = k3[c], e1 = k3[c + 1];"""
+    const float b0 = k2[c], b1 = k2[c + 1], e0 = k3[c], e1 = k3[c + 1];
+    """ + _RELU_SETUP.format(c="c")
     body = """float x0, x1, d0, d1;
         mx_load2(x, i, x0, x1);
         mx_load2(dy, i, d0, d1);
+        """ + _RELU_MASK.format(d0="d0", d1="d1") + """
         mx_store2(dx, i, a0 * d0 + b0 * (x0 - m0) + e0, a1 * d1 + b1 * (x1 - m1) + e1);"""
     return f"""
 extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* dy, mx_elem* dx,
                                    long long n_pairs, int pairs, const float* mean,
-                                   const float* k1, const float* k2, const float* k3) {{""" + \
+                                   const float* k1, const float* k2, const float* k3,
+                                   {_RELU_PARAMS}) {{""" + \
         _GRID_STRIDE.format(setup=setup, body=body) + "}\n"
 
 
@@ -409,17 +436,24 @@ def forward_inference(cp, x, y, gamma, beta, moving_mean, moving_var, eps, mean,
     return True
 
 
-def backward(cp, x, dy, dx, gamma, mean, invstd, dgamma, dbeta):
+def backward(cp, x, dy, dx, gamma, mean, invstd, dgamma, dbeta, relu_beta=None):
     """Training-formula gradients of channels-last ``x`` from the saved statistics:
     float32 ``dgamma``, ``dbeta`` written, ``dx`` (x's layout; None: not wanted) too.
-    False (nothing done) as ``forward_training``."""
+    ``relu_beta``: BatchNorm's beta when a relu followed it in the forward
+    (``forward_training(relu=True)``) and ``dy`` is the relu output's gradient: the
+    relu's backward is folded in (see _RELU_MASK). False (nothing done) as
+    ``forward_training``."""
     mats = usable(x, dy, dx)
     c = x.shape[1]
-    if mats is None or not _f32_vectors(c, (gamma, mean, invstd, dgamma, dbeta)):
+    vectors = (gamma, mean, invstd, dgamma, dbeta) + \
+        (() if relu_beta is None else (relu_beta,))
+    if mats is None or not _f32_vectors(c, vectors):
         return False
     xm, dym, dxm = mats
     rows = xm.shape[0]
-    acc = _column_sums(cp, "grad_stats", x.dtype, [xm, dym], [mean], rows, c)
+    relu = [gamma, invstd, gamma if relu_beta is None else relu_beta,
+            np.int32(relu_beta is not None)]
+    acc = _column_sums(cp, "grad_stats", x.dtype, [xm, dym], [mean] + relu, rows, c)
     k = cp.empty(3 * c, np.float32)
     blocks, threads = _per_channel_blocks(c)
     _kernel(cp, "grad_finalize")((blocks,), (threads,),
@@ -427,5 +461,5 @@ def backward(cp, x, dy, dx, gamma, mean, invstd, dgamma, dbeta):
                                   dbeta, k))
     if dxm is not None:
         _affine_map(cp, _kernel(cp, "grad_input", x.dtype), [xm, dym], dxm, mean, k[:c],
-                    [k[c:2 * c], k[2 * c:]], rows, c)
+                    [k[c:2 * c], k[2 * c:]] + relu, rows, c)
     return True

@@ -27,6 +27,7 @@ from .gradient import gradient_pass
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
+from .backward_fusion import fold_relu_backward
 from . import bias_fold
 from ..operator.kernels import _TABLE as _KERNEL_TABLE
 from .memory import memory_pass
@@ -270,6 +271,8 @@ class Executor:
         self._fcalls = None           # prepared from self._fsteps at the first run
         self._fcalls_of = None
         self._bcalls = self._prepare_bcalls(self._blocked)
+        if self._blocked:           # the fused backward kernels are channels-last ones
+            self._bcalls = fold_relu_backward(self._bcalls, self._none_slot, device)
         self._plain_bcalls = self._bcalls if not self._blocked else None
         self._octx = {flag: runner.op_context(xp, self._ctx, flag) for flag in (False, True)}
         self._sync = bool(env_int("MXNET_EXEC_SYNC", 0))

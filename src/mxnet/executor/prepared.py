@@ -56,10 +56,12 @@ class BwdCall:
     the operator writes itself (None: all of them); ``zeros``: (position, shape, dtype)
     of output gradients nothing sends; ``slow``: run through ``runner.backward``;
     ``low_precision``: the node has bfloat16 (or, on the CPU, float16) arrays (see
-    ``low_precision``)."""
+    ``low_precision``); ``fused``: a kernel standing for more than one backward
+    (executor/backward_fusion.py), with ``then`` the plain calls it replaces, run when
+    it declines."""
     __slots__ = ("op", "p", "name", "key", "body", "wo", "octx", "ograds", "ins", "outd",
                  "aux", "tgts", "req", "given", "zeros", "slow", "out_meta", "lay",
-                 "agnostic", "convert", "low_precision", "scheme")
+                 "agnostic", "convert", "low_precision", "scheme", "fused", "then")
 
 
 def _key(op, device, backward):
@@ -171,6 +173,7 @@ def prepare_backward(ex_bsteps, none_slot, grad_slot, device, blocked=frozenset(
                     shapes, shapes[:1], scheme)
         else:
             c.lay, c.agnostic, c.convert, c.scheme = None, False, False, scheme
+        c.fused = c.then = None
         calls.append(c)
     return calls
 
@@ -299,53 +302,69 @@ def run_backward(calls, vals, is_train):
     c = None
     try:
         for c in calls:
-            octx = c.octx
-            octx.is_train = is_train
-            tgts = [vals[e] for e in c.tgts]
-            if c.ograds is None:
-                ograds = [None] * len(c.outd)
-            else:
-                ograds = [vals[e] for e in c.ograds]
-                if c.zeros:
-                    xp = octx.xp
-                    for i, shape, dtype in c.zeros:
-                        ograds[i] = xp.zeros(shape, dtype)
-            ins = [vals[e] for e in c.ins]
-            outd = [vals[e] for e in c.outd]
-            aux = [vals[e] for e in c.aux]
-            if c.slow:
-                runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
-                                c.out_meta, c.name)
+            if c.fused is not None:
+                if _backward_one(c, vals, is_train, c.fused) is not NotImplemented:
+                    continue
+                for c in c.then:        # declined: the plain calls it stands for
+                    _backward_one(c, vals, is_train)
                 continue
-            octx.layout = c.lay
-            if c.convert:
-                _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
-                continue
-            if c.low_precision and (c.lay is None or c.agnostic):
-                runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
-                                c.out_meta, c.name)
-                continue
-            given = tgts if c.given is None else \
-                [d if w else None for d, w in zip(tgts, c.given)]
-            res = NotImplemented
-            if _KERNELS:
-                kern = _KERNELS.get(c.key)
-                if kern is not None:
-                    # an ``accumulates`` kernel adds into 'add' destinations itself
-                    res = kern(octx, c.p, ograds, ins, outd, aux,
-                               tgts if getattr(kern, "accumulates", False) else given)
-            if res is NotImplemented and c.lay is not None and not c.agnostic:
-                _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
-                continue
-            if res is NotImplemented:
-                res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
-                    c.body(octx, c.p, ograds, ins, outd, aux)
-            if c.given is not None:     # some requests are not plain writes
-                runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
-            else:
-                _settle_unless_written(res, tgts, c, " backward")
+            _backward_one(c, vals, is_train)
     except (MXNetError, NotImplementedError):
         raise
     except Exception as err:
         raise runner.op_error(c.op, c.p, c.octx.in_shapes, err, c.name,
                               "backward") from err
+
+
+def _backward_one(c, vals, is_train, fused=None):
+    """One backward call; with ``fused`` (a fused call's kernel), that kernel only:
+    NotImplemented, nothing written, when it declines."""
+    octx = c.octx
+    octx.is_train = is_train
+    tgts = [vals[e] for e in c.tgts]
+    if c.ograds is None:
+        ograds = [None] * len(c.outd)
+    else:
+        ograds = [vals[e] for e in c.ograds]
+        if c.zeros:
+            xp = octx.xp
+            for i, shape, dtype in c.zeros:
+                ograds[i] = xp.zeros(shape, dtype)
+    ins = [vals[e] for e in c.ins]
+    outd = [vals[e] for e in c.outd]
+    aux = [vals[e] for e in c.aux]
+    if fused is None and c.slow:
+        runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
+                        c.out_meta, c.name)
+        return None
+    octx.layout = c.lay
+    if fused is None and c.convert:
+        _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+        return None
+    if fused is None and c.low_precision and (c.lay is None or c.agnostic):
+        runner.backward(c.op, octx, c.p, ograds, ins, outd, aux, tgts, c.req,
+                        c.out_meta, c.name)
+        return None
+    given = tgts if c.given is None else \
+        [d if w else None for d, w in zip(tgts, c.given)]
+    kern = fused
+    if kern is None and _KERNELS:
+        kern = _KERNELS.get(c.key)
+    res = NotImplemented
+    if kern is not None:
+        # an ``accumulates`` kernel adds into 'add' destinations itself
+        res = kern(octx, c.p, ograds, ins, outd, aux,
+                   tgts if getattr(kern, "accumulates", False) else given)
+    if res is NotImplemented:
+        if fused is not None:
+            return NotImplemented
+        if c.lay is not None and not c.agnostic:
+            _plain_backward(c, octx, ograds, ins, outd, aux, tgts)
+            return None
+        res = c.body(octx, c.p, ograds, ins, outd, aux, given) if c.wo else \
+            c.body(octx, c.p, ograds, ins, outd, aux)
+    if c.given is not None:     # some requests are not plain writes
+        runner._settle(res, tgts, c.req, f"operator {c.op.name} backward")
+    else:
+        _settle_unless_written(res, tgts, c, " backward")
+    return None

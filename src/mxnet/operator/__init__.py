@@ -23,9 +23,10 @@ if _ilu.find_spec("cupy") is not None:
     # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion
+    from .kernels import register_backward_fusion as _register_backward_fusion
     from .kernels_cudnn import register_fusions as _cudnn_register_fusions
     _gpu_fused_register_all(_register_fusion)
-    _cudnn_register_fusions(_register_fusion)
+    _cudnn_register_fusions(_register_fusion, "gpu", _register_backward_fusion)
 
 from .custom import (CustomOp, CustomOpProp, register, PythonOp, NumpyOp,  # noqa: F401
                      NDArrayOp, get_all_registered_operators)

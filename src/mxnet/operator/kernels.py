@@ -37,11 +37,13 @@ from ..base import MXNetError
 from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
-           "register_fusion", "lookup_fusion", "OutputBuffers", "exact_alias", "same_memory"]
+           "register_fusion", "lookup_fusion", "register_backward_fusion",
+           "lookup_backward_fusion", "OutputBuffers", "exact_alias", "same_memory"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
 _FUSIONS = {}   # (first operator name, second operator name, device) -> (fn, accepts)
+_BACKWARD_FUSIONS = {}      # the same, for the pair's backward (executor/backward_fusion)
 
 
 def _canonical(op_name):
@@ -85,6 +87,32 @@ def register_fusion(first, second, device, fn, accepts=None):
         raise MXNetError(f"register_fusion: kernel for {first}+{second} is not callable")
     _FUSIONS[(_canonical(first), _canonical(second), device)] = (fn, accepts)
     return fn
+
+
+def register_backward_fusion(first, second, device, fn, accepts=None):
+    """Run the backward of ``second(first(...))`` as ``fn`` on ``device`` where
+    ``accepts(p_first, p_second)``: ``fn`` is called as ``first``'s backward kernel with
+    ``second``'s output gradient in place of ``first``'s (executor/backward_fusion.py)."""
+    if device not in DEVICES:
+        raise MXNetError(f"register_backward_fusion: device must be one of {DEVICES}, "
+                         f"got {device!r}")
+    if not callable(fn):
+        raise MXNetError(f"register_backward_fusion: kernel for {first}+{second} is not "
+                         "callable")
+    _BACKWARD_FUSIONS[(_canonical(first), _canonical(second), device)] = (fn, accepts)
+    return fn
+
+
+def lookup_backward_fusion(first, second, device, p_first=None, p_second=None):
+    """The kernel registered with register_backward_fusion for ``first`` then
+    ``second`` (Op objects) on ``device`` whose ``accepts`` takes these parameters, or
+    None."""
+    entry = _BACKWARD_FUSIONS.get((first.name, second.name, device)) \
+        if _BACKWARD_FUSIONS else None
+    if entry is None:
+        return None
+    fn, accepts = entry
+    return fn if accepts is None or accepts(p_first, p_second) else None
 
 
 def lookup_fusion(first, second, device, p_first=None, p_second=None):

@@ -617,9 +617,25 @@ def _bn_forward(cp, ctx, p, inputs, aux, out=None, relu=False):
 def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on cuDNN from the statistics the forward used (the training
     formula; use_global_stats keeps the CuPy body)."""
+    return _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad)
+
+
+@_guard
+def bn_relu_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
+    """BatchNorm -> relu's backward as BatchNorm's (executor/backward_fusion.py):
+    ``out_grads[0]`` is the relu output's gradient; pymxnet's channels-last kernels
+    mask it where the relu output (recomputed from x, the statistics and beta) is not
+    positive. Anything else: NotImplemented, and the relu's and BatchNorm's backward
+    run apart."""
+    return _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad, relu=True)
+
+
+def _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad, relu=False):
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
     if p.use_global_stats or dy.dtype != x.dtype:
+        return NotImplemented
+    if relu and not (ctx.layout is not None and x.ndim == 4 and _own_channels_last_bn()):
         return NotImplemented
     shape4, pt = _bn_check(p, x, (gamma, mean, invstd))
     need = _need(ctx, 3)
@@ -642,8 +658,12 @@ def bn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dgamma = g.get(1, (c,), pt) if need[1] else cp.empty(c, pt)
     dbeta = g.get(2, (c,), pt) if need[2] else cp.empty(c, pt)
     mean, invstd = _c(cp, mean), _c(cp, invstd)
-    if not (cl and _own_channels_last_bn() and
-            NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta)):
+    if relu:
+        if not NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta,
+                             _c(cp, inputs[2])):
+            return NotImplemented       # nothing written: the two run apart
+    elif not (cl and _own_channels_last_bn() and
+              NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta)):
         if dxv is None:         # cuDNN writes dx always: a temporary nobody reads
             dxv = cp.empty_like(xv)
         K.bn_backward(xv, dyv, dxv, scale, dgamma, dbeta, p.eps, mean, invstd)
@@ -742,7 +762,7 @@ for _fn in (conv_backward, deconv_backward):
 # A configuration this cuDNN refuses for bfloat16 declines (one warning) and runs in
 # float32 too.
 for _fn in (conv_forward, conv_backward, pool_forward, pool_backward, bn_forward,
-            bn_backward, act_forward, act_backward, bn_relu_forward):
+            bn_backward, act_forward, act_backward, bn_relu_forward, bn_relu_backward):
     _fn.bfloat16 = True
 
 
@@ -753,11 +773,24 @@ def _bn_relu_on(p_bn, p_act=None):
         (p_act is None or getattr(p_act, "act_type", "relu") == "relu")
 
 
-def register_fusions(register_fusion, device="gpu"):
+def _bn_relu_backward_on(p_bn, p_act=None):
+    """Whether executors fold this pair's relu backward into BatchNorm's
+    (MXNET_GPU_BN_RELU_BACKWARD_FUSION=1; off by default until a device run has
+    measured it)."""
+    return os.environ.get("MXNET_GPU_BN_RELU_BACKWARD_FUSION", "0").strip() == "1" and \
+        not p_bn.use_global_stats and \
+        (p_act is None or getattr(p_act, "act_type", "relu") == "relu")
+
+
+def register_fusions(register_fusion, device="gpu", register_backward_fusion=None):
     """Register BatchNorm -> relu (the ``relu`` operator and Activation(relu)) as
-    ``bn_relu_forward`` for ``device``."""
-    register_fusion("BatchNorm", "relu", device, bn_relu_forward, _bn_relu_on)
-    register_fusion("BatchNorm", "Activation", device, bn_relu_forward, _bn_relu_on)
+    ``bn_relu_forward`` for ``device``, and (with ``register_backward_fusion``) its
+    backward as ``bn_relu_backward``."""
+    for second in ("relu", "Activation"):
+        register_fusion("BatchNorm", second, device, bn_relu_forward, _bn_relu_on)
+        if register_backward_fusion is not None:
+            register_backward_fusion("BatchNorm", second, device, bn_relu_backward,
+                                     _bn_relu_backward_on)
     return ["BatchNorm"]
 
 
