@@ -48,6 +48,17 @@ def assert_same_runs(a, b, rtol=1e-5, atol=1e-5):
         np.testing.assert_allclose(xa[k], xb[k], rtol=rtol, atol=atol, err_msg=k)
 
 
+def switch_runs(monkeypatch, env, ctx, data_shape=(4, 3, 16, 16), steps=3):
+    """``train_steps`` of ``small_resnet(16)`` bound on ``ctx`` with environment switch
+    ``env`` off ('0'), then on ('1'): (off's results, the 'on' executor, its results)."""
+    runs = []
+    for value in ("0", "1"):
+        monkeypatch.setenv(env, value)
+        ex = bind_random(small_resnet(channels=16), ctx, data_shape)
+        runs.append((ex, train_steps(ex, steps=steps)))
+    return runs[0][1], runs[1][0], runs[1][1]
+
+
 def small_resnet(channels=16, classes=5):
     """A residual CNN with what a ResNet's executor meets: Convolution, BatchNorm,
     relu, a residual add (r1 read twice: its gradients add), max and global average

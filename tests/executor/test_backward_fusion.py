@@ -11,7 +11,7 @@ import mxnet as mx
 from mxnet.executor import backward_fusion as BF
 from mxnet.executor.prepared import BwdCall
 
-from bound_runs import assert_same_runs, bind_random, small_resnet, train_steps
+from bound_runs import assert_same_runs, switch_runs
 
 NONE = 99
 FUSED = object()
@@ -80,11 +80,6 @@ def test_what_it_leaves(registered, case):
 
 @pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
 def test_on_a_gpu_training_equals_the_unfolded_executor(monkeypatch):
-    def run(fold):
-        monkeypatch.setenv("MXNET_GPU_BN_RELU_BACKWARD_FUSION", "1" if fold else "0")
-        ex = bind_random(small_resnet(channels=16), mx.gpu(0), (4, 3, 16, 16))
-        return ex, train_steps(ex, steps=3)
-    _, want = run(False)
-    ex, got = run(True)
+    want, ex, got = switch_runs(monkeypatch, "MXNET_GPU_BN_RELU_BACKWARD_FUSION", mx.gpu(0))
     assert [c.name for c in ex._bcalls if c.fused is not None] == ["b1"]
     assert_same_runs(got, want, rtol=1e-3, atol=1e-4)

@@ -12,7 +12,7 @@ import mxnet as mx
 from mxnet.executor import bias_fold
 from mxnet.executor.prepared import FwdCall
 
-from bound_runs import assert_same_runs, bind_random, small_resnet, train_steps
+from bound_runs import assert_same_runs, bind_random, small_resnet, switch_runs, train_steps
 
 
 @pytest.fixture
@@ -145,12 +145,7 @@ def test_wrapped_calls_copy_every_slot():
 
 @pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
 def test_on_a_gpu_training_equals_the_unfolded_executor(monkeypatch):
-    def run(fold):
-        monkeypatch.setenv("MXNET_GPU_CONV_BIAS_FOLD", "1" if fold else "0")
-        ex = bind_random(small_resnet(channels=16), mx.gpu(0), (4, 3, 16, 16))
-        return ex, train_steps(ex, steps=3)
-    _, want = run(False)
-    ex, got = run(True)
+    want, ex, got = switch_runs(monkeypatch, "MXNET_GPU_CONV_BIAS_FOLD", mx.gpu(0))
     assert_same_runs(got, want, rtol=1e-3, atol=1e-4)
     folded = [c for c in ex._fcalls if isinstance(c.fused, bias_fold._UnbiasedConvolution)]
     assert [c.name for c in folded] == ["c1", "c2"] and all(c.fused.folded[0] for c in folded)
