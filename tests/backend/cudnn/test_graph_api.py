@@ -168,3 +168,12 @@ def test_on_a_gpu_the_registered_convolution_uses_plans(monkeypatch):
     assert any(p is not G._UNSUPPORTED for g in K._geometries.values()
                for p in getattr(g, "graph_plans", {}).values())
     del cp
+
+
+def test_precompiled_engines_come_before_runtime_compiled_ones(monkeypatch):
+    """A runtime-compiled engine (an NVRTC compile per problem at plan time) is taken
+    only after every precompiled one, the heuristic's order kept within each group."""
+    cfgs = ["a_rtc", "b", "c_rtc", "d"]
+    monkeypatch.setattr(G, "_engine_configs", lambda lib, graph: list(cfgs))
+    monkeypatch.setattr(G, "runtime_compiled", lambda lib, cfg: cfg.endswith("_rtc"))
+    assert G._ordered_configs(None, None) == ["b", "d", "a_rtc", "c_rtc"]

@@ -20,7 +20,8 @@ filter for; a problem no engine configuration takes; a first call inside a CUDA-
 capture (no building or timing there); pointers below the plans' 16-byte alignment.
 
 The algorithm follows MXNet's ``cudnn_tune`` as on the legacy path: 'off' takes the
-first configuration of cuDNN's heuristic (mode A) whose workspace fits the limit;
+first configuration of cuDNN's heuristic (mode A) whose workspace fits the limit
+(engines with precompiled kernels before those that compile one per problem);
 'limited_workspace' and 'fastest' time up to ``_TIMED`` fitting configurations on the
 call's own arrays (each run once untimed first: CUDA loads kernels lazily) and keep the
 fastest. Plans are cached per cuDNN handle (per thread and device, _runtime.py), as a
@@ -38,16 +39,17 @@ from . import descriptors as D
 __all__ = ["conv_plan", "ConvPlan", "tensor", "convolution", "operation", "UIDS"]
 
 # cudnnBackendDescriptorType_t
-_CONVOLUTION, _ENGINECFG, _ENGINEHEUR, _EXECUTION_PLAN = 1, 3, 4, 5
+_CONVOLUTION, _ENGINE, _ENGINECFG, _ENGINEHEUR, _EXECUTION_PLAN = 1, 2, 3, 4, 5
 _OPERATION = {"fwd": 10, "bwd_filter": 11, "bwd_data": 12}
 _OPERATIONGRAPH, _VARIANT_PACK, _TENSOR = 15, 16, 17
 # cudnnBackendAttributeType_t
 T_HANDLE, T_DATA_TYPE, T_INT64, T_FLOAT, T_DOUBLE, T_VOID_PTR = 0, 1, 3, 4, 5, 6
-T_CONVOLUTION_MODE, T_HEUR_MODE, T_BACKEND_DESCRIPTOR = 7, 8, 15
+T_CONVOLUTION_MODE, T_HEUR_MODE, T_BACKEND_DESCRIPTOR, T_BEHAVIOR_NOTE = 7, 8, 15, 19
 # cudnnBackendAttributeName_t
 A_CONV_COMP_TYPE, A_CONV_MODE, A_CONV_DILATIONS, A_CONV_FILTER_STRIDES = 100, 101, 102, 103
 A_CONV_POST_PADDINGS, A_CONV_PRE_PADDINGS, A_CONV_SPATIAL_DIMS = 104, 105, 106
 A_HEUR_MODE, A_HEUR_OPERATION_GRAPH, A_HEUR_RESULTS = 200, 201, 202
+A_CFG_ENGINE, A_ENGINE_BEHAVIOR_NOTE = 300, 1305
 A_PLAN_HANDLE, A_PLAN_ENGINE_CONFIG, A_PLAN_WORKSPACE_SIZE = 400, 401, 402
 A_GRAPH_HANDLE, A_GRAPH_OPS = 800, 801
 A_TENSOR_BYTE_ALIGNMENT, A_TENSOR_DATA_TYPE, A_TENSOR_DIMENSIONS = 900, 901, 902
@@ -66,6 +68,7 @@ X_UID, W_UID, Y_UID = 1, 2, 3
 UIDS = {"fwd": (X_UID, W_UID, Y_UID), "bwd_data": (W_UID, Y_UID, X_UID),
         "bwd_filter": (X_UID, Y_UID, W_UID)}
 HEUR_MODE_A = 3
+BEHAVIOR_NOTE_RUNTIME_COMPILATION, BEHAVIOR_NOTE_COUNT = 0, 5
 CROSS_CORRELATION = 1
 ALIGNMENT = 16
 _TIMED = 8                  # configurations timed by a tuned choice
@@ -242,10 +245,40 @@ def _build(lib, handle, direction, key, accumulate):
     return _operation_graph(lib, handle, op), [x, w, y, conv, op]
 
 
+def runtime_compiled(lib, cfg):
+    """Whether engine configuration ``cfg``'s engine compiles its kernel when a plan is
+    finalized (NVRTC: up to a second per problem; a model has dozens of problems)."""
+    try:
+        engine = Descriptor(lib, _ENGINE)
+        n = ctypes.c_int64(0)
+        ref = ctypes.c_void_p(engine.ptr.value)
+        L.check(lib, "cudnnBackendGetAttribute",
+                lib.cudnnBackendGetAttribute(cfg.ptr, A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1,
+                                             ctypes.byref(n), ctypes.byref(ref)))
+        notes = (ctypes.c_int * BEHAVIOR_NOTE_COUNT)()
+        L.check(lib, "cudnnBackendGetAttribute",
+                lib.cudnnBackendGetAttribute(engine.ptr, A_ENGINE_BEHAVIOR_NOTE,
+                                             T_BEHAVIOR_NOTE, BEHAVIOR_NOTE_COUNT,
+                                             ctypes.byref(n), notes))
+    except L.CudnnError:
+        return False
+    return BEHAVIOR_NOTE_RUNTIME_COMPILATION in notes[:n.value]
+
+
+def _ordered_configs(lib, graph):
+    """The heuristic's configurations, those with precompiled kernels first (the
+    heuristic's order kept within each group): a runtime-compiled engine is taken only
+    where no precompiled one fits, as PyTorch's cuDNN path does by default."""
+    cfgs = _engine_configs(lib, graph)
+    compiled = [runtime_compiled(lib, c) for c in cfgs]
+    return [c for c, rtc in zip(cfgs, compiled) if not rtc] + \
+        [c for c, rtc in zip(cfgs, compiled) if rtc]
+
+
 def _plans(lib, handle, graph, limit):
     """(plan descriptor, workspace bytes) of each configuration that finalizes and fits
-    ``limit`` (None: no limit), in the heuristic's order."""
-    for cfg in _engine_configs(lib, graph):
+    ``limit`` (None: no limit), in ``_ordered_configs``' order."""
+    for cfg in _ordered_configs(lib, graph):
         plan = Descriptor(lib, _EXECUTION_PLAN)
         try:
             plan.set(A_PLAN_HANDLE, T_HANDLE, ctypes.c_void_p, [handle])
