@@ -186,10 +186,10 @@ def _grad_stats(kname):
         kname=kname,
         params="const mx_elem* x, const mx_elem* dy, const float* mean, " + _RELU_PARAMS,
         prologue="const float m0 = mean[2 * p], m1 = mean[2 * p + 1];\n        " +
-                 _RELU_SETUP.format(c="2 * p").replace("{{", "{").replace("}}", "}"),
+                 _RELU_SETUP.format(c="2 * p"),
         load="float x0, x1, a0, a1;\n            mx_load2(x, i, x0, x1);\n"
              "            mx_load2(dy, i, a0, a1);\n            " +
-             _RELU_MASK.format(d0="a0", d1="a1").replace("{{", "{").replace("}}", "}") +
+             _RELU_MASK.format(d0="a0", d1="a1") +
              "\n            const float b0 = a0 * (x0 - m0), b1 = a1 * (x1 - m1);")
 
 

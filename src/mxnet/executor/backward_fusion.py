@@ -10,15 +10,16 @@ backward reads, backend/bn_channels_last.py), so the relu's pass over the gradie
 When the kernel declines, the two plain calls run, as before.
 
 The conditions, on the prepared calls: the relu's data gradient is written by the
-relu's backward alone (a plain write, or in place over the relu output's gradient) and read by the next call alone, as its first
-output gradient; the relu output's gradient exists (not zeros); both calls hold their
+relu's backward alone (a plain write, or in place over the relu output's gradient) and
+read by the next call alone, as its first output gradient; the relu output's gradient exists (not zeros); both calls hold their
 arrays in the device layout (the kernels are channels-last ones). The two calls are
 adjacent, so moving the read of the relu output's gradient from the first to the second
 crosses no other call: the memory plan may have given that buffer to the second call's
 own results, which the fused kernels write element by element after reading them.
 """
+import copy
+
 from ..operator.kernels import lookup_backward_fusion
-from .prepared import BwdCall
 
 __all__ = ["fold_relu_backward"]
 
@@ -63,12 +64,9 @@ def fold_relu_backward(calls, none_slot, device):
 def _fused(b, r, fn):
     """A copy of ``b`` reading the relu output's gradient, with ``fn`` as its kernel
     and the plain pair to fall back on."""
-    c = BwdCall()
-    for name in BwdCall.__slots__:
-        setattr(c, name, getattr(b, name, None))
+    c = copy.copy(b)
     c.ograds = [r.ograds[0]] + list(b.ograds[1:])
     og_flags, *rest = b.lay
     c.lay = ((r.lay[0][0],) + tuple(og_flags[1:]), *rest)
     c.fused, c.then = fn, (r, b)
     return c
-

@@ -23,6 +23,7 @@ convolution's channel axis; its batch mean and variance outputs are read by noth
 its own backward. Monitors and the profiler run the plain steps and see the biased
 output. ``MXNET_GPU_CONV_BIAS_FOLD=0`` turns it off.
 """
+import copy
 import os
 
 from ..operator.params import _make_params
@@ -108,9 +109,7 @@ def _foldable(g, conv, bn, e):
 def _wrapped(c, fn):
     """A copy of forward call ``c`` that tries ``fn`` first and runs ``c`` when it
     declines (prepared.run_forward's fused-call path)."""
-    w = FwdCall()
-    for name in FwdCall.__slots__:
-        setattr(w, name, getattr(c, name, None))
+    w = copy.copy(c)
     w.fused, w.then = fn, (c,)
     return w
 

@@ -78,53 +78,48 @@ def registered_kernels():
     return dict(_TABLE)
 
 
+def _register_pair(table, what, first, second, device, fn, accepts):
+    if device not in DEVICES:
+        raise MXNetError(f"{what}: device must be one of {DEVICES}, got {device!r}")
+    if not callable(fn):
+        raise MXNetError(f"{what}: kernel for {first}+{second} is not callable")
+    table[(_canonical(first), _canonical(second), device)] = (fn, accepts)
+    return fn
+
+
+def _lookup_pair(table, first, second, device, p_first, p_second):
+    entry = table.get((first.name, second.name, device)) if table else None
+    if entry is None:
+        return None
+    fn, accepts = entry
+    return fn if accepts is None or accepts(p_first, p_second) else None
+
+
 def register_fusion(first, second, device, fn, accepts=None):
     """Run ``second(first(...))`` as ``fn`` on ``device`` where ``accepts(p_first,
     p_second)`` (None: always); see the module docstring."""
-    if device not in DEVICES:
-        raise MXNetError(f"register_fusion: device must be one of {DEVICES}, got {device!r}")
-    if not callable(fn):
-        raise MXNetError(f"register_fusion: kernel for {first}+{second} is not callable")
-    _FUSIONS[(_canonical(first), _canonical(second), device)] = (fn, accepts)
-    return fn
+    return _register_pair(_FUSIONS, "register_fusion", first, second, device, fn, accepts)
 
 
 def register_backward_fusion(first, second, device, fn, accepts=None):
     """Run the backward of ``second(first(...))`` as ``fn`` on ``device`` where
     ``accepts(p_first, p_second)``: ``fn`` is called as ``first``'s backward kernel with
     ``second``'s output gradient in place of ``first``'s (executor/backward_fusion.py)."""
-    if device not in DEVICES:
-        raise MXNetError(f"register_backward_fusion: device must be one of {DEVICES}, "
-                         f"got {device!r}")
-    if not callable(fn):
-        raise MXNetError(f"register_backward_fusion: kernel for {first}+{second} is not "
-                         "callable")
-    _BACKWARD_FUSIONS[(_canonical(first), _canonical(second), device)] = (fn, accepts)
-    return fn
+    return _register_pair(_BACKWARD_FUSIONS, "register_backward_fusion", first, second,
+                          device, fn, accepts)
+
+
+def lookup_fusion(first, second, device, p_first=None, p_second=None):
+    """The fused kernel for operators ``first`` then ``second`` (Op objects) on
+    ``device`` whose ``accepts`` takes these parameters, or None."""
+    return _lookup_pair(_FUSIONS, first, second, device, p_first, p_second)
 
 
 def lookup_backward_fusion(first, second, device, p_first=None, p_second=None):
     """The kernel registered with register_backward_fusion for ``first`` then
     ``second`` (Op objects) on ``device`` whose ``accepts`` takes these parameters, or
     None."""
-    entry = _BACKWARD_FUSIONS.get((first.name, second.name, device)) \
-        if _BACKWARD_FUSIONS else None
-    if entry is None:
-        return None
-    fn, accepts = entry
-    return fn if accepts is None or accepts(p_first, p_second) else None
-
-
-def lookup_fusion(first, second, device, p_first=None, p_second=None):
-    """The fused kernel for operators ``first`` then ``second`` (Op objects) on
-    ``device`` whose ``accepts`` takes these parameters, or None."""
-    if not _FUSIONS:
-        return None
-    entry = _FUSIONS.get((first.name, second.name, device))
-    if entry is None:
-        return None
-    fn, accepts = entry
-    return fn if accepts is None or accepts(p_first, p_second) else None
+    return _lookup_pair(_BACKWARD_FUSIONS, first, second, device, p_first, p_second)
 
 
 def data_start(a):

@@ -635,14 +635,14 @@ def _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad, relu=False):
     mean, invstd = outputs[1], outputs[2]
     if p.use_global_stats or dy.dtype != x.dtype:
         return NotImplemented
-    if relu and not (ctx.layout is not None and x.ndim == 4 and _own_channels_last_bn()):
+    cl = ctx.layout is not None and x.ndim == 4
+    if relu and not (cl and _own_channels_last_bn()):
         return NotImplemented
     shape4, pt = _bn_check(p, x, (gamma, mean, invstd))
     need = _need(ctx, 3)
     c = x.shape[1]
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     g = _Out(cp, in_grad, 3, [dy, x, gamma])
-    cl = ctx.layout is not None and x.ndim == 4
     if cl:
         # channels-last: x, dy and dx as NHWC views
         fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
@@ -766,11 +766,16 @@ for _fn in (conv_forward, conv_backward, pool_forward, pool_backward, bn_forward
     _fn.bfloat16 = True
 
 
+def _is_relu(p_act):
+    """The ``relu`` operator (no parameters given) or Activation(act_type='relu')."""
+    return p_act is None or getattr(p_act, "act_type", "relu") == "relu"
+
+
 def _bn_relu_on(p_bn, p_act=None):
     """Whether executors fuse this BatchNorm -> relu (MXNET_GPU_BN_RELU_FUSION=0: never,
     for comparison)."""
     return os.environ.get("MXNET_GPU_BN_RELU_FUSION", "1").strip() != "0" and \
-        (p_act is None or getattr(p_act, "act_type", "relu") == "relu")
+        _is_relu(p_act)
 
 
 def _bn_relu_backward_on(p_bn, p_act=None):
@@ -778,8 +783,7 @@ def _bn_relu_backward_on(p_bn, p_act=None):
     (MXNET_GPU_BN_RELU_BACKWARD_FUSION=1; off by default until a device run has
     measured it)."""
     return os.environ.get("MXNET_GPU_BN_RELU_BACKWARD_FUSION", "0").strip() == "1" and \
-        not p_bn.use_global_stats and \
-        (p_act is None or getattr(p_act, "act_type", "relu") == "relu")
+        not p_bn.use_global_stats and _is_relu(p_act)
 
 
 def register_fusions(register_fusion, device="gpu", register_backward_fusion=None):

@@ -93,11 +93,7 @@ class Descriptor:
         self.set(name, T_BACKEND_DESCRIPTOR, ctypes.c_void_p, [d.ptr.value for d in descs])
 
     def get_int64(self, name):
-        val, n = ctypes.c_int64(0), ctypes.c_int64(0)
-        L.check(self.lib, "cudnnBackendGetAttribute",
-                self.lib.cudnnBackendGetAttribute(self.ptr, name, T_INT64, 1, ctypes.byref(n),
-                                                  ctypes.byref(val)))
-        return val.value
+        return self.get_int64s(name, 1)[0]
 
     def get_int64s(self, name, count):
         arr, n = (ctypes.c_int64 * count)(), ctypes.c_int64(0)
