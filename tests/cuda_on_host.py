@@ -128,11 +128,17 @@ def _kernel_params(src, kname):
     """[(C declaration, name, ctypes type)] of kernel ``kname``'s parameters in ``src``."""
     m = re.search(r'extern "C" __global__ void ' + re.escape(kname) + r"\(([^)]*)\)", src)
     assert m, kname
+    aliases = dict((alias, base.strip()) for base, alias in
+                   re.findall(r"typedef\s+([\w ]+?)\s+(\w+)\s*;", src))
     params = []
     for decl in (d.strip() for d in m.group(1).split(",")):
         name = re.findall(r"\w+", decl)[-1]
         base = decl[:decl.rfind(name)].replace("const", "").strip()
-        params.append((decl, name, ctypes.c_void_p if "*" in base else _CTYPES[base]))
+        if "*" in base:
+            params.append((decl, name, ctypes.c_void_p))
+        else:           # a scalar's type as the driver outside the namespace names it
+            base = aliases.get(base, base)
+            params.append((f"{base} {name}", name, _CTYPES[base]))
     return params
 
 

@@ -18,7 +18,9 @@
 #      "-synccheck"; the default defers it to the device), and without the convolution
 #      bias fold (MXNET_GPU_CONV_BIAS_FOLD=0, "-nobiasfold"), and with the relu backward
 #      folded into BatchNorm's (MXNET_GPU_BN_RELU_BACKWARD_FUSION=1, "-bnrelubwd")
-#   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
+#   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch; the
+#      d2l LSTM / GRU language model with the fused recurrent cells on and off, against
+#      PyTorch's cuDNN layers
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes), and of the
 #      seed CNN's (host-bound)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP; with cuDNN graph-API plans,
@@ -67,7 +69,8 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/backend/test_channel_sum.py tests/backend/test_bn_channels_last.py \
     tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py \
     tests/backend/cudnn/test_graph_api.py tests/executor/test_backward_fusion.py \
-    tests/backend/cudnn/test_runtime.py
+    tests/backend/cudnn/test_runtime.py tests/backend/test_rnn_cells.py \
+    tests/operator/nn/test_rnn.py tests/gluon/rnn
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------
@@ -109,6 +112,24 @@ train r18-amp-pytorch 0 pytorch resnet18 amp 25 3 20
 train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
 TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train cnn-amp-graphs-synccheck 1 pymxnet cnn amp 25 4 20
 train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
+
+# --- 4b. the d2l language model (one LSTM / GRU layer of 256, batch 32, 35 steps), fused
+# recurrent cells (backend/rnn_cells.py) on and off, against PyTorch's cuDNN LSTM / GRU
+rnn() {     # rnn NAME FUSED(0/1) FRAMEWORK CELL [--hybridize]
+    local name=$1 fused=$2 fw=$3 cell=$4
+    shift 4
+    echo "### $name" >> "$OUT/train.log"
+    step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
+        "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
+}
+rnn lstm-fused 1 pymxnet lstm
+rnn lstm-unfused 0 pymxnet lstm
+rnn lstm-fused-hybridized 1 pymxnet lstm --hybridize
+rnn lstm-pytorch 1 pytorch lstm
+rnn gru-fused 1 pymxnet gru
+rnn gru-unfused 0 pymxnet gru
+rnn gru-pytorch 1 pytorch gru
 
 # --- 5. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
 step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \

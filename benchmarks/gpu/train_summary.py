@@ -4,7 +4,7 @@
 
 reads the part of TRAIN_LOG from the line ``### NAME`` to the next ``### `` line (that
 worker's output: its last JSON line is the result) and prints up to three distinct lines mentioning CUDA
-graphs, then samples/s, the peak GPU memory (with the CUDA-graph pool when there is
+graphs, then samples/s (and ms/step when given), the peak GPU memory (with the CUDA-graph pool when there is
 one), the AMP dtype and the final loss, or why there is no result."""
 import json
 import sys
@@ -28,7 +28,9 @@ def main(log, name):
     else:
         mem = res.get("peak used GB") or res.get("peak allocated GB")
         pool = res.get("graph pool GB")
-        print(f"  {name}: {res.get('samples/s', 0):.1f} samples/s, peak GB {mem}"
+        print(f"  {name}: {res.get('samples/s', 0):.1f} samples/s"
+              + (f", {res['ms/step']:.2f} ms/step" if "ms/step" in res else "")
+              + (f", peak GB {mem}" if mem is not None else "")
               + (f" (graph pool {pool:.2f})" if pool else "")
               + (f", amp {res['amp dtype']}" if res.get("amp dtype") else "")
               + f", final loss {res.get('final loss')}")

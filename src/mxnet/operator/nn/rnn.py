@@ -21,6 +21,7 @@ follow cuDNN's semantics (MXNet's CPU kernels ignore both).
 """
 import numpy as np
 
+from ...backend import rnn_cells
 from ...base import MXNetError
 from ..params import Bool, Enum, Float, FloatOrNone, Int, IntOrNone, Schema
 from ..registry import Op, ShapeError, register
@@ -127,14 +128,30 @@ def _clip(xp, c, lo, hi, keep_nan):
 def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
     """Run the recurrence over x (T, N, in), already in processing order, writing the
     reserve views r. Returns the final (h, c)."""
-    T, N, H = plan.T, plan.N, plan.H
-    wx, wh, bx, bh, wr = w
-    x2 = x.reshape(T * N, -1)
+    _project_inputs(xp, plan, x, w, r)
+    steps = rnn_cells.forward_steps if rnn_cells.usable(xp, plan, x.dtype) else _forward_steps
+    return steps(xp, plan, w, h, c, r, mask, clip)
+
+
+def _project_inputs(xp, plan, x, w, r):
+    """Every step's input projection in one matmul, into the reserve: x Wx^T plus the
+    biases that do not depend on the hidden state (GRU's bh does, through r)."""
+    T, N = plan.T, plan.N
+    wx, _, bx, bh, _ = w
+    GH = plan.G * plan.H
+    dst = r["h"] if plan.G == 1 else r["gates"]
+    xp.matmul(x.reshape(T * N, -1), wx.T, out=dst.reshape(T * N, GH))
+    dst += bx if plan.mode == "gru" else bx + bh
+
+
+def _forward_steps(xp, plan, w, h, c, r, mask, clip):
+    """The recurrence with ufuncs, step by step, over the projected inputs in r.
+    Returns the final (h, c)."""
+    T, H = plan.T, plan.H
+    _, wh, _, bh, wr = w
     hs = r["h"]
     if plan.mode == "lstm":
         g_all = r["gates"]
-        xp.matmul(x2, wx.T, out=g_all.reshape(T * N, 4 * H))
-        g_all += bx + bh
         cs = r["c"]
         for t in range(T):
             g = g_all[t]
@@ -160,8 +177,6 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
         return h, c
     if plan.mode == "gru":
         g_all, hns = r["gates"], r["hn"]
-        xp.matmul(x2, wx.T, out=g_all.reshape(T * N, 3 * H))
-        g_all += bx
         for t in range(T):
             g = g_all[t]
             hg = h @ wh.T
@@ -179,8 +194,6 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
             hs[t] = h_new
             h = hs[t]
         return h, None
-    xp.matmul(x2, wx.T, out=hs.reshape(T * N, H))
-    hs += bx + bh
     relu = plan.mode == "rnn_relu"
     for t in range(T):
         a = hs[t]
@@ -199,12 +212,39 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
 def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw):
     """BPTT through one direction. dy (T, N, H) is the gradient of the hidden sequence
     in processing order; dh/dc the gradients of the final states. Accumulates weight
-    gradients into the views dw = (dWx, dWh, dbx, dbh) (or skips them when dw is None).
-    Returns (dx or None, dh0, dc0)."""
-    T, N, H, P = plan.T, plan.N, plan.H, plan.P
-    wx, wh, _, _, wr = w
+    gradients into the views dw = (dWx, dWh, dbx, dbh, dWr) (or skips them when dw is
+    None). Returns (dx or None, dh0, dc0)."""
+    if rnn_cells.usable(xp, plan, x.dtype):
+        dX, dH, dh, dc = rnn_cells.backward_steps(xp, plan, w, h0, c0, r, mask, clip,
+                                                  dy, dh, dc)
+    else:
+        dX, dH, dh, dc = _backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc,
+                                         None if dw is None else dw[4])
+    T, N, P = plan.T, plan.N, plan.P
+    GH = dX.shape[-1]
+    dX2 = dX.reshape(T * N, GH)
+    if dw is not None:
+        dwx, dwh, dbx, dbh, _ = dw
+        dwx += dX2.T @ x.reshape(T * N, -1)
+        dH2 = dH.reshape(T * N, GH)
+        dwh += dH[0].T @ h0
+        if T > 1:
+            dwh += dH2[N:].T @ r["h"][:-1].reshape((T - 1) * N, P)
+        sx = dX2.sum(axis=0)
+        dbx += sx
+        dbh += sx if dH is dX else dH2.sum(axis=0)
+    dx = (dX2 @ w[0]).reshape(T, N, -1) if need_dx else None
+    return dx, dh, dc
+
+
+def _backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc, dwr):
+    """BPTT's step loop with ufuncs. Returns (dX, dH, dh0, dc0): the gradients of the
+    input projections and of the recurrent projections per step (one array for LSTMs
+    and RNNs), and of the initial states; accumulates the projection's weight gradient
+    into dwr (LSTMP, when not None)."""
+    T, N, H = plan.T, plan.N, plan.H
+    _, wh, _, _, wr = w
     hs = r["h"]
-    dwr = dw[4] if dw is not None else None
     dt = hs.dtype
     if plan.mode == "lstm":
         gates, cs = r["gates"], r["c"]
@@ -282,20 +322,7 @@ def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw
                 d[...] = xp.where(m, d, 0)
                 dh_prev = xp.where(m, dh_prev, dh)
             dh = dh_prev
-    GH = dX.shape[-1]
-    dX2 = dX.reshape(T * N, GH)
-    if dw is not None:
-        dwx, dwh, dbx, dbh, _ = dw
-        dwx += dX2.T @ x.reshape(T * N, -1)
-        dH2 = dH.reshape(T * N, GH)
-        dwh += dH[0].T @ h0
-        if T > 1:
-            dwh += dH2[N:].T @ hs[:-1].reshape((T - 1) * N, P)
-        sx = dX2.sum(axis=0)
-        dbx += sx
-        dbh += sx if dH is dX else dH2.sum(axis=0)
-    dx = (dX2 @ wx).reshape(T, N, -1) if need_dx else None
-    return dx, dh, (dc if plan.mode == "lstm" else None)
+    return dX, dH, dh, (dc if plan.mode == "lstm" else None)
 
 
 def _reverse(xp, a, rev):

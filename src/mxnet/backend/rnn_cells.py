@@ -1,0 +1,304 @@
+"""Fused recurrent cells for the ``RNN`` operator on a GPU: one generated CUDA kernel
+per time step instead of a dozen CuPy ufuncs.
+
+The operator (operator/nn/rnn.py) runs its recurrence step by step: per step one
+matmul of the previous hidden state, then the cell's elementwise work. Written with
+ufuncs, that work is ~18 launches per LSTM step forward and ~25 backward (sigmoid as
+four in-place passes, the cell update, copies into the reserve, the mask's ``where``),
+and on a GPU each launch costs more host time than the kernel takes at the sizes
+recurrent models use (d2l's language model: batch 32, 256 units, 35 steps). Here a
+step is the matmul and one kernel, forward and backward, for every mode (LSTM without a
+projection, GRU, relu and tanh RNNs), with sequence-length masks and LSTM state clipping.
+
+The kernels compute what the ufunc body computes, in the same order of operations
+(sigmoid as 0.5 * (1 + tanh(x / 2)); masked entries keep the previous state and get a
+zero gradient; clipping as ``clip`` or, with ``lstm_state_clip_nan``, NaN to the
+bound). The backward carries the part of the hidden state's gradient that does not come
+through the next step's matmul (GRU's z * dh, a masked entry's whole gradient) in a
+separate buffer added to the matmul's output by the next step's kernel, so no ``where``
+is needed. float32 and float64; other types, and LSTMs with a projection, keep the
+ufunc body. The sources use no headers: ``nvcc --ptx`` and a host compiler check them
+without a GPU (tests/cuda_on_host.py), through this module's own launch code.
+
+``MXNET_GPU_RNN_FUSED_CELLS=0`` runs the ufunc body on the GPU as well.
+"""
+import os
+
+import numpy as np
+
+from .cuda_kernels import raw_kernel
+
+__all__ = ["TYPES", "KERNELS", "source", "usable", "forward_steps", "backward_steps"]
+
+_THREADS = 256
+_MAX_BLOCKS = 4096
+TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_MATH = {np.dtype(np.float32): ("float", "tanhf", "fmaxf", "fminf"),
+         np.dtype(np.float64): ("double", "tanh", "fmax", "fmin")}
+
+_PRELUDE = r"""
+typedef {real} real;
+__device__ __forceinline__ real mx_sigmoid(real x) {{
+    return ({tanh}(x * (real)0.5) + (real)1) * (real)0.5;
+}}
+__device__ __forceinline__ real mx_clip(real c, real lo, real hi, int clip_nan) {{
+    if (clip_nan) return {fmin}({fmax}(c, lo), hi);   /* NaN becomes lo */
+    return c < lo ? lo : (c > hi ? hi : c);              /* NaN stays NaN */
+}}
+"""
+
+# Every kernel walks the N * H elements (row n of the batch, unit j) of one step.
+_LOOP = """
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < N * H;
+         e += (long long)gridDim.x * blockDim.x) {
+        const long long n = e / H, j = e - n * H;
+        const int keep = has_mask && !mask[n];       /* past this sequence's end */
+"""
+
+_BODIES = {
+    # gates (N, 4H): in, the input projection with both biases; out, the activated
+    # gates i, f, g, o. hg (N, 4H) = h_prev Wh^T.
+    "lstm_fwd": ("""real* gates, const real* hg, const real* c_prev, const real* h_prev,
+        real* c_out, real* h_out, const unsigned char* mask, int has_mask, int has_clip,
+        real lo, real hi, int clip_nan, long long N, long long H""", """
+        real* g = gates + n * 4 * H;
+        const real* q = hg + n * 4 * H;
+        const real gi = mx_sigmoid(g[j] + q[j]);
+        const real gf = mx_sigmoid(g[H + j] + q[H + j]);
+        const real gg = {tanh}(g[2 * H + j] + q[2 * H + j]);
+        const real go = mx_sigmoid(g[3 * H + j] + q[3 * H + j]);
+        g[j] = gi; g[H + j] = gf; g[2 * H + j] = gg; g[3 * H + j] = go;
+        real c = gf * c_prev[e];
+        c = c + gi * gg;
+        if (has_clip) c = mx_clip(c, lo, hi, clip_nan);
+        real h = {tanh}(c) * go;
+        if (keep) {{ c = c_prev[e]; h = h_prev[e]; }}
+        c_out[e] = c;
+        h_out[e] = h;"""),
+    # dh = dh_mm (the next step's matmul, or the final state's gradient) + carry + dy;
+    # d (N, 4H) the gates' gradients; dc updated in place; carry_out: a masked entry's dh.
+    "lstm_bwd": ("""const real* gates, const real* c_t, const real* c_prev,
+        const real* dh_mm, real* carry, int has_carry, const real* dy, real* dc, real* d,
+        const unsigned char* mask, int has_mask, int has_clip, real lo, real hi,
+        long long N, long long H""", """
+        real dh = dh_mm[e];
+        if (has_carry) dh = dh + carry[e];
+        dh = dh + dy[e];
+        const real* g = gates + n * 4 * H;
+        const real gi = g[j], gf = g[H + j], gg = g[2 * H + j], go = g[3 * H + j];
+        const real c = c_t[e];
+        const real tc = {tanh}(c);
+        real dgo = dh * tc;
+        dgo = dgo * (go * ((real)1 - go));
+        real dcc = dh * go;
+        dcc = dcc * ((real)1 - tc * tc);
+        dcc = dcc + dc[e];
+        if (has_clip) dcc = dcc * (real)((c > lo) && (c < hi));
+        const real dgi = dcc * (gg * gi * ((real)1 - gi));
+        const real dgf = dcc * (c_prev[e] * gf * ((real)1 - gf));
+        const real dgg = dcc * (gi * ((real)1 - gg * gg));
+        real* o = d + n * 4 * H;
+        if (keep) {{
+            o[j] = 0; o[H + j] = 0; o[2 * H + j] = 0; o[3 * H + j] = 0;
+            carry[e] = dh;                       /* dc keeps its value */
+        }} else {{
+            o[j] = dgi; o[H + j] = dgf; o[2 * H + j] = dgg; o[3 * H + j] = dgo;
+            dc[e] = dcc * gf;
+            if (has_mask) carry[e] = 0;
+        }}"""),
+    # gates (N, 3H): in, the input projection with its bias; out, r, z, n.
+    # hg (N, 3H) = h_prev Wh^T without its bias bh; hn_out = W_hn h + b_hn.
+    "gru_fwd": ("""real* gates, const real* hg, const real* bh, const real* h_prev,
+        real* hn_out, real* h_out, const unsigned char* mask, int has_mask,
+        long long N, long long H""", """
+        real* g = gates + n * 3 * H;
+        const real* q = hg + n * 3 * H;
+        const real hr = q[j] + bh[j], hz = q[H + j] + bh[H + j];
+        const real hn = q[2 * H + j] + bh[2 * H + j];
+        const real r = mx_sigmoid(g[j] + hr);
+        const real z = mx_sigmoid(g[H + j] + hz);
+        const real nn = {tanh}(g[2 * H + j] + r * hn);
+        g[j] = r; g[H + j] = z; g[2 * H + j] = nn;
+        hn_out[e] = hn;
+        const real hp = h_prev[e];
+        h_out[e] = keep ? hp : nn + z * (hp - nn);"""),
+    # dX (N, 3H) the gradients of the input projections, dH (N, 3H) of W_h h + b_h;
+    # carry_out: z * dh (a masked entry's whole dh), the part of h_prev's gradient
+    # that does not go through the matmul.
+    "gru_bwd": ("""const real* gates, const real* hn, const real* h_prev,
+        const real* dh_mm, real* carry, int has_carry, const real* dy, real* dX, real* dH,
+        const unsigned char* mask, int has_mask, long long N, long long H""", """
+        real dh = dh_mm[e];
+        if (has_carry) dh = dh + carry[e];
+        dh = dh + dy[e];
+        const real* g = gates + n * 3 * H;
+        const real r = g[j], z = g[H + j], nn = g[2 * H + j];
+        real dnp = dh * ((real)1 - z);
+        dnp = dnp * ((real)1 - nn * nn);
+        const real dr = (dnp * hn[e]) * (r * ((real)1 - r));
+        const real dz = (dh * (h_prev[e] - nn)) * (z * ((real)1 - z));
+        real* x = dX + n * 3 * H;
+        real* y = dH + n * 3 * H;
+        if (keep) {{
+            x[j] = 0; x[H + j] = 0; x[2 * H + j] = 0;
+            y[j] = 0; y[H + j] = 0; y[2 * H + j] = 0;
+            carry[e] = dh;
+        }} else {{
+            x[j] = dr; x[H + j] = dz; x[2 * H + j] = dnp;
+            y[j] = dr; y[H + j] = dz; y[2 * H + j] = dnp * r;
+            carry[e] = dh * z;
+        }}"""),
+    # a (N, H): in, the input projection with both biases; out, the new hidden state.
+    "rnn_fwd": ("""real* a, const real* hg, const real* h_prev, const unsigned char* mask,
+        int has_mask, int relu, long long N, long long H""", """
+        real v = a[e] + hg[e];
+        if (relu) v = (v > (real)0 || v != v) ? v : (real)0;   /* NaN stays NaN */
+        else v = {tanh}(v);
+        a[e] = keep ? h_prev[e] : v;"""),
+    "rnn_bwd": ("""const real* h_t, const real* dh_mm, real* carry, int has_carry,
+        const real* dy, real* d, const unsigned char* mask, int has_mask, int relu,
+        long long N, long long H""", """
+        real dh = dh_mm[e];
+        if (has_carry) dh = dh + carry[e];
+        dh = dh + dy[e];
+        const real h = h_t[e];
+        const real v = relu ? dh * (real)(h > (real)0) : dh * ((real)1 - h * h);
+        if (keep) {{ d[e] = 0; carry[e] = dh; }}
+        else {{ d[e] = v; if (has_mask) carry[e] = 0; }}"""),
+}
+KERNELS = tuple(_BODIES)
+
+
+def source(kind, dtype):
+    """(kernel name, CUDA source) of one step of ``kind`` (a key of KERNELS) for
+    ``dtype``."""
+    dt = np.dtype(dtype)
+    real, tanh, fmax, fmin = _MATH[dt]
+    params, body = _BODIES[kind]
+    kname = f"mxnet_rnn_{kind}_{dt.name}"
+    return kname, (_PRELUDE.format(real=real, tanh=tanh, fmax=fmax, fmin=fmin)
+                   + f'extern "C" __global__ void {kname}({params}) {{'
+                   + _LOOP + body.format(tanh=tanh) + "\n    }\n}\n")
+
+
+def usable(xp, plan, dtype):
+    """Whether the fused cells run this recurrence: CuPy arrays of a type in TYPES,
+    no LSTM projection, and the switch on."""
+    return (xp.__name__ == "cupy" and np.dtype(dtype) in TYPES and not plan.proj
+            and os.environ.get("MXNET_GPU_RNN_FUSED_CELLS", "1") != "0")
+
+
+class _Launcher:
+    """Launches one step's kernel over N * H elements; scalars as the kernel's types."""
+
+    def __init__(self, xp, dtype, N, H):
+        self.xp, self.dt = xp, np.dtype(dtype)
+        self.NH = (np.int64(N), np.int64(H))
+        self.grid = (max(1, min(_MAX_BLOCKS, -(-(N * H) // _THREADS))),)
+
+    def __call__(self, kind, *args):
+        k = raw_kernel(self.xp, ("rnn_cell", kind, self.dt),
+                       lambda: source(kind, self.dt))
+        k(self.grid, (_THREADS,), args + self.NH)
+
+    def real(self, v):
+        return self.dt.type(v)
+
+
+def _flags(mask):
+    """(mask (T, N) as bytes, has_mask) for the kernels (a dummy when there is none)."""
+    if mask is None:
+        return None, np.int32(0)
+    T, N = mask.shape[:2]
+    return mask.reshape(T, N).astype(np.uint8), np.int32(1)
+
+
+def forward_steps(xp, plan, w, h, c, r, mask, clip):
+    """The recurrence of one layer and direction (operator/nn/rnn.py's step loop) over
+    the reserve views r, whose gates (or RNN hidden states) already hold the input
+    projection. Returns the final (h, c)."""
+    T, N, H = plan.T, plan.N, plan.H
+    _, wh, _, bh, _ = w
+    dt = r["h"].dtype
+    run = _Launcher(xp, dt, N, H)
+    masks, has_mask = _flags(mask)
+    h = xp.ascontiguousarray(h)
+    hs = r["h"]
+    hg = xp.empty((N, plan.G * H), dt)
+    if plan.mode == "lstm":
+        c = xp.ascontiguousarray(c)
+        gates, cs = r["gates"], r["c"]
+        lo, hi, clip_nan = clip if clip is not None else (0, 0, False)
+        for t in range(T):
+            xp.matmul(h, wh.T, out=hg)
+            run("lstm_fwd", gates[t], hg, c, h, cs[t], hs[t],
+                hs[t] if masks is None else masks[t], has_mask, np.int32(clip is not None),
+                run.real(lo), run.real(hi), np.int32(bool(clip_nan)))
+            h, c = hs[t], cs[t]
+        return h, c
+    if plan.mode == "gru":
+        bh = xp.ascontiguousarray(bh)
+        for t in range(T):
+            xp.matmul(h, wh.T, out=hg)
+            run("gru_fwd", r["gates"][t], hg, bh, h, r["hn"][t], hs[t],
+                hs[t] if masks is None else masks[t], has_mask)
+            h = hs[t]
+        return h, None
+    relu = np.int32(plan.mode == "rnn_relu")
+    for t in range(T):
+        xp.matmul(h, wh.T, out=hg)
+        run("rnn_fwd", hs[t], hg, h, hs[t] if masks is None else masks[t], has_mask, relu)
+        h = hs[t]
+    return h, None
+
+
+def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
+    """BPTT through the steps of one layer and direction (operator/nn/rnn.py's
+    backward loop): dy (T, N, H) the hidden sequence's gradient in processing order,
+    dh / dc the final states'. Returns (dX, dH, dh0, dc0): the gradients of the input
+    projections and of the recurrent projections per step (the same array for LSTMs
+    and RNNs), and of the initial states."""
+    T, N, H = plan.T, plan.N, plan.H
+    _, wh, _, _, _ = w
+    hs = r["h"]
+    dt = hs.dtype
+    run = _Launcher(xp, dt, N, H)
+    masks, has_mask = _flags(mask)
+    dy = xp.ascontiguousarray(dy)
+    dh_mm = xp.array(dh, dtype=dt, copy=True)       # the matmul's output, step by step
+    carry = xp.zeros((N, H), dt)
+    h0 = xp.ascontiguousarray(h0)
+
+    def flags(t):
+        return (hs[t] if masks is None else masks[t], has_mask)
+
+    if plan.mode == "lstm":
+        gates, cs = r["gates"], r["c"]
+        c0 = xp.ascontiguousarray(c0)
+        dc = xp.array(dc, dtype=dt, copy=True)
+        lo, hi, _ = clip if clip is not None else (0, 0, False)
+        dX = dH = xp.empty((T, N, 4 * H), dt)
+        for t in range(T - 1, -1, -1):
+            run("lstm_bwd", gates[t], cs[t], cs[t - 1] if t else c0, dh_mm, carry,
+                np.int32(has_mask and t < T - 1), dy[t], dc, dX[t], *flags(t),
+                np.int32(clip is not None), run.real(lo), run.real(hi))
+            xp.matmul(dX[t], wh, out=dh_mm)
+    elif plan.mode == "gru":
+        gates, hns = r["gates"], r["hn"]
+        dX = xp.empty((T, N, 3 * H), dt)
+        dH = xp.empty((T, N, 3 * H), dt)
+        dc = None
+        for t in range(T - 1, -1, -1):
+            run("gru_bwd", gates[t], hns[t], hs[t - 1] if t else h0, dh_mm, carry,
+                np.int32(t < T - 1), dy[t], dX[t], dH[t], *flags(t))
+            xp.matmul(dH[t], wh, out=dh_mm)
+        return dX, dH, (dh_mm + carry if T else dh_mm), None
+    else:
+        relu = np.int32(plan.mode == "rnn_relu")
+        dX = dH = xp.empty((T, N, H), dt)
+        dc = None
+        for t in range(T - 1, -1, -1):
+            run("rnn_bwd", hs[t], dh_mm, carry, np.int32(has_mask and t < T - 1), dy[t],
+                dX[t], *flags(t), relu)
+            xp.matmul(dX[t], wh, out=dh_mm)
+    return dX, dH, (dh_mm + carry if has_mask and T else dh_mm), dc

@@ -1,0 +1,170 @@
+"""The fused recurrent cells of the GPU ``RNN`` operator (backend/rnn_cells.py): the
+sources compile with nvcc; run on the host through the module's own launch code
+(tests/cuda_on_host.HostKernels in place of raw_kernel; skipped without g++), the
+operator's outputs, states, reserve and every gradient equal the ufunc body's (the
+reference, itself checked against loops over examples and numeric gradients in
+tests/operator/nn/test_rnn.py) for every mode, with stacked bidirectional layers,
+dropout, sequence lengths and LSTM state clipping; one kernel launch per step. On a GPU
+(skipped without one) the fused cells equal the ufunc body and the CPU."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import autograd
+from mxnet.backend import rnn_cells as RC
+
+from cuda_on_host import compile_ptx, translation_unit
+
+GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+def test_sources_compile_with_nvcc(tmp_path):
+    sources = [RC.source(k, dt) for k in RC.KERNELS for dt in RC.TYPES]
+    ptx = compile_ptx(tmp_path, translation_unit(src for _, src in sources))
+    for kname, _ in sources:
+        assert kname in ptx
+
+
+def test_usable_only_for_cupy_float_types_without_a_projection(monkeypatch):
+    import types
+    cupy_like = types.SimpleNamespace(__name__="cupy")
+    plan = types.SimpleNamespace(proj=False)
+    assert RC.usable(cupy_like, plan, np.float32) and RC.usable(cupy_like, plan, np.float64)
+    assert not RC.usable(np, plan, np.float32)
+    assert not RC.usable(cupy_like, plan, np.float16)
+    assert not RC.usable(cupy_like, types.SimpleNamespace(proj=True), np.float32)
+    monkeypatch.setenv("MXNET_GPU_RNN_FUSED_CELLS", "0")
+    assert not RC.usable(cupy_like, plan, np.float32)
+
+
+@pytest.fixture
+def cells_on_host(monkeypatch, host_raw_kernels):
+    """Turns the fused cells on for NumPy arrays, their kernels compiled for the host;
+    returns a switch back to the ufunc body."""
+    monkeypatch.setattr(RC, "raw_kernel", host_raw_kernels)
+    fused = {"on": True}
+    plain = RC.usable
+
+    def usable(xp, plan, dtype):
+        return fused["on"] and np.dtype(dtype) in RC.TYPES and not plan.proj
+
+    monkeypatch.setattr(RC, "usable", usable)
+    assert plain is not usable
+    return fused
+
+
+def _n_params(mode, I, H, L, D):
+    G = GATES[mode]
+    return sum(D * (G * H * ((I if l == 0 else D * H) + H) + 2 * G * H) for l in range(L))
+
+
+def _run(mode, dtype, L, bidir, lens, clip, p_drop, seed=3):
+    """The operator's visible outputs and input gradients (autograd, a random
+    head gradient on every output)."""
+    T, N, I, H = 5, 3, 4, 3
+    D = 2 if bidir else 1
+    rs = np.random.RandomState(seed)
+    host = [rs.uniform(-1, 1, (T, N, I)), rs.uniform(-0.6, 0.6, _n_params(mode, I, H, L, D)),
+            rs.uniform(-1, 1, (L * D, N, H))]
+    if mode == "lstm":
+        host.append(rs.uniform(-1, 1, (L * D, N, H)) * 2)
+    args = [mx.nd.array(a, dtype=dtype) for a in host]
+    kw = dict(mode=mode, state_size=H, num_layers=L, bidirectional=bidir,
+              state_outputs=True, p=p_drop)
+    if clip is not None:
+        kw.update(lstm_state_clip_min=clip[0], lstm_state_clip_max=clip[1],
+                  lstm_state_clip_nan=clip[2])
+    if lens is not None:
+        kw["use_sequence_length"] = True
+    for a in args:
+        a.attach_grad()
+    extra = [mx.nd.array(lens, dtype="int32")] if lens is not None else []
+    mx.random.seed(11)
+    with autograd.record():
+        outs = mx.nd.RNN(*args, *extra, **kw)
+        heads = [mx.nd.array(rs.uniform(-1, 1, o.shape), dtype=dtype) for o in outs]
+        loss = sum((o * h).sum() for o, h in zip(outs, heads))
+    loss.backward()
+    return [o.asnumpy() for o in outs] + [a.grad.asnumpy() for a in args]
+
+
+CASES = [(mode, L, bidir, lens, clip, p)
+         for mode in GATES
+         for L, bidir, lens, clip, p in [(1, False, None, None, 0.0),
+                                         (2, True, None, None, 0.4),
+                                         (2, True, [5, 2, 0], None, 0.0)]] + [
+    ("lstm", 1, False, None, (-0.3, 0.5, False), 0.0),
+    ("lstm", 2, True, [4, 5, 1], (-0.4, 0.4, True), 0.0),
+]
+
+
+def _ids(case):
+    mode, L, bidir, lens, clip, p = case
+    return f"{mode}-L{L}{'-bi' if bidir else ''}{'-lens' if lens else ''}" \
+           f"{'-clip' if clip else ''}{'-nan' if clip and clip[2] else ''}" \
+           f"{'-drop' if p else ''}"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_fused_cells_equal_the_ufunc_body(cells_on_host, host_raw_kernels, case, dtype):
+    mode, L, bidir, lens, clip, p = case
+    before = sum(len(k.launches) for k in host_raw_kernels.kernels.values())
+    fused = _run(mode, dtype, L, bidir, lens, clip, p)
+    launches = sum(len(k.launches) for k in host_raw_kernels.kernels.values()) - before
+    cells_on_host["on"] = False
+    plain = _run(mode, dtype, L, bidir, lens, clip, p)
+    D = 2 if bidir else 1
+    assert launches == 2 * 5 * L * D          # one kernel per step, forward and backward
+    tol = dict(rtol=2e-5, atol=2e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-13)
+    names = ["output", "h_out", "c_out"][:3 if mode == "lstm" else 2] + \
+        ["d_data", "d_params", "d_h0", "d_c0"][:4 if mode == "lstm" else 3]
+    assert len(fused) == len(plain) == len(names)
+    for name, a, b in zip(names, fused, plain):
+        assert a.dtype == b.dtype == np.dtype(dtype), name
+        np.testing.assert_allclose(a, b, err_msg=name, **tol)
+        assert np.abs(b).max() > 0, name          # the comparison is not of zeros
+
+
+@pytest.mark.parametrize("clip_nan", [False, True])
+def test_clipping_nan_state_as_the_ufunc_body(cells_on_host, clip_nan):
+    """A NaN in the initial cell state: clipped to the bound with lstm_state_clip_nan,
+    kept otherwise, in both bodies."""
+    T, N, I, H = 3, 2, 2, 2
+    rs = np.random.RandomState(5)
+    x = mx.nd.array(rs.uniform(-1, 1, (T, N, I)))
+    params = mx.nd.array(rs.uniform(-0.5, 0.5, _n_params("lstm", I, H, 1, 1)))
+    h0 = mx.nd.array(rs.uniform(-1, 1, (1, N, H)))
+    c0 = rs.uniform(-1, 1, (1, N, H))
+    c0[0, 1, 0] = np.nan
+    c0 = mx.nd.array(c0)
+    kw = dict(mode="lstm", state_size=H, num_layers=1, state_outputs=True,
+              lstm_state_clip_min=-0.2, lstm_state_clip_max=0.2, lstm_state_clip_nan=clip_nan)
+    fused = [o.asnumpy() for o in mx.nd.RNN(x, params, h0, c0, **kw)]
+    cells_on_host["on"] = False
+    plain = [o.asnumpy() for o in mx.nd.RNN(x, params, h0, c0, **kw)]
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7, equal_nan=True)
+    assert np.isnan(fused[2]).any() != clip_nan
+
+
+# --- on a GPU ------------------------------------------------------------------------------
+gpu = pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
+
+
+@gpu
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_gpu_fused_cells_equal_the_ufunc_body_and_the_cpu(monkeypatch, case):
+    mode, L, bidir, lens, clip, p = case
+    if p:
+        pytest.skip("dropout masks differ between devices")
+
+    def on(ctx, switch):
+        monkeypatch.setenv("MXNET_GPU_RNN_FUSED_CELLS", switch)
+        with mx.Context(ctx):
+            return _run(mode, "float64", L, bidir, lens, clip, p)
+
+    fused, plain, cpu = on(mx.gpu(0), "1"), on(mx.gpu(0), "0"), on(mx.cpu(), "1")
+    for a, b, c in zip(fused, plain, cpu):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(a, c, rtol=1e-11, atol=1e-12)
