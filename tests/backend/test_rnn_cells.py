@@ -25,13 +25,14 @@ def test_sources_compile_with_nvcc(tmp_path):
         assert kname in ptx
 
 
-def test_usable_only_for_cupy_float_types_without_a_projection(monkeypatch):
+def test_usable_only_for_cupy_floats_without_a_projection(monkeypatch):
     import types
     cupy_like = types.SimpleNamespace(__name__="cupy")
     plan = types.SimpleNamespace(proj=False)
-    assert RC.usable(cupy_like, plan, np.float32) and RC.usable(cupy_like, plan, np.float64)
+    for dt in (np.float32, np.float64, np.float16):
+        assert RC.usable(cupy_like, plan, dt)
     assert not RC.usable(np, plan, np.float32)
-    assert not RC.usable(cupy_like, plan, np.float16)
+    assert not RC.usable(cupy_like, plan, np.int32)
     assert not RC.usable(cupy_like, types.SimpleNamespace(proj=True), np.float32)
     monkeypatch.setenv("MXNET_GPU_RNN_FUSED_CELLS", "0")
     assert not RC.usable(cupy_like, plan, np.float32)
@@ -105,6 +106,11 @@ def _ids(case):
            f"{'-drop' if p else ''}"
 
 
+def _names(mode):
+    return ["output", "h_out", "c_out"][:3 if mode == "lstm" else 2] + \
+        ["d_data", "d_params", "d_h0", "d_c0"][:4 if mode == "lstm" else 3]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_fused_cells_equal_the_ufunc_body(cells_on_host, host_raw_kernels, case, dtype):
@@ -117,13 +123,39 @@ def test_fused_cells_equal_the_ufunc_body(cells_on_host, host_raw_kernels, case,
     D = 2 if bidir else 1
     assert launches == 2 * 5 * L * D          # one kernel per step, forward and backward
     tol = dict(rtol=2e-5, atol=2e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-13)
-    names = ["output", "h_out", "c_out"][:3 if mode == "lstm" else 2] + \
-        ["d_data", "d_params", "d_h0", "d_c0"][:4 if mode == "lstm" else 3]
+    names = _names(mode)
     assert len(fused) == len(plain) == len(names)
     for name, a, b in zip(names, fused, plain):
         assert a.dtype == b.dtype == np.dtype(dtype), name
         np.testing.assert_allclose(a, b, err_msg=name, **tol)
         assert np.abs(b).max() > 0, name          # the comparison is not of zeros
+
+
+HALF_CASES = [c for c in CASES if not c[4]]     # (clipping: float32 and float64 above)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", HALF_CASES, ids=_ids)
+def test_16_bit_fused_cells_as_accurate_as_the_ufunc_body(cells_on_host, case, dtype):
+    """16-bit types: the fused cells (float32 inside, rounded where stored) are at least
+    about as close to the float64 result as the ufunc body (rounded after every op)."""
+    if dtype == "bfloat16":
+        from mxnet.base import bfloat16
+        if bfloat16 is None:
+            pytest.skip("no ml_dtypes")
+        dtype = bfloat16
+    mode, L, bidir, lens, clip, p = case
+    fused = _run(mode, dtype, L, bidir, lens, clip, p)
+    cells_on_host["on"] = False
+    plain = _run(mode, dtype, L, bidir, lens, clip, p)
+    truth = _run(mode, "float64", L, bidir, lens, clip, p)
+    floor = 2e-3 if np.dtype(dtype) == np.float16 else 1.6e-2
+    for name, a, b, t in zip(_names(mode), fused, plain, truth):
+        assert a.dtype == b.dtype == np.dtype(dtype), name
+        scale = np.abs(t).max()
+        err_fused = np.abs(a.astype(np.float64) - t).max() / scale
+        err_plain = np.abs(b.astype(np.float64) - t).max() / scale
+        assert err_fused <= max(1.5 * err_plain, floor), (name, err_fused, err_plain)
 
 
 @pytest.mark.parametrize("clip_nan", [False, True])

@@ -16,8 +16,9 @@ zero gradient; clipping as ``clip`` or, with ``lstm_state_clip_nan``, NaN to the
 bound). The backward carries the part of the hidden state's gradient that does not come
 through the next step's matmul (GRU's z * dh, a masked entry's whole gradient) in a
 separate buffer added to the matmul's output by the next step's kernel, so no ``where``
-is needed. float32 and float64; other types, and LSTMs with a projection, keep the
-ufunc body. The sources use no headers: ``nvcc --ptx`` and a host compiler check them
+is needed. float32, float64, and float16 and bfloat16 (read and written as their bits,
+computed in float32, rounded where the ufunc body stores: gates, states, gradients);
+LSTMs with a projection keep the ufunc body. The sources use no headers: ``nvcc --ptx`` and a host compiler check them
 without a GPU (tests/cuda_on_host.py), through this module's own launch code.
 
 ``MXNET_GPU_RNN_FUSED_CELLS=0`` runs the ufunc body on the GPU as well.
@@ -26,22 +27,33 @@ import os
 
 import numpy as np
 
-from .cuda_kernels import raw_kernel
+from ..base import bfloat16
+from .cuda_kernels import BITS_SOURCE, raw_kernel
 
 __all__ = ["TYPES", "KERNELS", "source", "usable", "forward_steps", "backward_steps"]
 
 _THREADS = 256
 _MAX_BLOCKS = 4096
-TYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_MATH = {np.dtype(np.float32): ("float", "tanhf", "fmaxf", "fminf"),
-         np.dtype(np.float64): ("double", "tanh", "fmax", "fmin")}
+_F32 = ("float", "tanhf", "fmaxf", "fminf")
+# dtype: (element C type, compute type, tanh, fmax, fmin, load as compute, store)
+_MATH = {np.dtype(np.float32): ("float",) + _F32 + ("(v)", "(v)"),
+         np.dtype(np.float64): ("double", "double", "tanh", "fmax", "fmin", "(v)", "(v)"),
+         np.dtype(np.float16): ("unsigned short",) + _F32
+         + ("mx_half_to_float(v)", "mx_to_half(v)")}
+if bfloat16 is not None:
+    _MATH[np.dtype(bfloat16)] = ("unsigned short",) + _F32 + ("mx_bf16(v)", "mx_to_bf16(v)")
+TYPES = tuple(_MATH)
 
+# 16-bit types are read and written as their bits and computed in float32.
 _PRELUDE = r"""
 typedef {real} real;
-__device__ __forceinline__ real mx_sigmoid(real x) {{
-    return ({tanh}(x * (real)0.5) + (real)1) * (real)0.5;
+typedef {acc} acc;
+#define LD(v) {load}
+#define ST(v) {store}
+__device__ __forceinline__ acc mx_sigmoid(acc x) {{
+    return ({tanh}(x * (acc)0.5) + (acc)1) * (acc)0.5;
 }}
-__device__ __forceinline__ real mx_clip(real c, real lo, real hi, int clip_nan) {{
+__device__ __forceinline__ acc mx_clip(acc c, acc lo, acc hi, int clip_nan) {{
     if (clip_nan) return {fmin}({fmax}(c, lo), hi);   /* NaN becomes lo */
     return c < lo ? lo : (c > hi ? hi : c);              /* NaN stays NaN */
 }}
@@ -60,51 +72,50 @@ _BODIES = {
     # gates i, f, g, o. hg (N, 4H) = h_prev Wh^T.
     "lstm_fwd": ("""real* gates, const real* hg, const real* c_prev, const real* h_prev,
         real* c_out, real* h_out, const unsigned char* mask, int has_mask, int has_clip,
-        real lo, real hi, int clip_nan, long long N, long long H""", """
+        acc lo, acc hi, int clip_nan, long long N, long long H""", """
         real* g = gates + n * 4 * H;
         const real* q = hg + n * 4 * H;
-        const real gi = mx_sigmoid(g[j] + q[j]);
-        const real gf = mx_sigmoid(g[H + j] + q[H + j]);
-        const real gg = {tanh}(g[2 * H + j] + q[2 * H + j]);
-        const real go = mx_sigmoid(g[3 * H + j] + q[3 * H + j]);
-        g[j] = gi; g[H + j] = gf; g[2 * H + j] = gg; g[3 * H + j] = go;
-        real c = gf * c_prev[e];
+        const acc gi = mx_sigmoid(LD(g[j]) + LD(q[j]));
+        const acc gf = mx_sigmoid(LD(g[H + j]) + LD(q[H + j]));
+        const acc gg = {tanh}(LD(g[2 * H + j]) + LD(q[2 * H + j]));
+        const acc go = mx_sigmoid(LD(g[3 * H + j]) + LD(q[3 * H + j]));
+        g[j] = ST(gi); g[H + j] = ST(gf); g[2 * H + j] = ST(gg); g[3 * H + j] = ST(go);
+        acc c = gf * LD(c_prev[e]);
         c = c + gi * gg;
         if (has_clip) c = mx_clip(c, lo, hi, clip_nan);
-        real h = {tanh}(c) * go;
-        if (keep) {{ c = c_prev[e]; h = h_prev[e]; }}
-        c_out[e] = c;
-        h_out[e] = h;"""),
+        const acc h = {tanh}(c) * go;
+        c_out[e] = keep ? c_prev[e] : ST(c);
+        h_out[e] = keep ? h_prev[e] : ST(h);"""),
     # dh = dh_mm (the next step's matmul, or the final state's gradient) + carry + dy;
     # d (N, 4H) the gates' gradients; dc updated in place; carry_out: a masked entry's dh.
     "lstm_bwd": ("""const real* gates, const real* c_t, const real* c_prev,
         const real* dh_mm, real* carry, int has_carry, const real* dy, real* dc, real* d,
-        const unsigned char* mask, int has_mask, int has_clip, real lo, real hi,
+        const unsigned char* mask, int has_mask, int has_clip, acc lo, acc hi,
         long long N, long long H""", """
-        real dh = dh_mm[e];
-        if (has_carry) dh = dh + carry[e];
-        dh = dh + dy[e];
+        acc dh = LD(dh_mm[e]);
+        if (has_carry) dh = dh + LD(carry[e]);
+        dh = dh + LD(dy[e]);
         const real* g = gates + n * 4 * H;
-        const real gi = g[j], gf = g[H + j], gg = g[2 * H + j], go = g[3 * H + j];
-        const real c = c_t[e];
-        const real tc = {tanh}(c);
-        real dgo = dh * tc;
-        dgo = dgo * (go * ((real)1 - go));
-        real dcc = dh * go;
-        dcc = dcc * ((real)1 - tc * tc);
-        dcc = dcc + dc[e];
-        if (has_clip) dcc = dcc * (real)((c > lo) && (c < hi));
-        const real dgi = dcc * (gg * gi * ((real)1 - gi));
-        const real dgf = dcc * (c_prev[e] * gf * ((real)1 - gf));
-        const real dgg = dcc * (gi * ((real)1 - gg * gg));
+        const acc gi = LD(g[j]), gf = LD(g[H + j]), gg = LD(g[2 * H + j]), go = LD(g[3 * H + j]);
+        const acc c = LD(c_t[e]);
+        const acc tc = {tanh}(c);
+        acc dgo = dh * tc;
+        dgo = dgo * (go * ((acc)1 - go));
+        acc dcc = dh * go;
+        dcc = dcc * ((acc)1 - tc * tc);
+        dcc = dcc + LD(dc[e]);
+        if (has_clip) dcc = dcc * (acc)((c > lo) && (c < hi));
+        const acc dgi = dcc * (gg * gi * ((acc)1 - gi));
+        const acc dgf = dcc * (LD(c_prev[e]) * gf * ((acc)1 - gf));
+        const acc dgg = dcc * (gi * ((acc)1 - gg * gg));
         real* o = d + n * 4 * H;
         if (keep) {{
-            o[j] = 0; o[H + j] = 0; o[2 * H + j] = 0; o[3 * H + j] = 0;
-            carry[e] = dh;                       /* dc keeps its value */
+            o[j] = ST(0); o[H + j] = ST(0); o[2 * H + j] = ST(0); o[3 * H + j] = ST(0);
+            carry[e] = ST(dh);                   /* dc keeps its value */
         }} else {{
-            o[j] = dgi; o[H + j] = dgf; o[2 * H + j] = dgg; o[3 * H + j] = dgo;
-            dc[e] = dcc * gf;
-            if (has_mask) carry[e] = 0;
+            o[j] = ST(dgi); o[H + j] = ST(dgf); o[2 * H + j] = ST(dgg); o[3 * H + j] = ST(dgo);
+            dc[e] = ST(dcc * gf);
+            if (has_mask) carry[e] = ST(0);
         }}"""),
     # gates (N, 3H): in, the input projection with its bias; out, r, z, n.
     # hg (N, 3H) = h_prev Wh^T without its bias bh; hn_out = W_hn h + b_hn.
@@ -113,58 +124,58 @@ _BODIES = {
         long long N, long long H""", """
         real* g = gates + n * 3 * H;
         const real* q = hg + n * 3 * H;
-        const real hr = q[j] + bh[j], hz = q[H + j] + bh[H + j];
-        const real hn = q[2 * H + j] + bh[2 * H + j];
-        const real r = mx_sigmoid(g[j] + hr);
-        const real z = mx_sigmoid(g[H + j] + hz);
-        const real nn = {tanh}(g[2 * H + j] + r * hn);
-        g[j] = r; g[H + j] = z; g[2 * H + j] = nn;
+        const acc hr = LD(q[j]) + LD(bh[j]), hz = LD(q[H + j]) + LD(bh[H + j]);
+        const real hn = ST(LD(q[2 * H + j]) + LD(bh[2 * H + j]));  /* kept as stored */
+        const acc r = mx_sigmoid(LD(g[j]) + hr);
+        const acc z = mx_sigmoid(LD(g[H + j]) + hz);
+        const acc nn = {tanh}(LD(g[2 * H + j]) + r * LD(hn));
+        g[j] = ST(r); g[H + j] = ST(z); g[2 * H + j] = ST(nn);
         hn_out[e] = hn;
-        const real hp = h_prev[e];
-        h_out[e] = keep ? hp : nn + z * (hp - nn);"""),
+        const acc hp = LD(h_prev[e]);
+        h_out[e] = keep ? h_prev[e] : ST(nn + z * (hp - nn));"""),
     # dX (N, 3H) the gradients of the input projections, dH (N, 3H) of W_h h + b_h;
     # carry_out: z * dh (a masked entry's whole dh), the part of h_prev's gradient
     # that does not go through the matmul.
     "gru_bwd": ("""const real* gates, const real* hn, const real* h_prev,
         const real* dh_mm, real* carry, int has_carry, const real* dy, real* dX, real* dH,
         const unsigned char* mask, int has_mask, long long N, long long H""", """
-        real dh = dh_mm[e];
-        if (has_carry) dh = dh + carry[e];
-        dh = dh + dy[e];
+        acc dh = LD(dh_mm[e]);
+        if (has_carry) dh = dh + LD(carry[e]);
+        dh = dh + LD(dy[e]);
         const real* g = gates + n * 3 * H;
-        const real r = g[j], z = g[H + j], nn = g[2 * H + j];
-        real dnp = dh * ((real)1 - z);
-        dnp = dnp * ((real)1 - nn * nn);
-        const real dr = (dnp * hn[e]) * (r * ((real)1 - r));
-        const real dz = (dh * (h_prev[e] - nn)) * (z * ((real)1 - z));
+        const acc r = LD(g[j]), z = LD(g[H + j]), nn = LD(g[2 * H + j]);
+        acc dnp = dh * ((acc)1 - z);
+        dnp = dnp * ((acc)1 - nn * nn);
+        const acc dr = (dnp * LD(hn[e])) * (r * ((acc)1 - r));
+        const acc dz = (dh * (LD(h_prev[e]) - nn)) * (z * ((acc)1 - z));
         real* x = dX + n * 3 * H;
         real* y = dH + n * 3 * H;
         if (keep) {{
-            x[j] = 0; x[H + j] = 0; x[2 * H + j] = 0;
-            y[j] = 0; y[H + j] = 0; y[2 * H + j] = 0;
-            carry[e] = dh;
+            x[j] = ST(0); x[H + j] = ST(0); x[2 * H + j] = ST(0);
+            y[j] = ST(0); y[H + j] = ST(0); y[2 * H + j] = ST(0);
+            carry[e] = ST(dh);
         }} else {{
-            x[j] = dr; x[H + j] = dz; x[2 * H + j] = dnp;
-            y[j] = dr; y[H + j] = dz; y[2 * H + j] = dnp * r;
-            carry[e] = dh * z;
+            x[j] = ST(dr); x[H + j] = ST(dz); x[2 * H + j] = ST(dnp);
+            y[j] = ST(dr); y[H + j] = ST(dz); y[2 * H + j] = ST(dnp * r);
+            carry[e] = ST(dh * z);
         }}"""),
     # a (N, H): in, the input projection with both biases; out, the new hidden state.
     "rnn_fwd": ("""real* a, const real* hg, const real* h_prev, const unsigned char* mask,
         int has_mask, int relu, long long N, long long H""", """
-        real v = a[e] + hg[e];
-        if (relu) v = (v > (real)0 || v != v) ? v : (real)0;   /* NaN stays NaN */
+        acc v = LD(a[e]) + LD(hg[e]);
+        if (relu) v = (v > (acc)0 || v != v) ? v : (acc)0;     /* NaN stays NaN */
         else v = {tanh}(v);
-        a[e] = keep ? h_prev[e] : v;"""),
+        a[e] = keep ? h_prev[e] : ST(v);"""),
     "rnn_bwd": ("""const real* h_t, const real* dh_mm, real* carry, int has_carry,
         const real* dy, real* d, const unsigned char* mask, int has_mask, int relu,
         long long N, long long H""", """
-        real dh = dh_mm[e];
-        if (has_carry) dh = dh + carry[e];
-        dh = dh + dy[e];
-        const real h = h_t[e];
-        const real v = relu ? dh * (real)(h > (real)0) : dh * ((real)1 - h * h);
-        if (keep) {{ d[e] = 0; carry[e] = dh; }}
-        else {{ d[e] = v; if (has_mask) carry[e] = 0; }}"""),
+        acc dh = LD(dh_mm[e]);
+        if (has_carry) dh = dh + LD(carry[e]);
+        dh = dh + LD(dy[e]);
+        const acc h = LD(h_t[e]);
+        const acc v = relu ? dh * (acc)(h > (acc)0) : dh * ((acc)1 - h * h);
+        if (keep) {{ d[e] = ST(0); carry[e] = ST(dh); }}
+        else {{ d[e] = ST(v); if (has_mask) carry[e] = ST(0); }}"""),
 }
 KERNELS = tuple(_BODIES)
 
@@ -173,10 +184,12 @@ def source(kind, dtype):
     """(kernel name, CUDA source) of one step of ``kind`` (a key of KERNELS) for
     ``dtype``."""
     dt = np.dtype(dtype)
-    real, tanh, fmax, fmin = _MATH[dt]
+    real, acc, tanh, fmax, fmin, load, store = _MATH[dt]
     params, body = _BODIES[kind]
     kname = f"mxnet_rnn_{kind}_{dt.name}"
-    return kname, (_PRELUDE.format(real=real, tanh=tanh, fmax=fmax, fmin=fmin)
+    return kname, (BITS_SOURCE
+                   + _PRELUDE.format(real=real, acc=acc, tanh=tanh, fmax=fmax, fmin=fmin,
+                                     load=load, store=store)
                    + f'extern "C" __global__ void {kname}({params}) {{'
                    + _LOOP + body.format(tanh=tanh) + "\n    }\n}\n")
 
@@ -202,7 +215,8 @@ class _Launcher:
         k(self.grid, (_THREADS,), args + self.NH)
 
     def real(self, v):
-        return self.dt.type(v)
+        """v as the kernels' compute type (float32 for the 16-bit types)."""
+        return (np.float64 if self.dt == np.float64 else np.float32)(v)
 
 
 def _flags(mask):
