@@ -11,7 +11,8 @@ Kernels whose threads meet in shared memory at ``__syncthreads()`` run under
 time), ``__shared__`` variables are function statics, the barrier a C++20
 ``std::barrier``, atomic additions serialised by a mutex. ``HostKernels`` also stands in
 for ``raw_kernel`` (backend/cuda_kernels.py), so a module's own launch code - grid,
-block, argument order - runs the kernels on the host.
+block, argument order - runs the kernels on the host (kernels without barriers one
+thread after another).
 """
 import ctypes
 import re
@@ -142,14 +143,37 @@ def _kernel_params(src, kname):
     return params
 
 
-def threaded_driver(ns, kname, params):
-    """A C entry ``emu_<kname>(gx, gy, bx, <params>)`` running every block of the grid
-    in turn, each block's bx threads as host threads meeting at one barrier."""
-    # pointers arrive as void* and are cast back to the kernel's types inside the
-    # kernel's namespace (its typedefs live there)
+def _driver_signature(params):
+    """(declarations, call arguments) of a driver taking ``params``: pointers arrive as
+    void* and are cast back to the kernel's types inside the kernel's namespace (its
+    typedefs live there)."""
     decls = ", ".join(f"void* {n}" if ct is ctypes.c_void_p else d for d, n, ct in params)
     names = ", ".join(f"({d[:d.rfind(n)].strip()}){n}" if ct is ctypes.c_void_p else n
                       for d, n, ct in params)
+    return decls, names
+
+
+def serial_driver(ns, kname, params):
+    """A C entry ``emu_<kname>(gx, gy, bx, <params>)`` running every thread of every
+    block in turn on the calling thread: for kernels without barriers."""
+    decls, names = _driver_signature(params)
+    return f"""
+extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {decls}) {{
+    using namespace {ns};
+    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
+    for (unsigned mxemu_y = 0; mxemu_y < gy; ++mxemu_y)
+        for (unsigned mxemu_x = 0; mxemu_x < gx; ++mxemu_x)
+            for (unsigned mxemu_t = 0; mxemu_t < bx; ++mxemu_t) {{
+                blockIdx = {{mxemu_x, mxemu_y, 0}}; threadIdx = {{mxemu_t, 0, 0}};
+                {ns}::{kname}({names});
+            }}
+}}"""
+
+
+def threaded_driver(ns, kname, params):
+    """A C entry ``emu_<kname>(gx, gy, bx, <params>)`` running every block of the grid
+    in turn, each block's bx threads as host threads meeting at one barrier."""
+    decls, names = _driver_signature(params)
     return f"""
 extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {decls}) {{
     using namespace {ns};
@@ -208,7 +232,9 @@ class HostKernels:
             params = _kernel_params(src, kname)
             d = self.tmp_dir / f"k{len(self.kernels)}"
             d.mkdir()
-            lib = build(d, translation_unit([src]) + threaded_driver("k0", kname, params))
+            # threads that never meet at a barrier run one after another (faster)
+            driver = threaded_driver if "__syncthreads" in src else serial_driver
+            lib = build(d, translation_unit([src]) + driver("k0", kname, params))
             fn = getattr(lib, "emu_" + kname)
             fn.argtypes = [ctypes.c_uint] * 3 + [ct for _, _, ct in params]
             k = self.kernels[key] = HostKernel(fn, params)

@@ -70,7 +70,7 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/gluon/test_cached_op_gradients.py tests/executor/test_bias_fold.py \
     tests/backend/cudnn/test_graph_api.py tests/executor/test_backward_fusion.py \
     tests/backend/cudnn/test_runtime.py tests/backend/test_rnn_cells.py \
-    tests/operator/nn/test_rnn.py tests/gluon/rnn
+    tests/operator/nn/test_rnn.py tests/gluon/rnn tests/operator/test_kernels_gpu_dropout.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 
 # --- training throughput: one gpu_train worker per case -------------------------------------------

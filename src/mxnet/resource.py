@@ -8,9 +8,11 @@ from .engine import new_variable
 from .backend import array_module
 from .base import MXNetError
 
-__all__ = ["seed", "get_rng", "temp_space"]
+__all__ = ["seed", "get_rng", "counter_stream", "temp_space"]
 
 _rngs = {}
+_streams = {}           # device -> backend.philox.CounterStream (generated GPU kernels)
+_stream_seeds = {}      # device -> the seed given for that device alone
 _rng_vars = {}
 _lock = threading.Lock()
 _global_seed = None
@@ -30,6 +32,37 @@ def get_rng(ctx):
             if rng is None:
                 rng = _rngs[key] = _make_rng(ctx, _derive(_global_seed, key))
     return rng
+
+
+def counter_stream(ctx):
+    """ctx's Philox stream for generated GPU kernels (backend/philox.py): keyed by the
+    seed of ``mx.random.seed`` and the device, its position in device memory. Ordered
+    like the generator, by ``rng_var``."""
+    key = _key(ctx)
+    st = _streams.get(key)
+    if st is None:
+        from .backend.philox import CounterStream, key_for
+        with _lock:
+            st = _streams.get(key)
+            if st is None:
+                xp = array_module(ctx)
+                k = key_for(_stream_seeds.get(key, _global_seed), *key)
+                if ctx.device_typeid == 2:
+                    with xp.cuda.Device(ctx.device_id):     # its state's device
+                        st = CounterStream(xp, k)
+                else:
+                    st = CounterStream(xp, k)
+                _streams[key] = st
+    return st
+
+
+def _reseed(stream, key, seed_state):
+    from .backend.philox import key_for
+    if key[0] == 2:
+        with stream.xp.cuda.Device(key[1]):
+            stream.reseed(key_for(seed_state, *key))
+    else:
+        stream.reseed(key_for(seed_state, *key))
 
 
 def rng_var(ctx):
@@ -73,8 +106,14 @@ def seed(seed_state, ctx="all"):
         if ctx == "all":
             _global_seed = int(seed_state)
             _rngs.clear()
+            _stream_seeds.clear()
         else:
             _rngs[_key(ctx)] = _make_rng(ctx, _derive(seed_state, _key(ctx)))
+            _stream_seeds[_key(ctx)] = int(seed_state)
+        # Philox streams are reseeded in place: CUDA graphs read their state's address
+        for key, st in _streams.items():
+            if ctx == "all" or key == _key(ctx):
+                _reseed(st, key, seed_state)
 
 
 def temp_space(ctx, shape, dtype=np.float32):

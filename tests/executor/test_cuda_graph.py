@@ -16,6 +16,8 @@ import pytest
 import mxnet as mx
 from mxnet import autograd, gluon
 from mxnet.executor import cuda_graph
+from mxnet.backend import cublas_graph
+from mxnet.base import MXNetError
 from mxnet.gluon import nn
 
 
@@ -118,14 +120,20 @@ def test_no_runner_on_cpu_without_backend(monkeypatch):
     assert all(e.graph is None for e in _entries(net))
 
 
-def test_ineligible_reasons():
+def test_ineligible_reasons(monkeypatch):
     class P:
         mode = "training"
+        axes = (1,)         # one draw shared along an axis: the operator body draws
     assert cuda_graph.ineligible_reason([("Convolution", None)], True) is None
     assert cuda_graph.ineligible_reason([("Dropout", P())], False) is None
     assert "random" in cuda_graph.ineligible_reason([("Dropout", P())], True)
     P.mode = "always"
     assert cuda_graph.ineligible_reason([("Dropout", P())], False) is not None
+    # without axes Dropout draws from the device's Philox stream, which replays move on
+    P.axes = ()
+    assert cuda_graph.ineligible_reason([("Dropout", P())], True) is None
+    monkeypatch.setenv("MXNET_GPU_FUSED_DROPOUT", "0")
+    assert "random" in cuda_graph.ineligible_reason([("Dropout", P())], True)
     assert cuda_graph.ineligible_reason([("_random_uniform", None)], False) is not None
     assert cuda_graph.ineligible_reason([("_sample_normal", None)], False) is not None
     assert "Python" in cuda_graph.ineligible_reason([("Custom", None)], False)
@@ -245,7 +253,16 @@ def test_training_mode_is_part_of_the_key(graphs_on):
     assert ("fwd", False) in entry.graph.graphs and ("fwd", True) in entry.graph.graphs
 
 
-def test_dropout_in_training_is_never_captured(graphs_on):
+def test_dropout_in_training_is_captured_only_when_it_draws_on_the_device(graphs_on,
+                                                                          monkeypatch):
+    # by default a GPU Dropout draws from the device's Philox stream: eligible
+    net = _net(dropout=0.5)
+    net.hybridize(static_alloc=True, static_shape=True)
+    _train(net, _batches(5))
+    (entry,) = _entries(net)
+    assert ("fwd", True) in entry.graph.graphs
+    # with its kernel off it draws from CuPy's generator, which a replay would repeat
+    monkeypatch.setenv("MXNET_GPU_FUSED_DROPOUT", "0")
     net = _net(dropout=0.5)
     net.hybridize(static_alloc=True, static_shape=True)
     _train(net, _batches(5))
@@ -257,6 +274,23 @@ def test_dropout_in_training_is_never_captured(graphs_on):
     for _ in range(4):
         net(x)
     assert any(("fwd", False) in e.graph.graphs for e in _entries(net))
+
+
+def test_dropout_body_refuses_to_draw_inside_a_capture():
+    """The operator body's draw (CuPy's generator on a GPU) would be replayed with the
+    same numbers: inside a capture it raises, so the capture fails and the graph stays
+    off; outside one it draws as usual."""
+    x = mx.nd.ones((4, 6))
+    prev = cublas_graph.capture_flag(True)
+    try:
+        with autograd.train_mode():
+            with pytest.raises(MXNetError, match="CUDA graph"):
+                mx.nd.Dropout(x, p=0.5).wait_to_read()
+    finally:
+        cublas_graph.capture_flag(prev)
+    with autograd.train_mode():
+        y = mx.nd.Dropout(x, p=0.5).asnumpy()
+    assert set(np.unique(y)) <= {0.0, 2.0}
 
 
 def test_failed_capture_falls_back_with_one_warning(monkeypatch):

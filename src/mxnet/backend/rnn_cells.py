@@ -29,6 +29,7 @@ import numpy as np
 
 from ..base import bfloat16
 from .cuda_kernels import BITS_SOURCE, raw_kernel
+from .parallel import matmul        # cuBLAS through a capturable handle in CUDA graphs
 
 __all__ = ["TYPES", "KERNELS", "source", "usable", "forward_steps", "backward_steps"]
 
@@ -244,7 +245,7 @@ def forward_steps(xp, plan, w, h, c, r, mask, clip):
         gates, cs = r["gates"], r["c"]
         lo, hi, clip_nan = clip if clip is not None else (0, 0, False)
         for t in range(T):
-            xp.matmul(h, wh.T, out=hg)
+            matmul(xp, h, wh.T, out=hg)
             run("lstm_fwd", gates[t], hg, c, h, cs[t], hs[t],
                 hs[t] if masks is None else masks[t], has_mask, np.int32(clip is not None),
                 run.real(lo), run.real(hi), np.int32(bool(clip_nan)))
@@ -253,14 +254,14 @@ def forward_steps(xp, plan, w, h, c, r, mask, clip):
     if plan.mode == "gru":
         bh = xp.ascontiguousarray(bh)
         for t in range(T):
-            xp.matmul(h, wh.T, out=hg)
+            matmul(xp, h, wh.T, out=hg)
             run("gru_fwd", r["gates"][t], hg, bh, h, r["hn"][t], hs[t],
                 hs[t] if masks is None else masks[t], has_mask)
             h = hs[t]
         return h, None
     relu = np.int32(plan.mode == "rnn_relu")
     for t in range(T):
-        xp.matmul(h, wh.T, out=hg)
+        matmul(xp, h, wh.T, out=hg)
         run("rnn_fwd", hs[t], hg, h, hs[t] if masks is None else masks[t], has_mask, relu)
         h = hs[t]
     return h, None
@@ -296,7 +297,7 @@ def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
             run("lstm_bwd", gates[t], cs[t], cs[t - 1] if t else c0, dh_mm, carry,
                 np.int32(has_mask and t < T - 1), dy[t], dc, dX[t], *flags(t),
                 np.int32(clip is not None), run.real(lo), run.real(hi))
-            xp.matmul(dX[t], wh, out=dh_mm)
+            matmul(xp, dX[t], wh, out=dh_mm)
     elif plan.mode == "gru":
         gates, hns = r["gates"], r["hn"]
         dX = xp.empty((T, N, 3 * H), dt)
@@ -305,7 +306,7 @@ def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
         for t in range(T - 1, -1, -1):
             run("gru_bwd", gates[t], hns[t], hs[t - 1] if t else h0, dh_mm, carry,
                 np.int32(t < T - 1), dy[t], dX[t], dH[t], *flags(t))
-            xp.matmul(dH[t], wh, out=dh_mm)
+            matmul(xp, dH[t], wh, out=dh_mm)
         return dX, dH, (dh_mm + carry if T else dh_mm), None
     else:
         relu = np.int32(plan.mode == "rnn_relu")
@@ -314,5 +315,5 @@ def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
         for t in range(T - 1, -1, -1):
             run("rnn_bwd", hs[t], dh_mm, carry, np.int32(has_mask and t < T - 1), dy[t],
                 dX[t], *flags(t), relu)
-            xp.matmul(dX[t], wh, out=dh_mm)
+            matmul(xp, dX[t], wh, out=dh_mm)
     return dX, dH, (dh_mm + carry if has_mask and T else dh_mm), dc

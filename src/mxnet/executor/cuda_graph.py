@@ -30,7 +30,8 @@ A replay must see every buffer at the address it was captured with:
   private storage scope, never from or back to the shared free lists.
 
 A graph is never used where it could give a different result: random operators
-(Dropout in training, samplers), Python callbacks (Custom), sparse arrays, monitors
+(samplers, Dropout in training with ``axes`` or with its kernel switched off), Python
+callbacks (Custom), sparse arrays, monitors
 and the operator profiler run the ordinary path, and a capture that fails (a host
 synchronisation, a library that refuses capture) leaves that graph off for good with
 one RuntimeWarning. The device-independent logic is tested on the CPU with a stand-in
@@ -48,6 +49,7 @@ from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray
+from ..operator.kernels_gpu_dropout import graph_safe as graph_safe_dropout
 
 __all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "ineligible_reason",
            "private_pool_bytes"]
@@ -198,13 +200,17 @@ _HOST_OPS = frozenset(("Custom", "_NDArray", "_Native"))
 def ineligible_reason(nodes, is_train):
     """Why a graph of these ``(op name, params)`` pairs may not be captured (None when
     it may): random draws replay the same numbers, Python callbacks do not run again.
-    Dropout draws only in training, or with mode='always'; RNN with dropout and
-    LeakyReLU('rrelu') only in training."""
+    Dropout draws only in training, or with mode='always', and without ``axes`` it
+    draws from the device's Philox stream, which a replay moves on
+    (operator/kernels_gpu_dropout.py); RNN with dropout and LeakyReLU('rrelu') draw
+    only in training."""
     for name, p in nodes:
         low = name.lower()
         if name in _HOST_OPS:
             return f"operator {name} runs Python code"
         if "dropout" in low:
+            if name == "Dropout" and graph_safe_dropout(p):
+                continue        # draws on the device, from a position kept there
             if is_train or getattr(p, "mode", None) == "always":
                 return f"operator {name} draws random numbers"
             continue

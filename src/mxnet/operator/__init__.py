@@ -20,6 +20,9 @@ if _ilu.find_spec("cupy") is not None:
     # fused optimizer updates (one CuPy ElementwiseKernel per call)
     from .kernels_gpu_optim import register_all as _gpu_optim_register_all
     _gpu_optim_register_all(_register_kernel)
+    # Dropout's forward as one kernel drawing from the device's Philox stream
+    from .kernels_gpu_dropout import register_all as _gpu_dropout_register_all
+    _gpu_dropout_register_all(_register_kernel)
     # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion

@@ -1,0 +1,137 @@
+"""Dropout's forward on a GPU as one generated kernel (the kernel table's "gpu" entry).
+
+The operator's body draws a float32 uniform array from CuPy's generator, compares,
+casts, scales and multiplies: five launches and a full-size temporary per call, and a
+CUDA graph cannot replay it (CuPy's generator keeps its position on the host, so the
+replay would repeat one mask). Here one kernel draws from the device's Philox stream
+(backend/philox.py), whose key and position are read and advanced on the device, and
+writes both results: the output x * mask and the hidden mask output (1/(1-p) where an
+element is kept, 0 elsewhere) that backward multiplies the gradient by. A graph that
+captured it draws a new mask on every replay (executor/cuda_graph.py lets such graphs
+be captured), and ``mx.random.seed`` makes the masks reproducible.
+
+Element e keeps its value when the float32 uniform of Philox word e % 4 of block
+(e // 4, offset) is below 1 - p, the operator body's rule for its generator's draws; the
+mask value and the product are rounded to the array's type as the body rounds them.
+float32, float64, float16 and bfloat16 (the last two read and written as their bits,
+multiplied in float32); ``axes`` (one draw shared along axes), p = 1, and inference
+calls run the operator's body. ``MXNET_GPU_FUSED_DROPOUT=0`` runs the body always.
+"""
+import contextlib
+import os
+
+import numpy as np
+
+from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
+from ..backend.philox import PHILOX_SOURCE
+from ..base import bfloat16
+
+__all__ = ["source", "TYPES", "enabled", "graph_safe", "dropout_forward", "register_all"]
+
+_THREADS = 256
+_MAX_BLOCKS = 4096
+# dtype: (element C type, compute type, load as compute, store)
+_TYPES = {np.dtype(np.float32): ("float", "float", "(v)", "(v)"),
+          np.dtype(np.float64): ("double", "double", "(v)", "(v)"),
+          np.dtype(np.float16): ("unsigned short", "float", "mx_half_to_float(v)",
+                                 "mx_to_half(v)")}
+if bfloat16 is not None:
+    _TYPES[np.dtype(bfloat16)] = ("unsigned short", "float", "mx_bf16(v)", "mx_to_bf16(v)")
+TYPES = tuple(_TYPES)
+
+
+def source(dtype):
+    """(kernel name, CUDA source) of the dropout forward for ``dtype``."""
+    dt = np.dtype(dtype)
+    real, acc, load, store = _TYPES[dt]
+    kname = f"mxnet_dropout_{dt.name}"
+    return kname, BITS_SOURCE + PHILOX_SOURCE + f"""
+typedef {real} real;
+typedef {acc} acc;
+#define LD(v) {load}
+#define ST(v) {store}
+extern "C" __global__ void {kname}(const real* x, real* y, real* mask,
+                                   const unsigned long long* state, double keep,
+                                   acc scale, long long n) {{
+    const unsigned long long key = state[0], offset = state[1];
+    const real kept = ST(scale), dropped = ST((acc)0);
+    const long long blocks = (n + 3) / 4;
+    for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < blocks;
+         b += (long long)gridDim.x * blockDim.x) {{
+        const mx_philox_words w = mx_philox4x32_10(
+            (unsigned int)b, (unsigned int)((unsigned long long)b >> 32),
+            (unsigned int)offset, (unsigned int)(offset >> 32),
+            (unsigned int)key, (unsigned int)(key >> 32));
+        for (int k = 0; k < 4; ++k) {{
+            const long long e = 4 * b + k;
+            if (e >= n) break;
+            const real m = (double)mx_philox_uniform(w.v[k]) < keep ? kept : dropped;
+            mask[e] = m;
+            y[e] = ST(LD(x[e]) * LD(m));
+        }}
+    }}
+}}
+"""
+
+
+def enabled():
+    """Whether GPU Dropout calls use the kernel (``MXNET_GPU_FUSED_DROPOUT``, on by
+    default)."""
+    return os.environ.get("MXNET_GPU_FUSED_DROPOUT", "1") != "0"
+
+
+def graph_safe(p):
+    """Whether a training Dropout with parameters ``p`` runs as this kernel on a GPU,
+    so that a CUDA graph replaying it draws new masks (executor/cuda_graph.py)."""
+    return enabled() and not tuple(p.axes or ())
+
+
+def _is_device_array(a):
+    return type(a).__module__.startswith("cupy")
+
+
+def _fits(a, like):
+    return (a is not None and _is_device_array(a) and a.shape == like.shape
+            and a.dtype == like.dtype and a.flags.c_contiguous)
+
+
+def dropout_forward(ctx, p, inputs, aux, out=None):
+    """Dropout's forward (kernel-table signature): [output, mask] written by one
+    kernel for a training (or mode='always') call with 0 <= p < 1, no ``axes``, on a
+    C-contiguous device array of a type in TYPES; NotImplemented otherwise (the
+    operator's body runs)."""
+    x = inputs[0]
+    if not _is_device_array(x) or not enabled():
+        return NotImplemented
+    if not (p.mode == "always" or ctx.is_train) or tuple(p.axes or ()) or p.p >= 1.0:
+        return NotImplemented
+    dt = np.dtype(x.dtype)
+    if dt not in _TYPES or not x.flags.c_contiguous:
+        return NotImplemented
+    from ..resource import counter_stream
+    xp = ctx.xp
+    y = out[0] if out and _fits(out[0], x) else xp.empty(x.shape, dt)
+    mask = out[1] if out and len(out) > 1 and _fits(out[1], x) else xp.empty(x.shape, dt)
+    keep = 1.0 - p.p
+    scale = dt.type(1.0 / keep)             # the mask value, in the array's type
+    acc = np.float64 if dt == np.float64 else np.float32
+    n = x.size
+    if n:
+        stream = counter_stream(ctx.ctx)
+        k = raw_kernel(xp, ("dropout", dt), lambda: source(dt))
+        grid = (max(1, min(_MAX_BLOCKS, -(-((n + 3) // 4) // _THREADS))),)
+        device = x.device if hasattr(x.device, "__enter__") else contextlib.nullcontext()
+        with device:
+            k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep),
+                                  acc(float(scale)), np.int64(n)))
+            stream.advance()
+    return [y, mask]
+
+
+dropout_forward.bfloat16 = True
+
+
+def register_all(register_kernel, device="gpu"):
+    """Register the Dropout forward kernel for ``device``."""
+    register_kernel("Dropout", device, dropout_forward)
+    return ["Dropout"]
