@@ -85,6 +85,7 @@ def grid_driver(ns, kname, params, call):
     of bx, in turn (its own names start with ``mxemu_``, clear of the parameters')."""
     return f"""
 extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {params}) {{
+    using namespace {ns};
     gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
     for (unsigned mxemu_y = 0; mxemu_y < gy; ++mxemu_y)
         for (unsigned mxemu_x = 0; mxemu_x < gx; ++mxemu_x)
@@ -156,18 +157,7 @@ def _driver_signature(params):
 def serial_driver(ns, kname, params):
     """A C entry ``emu_<kname>(gx, gy, bx, <params>)`` running every thread of every
     block in turn on the calling thread: for kernels without barriers."""
-    decls, names = _driver_signature(params)
-    return f"""
-extern "C" void emu_{kname}(unsigned gx, unsigned gy, unsigned bx, {decls}) {{
-    using namespace {ns};
-    gridDim = {{gx, gy, 1}}; blockDim = {{bx, 1, 1}};
-    for (unsigned mxemu_y = 0; mxemu_y < gy; ++mxemu_y)
-        for (unsigned mxemu_x = 0; mxemu_x < gx; ++mxemu_x)
-            for (unsigned mxemu_t = 0; mxemu_t < bx; ++mxemu_t) {{
-                blockIdx = {{mxemu_x, mxemu_y, 0}}; threadIdx = {{mxemu_t, 0, 0}};
-                {ns}::{kname}({names});
-            }}
-}}"""
+    return grid_driver(ns, kname, *_driver_signature(params))
 
 
 def threaded_driver(ns, kname, params):

@@ -21,6 +21,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB, HIDDEN, BATCH, STEPS = 28, 256, 32, 35
 
 
+def _timed(step, synchronize, warmup, iters):
+    """(seconds for ``iters`` steps after ``warmup`` ones, the last loss), closed by a
+    device synchronisation."""
+    for _ in range(warmup):
+        step()
+    synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        loss = step()
+    final = float(loss.item())
+    synchronize()
+    return time.perf_counter() - t0, final
+
+
 def _pymxnet(cell, hybridize, layers, warmup, iters, on_cpu):
     sys.path.insert(0, os.path.join(HERE, "..", "..", "src"))
     import mxnet as mx
@@ -64,15 +78,7 @@ def _pymxnet(cell, hybridize, layers, warmup, iters, on_cpu):
         trainer.step(1)
         return loss
 
-    for _ in range(warmup):
-        step()
-    synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        loss = step()
-    final = float(loss.asscalar())
-    synchronize()
-    return time.perf_counter() - t0, final
+    return _timed(step, synchronize, warmup, iters)
 
 
 def _pytorch(cell, layers, warmup, iters, on_cpu):
@@ -110,15 +116,7 @@ def _pytorch(cell, layers, warmup, iters, on_cpu):
         opt.step()
         return loss
 
-    for _ in range(warmup):
-        step()
-    synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        loss = step()
-    final = float(loss.item())
-    synchronize()
-    return time.perf_counter() - t0, final
+    return _timed(step, synchronize, warmup, iters)
 
 
 def main():

@@ -1,4 +1,5 @@
 """The resource manager (seed 002): per-context random generators and temp space."""
+import contextlib
 import threading
 
 import numpy as np
@@ -22,16 +23,21 @@ def _key(ctx):
     return (ctx.device_typeid, ctx.device_id)
 
 
+def _cached(table, key, make):
+    """table[key], made by ``make()`` (under the lock) the first time."""
+    v = table.get(key)
+    if v is None:
+        with _lock:
+            v = table.get(key)
+            if v is None:
+                v = table[key] = make()
+    return v
+
+
 def get_rng(ctx):
     """The random generator of ctx (a NumPy Generator on CPU, a CuPy one on GPU)."""
     key = _key(ctx)
-    rng = _rngs.get(key)
-    if rng is None:
-        with _lock:
-            rng = _rngs.get(key)
-            if rng is None:
-                rng = _rngs[key] = _make_rng(ctx, _derive(_global_seed, key))
-    return rng
+    return _cached(_rngs, key, lambda: _make_rng(ctx, _derive(_global_seed, key)))
 
 
 def counter_stream(ctx):
@@ -39,29 +45,22 @@ def counter_stream(ctx):
     seed of ``mx.random.seed`` and the device, its position in device memory. Ordered
     like the generator, by ``rng_var``."""
     key = _key(ctx)
-    st = _streams.get(key)
-    if st is None:
+
+    def make():
         from .backend.philox import CounterStream, key_for
-        with _lock:
-            st = _streams.get(key)
-            if st is None:
-                xp = array_module(ctx)
-                k = key_for(_stream_seeds.get(key, _global_seed), *key)
-                if ctx.device_typeid == 2:
-                    with xp.cuda.Device(ctx.device_id):     # its state's device
-                        st = CounterStream(xp, k)
-                else:
-                    st = CounterStream(xp, k)
-                _streams[key] = st
-    return st
+        xp = array_module(ctx)
+        with _on_device(xp, key):       # the state's memory is on ctx's device
+            return CounterStream(xp, key_for(_stream_seeds.get(key, _global_seed), *key))
+    return _cached(_streams, key, make)
+
+
+def _on_device(xp, key):
+    return xp.cuda.Device(key[1]) if key[0] == 2 else contextlib.nullcontext()
 
 
 def _reseed(stream, key, seed_state):
     from .backend.philox import key_for
-    if key[0] == 2:
-        with stream.xp.cuda.Device(key[1]):
-            stream.reseed(key_for(seed_state, *key))
-    else:
+    with _on_device(stream.xp, key):
         stream.reseed(key_for(seed_state, *key))
 
 
