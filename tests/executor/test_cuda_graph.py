@@ -130,18 +130,20 @@ def test_ineligible_reasons(monkeypatch):
     P.mode = "always"
     assert cuda_graph.ineligible_reason([("Dropout", P())], False) is not None
     # without axes Dropout draws from the device's Philox stream, which replays move on
+    # (so does RNN's dropout between layers)
     P.axes = ()
+    rnn = types.SimpleNamespace(p=0.2)
     assert cuda_graph.ineligible_reason([("Dropout", P())], True) is None
+    assert cuda_graph.ineligible_reason([("RNN", rnn)], True) is None
     monkeypatch.setenv("MXNET_GPU_FUSED_DROPOUT", "0")
     assert "random" in cuda_graph.ineligible_reason([("Dropout", P())], True)
+    assert "random" in cuda_graph.ineligible_reason([("RNN", rnn)], True)
     assert cuda_graph.ineligible_reason([("_random_uniform", None)], False) is not None
     assert cuda_graph.ineligible_reason([("_sample_normal", None)], False) is not None
     assert "Python" in cuda_graph.ineligible_reason([("Custom", None)], False)
     rrelu = types.SimpleNamespace(act_type="rrelu")
     assert cuda_graph.ineligible_reason([("LeakyReLU", rrelu)], True) is not None
     assert cuda_graph.ineligible_reason([("LeakyReLU", rrelu)], False) is None
-    rnn = types.SimpleNamespace(p=0.2)
-    assert cuda_graph.ineligible_reason([("RNN", rnn)], True) is not None
     assert cuda_graph.ineligible_reason([("RNN", types.SimpleNamespace(p=0.0))],
                                         True) is None
 

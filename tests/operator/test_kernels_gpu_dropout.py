@@ -183,6 +183,30 @@ def test_trains_through_the_runner_and_autograd(kernel_on_host, monkeypatch):
     np.testing.assert_array_equal(x.grad.asnumpy(), head * want_mask)
 
 
+def test_rnn_dropout_between_layers_draws_from_the_stream(kernel_on_host):
+    """RNN's dropout between stacked layers uses the same kernel: the mask kept in its
+    reserve is the stream's, and the next layer reads the first one's output times it."""
+    from mxnet.operator.nn import rnn as R
+    T, N, I, H = 4, 3, 5, 6
+    op = get_op("RNN")
+    p = op.params.parse("RNN", dict(mode="gru", state_size=H, num_layers=2,
+                                    bidirectional=True, p=0.3))
+    rng = np.random.RandomState(2)
+    inputs = [rng.uniform(-1, 1, (T, N, I)).astype(np.float32),
+              rng.uniform(-0.5, 0.5, (R._Plan(p, T, N, I).n_params,)).astype(np.float32),
+              rng.uniform(-1, 1, (4, N, H)).astype(np.float32)]
+    plan = R._Plan(p, T, N, I)
+    key, offset = _state()
+    trained = op.forward(OpContext(np, mx.cpu(), is_train=True), p, inputs, [])
+    assert _state() == (key, offset + 1)
+    plain = op.forward(OpContext(np, mx.cpu(), is_train=False), p, inputs, [])
+    x1, mask = plan.layer_input(trained[-1], 1)
+    y0, _ = plan.layer_input(plain[-1], 1)            # the first layer's output
+    want_x1, want_mask = reference_dropout(y0, 0.3, key, offset)
+    np.testing.assert_array_equal(mask, want_mask)
+    np.testing.assert_array_equal(x1, want_x1)
+
+
 # --- on a GPU ----------------------------------------------------------------------------------
 gpu = pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
 

@@ -49,6 +49,7 @@ from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray
+from ..operator.kernels_gpu_dropout import enabled as dropout_enabled
 from ..operator.kernels_gpu_dropout import graph_safe as graph_safe_dropout
 
 __all__ = ["config", "runner", "capturing", "GraphRunner", "CupyGraphs", "ineligible_reason",
@@ -202,8 +203,8 @@ def ineligible_reason(nodes, is_train):
     it may): random draws replay the same numbers, Python callbacks do not run again.
     Dropout draws only in training, or with mode='always', and without ``axes`` it
     draws from the device's Philox stream, which a replay moves on
-    (operator/kernels_gpu_dropout.py); RNN with dropout and LeakyReLU('rrelu') draw
-    only in training."""
+    (operator/kernels_gpu_dropout.py), as RNN's dropout between layers does;
+    LeakyReLU('rrelu') draws only in training."""
     for name, p in nodes:
         low = name.lower()
         if name in _HOST_OPS:
@@ -217,7 +218,8 @@ def ineligible_reason(nodes, is_train):
         if any(w in low for w in _RANDOM_WORDS) or low.startswith(_RANDOM_PREFIXES):
             return f"operator {name} draws random numbers"
         # operators that draw only in training with some parameters
-        if is_train and ((name == "RNN" and float(getattr(p, "p", 0) or 0) > 0) or (
+        if is_train and ((name == "RNN" and float(getattr(p, "p", 0) or 0) > 0
+                          and not dropout_enabled()) or (
                 name == "LeakyReLU" and getattr(p, "act_type", None) == "rrelu")):
             return f"operator {name} draws random numbers in training"
     return None

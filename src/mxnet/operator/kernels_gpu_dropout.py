@@ -15,7 +15,8 @@ Element e keeps its value when the float32 uniform of Philox word e % 4 of block
 mask value and the product are rounded to the array's type as the body rounds them.
 float32, float64, float16 and bfloat16 (the last two read and written as their bits,
 multiplied in float32); ``axes`` (one draw shared along axes), p = 1, and inference
-calls run the operator's body. ``MXNET_GPU_FUSED_DROPOUT=0`` runs the body always.
+calls run the operator's body. The RNN operator draws its dropout between layers here
+too (``draw``). ``MXNET_GPU_FUSED_DROPOUT=0`` runs the bodies always.
 """
 import contextlib
 import os
@@ -26,7 +27,8 @@ from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
 from ..backend.philox import PHILOX_SOURCE
 from ..base import bfloat16
 
-__all__ = ["source", "TYPES", "enabled", "graph_safe", "dropout_forward", "register_all"]
+__all__ = ["source", "TYPES", "enabled", "graph_safe", "dropout_forward", "usable", "draw",
+           "register_all"]
 
 _THREADS = 256
 _MAX_BLOCKS = 4096
@@ -101,31 +103,43 @@ def dropout_forward(ctx, p, inputs, aux, out=None):
     C-contiguous device array of a type in TYPES; NotImplemented otherwise (the
     operator's body runs)."""
     x = inputs[0]
-    if not _is_device_array(x) or not enabled():
+    if not (p.mode == "always" or ctx.is_train) or tuple(p.axes or ()):
         return NotImplemented
-    if not (p.mode == "always" or ctx.is_train) or tuple(p.axes or ()) or p.p >= 1.0:
+    if not usable(x, p.p):
         return NotImplemented
-    dt = np.dtype(x.dtype)
-    if dt not in _TYPES or not x.flags.c_contiguous:
-        return NotImplemented
-    from ..resource import counter_stream
     xp = ctx.xp
-    y = out[0] if out and _fits(out[0], x) else xp.empty(x.shape, dt)
-    mask = out[1] if out and len(out) > 1 and _fits(out[1], x) else xp.empty(x.shape, dt)
-    keep = 1.0 - p.p
+    y = out[0] if out and _fits(out[0], x) else xp.empty(x.shape, x.dtype)
+    mask = out[1] if out and len(out) > 1 and _fits(out[1], x) else xp.empty(x.shape, x.dtype)
+    draw(xp, ctx.ctx, x, y, mask, p.p)
+    return [y, mask]
+
+
+def usable(x, p):
+    """Whether ``draw`` takes x: a C-contiguous device array of a type in TYPES,
+    0 <= p < 1, and the switch on."""
+    return (_is_device_array(x) and enabled() and 0.0 <= p < 1.0
+            and np.dtype(x.dtype) in _TYPES and x.flags.c_contiguous)
+
+
+def draw(xp, device_ctx, x, y, mask, p):
+    """y = x * mask with a fresh mask (1/(1-p) kept, 0 dropped) from ``device_ctx``'s
+    Philox stream, which then moves on (x may be y; see ``usable``)."""
+    from ..resource import counter_stream
+    dt = np.dtype(x.dtype)
+    keep = 1.0 - p
     scale = dt.type(1.0 / keep)             # the mask value, in the array's type
     acc = np.float64 if dt == np.float64 else np.float32
     n = x.size
-    if n:
-        stream = counter_stream(ctx.ctx)
-        k = raw_kernel(xp, ("dropout", dt), lambda: source(dt))
-        grid = (max(1, min(_MAX_BLOCKS, -(-((n + 3) // 4) // _THREADS))),)
-        device = x.device if hasattr(x.device, "__enter__") else contextlib.nullcontext()
-        with device:
-            k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep),
-                                  acc(float(scale)), np.int64(n)))
-            stream.advance()
-    return [y, mask]
+    if not n:
+        return
+    stream = counter_stream(device_ctx)
+    k = raw_kernel(xp, ("dropout", dt), lambda: source(dt))
+    grid = (max(1, min(_MAX_BLOCKS, -(-((n + 3) // 4) // _THREADS))),)
+    device = x.device if hasattr(x.device, "__enter__") else contextlib.nullcontext()
+    with device:
+        k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep),
+                              acc(float(scale)), np.int64(n)))
+        stream.advance()
 
 
 dropout_forward.bfloat16 = True

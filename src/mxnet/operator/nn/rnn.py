@@ -22,7 +22,9 @@ follow cuDNN's semantics (MXNet's CPU kernels ignore both).
 import numpy as np
 
 from ...backend import rnn_cells
+from ...backend.cublas_graph import capturing
 from ...base import MXNetError
+from .. import kernels_gpu_dropout as gpu_dropout
 from ..params import Bool, Enum, Float, FloatOrNone, Int, IntOrNone, Schema
 from ..registry import Op, ShapeError, register
 
@@ -476,13 +478,20 @@ class RNN(Op):
                 seq = r["h"] if mask is None else xp.where(mask, r["h"], 0)
                 y[:, :, d * P:(d + 1) * P] = seq if d == 0 else _reverse(xp, seq, rev)
             if not last and plan.dropout:
-                if ctx.is_train:
+                if not ctx.is_train:
+                    drop.fill(1)
+                    y *= drop
+                elif gpu_dropout.usable(y, p.p):    # the device's Philox stream
+                    gpu_dropout.draw(xp, ctx.ctx, y, y, drop, p.p)
+                else:
+                    if capturing():     # a CUDA graph would replay these numbers
+                        raise MXNetError("RNN: dropout between layers draws from the "
+                                         "device's generator, which a CUDA graph cannot "
+                                         "replay with new numbers")
                     keep = ctx.rng.random(drop.shape) >= p.p
                     scale = dt.type(1 / (1 - p.p)) if p.p < 1 else dt.type(0)
                     drop[...] = xp.asarray(keep, dtype=dt) * scale
-                else:
-                    drop.fill(1)
-                y *= drop
+                    y *= drop
             layer_x = y
         outs = [layer_x]
         if p.state_outputs:
