@@ -18,14 +18,14 @@
 #      "-synccheck"; the default defers it to the device), and without the convolution
 #      bias fold (MXNET_GPU_CONV_BIAS_FOLD=0, "-nobiasfold"), and with the relu backward
 #      folded into BatchNorm's (MXNET_GPU_BN_RELU_BACKWARD_FUSION=1, "-bnrelubwd")
-#   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch; the
-#      d2l LSTM / GRU language model with the fused recurrent cells on and off, against
-#      PyTorch's cuDNN layers
+#   4. ResNet-18 32x32 b128 and the seed CNN b256, AMP, graphs on, against PyTorch
 #   5. profile of one AMP ResNet-50 step with graphs (where the time goes), and of the
 #      seed CNN's (host-bound)
 #   6. ResNet-50 without CUDA graphs (pymxnet fp32 and AMP; with cuDNN graph-API plans,
 #      "-graphapi"; without the bias fold), and a profile of its AMP step (host time; the
 #      kernels each operator launches)
+#   6b. the d2l LSTM / GRU language model with the fused recurrent cells on and off,
+#      and two layers with dropout under CUDA graphs, against PyTorch's cuDNN layers
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
 #      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
@@ -113,24 +113,6 @@ train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
 TRAIN_ENV=MXNET_AMP_ASYNC_OVERFLOW_CHECK=0 train cnn-amp-graphs-synccheck 1 pymxnet cnn amp 25 4 20
 train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
 
-# --- 4b. the d2l language model (one LSTM / GRU layer of 256, batch 32, 35 steps), fused
-# recurrent cells (backend/rnn_cells.py) on and off, against PyTorch's cuDNN LSTM / GRU
-rnn() {     # rnn NAME FUSED(0/1) FRAMEWORK CELL [--hybridize]
-    local name=$1 fused=$2 fw=$3 cell=$4
-    shift 4
-    echo "### $name" >> "$OUT/train.log"
-    step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
-        "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
-    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
-}
-rnn lstm-fused 1 pymxnet lstm
-rnn lstm-unfused 0 pymxnet lstm
-rnn lstm-fused-hybridized 1 pymxnet lstm --hybridize
-rnn lstm-pytorch 1 pytorch lstm
-rnn gru-fused 1 pymxnet gru
-rnn gru-unfused 0 pymxnet gru
-rnn gru-pytorch 1 pytorch gru
-
 # --- 5. profile of an AMP ResNet-50 step with graphs --------------------------------------------------
 step profile-r50-amp 45 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
     "$PY" benchmarks/gpu/profile_step.py --model resnet50 --mode hybridized --steps 2 \
@@ -167,6 +149,28 @@ step profile-r50-amp-nographs-graphapi 60 "$OUT/train.log" env MXNET_ENABLE_CUDA
     --mode hybridized --steps 2 --precision amp --attribute --out "$OUT"
 grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_nographs_graphapi.txt" \
     2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+
+# --- 6b. the d2l language model (one LSTM / GRU layer of 256, batch 32, 35 steps), fused
+# recurrent cells (backend/rnn_cells.py) on and off, against PyTorch's cuDNN LSTM / GRU;
+# two layers with dropout between them (the Philox dropout kernel) hybridized with CUDA
+# graphs (capturable now that the draw's position lives on the device)
+rnn() {     # rnn NAME FUSED(0/1) GRAPHS(0/1) FRAMEWORK CELL [rnn_train.py options]
+    local name=$1 fused=$2 graphs=$3 fw=$4 cell=$5
+    shift 5
+    echo "### $name" >> "$OUT/train.log"
+    step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
+        MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
+        "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
+}
+rnn lstm-fused 1 0 pymxnet lstm
+rnn lstm-unfused 0 0 pymxnet lstm
+rnn lstm-pytorch 1 0 pytorch lstm
+rnn gru-fused 1 0 pymxnet gru
+rnn gru-pytorch 1 0 pytorch gru
+rnn lstm2-drop-fused-graphs 1 1 pymxnet lstm --layers 2 --dropout 0.3 --hybridize
+rnn lstm2-drop-fused 1 0 pymxnet lstm --layers 2 --dropout 0.3 --hybridize
+rnn lstm2-drop-pytorch 1 0 pytorch lstm --layers 2 --dropout 0.3
 
 # --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried
 # in .device), which import now (test_operator_gpu needed mxnet.base's C-API names,

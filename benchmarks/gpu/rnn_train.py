@@ -35,7 +35,7 @@ def _timed(step, synchronize, warmup, iters):
     return time.perf_counter() - t0, final
 
 
-def _pymxnet(cell, hybridize, layers, warmup, iters, on_cpu):
+def _pymxnet(cell, hybridize, layers, dropout, warmup, iters, on_cpu):
     sys.path.insert(0, os.path.join(HERE, "..", "..", "src"))
     import mxnet as mx
     from mxnet import autograd, gluon
@@ -52,7 +52,8 @@ def _pymxnet(cell, hybridize, layers, warmup, iters, on_cpu):
     class Model(gluon.HybridBlock):
         def __init__(self):
             super().__init__()
-            self.rnn = (rnn.LSTM if cell == "lstm" else rnn.GRU)(HIDDEN, num_layers=layers)
+            self.rnn = (rnn.LSTM if cell == "lstm" else rnn.GRU)(
+                HIDDEN, num_layers=layers, dropout=dropout)
             self.dense = nn.Dense(VOCAB, flatten=False)
 
         def hybrid_forward(self, F, x, *state):
@@ -81,7 +82,7 @@ def _pymxnet(cell, hybridize, layers, warmup, iters, on_cpu):
     return _timed(step, synchronize, warmup, iters)
 
 
-def _pytorch(cell, layers, warmup, iters, on_cpu):
+def _pytorch(cell, layers, dropout, warmup, iters, on_cpu):
     import torch
     dev = torch.device("cpu" if on_cpu else "cuda")
 
@@ -93,7 +94,7 @@ def _pytorch(cell, layers, warmup, iters, on_cpu):
         def __init__(self):
             super().__init__()
             self.rnn = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
-                VOCAB, HIDDEN, num_layers=layers)
+                VOCAB, HIDDEN, num_layers=layers, dropout=dropout)
             self.dense = torch.nn.Linear(HIDDEN, VOCAB)
 
         def forward(self, x, state):
@@ -124,22 +125,27 @@ def main():
     ap.add_argument("--framework", choices=["pymxnet", "pytorch"], required=True)
     ap.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
     ap.add_argument("--layers", type=int, default=1)
-    ap.add_argument("--hybridize", action="store_true")
+    ap.add_argument("--dropout", type=float, default=0.0, help="between stacked layers")
+    ap.add_argument("--hybridize", action="store_true",
+                    help="hybridize(static_alloc, static_shape); with "
+                         "MXNET_ENABLE_CUDA_GRAPHS=1 the step replays CUDA graphs")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke test)")
     a = ap.parse_args()
     try:
         if a.framework == "pymxnet":
-            secs, loss = _pymxnet(a.cell, a.hybridize, a.layers, a.warmup, a.iters, a.cpu)
+            secs, loss = _pymxnet(a.cell, a.hybridize, a.layers, a.dropout, a.warmup,
+                                  a.iters, a.cpu)
         else:
-            secs, loss = _pytorch(a.cell, a.layers, a.warmup, a.iters, a.cpu)
+            secs, loss = _pytorch(a.cell, a.layers, a.dropout, a.warmup, a.iters, a.cpu)
         res = {"samples/s": a.iters * BATCH / secs, "ms/step": 1e3 * secs / a.iters,
                "final loss": loss}
     except Exception as err:            # the row says why it has no figure
         res = {"error": f"{type(err).__name__}: {err}"}
-    res.update(framework=a.framework, device="cpu" if a.cpu else "gpu", cell=a.cell, layers=a.layers,
-               hybridized=a.hybridize,
+    res.update(framework=a.framework, device="cpu" if a.cpu else "gpu", cell=a.cell,
+               layers=a.layers, dropout=a.dropout, hybridized=a.hybridize,
+               cuda_graphs=os.environ.get("MXNET_ENABLE_CUDA_GRAPHS", "0") == "1",
                fused_cells=(a.framework == "pymxnet" and not a.cpu and
                             os.environ.get("MXNET_GPU_RNN_FUSED_CELLS", "1") != "0"))
     print(json.dumps(res))
