@@ -25,7 +25,8 @@
 #      "-graphapi"; without the bias fold), and a profile of its AMP step (host time; the
 #      kernels each operator launches)
 #   6b. the d2l LSTM / GRU language model with the fused recurrent cells on and off,
-#      and two layers with dropout under CUDA graphs, against PyTorch's cuDNN layers
+#      and two layers with dropout under CUDA graphs, against PyTorch's cuDNN layers;
+#      imperative (not hybridized) seed CNN fp32 and ResNet-50 AMP
 #   7. with what is left: MXNet 1.9.1's test_operator_gpu (a -k subset) and
 #      test_gluon_contrib_gpu, when .device/mxnet-1.9.1-tests is carried (SUITE_FILES=
 #      other files, or empty to skip; SUITE_K= another -k selection, empty for all)
@@ -76,7 +77,7 @@ tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
 # --- training throughput: one gpu_train worker per case -------------------------------------------
 train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITERS
     local name=$1 graphs=$2 fw=$3 model=$4 prec=$5 limit=$6 warm=$7 iters=$8
-    local mode=hybridized
+    local mode=${MODE:-hybridized}      # MODE=imperative: Gluon without hybridize
     [ "$fw" = pytorch ] && mode=eager
     echo "### $name" >> "$OUT/train.log"
     # TRAIN_ENV: extra VAR=value settings for this row (e.g. the layout switch)
@@ -171,6 +172,9 @@ rnn gru-pytorch 1 0 pytorch gru
 rnn lstm2-drop-fused-graphs 1 1 pymxnet lstm --layers 2 --dropout 0.3 --hybridize
 rnn lstm2-drop-fused 1 0 pymxnet lstm --layers 2 --dropout 0.3 --hybridize
 rnn lstm2-drop-pytorch 1 0 pytorch lstm --layers 2 --dropout 0.3
+# imperative Gluon (the d2l book's training loops), not measured since session 2
+MODE=imperative train cnn-fp32-imperative 0 pymxnet cnn fp32 25 3 20
+MODE=imperative train r50-amp-imperative 0 pymxnet resnet50 amp 50 3 8
 
 # --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried
 # in .device), which import now (test_operator_gpu needed mxnet.base's C-API names,
