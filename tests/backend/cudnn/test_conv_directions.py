@@ -187,3 +187,19 @@ def test_without_the_switch_no_plan_is_asked_for(planned, monkeypatch):
     monkeypatch.delenv("MXNET_CUDNN_GRAPH_API")
     K.conv_forward(_geo(), _Arr(16), _Arr(32), _Arr(48), "off", 64)
     assert asked == [] and len(lib.calls) == 1
+
+
+def test_a_plan_whose_workspace_runs_out_of_memory_takes_the_legacy_call(planned,
+                                                                         monkeypatch):
+    (lib, chosen), use = planned
+    plan = _Plan()
+    plan.workspace = 1 << 30
+    use(plan)
+
+    def workspace(cp, nbytes):
+        if nbytes == plan.workspace:
+            raise MemoryError("out of memory")      # CuPy's OutOfMemoryError is one
+        return None, 0
+    monkeypatch.setattr(K, "_workspace", workspace)
+    K.conv_forward(_geo(), _Arr(16), _Arr(32), _Arr(48), "off", 64)
+    assert plan.runs == [] and len(lib.calls) == 1 and not plan.failed

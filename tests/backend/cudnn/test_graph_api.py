@@ -8,6 +8,7 @@ With a GPU: every direction, layout, type and accumulation through cached plans 
 the legacy calls, and the plans were used."""
 import ctypes
 import os
+import types
 
 import numpy as np
 import pytest
@@ -122,6 +123,11 @@ def test_on_a_gpu_plans_equal_the_legacy_calls(monkeypatch, direction, dtype, nh
     cp = _gpu()
     from mxnet.base import bfloat16
     from mxnet.backend.cudnn import kernels as K
+    if dtype == "bfloat16":
+        try:
+            cp.zeros(1, bfloat16)
+        except Exception:   # noqa: BLE001  (no ml_dtypes, or a CuPy without bfloat16)
+            pytest.skip("CuPy makes no bfloat16 arrays here")
     dt = bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
     x_shape, w_shape, y_shape = (4, 16, 12, 12), (32, 16, 3, 3), (4, 32, 12, 12)
     g = K.geometry(x_shape, w_shape, y_shape, (1, 1), (1, 1), (1, 1), 1, dt, nhwc)
@@ -170,10 +176,65 @@ def test_on_a_gpu_the_registered_convolution_uses_plans(monkeypatch):
     del cp
 
 
-def test_precompiled_engines_come_before_runtime_compiled_ones(monkeypatch):
+def _notes(cfg):
+    """Stand-in engine notes: '_rtc' compiles at run time, '_down' down-converts."""
+    return ({G.BEHAVIOR_NOTE_RUNTIME_COMPILATION} if "_rtc" in cfg else set(),
+            {G.NUMERICAL_NOTE_DOWN_CONVERT_INPUTS, 0} if "_down" in cfg else {0})
+
+
+def test_precompiled_engines_come_first_and_down_converting_ones_never(monkeypatch):
     """A runtime-compiled engine (an NVRTC compile per problem at plan time) is taken
-    only after every precompiled one, the heuristic's order kept within each group."""
-    cfgs = ["a_rtc", "b", "c_rtc", "d"]
+    only after every precompiled one, the heuristic's order kept within each group; an
+    engine that down-converts its inputs is not taken (the legacy path's
+    ALLOW_CONVERSION math, which the plans decline)."""
+    cfgs = ["a_rtc", "b", "x_down", "c_rtc", "d", "y_rtc_down"]
     monkeypatch.setattr(G, "_engine_configs", lambda lib, graph: list(cfgs))
-    monkeypatch.setattr(G, "runtime_compiled", lambda lib, cfg: cfg.endswith("_rtc"))
-    assert G._ordered_configs(None, None) == ["b", "d", "a_rtc", "c_rtc"]
+    monkeypatch.setattr(G, "engine_notes", lambda lib, cfg: _notes(cfg))
+    assert G._ordered_configs(None, None) == [("b", False), ("d", False),
+                                              ("a_rtc", True), ("c_rtc", True)]
+
+
+def test_a_tuned_choice_compiles_nothing_where_a_precompiled_engine_fits(monkeypatch):
+    """'limited_workspace' / 'fastest' time the fitting configurations, but stop before
+    the first runtime-compiled one when a precompiled one was found (one candidate:
+    chosen without timing, so no device is needed here)."""
+    monkeypatch.setattr(G, "_build", lambda *a: ("GRAPH", []))
+    found = [("P1", 0, "b", False), ("P2", 0, "a_rtc", True), ("P3", 0, "c", False)]
+    monkeypatch.setattr(G, "_plans", lambda lib, handle, graph, cap: iter(found))
+    rt = types.SimpleNamespace(lib=None, cupy=None)
+    for tune in ("limited_workspace", "fastest"):
+        plan = G._choose(rt, "H", "fwd", None, tune, 1 << 20, (0, 0, 0), None, False)
+        assert plan.plan == "P1"
+    found[0] = ("P0", 0, "z_rtc", True)     # nothing precompiled fits: compile one
+    plan = G._choose(rt, "H", "fwd", None, "off", 1 << 20, (0, 0, 0), None, False)
+    assert plan.plan == "P0"
+
+
+def test_plans_are_built_for_the_geometry_dtype_bfloat16_included(lib, monkeypatch):
+    """The tensors take the geometry's dtype: bfloat16's dtype string in the key is a
+    plain void ('<V2') that names no cuDNN type."""
+    from mxnet.base import bfloat16
+    if bfloat16 is None:
+        pytest.skip("no ml_dtypes")
+    monkeypatch.setattr(G, "_operation_graph", lambda lib_, handle, op: "GRAPH")
+    dt = np.dtype(bfloat16)
+    x, w, y = (2, 8, 6, 6), (4, 8, 3, 3), (2, 4, 6, 6)
+    g = types.SimpleNamespace(key=(x, w, y, (1, 1), (1, 1), (1, 1), 1, dt.str, 0, False),
+                              dtype=dt)
+    graph, descs = G._build(lib, None, "fwd", g, False)
+    assert graph == "GRAPH" and len(descs) == 5
+    data_type, n = ctypes.c_int(-1), ctypes.c_int64(0)
+    L.check(lib, "get", lib.cudnnBackendGetAttribute(
+        descs[0].ptr, G.A_TENSOR_DATA_TYPE, G.T_DATA_TYPE, 1, ctypes.byref(n),
+        ctypes.byref(data_type)))
+    assert data_type.value == L.DATA_BFLOAT16
+
+
+def test_out_of_memory_while_choosing_takes_the_legacy_call_and_asks_again(monkeypatch):
+    def oom(*a):
+        raise MemoryError("out of memory")
+    monkeypatch.setattr(G, "_choose", oom)
+    g = types.SimpleNamespace(strict=False, math=0)
+    monkeypatch.setattr("mxnet.backend.cublas_graph.capturing", lambda: False)
+    assert G.conv_plan(None, "H", "fwd", g, "off", 0, (0, 0, 0)) is None
+    assert g.graph_plans == {}          # not remembered as unsupported

@@ -15,17 +15,19 @@ Switch: ``MXNET_CUDNN_GRAPH_API=1`` (off by default until a device run has measu
 it). ``backend/cudnn/kernels.py`` asks ``conv_plan`` first and keeps the legacy call
 for what it declines: a math type other than cuDNN's default and tensor-op ones (FMA
 math: ``NVIDIA_TF32_OVERRIDE=0`` or ``MXNET_CUDA_ALLOW_TENSOR_CORE=0``; and
-``MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1``), which the engine choice here does not
-filter for; a problem no engine configuration takes; a first call inside a CUDA-graph
+``MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1``: the plans never take an engine
+that down-converts its inputs); a problem no engine configuration takes; a first call inside a CUDA-graph
 capture (no building or timing there); pointers below the plans' 16-byte alignment.
 
 The algorithm follows MXNet's ``cudnn_tune`` as on the legacy path: 'off' takes the
 first configuration of cuDNN's heuristic (mode A) whose workspace fits the limit
 (engines with precompiled kernels before those that compile one per problem);
-'limited_workspace' and 'fastest' time up to ``_TIMED`` fitting configurations on the
+'limited_workspace' and 'fastest' time up to ``_TIMED`` fitting configurations (the
+precompiled ones; a runtime-compiled one only where none of those fits) on the
 call's own arrays (each run once untimed first: CUDA loads kernels lazily) and keep the
 fastest. Plans are cached per cuDNN handle (per thread and device, _runtime.py), as a
-plan holds the handle it was built with.
+plan holds the handle it was built with. Running out of device memory while choosing or
+for a plan's workspace takes the legacy call that time.
 
 The enum values are cuDNN 9's ``cudnn_graph.h``.
 """
@@ -44,12 +46,13 @@ _OPERATION = {"fwd": 10, "bwd_filter": 11, "bwd_data": 12}
 _OPERATIONGRAPH, _VARIANT_PACK, _TENSOR = 15, 16, 17
 # cudnnBackendAttributeType_t
 T_HANDLE, T_DATA_TYPE, T_INT64, T_FLOAT, T_DOUBLE, T_VOID_PTR = 0, 1, 3, 4, 5, 6
-T_CONVOLUTION_MODE, T_HEUR_MODE, T_BACKEND_DESCRIPTOR, T_BEHAVIOR_NOTE = 7, 8, 15, 19
+T_CONVOLUTION_MODE, T_HEUR_MODE, T_NUMERICAL_NOTE = 7, 8, 11
+T_BACKEND_DESCRIPTOR, T_BEHAVIOR_NOTE = 15, 19
 # cudnnBackendAttributeName_t
 A_CONV_COMP_TYPE, A_CONV_MODE, A_CONV_DILATIONS, A_CONV_FILTER_STRIDES = 100, 101, 102, 103
 A_CONV_POST_PADDINGS, A_CONV_PRE_PADDINGS, A_CONV_SPATIAL_DIMS = 104, 105, 106
 A_HEUR_MODE, A_HEUR_OPERATION_GRAPH, A_HEUR_RESULTS = 200, 201, 202
-A_CFG_ENGINE, A_ENGINE_BEHAVIOR_NOTE = 300, 1305
+A_CFG_ENGINE, A_ENGINE_NUMERICAL_NOTE, A_ENGINE_BEHAVIOR_NOTE = 300, 1303, 1305
 A_PLAN_HANDLE, A_PLAN_ENGINE_CONFIG, A_PLAN_WORKSPACE_SIZE = 400, 401, 402
 A_GRAPH_HANDLE, A_GRAPH_OPS = 800, 801
 A_TENSOR_BYTE_ALIGNMENT, A_TENSOR_DATA_TYPE, A_TENSOR_DIMENSIONS = 900, 901, 902
@@ -69,6 +72,7 @@ UIDS = {"fwd": (X_UID, W_UID, Y_UID), "bwd_data": (W_UID, Y_UID, X_UID),
         "bwd_filter": (X_UID, Y_UID, W_UID)}
 HEUR_MODE_A = 3
 BEHAVIOR_NOTE_RUNTIME_COMPILATION, BEHAVIOR_NOTE_COUNT = 0, 5
+NUMERICAL_NOTE_DOWN_CONVERT_INPUTS, NUMERICAL_NOTE_COUNT = 1, 10
 CROSS_CORRELATION = 1
 ALIGNMENT = 16
 _TIMED = 8                  # configurations timed by a tuned choice
@@ -227,10 +231,10 @@ def _strides(shape, channels_last):
     return D.nhwc_strides(shape) if channels_last else D._packed(tuple(shape))
 
 
-def _build(lib, handle, direction, key, accumulate):
-    """(op graph, its descriptors) for ConvGeometry key ``key``."""
-    x_shape, w_shape, y_shape, pad, stride, dilate, _groups, dtype, _math, nhwc = key
-    dtype = np.dtype(dtype)
+def _build(lib, handle, direction, g, accumulate):
+    """(op graph, its descriptors) for ConvGeometry ``g``."""
+    x_shape, w_shape, y_shape, pad, stride, dilate, _groups, _dt, _math, nhwc = g.key
+    dtype = g.dtype     # (the key holds dtype.str: bfloat16's is a plain void '<V2')
     x = tensor(lib, X_UID, x_shape, _strides(x_shape, nhwc), dtype)
     w = tensor(lib, W_UID, w_shape, _strides(w_shape, nhwc), dtype)
     y = tensor(lib, Y_UID, y_shape, _strides(y_shape, nhwc), dtype)
@@ -241,9 +245,9 @@ def _build(lib, handle, direction, key, accumulate):
     return _operation_graph(lib, handle, op), [x, w, y, conv, op]
 
 
-def runtime_compiled(lib, cfg):
-    """Whether engine configuration ``cfg``'s engine compiles its kernel when a plan is
-    finalized (NVRTC: up to a second per problem; a model has dozens of problems)."""
+def engine_notes(lib, cfg):
+    """(behaviour notes, numerical notes) of engine configuration ``cfg``'s engine, as
+    sets of cuDNN's enum values (empty where cuDNN does not say)."""
     try:
         engine = Descriptor(lib, _ENGINE)
         n = ctypes.c_int64(0)
@@ -251,40 +255,56 @@ def runtime_compiled(lib, cfg):
         L.check(lib, "cudnnBackendGetAttribute",
                 lib.cudnnBackendGetAttribute(cfg.ptr, A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1,
                                              ctypes.byref(n), ctypes.byref(ref)))
-        notes = (ctypes.c_int * BEHAVIOR_NOTE_COUNT)()
-        L.check(lib, "cudnnBackendGetAttribute",
-                lib.cudnnBackendGetAttribute(engine.ptr, A_ENGINE_BEHAVIOR_NOTE,
-                                             T_BEHAVIOR_NOTE, BEHAVIOR_NOTE_COUNT,
-                                             ctypes.byref(n), notes))
     except L.CudnnError:
-        return False
-    return BEHAVIOR_NOTE_RUNTIME_COMPILATION in notes[:n.value]
+        return set(), set()
+    found = []
+    for attr, kind, count in ((A_ENGINE_BEHAVIOR_NOTE, T_BEHAVIOR_NOTE, BEHAVIOR_NOTE_COUNT),
+                              (A_ENGINE_NUMERICAL_NOTE, T_NUMERICAL_NOTE,
+                               NUMERICAL_NOTE_COUNT)):
+        notes = (ctypes.c_int * count)()
+        try:
+            L.check(lib, "cudnnBackendGetAttribute",
+                    lib.cudnnBackendGetAttribute(engine.ptr, attr, kind, count,
+                                                 ctypes.byref(n), notes))
+            found.append(set(notes[:n.value]))
+        except L.CudnnError:
+            found.append(set())
+    return tuple(found)
 
 
 def _ordered_configs(lib, graph):
-    """The heuristic's configurations, those with precompiled kernels first (the
-    heuristic's order kept within each group): a runtime-compiled engine is taken only
-    where no precompiled one fits, as PyTorch's cuDNN path does by default."""
-    cfgs = _engine_configs(lib, graph)
-    compiled = [runtime_compiled(lib, c) for c in cfgs]
-    return [c for c, rtc in zip(cfgs, compiled) if not rtc] + \
-        [c for c, rtc in zip(cfgs, compiled) if rtc]
+    """[(configuration, runtime-compiled)] of the heuristic's configurations, those
+    with precompiled kernels first (the heuristic's order kept within each group): a
+    runtime-compiled engine compiles its kernel with NVRTC when a plan is finalized (up
+    to a second per problem; a model has dozens), so it is taken only where no
+    precompiled one fits, as PyTorch's cuDNN path does by default. Engines that
+    down-convert their inputs are dropped (they compute as the legacy path's
+    TENSOR_OP_MATH_ALLOW_CONVERSION, which conv_plan declines; PyTorch drops them too)."""
+    ordered = ([], [])
+    for cfg in _engine_configs(lib, graph):
+        behaviour, numerical = engine_notes(lib, cfg)
+        if NUMERICAL_NOTE_DOWN_CONVERT_INPUTS in numerical:
+            continue
+        rtc = BEHAVIOR_NOTE_RUNTIME_COMPILATION in behaviour
+        ordered[rtc].append((cfg, rtc))
+    return ordered[0] + ordered[1]
 
 
 def _plans(lib, handle, graph, limit):
-    """(plan descriptor, workspace bytes) of each configuration that finalizes and fits
-    ``limit`` (None: no limit), in ``_ordered_configs``' order."""
-    for cfg in _ordered_configs(lib, graph):
+    """(plan descriptor, workspace bytes, configuration, runtime-compiled) of each
+    configuration that finalizes and fits ``limit`` (None: no limit), in
+    ``_ordered_configs``' order."""
+    for cfg, rtc in _ordered_configs(lib, graph):
         plan = Descriptor(lib, _EXECUTION_PLAN)
         try:
             plan.set(A_PLAN_HANDLE, T_HANDLE, ctypes.c_void_p, [handle])
             plan.set_descriptors(A_PLAN_ENGINE_CONFIG, [cfg])
             plan.finalize()
+            ws = plan.get_int64(A_PLAN_WORKSPACE_SIZE)
         except L.CudnnError:            # a configuration this problem cannot run
             continue
-        ws = plan.get_int64(A_PLAN_WORKSPACE_SIZE)
         if limit is None or ws <= limit:
-            yield plan, ws, cfg
+            yield plan, ws, cfg, rtc
 
 
 _UNSUPPORTED = object()
@@ -312,21 +332,25 @@ def conv_plan(rt, handle, direction, g, tune, limit, ptrs, out=None, accumulate=
         plan = _choose(rt, handle, direction, g, tune, limit, ptrs, out, accumulate)
     except (L.CudnnError, D.NotSupported):
         plan = None
+    except MemoryError:     # CuPy's OutOfMemoryError: the legacy call now, ask again later
+        return None
     plans[short] = _UNSUPPORTED if plan is None else plan
     return plan
 
 
 def _choose(rt, handle, direction, g, tune, limit, ptrs, out, accumulate):
     lib, cp = rt.lib, rt.cupy
-    graph, keep = _build(lib, handle, direction, g.key, accumulate)
+    graph, keep = _build(lib, handle, direction, g, accumulate)
     uids = UIDS[direction]
     cap = None if tune == "fastest" else limit
     if tune == "off":
-        for plan, ws, cfg in _plans(lib, handle, graph, cap):
+        for plan, ws, cfg, _rtc in _plans(lib, handle, graph, cap):
             return ConvPlan(lib, plan, ws, uids, keep + [graph, cfg])
         return None
     cands = []
-    for plan, ws, cfg in _plans(lib, handle, graph, cap):
+    for plan, ws, cfg, rtc in _plans(lib, handle, graph, cap):
+        if rtc and cands:       # compile a kernel only where nothing precompiled fits
+            break
         cands.append(ConvPlan(lib, plan, ws, uids, keep + [graph, cfg]))
         if len(cands) == _TIMED:
             break

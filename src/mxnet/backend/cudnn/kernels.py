@@ -289,7 +289,11 @@ def _conv_run(direction, g, a, b, c, tune, workspace_mb, accumulate=False):
         plan = graph_api.conv_plan(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
                                    c, accumulate)
         if plan is not None:
-            ws, wsp = _workspace(rt.cupy, plan.workspace)
+            try:
+                ws, wsp = _workspace(rt.cupy, plan.workspace)
+            except MemoryError:     # CuPy's OutOfMemoryError: the legacy call this time
+                plan = None
+        if plan is not None:
             try:
                 plan.run(h, ptrs, wsp)
                 return c
