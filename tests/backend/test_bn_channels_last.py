@@ -328,3 +328,24 @@ def test_relu_backward_folded_into_the_backward(on_host, dtype, fix_gamma):
     want, got = grads(masked, None), grads(dy, beta)
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g.astype(np.float64), w.astype(np.float64))
+
+
+def test_relu_backward_fold_keeps_a_non_finite_gradient_where_relu_is_off(on_host):
+    """An inf or NaN in the relu output's gradient where that output is 0 comes out
+    NaN, as the unfused backward's g * (y > 0) gives it (an overflow under AMP's loss
+    scaling must not vanish in the fold)."""
+    shape, c = (2, 4, 3, 3), 4
+    dtype = np.dtype(np.float32)
+    x, dy = _data(shape, dtype), _data(shape, dtype, seed=3)
+    gamma, beta = _vec(c, 1), np.zeros(c, np.float32)
+    y = _nhwc(np.zeros(shape, dtype))
+    mean, invstd = np.zeros(c, np.float32), np.zeros(c, np.float32)
+    assert B.forward_training(NP_CUPY, x, y, gamma, beta, 1e-3, mean, invstd, relu=True)
+    off = np.argwhere(y == 0)[0]
+    dy[tuple(off)] = np.inf
+    dx = _nhwc(np.zeros(shape, dtype))
+    dg, db = np.zeros(c, np.float32), np.zeros(c, np.float32)
+    assert B.backward(NP_CUPY, x, dy, dx, gamma, mean, invstd, dg, db, beta)
+    with np.errstate(invalid="ignore"):
+        unfused = dy * (y > 0)              # NaN at the inf: inf * 0
+    assert np.isnan(unfused).any() and np.isnan(db[off[1]]) and np.isnan(dg[off[1]])

@@ -59,9 +59,13 @@ def reference_dropout(x, p, key, offset):
     words = philox4x32_10(ctr, (key & 0xFFFFFFFF, key >> 32)).reshape(-1)[:n]
     uniform = (words >> 8).astype(np.float32) * np.float32(2.0 ** -24)
     keep = 1.0 - p
-    mask = (uniform.astype(np.float64) < keep).astype(x.dtype)
+    on = (uniform.astype(np.float64) < keep).reshape(x.shape)
+    if bfloat16 is not None and x.dtype == bfloat16:
+        # the operator body computes bfloat16 in float32 (operator/bfloat16.py)
+        mask = on.astype(np.float32) * np.float32(1.0 / keep)
+        return (x.astype(np.float32) * mask).astype(x.dtype), mask.astype(x.dtype)
+    mask = on.astype(x.dtype)
     mask *= x.dtype.type(1.0 / keep)
-    mask = mask.reshape(x.shape)
     return x * mask, mask
 
 
@@ -83,6 +87,12 @@ def kernel_on_host(monkeypatch, host_raw_kernels):
 
 def _params(**kw):
     return get_op("Dropout").params.parse("Dropout", kw)
+
+
+def _tmp_dir():
+    import pathlib
+    import tempfile
+    return pathlib.Path(tempfile.mkdtemp(prefix="bits"))
 
 
 def _call(x, p=0.5, train=True, **kw):
@@ -153,8 +163,33 @@ def test_writes_into_given_outputs_and_in_place(kernel_on_host):
     np.testing.assert_array_equal(m, want_m)
 
 
+def test_a_nan_is_stored_as_a_nan(kernel_on_host):
+    """Including a GPU's arithmetic NaN (bits 0x7fffffff), which bfloat16's rounding
+    would carry into -0 (bits 0x8000) without mx_store_bf16."""
+    for dtype in DTYPES:
+        x = np.array([np.nan, -np.nan, np.inf, 1.0] * 64, dtype)
+        y, mask = _call(x, p=0.5)
+        kept = mask != 0
+        assert np.isnan(y[kept & np.isnan(x)]).all()
+        assert np.isnan(y[~kept & ~np.isfinite(x)]).all()      # NaN * 0, inf * 0
+    from cuda_on_host import build
+    import ctypes
+    from mxnet.backend.cuda_kernels import BITS_SOURCE
+    lib = build(_tmp_dir(), BITS_SOURCE + """
+extern "C" unsigned short store_bits(unsigned int b) { return mx_store_bf16(mx_bits_to_float(b)); }
+extern "C" unsigned short plain_bits(unsigned int b) { return mx_to_bf16(mx_bits_to_float(b)); }
+""")
+    lib.store_bits.restype = lib.plain_bits.restype = ctypes.c_ushort
+    assert lib.plain_bits(0x7FFFFFFF) == 0x8000               # what the guard is for
+    for bits in (0x7FFFFFFF, 0xFFFFFFFF, 0x7FC00000, 0xFFC00000, 0x7F800001):
+        got = lib.store_bits(bits)
+        assert (got & 0x7F80) == 0x7F80 and (got & 0x7F), hex(got)     # a NaN
+    assert lib.store_bits(0x3F800000) == 0x3F80                # 1.0 unchanged
+
+
 def test_declines_what_the_operator_body_computes(kernel_on_host, monkeypatch):
     x = np.ones((4, 4), np.float32)
+    assert _call(np.ones((4, 4), np.float16), p=1 - 2.0 ** -17) is NotImplemented  # inf
     assert _call(x, train=False) is NotImplemented            # inference: identity
     assert _call(x, axes=(1,)) is NotImplemented              # one draw along an axis
     assert _call(x, p=1.0) is NotImplemented                  # NaN mask, no draw

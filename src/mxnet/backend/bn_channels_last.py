@@ -47,9 +47,7 @@ _MAX_ELEMENTWISE_BLOCKS = 4096  # grid-stride loops beyond this
 _ELEM = {np.dtype(np.float32): ("float", "v", "v")}
 _ELEM[np.dtype(np.float16)] = ("unsigned short", "mx_half_to_float(v)", "mx_to_half(v)")
 if bfloat16 is not None:
-    # NaN kept NaN (mx_to_bf16's rounding could carry a NaN's payload into infinity)
-    _ELEM[np.dtype(bfloat16)] = ("unsigned short", "mx_bf16(v)",
-                                 "(v != v) ? (unsigned short)0x7fc0u : mx_to_bf16(v)")
+    _ELEM[np.dtype(bfloat16)] = ("unsigned short", "mx_bf16(v)", "mx_store_bf16(v)")
 TYPES = tuple(_ELEM)
 
 KINDS = ("stats", "finalize", "normalize", "grad_stats", "grad_input")
@@ -175,9 +173,11 @@ _RELU_SETUP = """float g0 = 0.0f, g1 = 0.0f, h0 = 0.0f, h1 = 0.0f;
         h0 = beta[{c}];
         h1 = beta[{c} + 1];
     }}"""
+# multiplied by 0, not set to 0: an inf or NaN gradient where the relu output is not
+# positive gives NaN, as the unfused backward's g * (y > 0) does
 _RELU_MASK = """if (relu) {{
-            if (!(mx_read(mx_write(fmaf(x0 - m0, g0, h0))) > 0.0f)) {d0} = 0.0f;
-            if (!(mx_read(mx_write(fmaf(x1 - m1, g1, h1))) > 0.0f)) {d1} = 0.0f;
+            if (!(mx_read(mx_write(fmaf(x0 - m0, g0, h0))) > 0.0f)) {d0} *= 0.0f;
+            if (!(mx_read(mx_write(fmaf(x1 - m1, g1, h1))) > 0.0f)) {d1} *= 0.0f;
         }}"""
 
 

@@ -9,7 +9,10 @@ take the kernels, which is how they are tested without a GPU):
 * ``mx_to_bf16(s)``: float to bfloat16 bits, rounded to nearest even (not for NaN:
   the rounding could carry a NaN's payload into an infinity);
 * ``mx_to_half(s)``: float to IEEE binary16 bits, rounded to nearest even, subnormals,
-  overflow to infinity and NaN (kept a quiet NaN) included.
+  overflow to infinity and NaN (kept a quiet NaN) included;
+* ``mx_store_bf16(s)``: ``mx_to_bf16`` for values that may be NaN: a NaN is stored as
+  the quiet NaN 0x7fc0 (a GPU's arithmetic NaN is 0x7fffffff, which the rounding would
+  carry into 0x8000, -0).
 """
 
 __all__ = ["BITS_SOURCE", "raw_kernel"]
@@ -42,6 +45,9 @@ __device__ __forceinline__ unsigned short mx_to_bf16(float s) {
     c.f = s;
     const unsigned int u = c.u + 0x7fffu + ((c.u >> 16) & 1u);
     return (unsigned short)(u >> 16);
+}
+__device__ __forceinline__ unsigned short mx_store_bf16(float s) {
+    return s != s ? (unsigned short)0x7fc0u : mx_to_bf16(s);
 }
 __device__ __forceinline__ unsigned short mx_to_half(float s) {
     union { unsigned int u; float f; } c;

@@ -16,9 +16,10 @@ zero gradient; clipping as ``clip`` or, with ``lstm_state_clip_nan``, NaN to the
 bound). The backward carries the part of the hidden state's gradient that does not come
 through the next step's matmul (GRU's z * dh, a masked entry's whole gradient) in a
 separate buffer added to the matmul's output by the next step's kernel, so no ``where``
-is needed. float32, float64, and float16 and bfloat16 (read and written as their bits,
-computed in float32, rounded where the ufunc body stores: gates, states, gradients);
-LSTMs with a projection keep the ufunc body. The sources use no headers: ``nvcc --ptx`` and a host compiler check them
+is needed. float32, float64 and float16 (read and written as its bits, computed in
+float32, rounded where the ufunc body stores: gates, states, gradients; the clipping
+bounds rounded to float16 as the ufunc body's comparisons round them); LSTMs with a
+projection keep the ufunc body. The sources use no headers: ``nvcc --ptx`` and a host compiler check them
 without a GPU (tests/cuda_on_host.py), through this module's own launch code.
 
 ``MXNET_GPU_RNN_FUSED_CELLS=0`` runs the ufunc body on the GPU as well.
@@ -27,7 +28,6 @@ import os
 
 import numpy as np
 
-from ..base import bfloat16
 from .cuda_kernels import BITS_SOURCE, raw_kernel
 from .parallel import matmul        # cuBLAS through a capturable handle in CUDA graphs
 
@@ -41,9 +41,7 @@ _MATH = {np.dtype(np.float32): ("float",) + _F32 + ("(v)", "(v)"),
          np.dtype(np.float64): ("double", "double", "tanh", "fmax", "fmin", "(v)", "(v)"),
          np.dtype(np.float16): ("unsigned short",) + _F32
          + ("mx_half_to_float(v)", "mx_to_half(v)")}
-if bfloat16 is not None:
-    _MATH[np.dtype(bfloat16)] = ("unsigned short",) + _F32 + ("mx_bf16(v)", "mx_to_bf16(v)")
-TYPES = tuple(_MATH)
+TYPES = tuple(_MATH)       # (bfloat16 calls reach RNN as float32: operator/bfloat16.py)
 
 # 16-bit types are read and written as their bits and computed in float32.
 _PRELUDE = r"""
@@ -216,8 +214,9 @@ class _Launcher:
         k(self.grid, (_THREADS,), args + self.NH)
 
     def real(self, v):
-        """v as the kernels' compute type (float32 for the 16-bit types)."""
-        return (np.float64 if self.dt == np.float64 else np.float32)(v)
+        """v as the kernels' compute type (float32 for float16), rounded through the
+        array's type first, as the ufunc body's comparisons with it round it."""
+        return (np.float64 if self.dt == np.float64 else np.float32)(self.dt.type(v))
 
 
 def _flags(mask):

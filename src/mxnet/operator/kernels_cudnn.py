@@ -659,8 +659,8 @@ def _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad, relu=False):
     dbeta = g.get(2, (c,), pt) if need[2] else cp.empty(c, pt)
     mean, invstd = _c(cp, mean), _c(cp, invstd)
     if relu:
-        if not NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta,
-                             _c(cp, inputs[2])):
+        if inputs[2] is None or not NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd,
+                                                  dgamma, dbeta, _c(cp, inputs[2])):
             return NotImplemented       # nothing written: the two run apart
     elif not (cl and _own_channels_last_bn() and
               NHWC.backward(cp, xv, dyv, dxv, scale, mean, invstd, dgamma, dbeta)):

@@ -12,7 +12,9 @@ be captured), and ``mx.random.seed`` makes the masks reproducible.
 
 Element e keeps its value when the float32 uniform of Philox word e % 4 of block
 (e // 4, offset) is below 1 - p, the operator body's rule for its generator's draws; the
-mask value and the product are rounded to the array's type as the body rounds them.
+mask value and the product are rounded to the array's type as the body rounds them
+(bfloat16's body computes in float32: its product is x times float32's 1/(1-p)). A
+factor 1/(1-p) that overflows the type (float16, p within 2^-16 of 1) is the body's.
 float32, float64, float16 and bfloat16 (the last two read and written as their bits,
 multiplied in float32); ``axes`` (one draw shared along axes), p = 1, and inference
 calls run the operator's body. The RNN operator draws its dropout between layers here
@@ -38,7 +40,8 @@ _TYPES = {np.dtype(np.float32): ("float", "float", "(v)", "(v)"),
           np.dtype(np.float16): ("unsigned short", "float", "mx_half_to_float(v)",
                                  "mx_to_half(v)")}
 if bfloat16 is not None:
-    _TYPES[np.dtype(bfloat16)] = ("unsigned short", "float", "mx_bf16(v)", "mx_to_bf16(v)")
+    _TYPES[np.dtype(bfloat16)] = ("unsigned short", "float", "mx_bf16(v)",
+                                  "mx_store_bf16(v)")
 TYPES = tuple(_TYPES)
 
 
@@ -57,6 +60,7 @@ extern "C" __global__ void {kname}(const real* x, real* y, real* mask,
                                    acc scale, long long n) {{
     const unsigned long long key = state[0], offset = state[1];
     const real kept = ST(scale), dropped = ST((acc)0);
+    const acc zero = (acc)0;
     const long long blocks = (n + 3) / 4;
     for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < blocks;
          b += (long long)gridDim.x * blockDim.x) {{
@@ -67,9 +71,9 @@ extern "C" __global__ void {kname}(const real* x, real* y, real* mask,
         for (int k = 0; k < 4; ++k) {{
             const long long e = 4 * b + k;
             if (e >= n) break;
-            const real m = (double)mx_philox_uniform(w.v[k]) < keep ? kept : dropped;
-            mask[e] = m;
-            y[e] = ST(LD(x[e]) * LD(m));
+            const int on = (double)mx_philox_uniform(w.v[k]) < keep;
+            mask[e] = on ? kept : dropped;
+            y[e] = ST(LD(x[e]) * (on ? scale : zero));
         }}
     }}
 }}
@@ -114,11 +118,24 @@ def dropout_forward(ctx, p, inputs, aux, out=None):
     return [y, mask]
 
 
+def _scale(dt, p):
+    """The factor a kept element is multiplied by, in the compute type: 1/(1-p) in the
+    array's type, as the operator body's mask holds it (bfloat16's body runs in
+    float32, operator/bfloat16.py, so its factor is float32's)."""
+    if dt == np.float64:
+        return np.float64(1.0 / (1.0 - p))
+    store = dt.type if dt == np.float16 else np.float32
+    with np.errstate(over="ignore"):        # float16: inf, declined by usable()
+        return np.float32(store(1.0 / (1.0 - p)))
+
+
 def usable(x, p):
     """Whether ``draw`` takes x: a C-contiguous device array of a type in TYPES,
-    0 <= p < 1, and the switch on."""
-    return (_is_device_array(x) and enabled() and 0.0 <= p < 1.0
-            and np.dtype(x.dtype) in _TYPES and x.flags.c_contiguous)
+    0 <= p < 1 with a finite 1/(1-p) in that type, and the switch on."""
+    if not (_is_device_array(x) and enabled() and 0.0 <= p < 1.0):
+        return False
+    dt = np.dtype(x.dtype)
+    return dt in _TYPES and x.flags.c_contiguous and bool(np.isfinite(_scale(dt, p)))
 
 
 def draw(xp, device_ctx, x, y, mask, p):
@@ -127,8 +144,6 @@ def draw(xp, device_ctx, x, y, mask, p):
     from ..resource import counter_stream
     dt = np.dtype(x.dtype)
     keep = 1.0 - p
-    scale = dt.type(1.0 / keep)             # the mask value, in the array's type
-    acc = np.float64 if dt == np.float64 else np.float32
     n = x.size
     if not n:
         return
@@ -137,8 +152,8 @@ def draw(xp, device_ctx, x, y, mask, p):
     grid = (max(1, min(_MAX_BLOCKS, -(-((n + 3) // 4) // _THREADS))),)
     device = x.device if hasattr(x.device, "__enter__") else contextlib.nullcontext()
     with device:
-        k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep),
-                              acc(float(scale)), np.int64(n)))
+        k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep), _scale(dt, p),
+                              np.int64(n)))
         stream.advance()
 
 

@@ -22,6 +22,7 @@ follow cuDNN's semantics (MXNet's CPU kernels ignore both).
 import numpy as np
 
 from ...backend import rnn_cells
+from ...backend.parallel import matmul
 from ...backend.cublas_graph import capturing
 from ...base import MXNetError
 from .. import kernels_gpu_dropout as gpu_dropout
@@ -135,6 +136,13 @@ def _forward_dir(xp, plan, x, w, h, c, r, mask, clip):
     return steps(xp, plan, w, h, c, r, mask, clip)
 
 
+def _mm(xp, a, b, out=None):
+    """a @ b; on a GPU through backend/parallel.matmul, whose cuBLAS call a CUDA graph
+    can capture (CuPy refuses cuBLAS inside a capture), so a graph holding the fused
+    cells' recurrence can be recorded."""
+    return xp.matmul(a, b, out=out) if xp is np else matmul(xp, a, b, out)
+
+
 def _project_inputs(xp, plan, x, w, r):
     """Every step's input projection in one matmul, into the reserve: x Wx^T plus the
     biases that do not depend on the hidden state (GRU's bh does, through r)."""
@@ -142,7 +150,7 @@ def _project_inputs(xp, plan, x, w, r):
     wx, _, bx, bh, _ = w
     GH = plan.G * plan.H
     dst = r["h"] if plan.G == 1 else r["gates"]
-    xp.matmul(x.reshape(T * N, -1), wx.T, out=dst.reshape(T * N, GH))
+    _mm(xp, x.reshape(T * N, -1), wx.T, out=dst.reshape(T * N, GH))
     dst += bx if plan.mode == "gru" else bx + bh
 
 
@@ -227,15 +235,15 @@ def _backward_dir(xp, plan, x, w, h0, c0, r, mask, clip, dy, dh, dc, need_dx, dw
     dX2 = dX.reshape(T * N, GH)
     if dw is not None:
         dwx, dwh, dbx, dbh, _ = dw
-        dwx += dX2.T @ x.reshape(T * N, -1)
+        dwx += _mm(xp, dX2.T, x.reshape(T * N, -1))
         dH2 = dH.reshape(T * N, GH)
-        dwh += dH[0].T @ h0
+        dwh += _mm(xp, dH[0].T, xp.ascontiguousarray(h0))
         if T > 1:
-            dwh += dH2[N:].T @ r["h"][:-1].reshape((T - 1) * N, P)
+            dwh += _mm(xp, dH2[N:].T, r["h"][:-1].reshape((T - 1) * N, P))
         sx = dX2.sum(axis=0)
         dbx += sx
         dbh += sx if dH is dX else dH2.sum(axis=0)
-    dx = (dX2 @ w[0]).reshape(T, N, -1) if need_dx else None
+    dx = _mm(xp, dX2, w[0]).reshape(T, N, -1) if need_dx else None
     return dx, dh, dc
 
 
