@@ -124,6 +124,9 @@ def per_dtype_host_library(tmp_dir, source, dtypes, params, call):
 # --- kernels with shared memory and barriers; raw_kernel's stand-in ------------------------
 _CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong, "float": ctypes.c_float,
            "double": ctypes.c_double, "unsigned int": ctypes.c_uint}
+_SCALAR_DTYPES = {ctypes.c_int: np.dtype(np.int32), ctypes.c_longlong: np.dtype(np.int64),
+                  ctypes.c_float: np.dtype(np.float32), ctypes.c_double: np.dtype(np.float64),
+                  ctypes.c_uint: np.dtype(np.uint32)}
 
 
 def _kernel_params(src, kname):
@@ -201,8 +204,11 @@ class HostKernel:
                 assert isinstance(a, np.ndarray), (name, type(a))
                 conv.append(ctypes.c_void_p(a.__array_interface__["data"][0]))
             else:
-                assert isinstance(a, (np.integer, np.floating)), \
-                    f"{name}: a NumPy scalar of a fixed width, not {type(a).__name__}"
+                # CuPy passes a NumPy scalar as its own dtype's C type: it must be the
+                # parameter's (an np.int64 for an int would be read wrong on a GPU)
+                want = _SCALAR_DTYPES[ct]
+                assert isinstance(a, np.generic) and a.dtype == want, \
+                    f"{name}: a NumPy {want} scalar, not {type(a).__name__}"
                 conv.append(ct(a.item()))
         self.launches.append((gx, gy, bx))
         self.fn(ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(bx), *conv)
