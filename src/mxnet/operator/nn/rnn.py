@@ -18,6 +18,11 @@ what BPTT needs (activated gates, cell states, hidden states, each layer's input
 dropout mask) in a hidden output, the way cuDNN keeps a reserve space; the hand-written
 backward walks it in reverse. ``use_sequence_length`` and the LSTM state clipping
 follow cuDNN's semantics (MXNet's CPU kernels ignore both).
+
+On a GPU each step's elementwise work is one generated kernel (backend/rnn_cells.py)
+instead of the ufuncs here, the dropout between layers one draw from the device's
+Philox stream (operator/kernels_gpu_dropout.py), and every matmul goes through the
+path a CUDA graph can capture.
 """
 import numpy as np
 
