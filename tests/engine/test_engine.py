@@ -219,3 +219,31 @@ def test_unraised_failure_surfaces_once_at_wait_for_all(eng):
         eng.wait_for_all()
     eng.wait_for_all()
     eng.wait_for_var(bad)                        # consumed by waitall
+
+
+def test_a_quiet_wait_finishes_the_writes_and_leaves_the_failure_to_the_sync_point(eng):
+    """The engine's own waits (re-pointing an executor, reusing a buffer) are not the
+    sync point of a failure: it stays for the reader."""
+    var, log = eng.new_variable(), []
+
+    def slow_boom(rctx):
+        time.sleep(0.05)
+        log.append("ran")
+        raise ValueError("broken kernel")
+    eng.push_sync(slow_boom, mx.cpu(), [], [var])
+    eng.wait_quietly(var)
+    assert log == ["ran"] and var.num_pending == 0
+    with pytest.raises(MXNetError, match="broken kernel"):
+        eng.wait_for_var(var)
+    eng.wait_for_all()                           # raised once
+
+
+def test_an_interrupt_inside_inline_work_stops_at_once_and_poisons_its_outputs(eng):
+    out = eng.new_variable()
+
+    def interrupted(rctx):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        eng.run_inline(interrupted, [], [out], "interrupted")
+    with pytest.raises(MXNetError):              # what it should have written is not there
+        eng.wait_for_var(out)

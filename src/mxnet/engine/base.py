@@ -113,10 +113,18 @@ class Engine:
             fn(None)
         except BaseException as exc:   # recorded, raised at the sync point
             self._record_failure(exc, mutate_vars, name, const_vars)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise                  # the user stops now (the outputs stay poisoned)
         return True
 
     def wait_for_var(self, var):
         """Block until every write pushed to var so far is done; raise its failure."""
+        raise NotImplementedError
+
+    def wait_quietly(self, var):
+        """Block until every write pushed to var so far is done, leaving a failure on
+        it in place: for the engine's own waits (reusing a buffer, re-pointing an
+        executor), which are not the sync point that reports it."""
         raise NotImplementedError
 
     def wait_for_all(self):

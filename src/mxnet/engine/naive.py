@@ -35,9 +35,14 @@ class NaiveEngine(Engine):
                 fn(rctx)
         except BaseException as exc:  # recorded, raised at the sync point
             self._record_failure(exc, mutate_vars, name, const_vars, owner)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise                 # the user stops now (the outputs stay poisoned)
 
     def wait_for_var(self, var):
         self._raise_var(var)
+
+    def wait_quietly(self, var):
+        """Nothing is ever pending here: pushed work ran at push time."""
 
     def wait_for_all(self):
         self._raise_pending()

@@ -195,12 +195,15 @@ class ThreadedEngine(Engine):
 
     # --- synchronisation ---------------------------------------------------
     def wait_for_var(self, var):
+        self.wait_quietly(var)
+        self._raise_var(var)
+
+    def wait_quietly(self, var):
         if var.num_pending:
             done = threading.Event()
             self._push_block(lambda rctx: done.set(), False, None, [var], [], 1 << 30,
                              "WaitForVar", always_run=True)
             done.wait()
-        self._raise_var(var)
 
     def wait_for_all(self):
         with self._lock:

@@ -45,8 +45,8 @@ import weakref
 
 from .. import engine, storage
 from ..backend import cublas_graph
-from ..base import MXNetError
 from ..engine import base as _engine_base
+from ..engine.errors import live_error
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray
 from ..operator.kernels_gpu_dropout import enabled as dropout_enabled
@@ -275,11 +275,8 @@ class GraphRunner:
         """Before the entry's inputs are re-pointed: the previous run on this executor
         (which reads them when it runs) has finished."""
         var = self.entry.ex._mem.var
-        if var.num_pending:
-            try:
-                engine.get().wait_for_var(var)
-            except MXNetError:
-                pass                    # reported to whoever reads that run's results
+        if var.num_pending:             # a failure stays for whoever reads that run's results
+            engine.get().wait_quietly(var)
 
     def _dynamic_off(self):
         ex = self.entry.ex
@@ -332,12 +329,11 @@ class GraphRunner:
         from where they are now."""
         for w in self.wrappers:
             c = w._chunk
-            if c.num_pending or c.exception is not None:
+            if c.num_pending:
                 self.wait_idle()
-                try:
-                    engine.get().wait_for_var(c)
-                except MXNetError:
-                    return              # the ordinary path reports it
+                engine.get().wait_quietly(c)
+            if live_error(c) is not None:
+                return                  # the ordinary path runs, and its outputs report it
         self.wait_idle()
         xp = self.entry.xp
         arrays = [w._data for w in self.wrappers]

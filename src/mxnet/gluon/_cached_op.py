@@ -99,20 +99,15 @@ class _Entry:
             self.graph.wait_idle()      # outputs and gradients stay fixed with graphs
         elif self.used:
             eng = engine.get()
+            # (a failure stays on its array, reported to whoever reads it)
             if not self.own_outputs:
                 for a in self.args + self.aux:
                     if a._chunk.num_pending:
-                        try:
-                            eng.wait_for_var(a._chunk)
-                        except MXNetError:
-                            pass
+                        eng.wait_quietly(a._chunk)
             for o in self.own_outputs:
                 c = o._chunk
                 if c.num_pending:
-                    try:
-                        eng.wait_for_var(c)
-                    except MXNetError:
-                        pass            # reported to whoever reads that output
+                    eng.wait_quietly(c)
                 if o._sparse:           # a sparse head: the forward stores its value
                     o._chunk = Chunk(None)
                     continue
