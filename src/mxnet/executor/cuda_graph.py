@@ -377,8 +377,11 @@ class GraphRunner:
     # --- one run ------------------------------------------------------------------------
     def _step(self, key, run, fill_static, forward):
         """Replay the key's graph when there is one and every aliased input is where
-        it was; else run the ordinary path. Runs where the executor's work runs (an
-        engine worker, after the inputs are written). Only a forward writes copy-mode
+        it was; else run the ordinary path. Runs where the executor's work runs (in
+        the calling thread when its arrays are idle, else an engine worker once the
+        inputs are written; both launch on the device's legacy default stream, which
+        is what orders them: nothing here sets a stream per thread). Only a forward
+        writes copy-mode
         auxiliary states back (a backward leaves them alone: another entry's forward
         may have updated the caller's arrays since)."""
         arrays = [w._data for w in self.wrappers]
