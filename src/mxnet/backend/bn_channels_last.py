@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ..base import bfloat16
-from .cuda_kernels import BITS_SOURCE, raw_kernel
+from .cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
 
 __all__ = ["TYPES", "source", "stats_shape", "elementwise_blocks", "rows_of", "usable",
            "forward_training", "forward_inference", "backward"]
@@ -322,7 +322,7 @@ def elementwise_blocks(n_pairs, pairs):
     """Blocks of an elementwise kernel over ``n_pairs`` channel pairs, ``pairs`` per
     row: enough for one pair a thread up to a cap (then grid-stride), rounded up so
     that the threads in all are a multiple of ``pairs`` (the kernels rely on it)."""
-    blocks = max(1, min(_MAX_ELEMENTWISE_BLOCKS, -(-n_pairs // _THREADS)))
+    blocks = grid_stride_blocks(n_pairs, _THREADS, _MAX_ELEMENTWISE_BLOCKS)
     unit = pairs // math.gcd(pairs, _THREADS)
     return -(-blocks // unit) * unit
 

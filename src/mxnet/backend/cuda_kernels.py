@@ -15,7 +15,7 @@ take the kernels, which is how they are tested without a GPU):
   carry into 0x8000, -0).
 """
 
-__all__ = ["BITS_SOURCE", "raw_kernel"]
+__all__ = ["BITS_SOURCE", "raw_kernel", "grid_stride_blocks"]
 
 BITS_SOURCE = r"""
 __device__ __forceinline__ float mx_bits_to_float(unsigned int b) {
@@ -75,6 +75,13 @@ __device__ __forceinline__ unsigned short mx_to_half(float s) {
 """
 
 _COMPILED = {}
+
+
+def grid_stride_blocks(n, threads, max_blocks):
+    """Blocks of ``threads`` for a kernel over ``n`` work items, one item a thread up
+    to ``max_blocks`` blocks (each thread strides over the rest beyond that); at
+    least one."""
+    return max(1, min(max_blocks, -(-n // threads)))
 
 
 def raw_kernel(cp, key, make):

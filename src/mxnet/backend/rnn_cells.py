@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from .cuda_kernels import BITS_SOURCE, raw_kernel
+from .cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
 from .parallel import matmul        # cuBLAS through a capturable handle in CUDA graphs
 
 __all__ = ["TYPES", "KERNELS", "source", "usable", "forward_steps", "backward_steps"]
@@ -206,7 +206,7 @@ class _Launcher:
     def __init__(self, xp, dtype, N, H):
         self.xp, self.dt = xp, np.dtype(dtype)
         self.NH = (np.int64(N), np.int64(H))
-        self.grid = (max(1, min(_MAX_BLOCKS, -(-(N * H) // _THREADS))),)
+        self.grid = (grid_stride_blocks(N * H, _THREADS, _MAX_BLOCKS),)
 
     def __call__(self, kind, *args):
         k = raw_kernel(self.xp, ("rnn_cell", kind, self.dt),

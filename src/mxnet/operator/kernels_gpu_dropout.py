@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
+from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
 from ..backend.philox import PHILOX_SOURCE
 from ..base import bfloat16
 
@@ -149,7 +149,7 @@ def draw(xp, device_ctx, x, y, mask, p):
         return
     stream = counter_stream(device_ctx)
     k = raw_kernel(xp, ("dropout", dt), lambda: source(dt))
-    grid = (max(1, min(_MAX_BLOCKS, -(-((n + 3) // 4) // _THREADS))),)
+    grid = (grid_stride_blocks((n + 3) // 4, _THREADS, _MAX_BLOCKS),)  # 4 elements a thread
     device = x.device if hasattr(x.device, "__enter__") else contextlib.nullcontext()
     with device:
         k(grid, (_THREADS,), (x, y, mask, stream.state, np.float64(keep), _scale(dt, p),

@@ -17,7 +17,7 @@ no headers, so ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
 import numpy as np
 
-from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
+from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
 from ..base import bfloat16
 
 __all__ = ["source", "add_relu", "register_all", "TYPES"]
@@ -55,7 +55,7 @@ extern "C" __global__ void {kname}(const {ctype}* a, const {ctype}* b, {ctype}* 
 
 def launch_blocks(n):
     """Blocks of ``_THREADS`` threads for n elements (each thread strides on)."""
-    return max(1, min(_MAX_BLOCKS, -(-n // _THREADS)))
+    return grid_stride_blocks(n, _THREADS, _MAX_BLOCKS)
 
 
 def add_relu(octx, p, args, aux, out):
