@@ -219,12 +219,14 @@ class _Launcher:
         return (np.float64 if self.dt == np.float64 else np.float32)(self.dt.type(v))
 
 
-def _flags(mask):
-    """(mask (T, N) as bytes, has_mask) for the kernels (a dummy when there is none)."""
+def _mask_args(mask, dummy):
+    """``at(t)``: step t's (mask row as bytes, has_mask) kernel arguments; ``dummy``
+    (any step's array, never read) stands for the mask when there is none."""
     if mask is None:
-        return None, np.int32(0)
+        return lambda t: (dummy[t], np.int32(0))
     T, N = mask.shape[:2]
-    return mask.reshape(T, N).astype(np.uint8), np.int32(1)
+    rows = mask.reshape(T, N).astype(np.uint8)
+    return lambda t: (rows[t], np.int32(1))
 
 
 def forward_steps(xp, plan, w, h, c, r, mask, clip):
@@ -235,9 +237,9 @@ def forward_steps(xp, plan, w, h, c, r, mask, clip):
     _, wh, _, bh, _ = w
     dt = r["h"].dtype
     run = _Launcher(xp, dt, N, H)
-    masks, has_mask = _flags(mask)
-    h = xp.ascontiguousarray(h)
     hs = r["h"]
+    masked = _mask_args(mask, hs)
+    h = xp.ascontiguousarray(h)
     hg = xp.empty((N, plan.G * H), dt)
     if plan.mode == "lstm":
         c = xp.ascontiguousarray(c)
@@ -245,8 +247,8 @@ def forward_steps(xp, plan, w, h, c, r, mask, clip):
         lo, hi, clip_nan = clip if clip is not None else (0, 0, False)
         for t in range(T):
             matmul(xp, h, wh.T, out=hg)
-            run("lstm_fwd", gates[t], hg, c, h, cs[t], hs[t],
-                hs[t] if masks is None else masks[t], has_mask, np.int32(clip is not None),
+            run("lstm_fwd", gates[t], hg, c, h, cs[t], hs[t], *masked(t),
+                np.int32(clip is not None),
                 run.real(lo), run.real(hi), np.int32(bool(clip_nan)))
             h, c = hs[t], cs[t]
         return h, c
@@ -254,14 +256,13 @@ def forward_steps(xp, plan, w, h, c, r, mask, clip):
         bh = xp.ascontiguousarray(bh)
         for t in range(T):
             matmul(xp, h, wh.T, out=hg)
-            run("gru_fwd", r["gates"][t], hg, bh, h, r["hn"][t], hs[t],
-                hs[t] if masks is None else masks[t], has_mask)
+            run("gru_fwd", r["gates"][t], hg, bh, h, r["hn"][t], hs[t], *masked(t))
             h = hs[t]
         return h, None
     relu = np.int32(plan.mode == "rnn_relu")
     for t in range(T):
         matmul(xp, h, wh.T, out=hg)
-        run("rnn_fwd", hs[t], hg, h, hs[t] if masks is None else masks[t], has_mask, relu)
+        run("rnn_fwd", hs[t], hg, h, *masked(t), relu)
         h = hs[t]
     return h, None
 
@@ -277,15 +278,11 @@ def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
     hs = r["h"]
     dt = hs.dtype
     run = _Launcher(xp, dt, N, H)
-    masks, has_mask = _flags(mask)
+    masked = _mask_args(mask, hs)
+    has_mask = mask is not None
     dy = xp.ascontiguousarray(dy)
     dh_mm = xp.array(dh, dtype=dt, copy=True)       # the matmul's output, step by step
     carry = xp.zeros((N, H), dt)
-    h0 = xp.ascontiguousarray(h0)
-
-    def flags(t):
-        return (hs[t] if masks is None else masks[t], has_mask)
-
     if plan.mode == "lstm":
         gates, cs = r["gates"], r["c"]
         c0 = xp.ascontiguousarray(c0)
@@ -294,25 +291,25 @@ def backward_steps(xp, plan, w, h0, c0, r, mask, clip, dy, dh, dc):
         dX = dH = xp.empty((T, N, 4 * H), dt)
         for t in range(T - 1, -1, -1):
             run("lstm_bwd", gates[t], cs[t], cs[t - 1] if t else c0, dh_mm, carry,
-                np.int32(has_mask and t < T - 1), dy[t], dc, dX[t], *flags(t),
+                np.int32(has_mask and t < T - 1), dy[t], dc, dX[t], *masked(t),
                 np.int32(clip is not None), run.real(lo), run.real(hi))
             matmul(xp, dX[t], wh, out=dh_mm)
     elif plan.mode == "gru":
         gates, hns = r["gates"], r["hn"]
         dX = xp.empty((T, N, 3 * H), dt)
         dH = xp.empty((T, N, 3 * H), dt)
-        dc = None
+        h0 = xp.ascontiguousarray(h0)
         for t in range(T - 1, -1, -1):
             run("gru_bwd", gates[t], hns[t], hs[t - 1] if t else h0, dh_mm, carry,
-                np.int32(t < T - 1), dy[t], dX[t], dH[t], *flags(t))
+                np.int32(t < T - 1), dy[t], dX[t], dH[t], *masked(t))
             matmul(xp, dH[t], wh, out=dh_mm)
-        return dX, dH, (dh_mm + carry if T else dh_mm), None
+        return dX, dH, dh_mm + carry, None      # (GRU's carry is z * dh at every step)
     else:
         relu = np.int32(plan.mode == "rnn_relu")
         dX = dH = xp.empty((T, N, H), dt)
         dc = None
         for t in range(T - 1, -1, -1):
             run("rnn_bwd", hs[t], dh_mm, carry, np.int32(has_mask and t < T - 1), dy[t],
-                dX[t], *flags(t), relu)
+                dX[t], *masked(t), relu)
             matmul(xp, dX[t], wh, out=dh_mm)
-    return dX, dH, (dh_mm + carry if has_mask and T else dh_mm), dc
+    return dX, dH, (dh_mm + carry if has_mask else dh_mm), dc
