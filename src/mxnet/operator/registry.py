@@ -87,9 +87,17 @@ class OpContext:
 
     @property
     def rng(self):
-        """The context's random generator (resource kRandom)."""
+        """The context's random generator (resource kRandom). Refused inside a
+        CUDA-graph capture: the generator keeps its position on the host, so a replay
+        would repeat the captured draw's numbers (the capture fails instead and that
+        graph stays off; operators that draw on the device do not use it)."""
         # Looked up on every use, not cached: OpContexts are reused across calls and
         # mx.random.seed() replaces the generators.
+        from ..backend.cublas_graph import capturing
+        if capturing():
+            raise MXNetError("an operator draws from the context's random generator "
+                             "inside a CUDA graph capture, whose replays would repeat "
+                             "its numbers")
         from ..resource import get_rng
         return get_rng(self.ctx)
 

@@ -7,8 +7,6 @@ backward multiplies the gradient by; it comes from the context's generator
 """
 import numpy as np
 
-from ...backend.cublas_graph import capturing
-from ...base import MXNetError
 from ..params import Bool, Enum, Float, Optional, Schema, Shape
 from ..registry import Op, ShapeError, register
 
@@ -65,11 +63,6 @@ class Dropout(Op):
         if keep <= 0.0:
             mask = xp.full(mshape, np.nan, x.dtype)     # 0 * (1 / 0), see the class doc
         else:
-            if capturing():
-                # a CUDA graph would replay this draw's numbers (CuPy's generator keeps
-                # its position on the host): the capture fails and the graph stays off
-                raise MXNetError("Dropout: this call draws from CuPy's generator, which "
-                                 "a CUDA graph cannot replay with new numbers")
             mask = (ctx.rng.random(tuple(mshape), dtype=np.float32) < keep).astype(x.dtype)
             mask *= x.dtype.type(1.0 / keep)
         out = x * mask

@@ -28,7 +28,6 @@ import numpy as np
 
 from ...backend import rnn_cells
 from ...backend.parallel import matmul
-from ...backend.cublas_graph import capturing
 from ...base import MXNetError
 from .. import kernels_gpu_dropout as gpu_dropout
 from ..params import Bool, Enum, Float, FloatOrNone, Int, IntOrNone, Schema
@@ -497,10 +496,6 @@ class RNN(Op):
                 elif gpu_dropout.usable(y, p.p):    # the device's Philox stream
                     gpu_dropout.draw(xp, ctx.ctx, y, y, drop, p.p)
                 else:
-                    if capturing():     # a CUDA graph would replay these numbers
-                        raise MXNetError("RNN: dropout between layers draws from the "
-                                         "device's generator, which a CUDA graph cannot "
-                                         "replay with new numbers")
                     keep = ctx.rng.random(drop.shape) >= p.p
                     scale = dt.type(1 / (1 - p.p)) if p.p < 1 else dt.type(0)
                     drop[...] = xp.asarray(keep, dtype=dt) * scale
