@@ -27,7 +27,7 @@ import copy
 import os
 
 from ..operator.params import _make_params
-from .prepared import FwdCall, _settle_unless_written
+from .prepared import _KERNELS, FwdCall, _settle_unless_written
 
 __all__ = ["fold_conv_bias", "enabled", "applies"]
 
@@ -45,12 +45,11 @@ def applies(device):
     return device == "gpu" and enabled()
 
 
-def fold_conv_bias(g, calls, kernels):
+def fold_conv_bias(g, calls):
     """``calls`` (prepared forward calls of graph ``g``) with every foldable
-    Convolution -> BatchNorm pair rewritten: the convolution's call runs it without its
-    bias in training (``kernels``: the kernel table it takes the convolution's kernel
-    from), and a call after the BatchNorm's shifts the moving mean. Returns a new list,
-    or ``calls`` itself when nothing folds."""
+    Convolution -> BatchNorm pair rewritten: the convolution's call runs its kernel
+    without its bias in training, and a call after the BatchNorm's shifts the moving
+    mean. Returns a new list, or ``calls`` itself when nothing folds."""
     by_data = {}
     for i, c in enumerate(calls):
         if c.op.name == "BatchNorm" and c.ins:
@@ -65,7 +64,7 @@ def fold_conv_bias(g, calls, kernels):
         if j is None or not _foldable(g, c, calls[j], e):
             continue
         folded = [False]        # whether this forward's convolution left out the bias
-        out[i] = _wrapped(c, _UnbiasedConvolution(c, kernels, folded))
+        out[i] = _wrapped(c, _UnbiasedConvolution(c, folded))
         bn = calls[j]
         shifts[j] = _shift_call(bn, c.ins[2], folded)
     if not shifts:
@@ -116,10 +115,10 @@ def _wrapped(c, fn):
 
 class _UnbiasedConvolution:
     """The convolution of a folded pair: in training, its kernel without the bias."""
-    __slots__ = ("call", "kernels", "folded", "p")
+    __slots__ = ("call", "folded", "p")
 
-    def __init__(self, call, kernels, folded):
-        self.call, self.kernels, self.folded = call, kernels, folded
+    def __init__(self, call, folded):
+        self.call, self.folded = call, folded
         p = call.p
         self.p = _make_params(dict(p, no_bias=True), dict(getattr(p, "given", {})))
 
@@ -128,7 +127,7 @@ class _UnbiasedConvolution:
         c = self.call
         if not octx.is_train or c.convert:
             return NotImplemented
-        kern = self.kernels.get(c.key)
+        kern = _KERNELS.get(c.key)
         res = NotImplemented if kern is None else kern(octx, self.p, args[:2], aux, out)
         if res is NotImplemented:
             if not _body_takes(c):

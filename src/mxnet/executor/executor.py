@@ -29,7 +29,6 @@ from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
 from .backward_fusion import fold_relu_backward
 from . import bias_fold
-from ..operator.kernels import _TABLE as _KERNEL_TABLE
 from .memory import memory_pass
 from .layout import scheme as layout_scheme
 from . import prepared
@@ -441,7 +440,7 @@ class Executor:
                     self._fsteps, self._none_slot, _device(self._ctx), self._blocked,
                     self._graph, self._layout)
                 if bias_fold.applies(_device(self._ctx)):
-                    calls = bias_fold.fold_conv_bias(self._graph, calls, _KERNEL_TABLE)
+                    calls = bias_fold.fold_conv_bias(self._graph, calls)
                 self._fcalls = calls
                 self._fcalls_of = self._fsteps
             self._ran_blocked = bool(self._blocked)
