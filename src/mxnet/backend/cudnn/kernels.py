@@ -292,15 +292,15 @@ def _conv_run(direction, g, a, b, c, tune, workspace_mb, accumulate=False):
             try:
                 ws, wsp = _workspace(rt.cupy, plan.workspace)
             except MemoryError:     # CuPy's OutOfMemoryError: the legacy call this time
-                plan = None
-        if plan is not None:
-            try:
-                plan.run(h, ptrs, wsp)
-                return c
-            except L.CudnnError:    # refused at run time: the legacy call from now on
-                plan.failed = True
-            finally:
-                del ws              # back to the pool after the call is queued
+                pass
+            else:
+                try:
+                    plan.run(h, ptrs, wsp)
+                    return c
+                except L.CudnnError:    # refused at run time: the legacy call from now on
+                    plan.failed = True
+                finally:
+                    del ws              # back to the pool after the call is queued
     algo, ws_bytes, conv = _choose(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
                                    c if accumulate else None)
     one, zero = D.scalars(g.dtype)
