@@ -146,6 +146,18 @@ def dtype_name(dtype):
     return dtype_np(dtype).name
 
 
+def get_or_make(table, key, make, lock):
+    """``table[key]``, made by ``make()`` the first time (under ``lock``, so threads
+    racing for a missing key make it once)."""
+    v = table.get(key)
+    if v is None:
+        with lock:
+            v = table.get(key)
+            if v is None:
+                v = table[key] = make()
+    return v
+
+
 def env_int(name, default):
     """An integer environment flag (MXNET_*), falling back to default when unset or bad."""
     try:

@@ -7,7 +7,7 @@ import numpy as np
 from . import storage, engine
 from .engine import new_variable
 from .backend import array_module
-from .base import MXNetError
+from .base import MXNetError, get_or_make
 
 __all__ = ["seed", "get_rng", "counter_stream", "temp_space"]
 
@@ -23,21 +23,11 @@ def _key(ctx):
     return (ctx.device_typeid, ctx.device_id)
 
 
-def _cached(table, key, make):
-    """table[key], made by ``make()`` (under the lock) the first time."""
-    v = table.get(key)
-    if v is None:
-        with _lock:
-            v = table.get(key)
-            if v is None:
-                v = table[key] = make()
-    return v
-
-
 def get_rng(ctx):
     """The random generator of ctx (a NumPy Generator on CPU, a CuPy one on GPU)."""
     key = _key(ctx)
-    return _cached(_rngs, key, lambda: _make_rng(ctx, _derive(_global_seed, key)))
+    return get_or_make(_rngs, key, lambda: _make_rng(ctx, _derive(_global_seed, key)),
+                       _lock)
 
 
 def counter_stream(ctx):
@@ -51,7 +41,7 @@ def counter_stream(ctx):
         xp = array_module(ctx)
         with _on_device(xp, key):       # the state's memory is on ctx's device
             return CounterStream(xp, key_for(_stream_seeds.get(key, _global_seed), *key))
-    return _cached(_streams, key, make)
+    return get_or_make(_streams, key, make, _lock)
 
 
 def _on_device(xp, key):

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ...base import bfloat16
+from ...base import bfloat16, get_or_make
 from . import _lib as L
 
 __all__ = ["NotSupported", "data_type", "tensor", "tensor_of", "filter_", "strides_of",
@@ -60,13 +60,7 @@ def _ints(seq):
 
 
 def _cached(key, make):
-    d = _cache.get(key)
-    if d is None:
-        with _lock:
-            d = _cache.get(key)
-            if d is None:
-                d = _cache[key] = make()
-    return d
+    return get_or_make(_cache, key, make, _lock)
 
 
 def _create(lib, kind):
@@ -223,11 +217,16 @@ def conv_math_type(dtype):
     return L.DEFAULT_MATH
 
 
+def compute_type(dtype):
+    """A convolution's compute type: double for double data, float for the others."""
+    return L.DATA_DOUBLE if np.dtype(dtype) == np.float64 else L.DATA_FLOAT
+
+
 def convolution(lib, pad, stride, dilate, groups, dtype, math_type):
     """A cross-correlation descriptor (compute in float for half/float, double for
     double data)."""
     pad, stride, dilate = (tuple(int(v) for v in t) for t in (pad, stride, dilate))
-    compute = L.DATA_DOUBLE if np.dtype(dtype) == np.float64 else L.DATA_FLOAT
+    compute = compute_type(dtype)
 
     def make():
         d = _create(lib, "Convolution")

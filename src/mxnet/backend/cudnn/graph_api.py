@@ -33,7 +33,6 @@ The enum values are cuDNN 9's ``cudnn_graph.h``.
 """
 import ctypes
 
-import numpy as np
 
 from . import _lib as L
 from . import descriptors as D
@@ -130,16 +129,12 @@ def tensor(lib, uid, dims, strides, dtype):
     return d.finalize()
 
 
-def _compute(dtype):
-    return L.DATA_DOUBLE if np.dtype(dtype) == np.float64 else L.DATA_FLOAT
-
-
 def convolution(lib, pad, stride, dilate, dtype):
     """A finalized cross-correlation descriptor (computing in float for half, bfloat16
     and float data, double for double, as the legacy descriptors)."""
     d = Descriptor(lib, _CONVOLUTION)
     nd = len(pad)
-    d.set(A_CONV_COMP_TYPE, T_DATA_TYPE, ctypes.c_int, [_compute(dtype)])
+    d.set(A_CONV_COMP_TYPE, T_DATA_TYPE, ctypes.c_int, [D.compute_type(dtype)])
     d.set(A_CONV_MODE, T_CONVOLUTION_MODE, ctypes.c_int, [CROSS_CORRELATION])
     d.set(A_CONV_SPATIAL_DIMS, T_INT64, ctypes.c_int64, [nd])
     d.set(A_CONV_DILATIONS, T_INT64, ctypes.c_int64, [int(v) for v in dilate])
@@ -158,7 +153,7 @@ def operation(lib, direction, conv, tensors, dtype, accumulate):
     d.set_descriptors(conv_attr, [conv])
     for attr, t in zip(tensor_attrs, tensors):
         d.set_descriptors(attr, [t])
-    if _compute(dtype) == L.DATA_DOUBLE:
+    if D.compute_type(dtype) == L.DATA_DOUBLE:
         scale_t, scale_c = T_DOUBLE, ctypes.c_double
     else:
         scale_t, scale_c = T_FLOAT, ctypes.c_float
