@@ -33,7 +33,6 @@ The enum values are cuDNN 9's ``cudnn_graph.h``.
 """
 import ctypes
 
-
 from . import _lib as L
 from . import descriptors as D
 
