@@ -15,24 +15,23 @@ import argparse
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from harness import samples_per_s  # noqa: E402
 VOCAB, HIDDEN, BATCH, STEPS = 28, 256, 32, 35
 
 
 def _timed(step, synchronize, warmup, iters):
-    """(seconds for ``iters`` steps after ``warmup`` ones, the last loss), closed by a
-    device synchronisation."""
-    for _ in range(warmup):
-        step()
-    synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        loss = step()
-    final = float(loss.item())
-    synchronize()
-    return time.perf_counter() - t0, final
+    """(samples/s over ``iters`` steps after ``warmup`` ones, closed by a device
+    synchronisation; the last step's loss)."""
+    losses = []
+
+    def one(_):
+        losses[:] = [step()]
+        return losses[0]
+    rate = samples_per_s(one, iters, BATCH, warmup, sync=lambda loss: synchronize())
+    return rate, float(losses[0].item())
 
 
 def _pymxnet(cell, hybridize, layers, dropout, warmup, iters, on_cpu):
@@ -135,11 +134,11 @@ def main():
     a = ap.parse_args()
     try:
         if a.framework == "pymxnet":
-            secs, loss = _pymxnet(a.cell, a.hybridize, a.layers, a.dropout, a.warmup,
+            rate, loss = _pymxnet(a.cell, a.hybridize, a.layers, a.dropout, a.warmup,
                                   a.iters, a.cpu)
         else:
-            secs, loss = _pytorch(a.cell, a.layers, a.dropout, a.warmup, a.iters, a.cpu)
-        res = {"samples/s": a.iters * BATCH / secs, "ms/step": 1e3 * secs / a.iters,
+            rate, loss = _pytorch(a.cell, a.layers, a.dropout, a.warmup, a.iters, a.cpu)
+        res = {"samples/s": rate, "ms/step": 1e3 * BATCH / rate,
                "final loss": loss}
     except Exception as err:            # the row says why it has no figure
         res = {"error": f"{type(err).__name__}: {err}"}
