@@ -89,12 +89,6 @@ def _params(**kw):
     return get_op("Dropout").params.parse("Dropout", kw)
 
 
-def _tmp_dir():
-    import pathlib
-    import tempfile
-    return pathlib.Path(tempfile.mkdtemp(prefix="bits"))
-
-
 def _call(x, p=0.5, train=True, **kw):
     octx = OpContext(np, mx.cpu(), is_train=train)
     return DK.dropout_forward(octx, _params(p=p, **kw), [x], [])
@@ -163,7 +157,7 @@ def test_writes_into_given_outputs_and_in_place(kernel_on_host):
     np.testing.assert_array_equal(m, want_m)
 
 
-def test_a_nan_is_stored_as_a_nan(kernel_on_host):
+def test_a_nan_is_stored_as_a_nan(kernel_on_host, tmp_path):
     """Including a GPU's arithmetic NaN (bits 0x7fffffff), which bfloat16's rounding
     would carry into -0 (bits 0x8000) without mx_store_bf16."""
     for dtype in DTYPES:
@@ -175,7 +169,7 @@ def test_a_nan_is_stored_as_a_nan(kernel_on_host):
     from cuda_on_host import build
     import ctypes
     from mxnet.backend.cuda_kernels import BITS_SOURCE
-    lib = build(_tmp_dir(), BITS_SOURCE + """
+    lib = build(tmp_path, BITS_SOURCE + """
 extern "C" unsigned short store_bits(unsigned int b) { return mx_store_bf16(mx_bits_to_float(b)); }
 extern "C" unsigned short plain_bits(unsigned int b) { return mx_to_bf16(mx_bits_to_float(b)); }
 """)
