@@ -14,7 +14,7 @@ from .tape import record_call as _record
 from .operator import runner
 from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
 from .ndarray.ndarray import NDArray, from_data
-from .backend import array_module
+from .backend import array_module, device_scope
 from .ndarray.dispatch import store
 from .symbol.from_tape import symbol_from_tape
 
@@ -103,8 +103,11 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
         # intermediate has poisoned the head too), instead of each backward below
         # tripping over the bad values and the forward's error waiting for waitall
         h._read()
-        xp = _xp(h)
-        data = g._read() if g is not None else xp.ones(h.shape, h._dtype)
+        if g is not None:
+            data = g._read()
+        else:
+            with device_scope(h._ctx):
+                data = _xp(h).ones(h.shape, h._dtype)
         accumulate((id(h._ag[0]), h._ag[1]), data)
     order = _topo_order([h._ag for h in heads])
     uses = _var_uses(order, heads) if into_buffers else None
@@ -118,7 +121,8 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
         ograds = [grads.pop((id(node), i), None) for i in range(node.n_out)]
         if all(g is None for g in ograds):
             continue
-        _backward_node(node, ograds, accumulate, train_mode, uses)
+        with device_scope(node.ctx):    # its gradients are made (and summed) there
+            _backward_node(node, ograds, accumulate, train_mode, uses)
         if not retain_graph:
             node.in_data = node.out_data = node.aux = None
             node.freed = True
@@ -276,19 +280,25 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     adding them into each variable's gradient buffer as its grad_req says."""
     result = _run_backward(heads, head_grads, retain_graph, train_mode, into_buffers=True)
     for node, g in result.values():
-        buf = node.grad
-        node.fresh_grad = True
-        if buf._sparse:          # a sparse gradient buffer (attach_grad(stype=...))
-            if node.grad_req != REQ_NULL:
-                from .ndarray.sparse_dispatch import grad_store
-                buf.wait_to_write()
-                grad_store(buf, g, node.grad_req == REQ_ADD)
-        elif node.grad_req == REQ_ADD:
+        with device_scope(node.grad._ctx):      # written into the buffer's memory
+            _into_buffer(node, g)
+
+
+def _into_buffer(node, g):
+    """Write or add a variable's gradient g into its buffer, as its grad_req says."""
+    buf = node.grad
+    node.fresh_grad = True
+    if buf._sparse:          # a sparse gradient buffer (attach_grad(stype=...))
+        if node.grad_req != REQ_NULL:
+            from .ndarray.sparse_dispatch import grad_store
             buf.wait_to_write()
-            buf._data[...] += g.astype(buf._dtype, copy=False)
-        elif node.grad_req != REQ_NULL:
-            buf.wait_to_write()
-            _write_grad(buf, g)
+            grad_store(buf, g, node.grad_req == REQ_ADD)
+    elif node.grad_req == REQ_ADD:
+        buf.wait_to_write()
+        buf._data[...] += g.astype(buf._dtype, copy=False)
+    elif node.grad_req != REQ_NULL:
+        buf.wait_to_write()
+        _write_grad(buf, g)
 
 
 def _write_grad(buf, g):

@@ -75,8 +75,9 @@ def _derive(base, key):
 def _make_rng(ctx, seed_state):
     if ctx.device_typeid == 2:
         cp = array_module(ctx)
-        return cp.random.Generator(cp.random.XORWOW(None if seed_state is None
-                                                     else hash(tuple(seed_state)) & 0x7FFFFFFF))
+        with _on_device(cp, _key(ctx)):      # its state lives on ctx's device
+            return cp.random.Generator(cp.random.XORWOW(
+                None if seed_state is None else hash(tuple(seed_state)) & 0x7FFFFFFF))
     return np.random.Generator(np.random.PCG64(seed_state))
 
 

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from .base import env_int
-from .backend import array_module
+from .backend import array_module, device_scope
 
 __all__ = ["HostPool", "get_pool", "empty", "Block", "private_scope"]
 
@@ -165,5 +165,6 @@ def get_pool(ctx):
 def empty(ctx, shape, dtype):
     """An array of shape/dtype from ctx's pool, and the Block to free when done."""
     dtype = np.dtype(dtype)
-    block = get_pool(ctx).alloc(_count(shape) * dtype.itemsize)
+    with device_scope(ctx):         # a new block is made in ctx's device memory
+        block = get_pool(ctx).alloc(_count(shape) * dtype.itemsize)
     return block.view(shape, dtype), block

@@ -3,12 +3,14 @@
 CPU arrays are NumPy arrays; GPU arrays are CuPy arrays. CuPy is imported lazily and
 guarded, so ``import mxnet`` never needs CUDA and ``num_gpus()`` is 0 without it.
 """
+import contextlib
+
 import numpy as np
 
 from ..base import MXNetError
 
 __all__ = ["array_module", "gpu_count", "gpu_memory_info", "cupy_or_none", "to_numpy",
-           "check_context", "device_put", "pinned_empty", "sync_device", "sync_all_devices",
+           "check_context", "device_scope", "device_put", "pinned_empty", "sync_device", "sync_all_devices",
            "release_gpu_cache", "INSTALL_HINT"]
 
 _cupy = None
@@ -86,6 +88,22 @@ def array_module(ctx):
     return np
 
 
+_NO_SWITCH = contextlib.nullcontext()      # stateless: one instance serves every caller
+
+
+def device_scope(ctx):
+    """What work for ``ctx`` runs under. CuPy allocates and launches on the calling
+    thread's current device, so the work of ``gpu(k)`` needs device k current: for a
+    GPU context that is not current this is CuPy's Device(k) context manager; for a
+    host context, or when device k is current already, a no-op context."""
+    if ctx is None or ctx.device_typeid != 2:
+        return _NO_SWITCH
+    cp = _cupy
+    if cp is None or cp.cuda.runtime.getDevice() == ctx.device_id:
+        return _NO_SWITCH
+    return cp.cuda.Device(ctx.device_id)
+
+
 def device_put(arr, ctx):
     """A fresh array holding arr's values in ctx's memory (host or GPU ctx.device_id).
 
@@ -154,7 +172,7 @@ def release_gpu_cache(device_id):
 
 def to_numpy(arr):
     """A host NumPy array from a NumPy or CuPy array."""
-    if isinstance(arr, np.ndarray):
+    if type(arr) is np.ndarray:
         return arr
     get = getattr(arr, "get", None)
     if get is not None:

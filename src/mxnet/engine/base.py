@@ -2,6 +2,7 @@
 import contextlib
 import threading
 
+from ..backend import device_scope
 from ..base import MXNetError
 from .errors import AsyncError, as_mxnet_error, describe_failure, live_error
 from .var import Var
@@ -94,8 +95,9 @@ class Engine:
                 var._deleted = True
         self._push_block(run, False, ctx, [], [var], 0, "DeleteVariable")
 
-    def run_inline(self, fn, const_vars, mutate_vars, name=None):
-        """Run ``fn(None)`` now, in the calling thread, when no pushed work is pending
+    def run_inline(self, fn, const_vars, mutate_vars, name=None, ctx=None):
+        """Run ``fn(None)`` now, in the calling thread (with ``ctx``'s device current),
+        when no pushed work is pending
         on any of the vars and none carries a failure (then the engine would run it
         at once anyway; this skips the hand-off to a worker). A failure of ``fn`` is
         recorded on ``mutate_vars`` and raised at the next sync point, as for pushed
@@ -110,7 +112,8 @@ class Engine:
             if v.num_pending or v.exception is not None:
                 return False
         try:
-            fn(None)
+            with device_scope(ctx):
+                fn(None)
         except BaseException as exc:   # recorded, raised at the sync point
             self._record_failure(exc, mutate_vars, name, const_vars)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):

@@ -1,6 +1,7 @@
 """NaiveEngine: runs each pushed function at push time, in the pushing thread."""
 import threading
 
+from ..backend import device_scope
 from .base import Engine, RunContext
 
 __all__ = ["NaiveEngine"]
@@ -19,24 +20,30 @@ class NaiveEngine(Engine):
             return
         rctx = RunContext(ctx)
         try:
-            if is_async:
-                done = threading.Event()
-                failure = []
-
-                def on_complete(exc=None):
-                    if exc is not None:
-                        failure.append(exc)
-                    done.set()
-                fn(rctx, on_complete)
-                done.wait()
-                if failure:
-                    raise failure[0]
-            else:
-                fn(rctx)
+            with device_scope(ctx):
+                self._call(fn, is_async, rctx)
         except BaseException as exc:  # recorded, raised at the sync point
             self._record_failure(exc, mutate_vars, name, const_vars, owner)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise                 # the user stops now (the outputs stay poisoned)
+
+    @staticmethod
+    def _call(fn, is_async, rctx):
+        """Run fn now; an asynchronous fn is waited for, its failure raised here."""
+        if not is_async:
+            fn(rctx)
+            return
+        done = threading.Event()
+        failure = []
+
+        def on_complete(exc=None):
+            if exc is not None:
+                failure.append(exc)
+            done.set()
+        fn(rctx, on_complete)
+        done.wait()
+        if failure:
+            raise failure[0]
 
     def wait_for_var(self, var):
         self._raise_var(var)

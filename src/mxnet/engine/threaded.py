@@ -11,6 +11,7 @@ import heapq
 import itertools
 import threading
 
+from ..backend import device_scope
 from ..base import env_int
 from .base import Engine, RunContext
 
@@ -150,7 +151,8 @@ class ThreadedEngine(Engine):
         rctx = RunContext(blk.ctx)
         if not blk.is_async:
             try:
-                blk.fn(rctx)
+                with device_scope(blk.ctx):
+                    blk.fn(rctx)
             except BaseException as exc:  # recorded, raised at the sync point
                 self._record_failure(exc, blk.mutate_vars, blk.name, blk.const_vars,
                                      blk.owner)
@@ -167,7 +169,8 @@ class ThreadedEngine(Engine):
                                      blk.owner)
             self._complete(blk)
         try:
-            blk.fn(rctx, on_complete)
+            with device_scope(blk.ctx):
+                blk.fn(rctx, on_complete)
         except BaseException as exc:
             on_complete(exc)
 

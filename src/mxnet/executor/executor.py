@@ -15,6 +15,7 @@ thread, raising at once.
 import numpy as np
 
 from .. import engine, storage
+from ..backend import device_scope
 from ..base import MXNetError, env_int
 from ..engine.var import Var
 from ..ndarray.chunk import Chunk
@@ -60,7 +61,8 @@ class _Memory:
                 free.remove(j)
                 out[i] = self.blocks[j]
             else:
-                block = storage.get_pool(self.ctx).alloc(max(sizes[i], 1))
+                with device_scope(self.ctx):    # in the executor's device memory
+                    block = storage.get_pool(self.ctx).alloc(max(sizes[i], 1))
                 self.blocks.append(block)
                 out[i] = block
         return out
@@ -123,8 +125,9 @@ class Executor:
         self._graph = Graph(self._optimized)
         self._plan_graph()          # may replace the graph (noop_cast.py)
         self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
-        self._allocate()
-        self._prepare()
+        with device_scope(ctx):     # constant and zero buffers are made on its device
+            self._allocate()
+            self._prepare()
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
         self.memory_plan = self._graph.memory
 
@@ -367,13 +370,14 @@ class Executor:
         if self._monitor is not None or self._sync:
             for v in const + mutate:
                 eng.wait_for_var(v)
-            fn(None)
+            with device_scope(self._ctx):
+                fn(None)
             return
         # a small graph on idle arrays runs now, in this thread (the engine would start
         # it at once, and a worker hand-off costs more than the graph); its failures
         # are still recorded on the outputs and raised at the next sync point. Larger
         # graphs go to a worker, so the caller's Python overlaps their kernels.
-        if (inline or self._inline) and eng.run_inline(fn, const, mutate, name):
+        if (inline or self._inline) and eng.run_inline(fn, const, mutate, name, self._ctx):
             return
         eng.push_sync(fn, self._ctx, const, mutate, 0, name)
 

@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 
 from ..base import MXNetError, dtype_np, mx_real_t
-from ..backend import array_module
+from ..backend import array_module, device_scope
 from ..engine import base as _engine_base
 from .ndarray import NDArray, _check_ctx, from_data
 from ..util import is_np_shape
@@ -53,8 +53,10 @@ def array(source_array, ctx=None, dtype=None):
             raise MXNetError(f"cannot create an NDArray from {type(source_array).__name__}: "
                              f"{err}") from None
     xp = array_module(ctx)
-    out = np.array(data, copy=True, order="C") if xp is np else xp.asarray(data)
-    return from_data(out, ctx)
+    if xp is np:
+        return from_data(np.array(data, copy=True, order="C"), ctx)
+    with device_scope(ctx):
+        return from_data(xp.asarray(data), ctx)
 
 
 def _is_scipy_sparse(x):
@@ -79,15 +81,20 @@ def _make_filled(shape, ctx, dtype, fill):
     shape = _shape(shape)
     dt = dtype_np(dtype)
     try:
-        if fill is None:
-            return from_data(xp.empty(shape, dt), ctx)
-        if fill == 0:
-            return from_data(xp.zeros(shape, dt), ctx)
-        return from_data(xp.full(shape, fill, dt), ctx)
+        with device_scope(ctx):
+            return _fill(xp, shape, dt, fill, ctx)
     except MemoryError:
         nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
         raise MXNetError(f"cannot allocate an array of shape {shape} and dtype {dt}: "
                          f"{nbytes / 2**30:.1f} GiB requested") from None
+
+
+def _fill(xp, shape, dt, fill, ctx):
+    if fill is None:
+        return from_data(xp.empty(shape, dt), ctx)
+    if fill == 0:
+        return from_data(xp.zeros(shape, dt), ctx)
+    return from_data(xp.full(shape, fill, dt), ctx)
 
 
 def _check_known_shape(shape, what):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import tape as _tape
 from .. import engine
 from ..engine import base as _engine_base
+from ..backend import device_scope
 from ..base import MXNetError, env_int, numeric_types
 from ..operator import runner
 from ..operator.registry import ShapeError, get_op
@@ -67,7 +68,8 @@ def _call_meta(op, p):
             op.num_visible_outputs(p))
 
 
-def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False):
+def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
+           _on_device=False):
     """Run op on NDArray inputs (arguments then aux states). Returns an NDArray, or a
     list when the operator has several visible outputs, or ``out`` when given."""
     if p is None:
@@ -84,6 +86,11 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False):
         args, aux = inputs[:n_args], inputs[n_args:]
     if ctx is None:
         ctx = inputs[0]._ctx if inputs else _default_ctx()
+    if ctx.device_typeid == 2 and not _on_device:
+        # CuPy allocates and launches on the thread's current device: gpu(k)'s call
+        # (its outputs, its kernels, what it records) runs with device k current
+        with device_scope(ctx):
+            return invoke(op, inputs, kwargs, out, ctx, p, _dense_only, True)
     state = _ag_state
     is_train = state.training
 

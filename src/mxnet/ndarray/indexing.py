@@ -13,7 +13,7 @@ from ..operator.ops.index_keys import IndexArg, resolve_key  # noqa: F401 (re-ex
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
 from ..tape import is_recording
-from ..backend import array_module
+from ..backend import array_module, device_scope
 
 __all__ = ["getitem", "setitem", "IndexArg", "normalize_key", "resolve_key"]
 
@@ -172,7 +172,8 @@ def setitem(arr, key, value):
             raise MXNetError(f"cannot assign {type(value).__name__} to an NDArray: {err}") \
                 from None
         if arr._ctx.device_typeid == 2:
-            const = array_module(arr._ctx).asarray(const)
+            with device_scope(arr._ctx):
+                const = array_module(arr._ctx).asarray(const)
         src_chunks = []
         get_value = lambda: const  # noqa: E731
     template, idx_arrays = normalize_key(key)
@@ -212,6 +213,7 @@ def setitem(arr, key, value):
     busy = arr._chunk.num_pending or any(c.num_pending or c.exception is not None
                                          for c in src_chunks)
     if not busy and arr._chunk.exception is None:
-        run()
+        with device_scope(arr._ctx):
+            run()
     else:
         engine.get().push_sync(run, arr._ctx, src_chunks, [arr._chunk], 0, "_set_value")

@@ -16,6 +16,7 @@ the operator returns the very array it was given, nothing is copied.
 """
 import numpy as np
 
+from ..backend import device_scope
 from ..base import MXNetError
 from ..engine import base as _engine_base
 from ..engine.errors import operator_error
@@ -114,12 +115,19 @@ def _profiled(name, octx, node):
     return hook(_compute, name, octx.ctx, "imperative" if node is None else "symbolic")
 
 
-def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True):
+def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True,
+            _on_device=False):
     """Run op's forward; returns its results (the ``out`` arrays where it wrote into
     them). With ``out``, every result is also applied to its destination. When the
     profiler is on (``engine.base.profile_hook``), the call is recorded under the
     operator's name ("symbolic" for executor nodes, "imperative" otherwise);
-    ``profile=False`` when the caller's engine push is recorded already."""
+    ``profile=False`` when the caller's engine push is recorded already. A GPU
+    context's device is current while the operator runs (it allocates and launches
+    there)."""
+    c = octx.ctx
+    if not _on_device and c is not None and c.device_typeid == 2:
+        with device_scope(c):
+            return forward(op, octx, p, inputs, aux, out, req, node, profile, True)
     try:
         given = None if out is None else _given(out, req)
         compute = _profiled(op.name, octx, node) if profile else _compute
@@ -134,7 +142,7 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
 
 
 def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=None,
-             out_meta=None, node=None):
+             out_meta=None, node=None, _on_device=False):
     """Run op's backward; returns one gradient (or None) per argument.
 
     ``out_grads`` entries that are None become zeros of ``out_meta[i]`` ((shape,
@@ -142,6 +150,11 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
     every argument; ``octx.in_shapes`` must be set. ``in_grad``/``req``: destinations
     as for ``forward`` (a 'write' gradient that the operator leaves None is zeroed).
     """
+    c = octx.ctx
+    if not _on_device and c is not None and c.device_typeid == 2:
+        with device_scope(c):
+            return backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad, req,
+                            out_meta, node, True)
     need = octx.need_grad
     if need is None:
         need = octx.need_grad = [True] * len(octx.in_shapes)

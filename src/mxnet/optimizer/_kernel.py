@@ -10,7 +10,7 @@ updates as mutated, so it is ordered exactly like an operator with aux states.
 import numpy
 
 from .. import engine
-from ..backend import array_module
+from ..backend import array_module, device_scope
 from ..base import MXNetError
 
 __all__ = ["apply_inplace", "fused_rule_on_gpu", "rule_in_place"]
@@ -41,7 +41,8 @@ def apply_inplace(name, fn, reads, writes, ctx=None, checked=False):
     chunks = [a._chunk for a in list(reads) + list(writes)]
     if all(not c.num_pending and c.exception is None and c.data is not None
            for c in chunks):
-        run()                         # everything is ready: skip the thread hand-off
+        with device_scope(ctx):      # everything is ready: skip the thread hand-off
+            run()
         return
     engine.get().push_sync(run, ctx, [a._chunk for a in reads],
                            [w._chunk for w in writes], 0, name)

@@ -1,0 +1,261 @@
+"""Multi-GPU placement: work for ``mx.gpu(k)`` runs on device k and its arrays live
+there, as in MXNet. Two GPUs are emulated on the host (tests/multi_gpu_host.py: CuPy's
+device rule on NumPy arrays tagged with their device), so the d2l book's data-parallel
+training, Module over several contexts and KVStore('device') are checked here without
+GPUs: every array of gpu(k) must be in device k's memory, and every number must equal
+the same training on one CPU. Skipped where a real GPU is present (the emulation would
+stand in for CuPy there)."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet import autograd, gluon, nd
+from mxnet.backend import cupy_or_none
+
+from multi_gpu_host import DeviceMismatch, device_of, emulated_gpus
+
+pytestmark = pytest.mark.skipif(cupy_or_none() is not None,
+                                reason="a real GPU is present: the emulation stands aside")
+
+
+@pytest.fixture
+def two_gpus():
+    with emulated_gpus(2) as cp:
+        yield cp
+
+
+def test_the_emulation_refuses_an_operand_from_another_device(two_gpus):
+    cp = two_gpus
+    with cp.cuda.Device(1):
+        a = cp.ones(3)
+    assert a.device_id == 1
+    with pytest.raises(DeviceMismatch):
+        a + 1
+    with cp.cuda.Device(1):
+        assert (a + 1).device_id == 1
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_arrays_and_operators_live_on_their_gpu(two_gpus, k):
+    ctx = mx.gpu(k)
+    a = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3), ctx=ctx)
+    for made in (nd.ones((2, 3), ctx=ctx), nd.zeros((4,), ctx=ctx),
+                 nd.random.uniform(shape=(3,), ctx=ctx), a, a * 2 + 1,
+                 nd.dot(a, a.T), a.sum(axis=1), nd.concat(a, a, dim=0), a[1], a.copy()):
+        assert made.context == ctx
+        assert device_of(made) == k
+    np.testing.assert_allclose(nd.dot(a, a.T).asnumpy(),
+                               a.asnumpy() @ a.asnumpy().T)
+    b = nd.zeros((2, 3), ctx=ctx)
+    b[:] = a + 1                # __setitem__ and out= write on the array's device
+    nd.elemwise_add(a, a, out=b)
+    assert device_of(b) == k
+    np.testing.assert_allclose(b.asnumpy(), 2 * a.asnumpy())
+
+
+def test_copies_between_gpus_land_on_the_target(two_gpus):
+    a = nd.array([1.0, 2.0, 3.0], ctx=mx.gpu(0))
+    b = a.copyto(mx.gpu(1))
+    c = a.as_in_context(mx.gpu(1))
+    d = nd.zeros((3,), ctx=mx.gpu(1))
+    a.copyto(d)
+    for x in (b, c, d):
+        assert device_of(x) == 1
+        np.testing.assert_array_equal(x.asnumpy(), [1, 2, 3])
+    d[:] = a.as_in_context(mx.gpu(1)) * 2
+    np.testing.assert_array_equal(d.copyto(mx.cpu()).asnumpy(), [2, 4, 6])
+
+
+def test_autograd_on_the_second_gpu(two_gpus):
+    x = nd.array([[1.0, -2.0], [3.0, 4.0]], ctx=mx.gpu(1))
+    w = nd.array([[0.5], [-1.0]], ctx=mx.gpu(1))
+    w.attach_grad()
+    with autograd.record():
+        y = (nd.relu(nd.dot(x, w)) ** 2).sum()
+    y.backward()
+    assert device_of(w.grad) == 1
+    h = x.asnumpy() @ w.asnumpy()
+    expect = x.asnumpy().T @ (2 * np.maximum(h, 0) * (h > 0))
+    np.testing.assert_allclose(w.grad.asnumpy(), expect, rtol=1e-6)
+
+
+def _mlp():
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(16, activation="relu"), gluon.nn.Dense(4))
+    return net
+
+
+def _data(n=8, seed=0):
+    rng = np.random.RandomState(seed)
+    return rng.randn(n, 6).astype(np.float32), rng.randint(0, 4, n).astype(np.float32)
+
+
+def _train_on(ctx_list, hybridize, steps=3, kvstore="device"):
+    """The d2l book's data-parallel loop: split_and_load, one loss per device,
+    backward on each, one trainer step over the whole batch."""
+    mx.random.seed(7)
+    net = _mlp()
+    net.initialize(mx.init.Xavier(), ctx=ctx_list)
+    if hybridize:
+        net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kvstore)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    x, y = _data()
+    for _ in range(steps):
+        xs = gluon.utils.split_and_load(x, ctx_list)
+        ys = gluon.utils.split_and_load(y, ctx_list)
+        with autograd.record():
+            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
+        for l in losses:
+            l.backward()
+        trainer.step(x.shape[0])
+    return net
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("devices", [(0, 1), (1, 0)])
+def test_data_parallel_training_equals_one_device(two_gpus, hybridize, devices):
+    ctx_list = [mx.gpu(k) for k in devices]
+    net = _train_on(ctx_list, hybridize)
+    ref = _train_on([mx.cpu()], hybridize)
+    for (name, p), r in zip(net.collect_params().items(), ref.collect_params().values()):
+        want = r.data(mx.cpu()).asnumpy()
+        for ctx in dict.fromkeys(ctx_list):
+            got = p.data(ctx)
+            assert device_of(got) == ctx.device_id, name
+            assert device_of(p.grad(ctx)) == ctx.device_id, name
+            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6,
+                                       err_msg=name)
+
+
+def test_d2l_allreduce_by_hand(two_gpus):
+    """d2l's from-scratch allreduce: sum every device's copy on the first device, then
+    broadcast the sum back."""
+    data = [nd.ones((1, 2), ctx=mx.gpu(k)) * (k + 1) for k in range(2)]
+    for i in range(1, len(data)):
+        data[0][:] += data[i].copyto(data[0].context)
+    for i in range(1, len(data)):
+        data[0].copyto(data[i])
+    for k, d in enumerate(data):
+        assert device_of(d) == k
+        np.testing.assert_array_equal(d.asnumpy(), [[3, 3]])
+
+
+def test_kvstore_device_reduces_across_gpus(two_gpus):
+    kv = mx.kv.create("device")
+    kv.init("w", nd.zeros((2, 3), ctx=mx.gpu(0)))
+    grads = [nd.ones((2, 3), ctx=mx.gpu(k)) * (k + 1) for k in range(2)]
+    kv.push("w", grads)
+    outs = [nd.zeros((2, 3), ctx=mx.gpu(k)) for k in range(2)]
+    kv.pull("w", out=outs)
+    for k, o in enumerate(outs):
+        assert device_of(o) == k
+        np.testing.assert_array_equal(o.asnumpy(), np.full((2, 3), 3.0))
+
+
+def _fit_module(contexts):
+    mx.random.seed(11)
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc1")
+    out = mx.sym.SoftmaxOutput(fc, name="softmax")
+    x, y = _data(n=16, seed=3)
+    it = mx.io.NDArrayIter(x, y, batch_size=8)
+    mod = mx.mod.Module(out, context=contexts)
+    mod.fit(it, num_epoch=2, optimizer="sgd",
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+            initializer=mx.init.Xavier(), kvstore="device")
+    return mod
+
+
+def test_module_over_two_gpus_equals_one_cpu(two_gpus):
+    mod = _fit_module([mx.gpu(0), mx.gpu(1)])
+    ref = _fit_module(mx.cpu())
+    args, _ = mod.get_params()
+    want, _ = ref.get_params()
+    for name in want:
+        np.testing.assert_allclose(args[name].asnumpy(), want[name].asnumpy(),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+    for k, ex in enumerate(mod._exec_group.execs):
+        for name, arr in ex.arg_dict.items():
+            assert device_of(arr) == k, name
+
+
+def test_gradient_requests_and_parameter_helpers_on_the_second_gpu(two_gpus):
+    ctx = mx.gpu(1)
+    x = nd.array([1.0, 2.0, 3.0], ctx=ctx)
+    x.attach_grad(grad_req="add")
+    for _ in range(2):
+        with autograd.record():
+            y = (x * x).sum()
+        y.backward()
+    assert device_of(x.grad) == 1
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * 2 * x.asnumpy())
+    net = gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One(), ctx=ctx)
+    with autograd.record():
+        out = net(x.reshape((1, 3)))
+    out.backward()
+    net.collect_params().zero_grad()
+    assert device_of(net.weight.grad(ctx)) == 1
+    np.testing.assert_array_equal(net.weight.grad(ctx).asnumpy(), np.zeros((2, 3)))
+    net.weight.set_data(nd.ones((2, 3)) * 5)
+    assert device_of(net.weight.data(ctx)) == 1
+    np.testing.assert_array_equal(net.weight.data(ctx).asnumpy(), np.full((2, 3), 5.0))
+
+
+def test_saved_parameters_load_onto_the_second_gpu(two_gpus, tmp_path):
+    net = _mlp()
+    net.initialize(mx.init.Xavier(), ctx=mx.gpu(0))
+    net(nd.ones((1, 6), ctx=mx.gpu(0)))
+    path = str(tmp_path / "mlp.params")
+    net.save_parameters(path)
+    other = _mlp()
+    other.load_parameters(path, ctx=mx.gpu(1))
+    for p, q in zip(net.collect_params().values(), other.collect_params().values()):
+        assert device_of(q.data(mx.gpu(1))) == 1
+        np.testing.assert_array_equal(q.data(mx.gpu(1)).asnumpy(),
+                                      p.data(mx.gpu(0)).asnumpy())
+    loaded = nd.load(path)
+    moved = {k: v.as_in_context(mx.gpu(1)) for k, v in loaded.items()}
+    assert all(device_of(v) == 1 for v in moved.values())
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "nag"])
+def test_updates_on_each_gpu_without_a_kvstore(two_gpus, optimizer):
+    """update_on_kvstore off: each device updates its own copy (the Trainer sums the
+    gradients across devices first); every copy equals the one-CPU result."""
+    def train(ctx_list):
+        mx.random.seed(5)
+        net = _mlp()
+        net.initialize(mx.init.Xavier(), ctx=ctx_list)
+        trainer = gluon.Trainer(net.collect_params(), optimizer, {"learning_rate": 0.01},
+                                update_on_kvstore=False)
+        loss_fn = gluon.loss.L2Loss()
+        x, _ = _data()
+        target = np.tanh(x[:, :4])
+        for _ in range(2):
+            xs = gluon.utils.split_and_load(x, ctx_list)
+            ts = gluon.utils.split_and_load(target, ctx_list)
+            with autograd.record():
+                losses = [loss_fn(net(a), t) for a, t in zip(xs, ts)]
+            autograd.backward(losses)
+            trainer.step(x.shape[0])
+        return net
+    net = train([mx.gpu(0), mx.gpu(1)])
+    ref = train([mx.cpu()])
+    for p, r in zip(net.collect_params().values(), ref.collect_params().values()):
+        want = r.data(mx.cpu()).asnumpy()
+        for k in (0, 1):
+            assert device_of(p.data(mx.gpu(k))) == k
+            np.testing.assert_allclose(p.data(mx.gpu(k)).asnumpy(), want, rtol=1e-5,
+                                       atol=1e-6)
+
+
+def test_seeding_one_gpu_draws_there(two_gpus):
+    mx.random.seed(3, ctx=mx.gpu(1))
+    a = nd.random.normal(shape=(4,), ctx=mx.gpu(1))
+    mx.random.seed(3, ctx=mx.gpu(1))
+    b = nd.random.normal(shape=(4,), ctx=mx.gpu(1))
+    assert device_of(a) == device_of(b) == 1
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
