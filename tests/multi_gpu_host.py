@@ -103,9 +103,13 @@ def _leaves(obj):
 def _check_operands(what, operands):
     cur = current_device()
     for x in operands:
-        if isinstance(x, (DeviceArray, _DeviceRng)) and x.device_id != cur:
-            raise DeviceMismatch(f"{what}: an operand is on device {x.device_id} while the "
-                                 f"current device is {cur}")
+        if isinstance(x, (DeviceArray, _DeviceRng)):
+            if x.device_id != cur:
+                raise DeviceMismatch(f"{what}: an operand is on device {x.device_id} while "
+                                     f"the current device is {cur}")
+        elif isinstance(x, np.ndarray) and x.ndim > 0:
+            # CuPy takes no host array into a kernel ("Unsupported type numpy.ndarray")
+            raise TypeError(f"{what}: a host (NumPy) array among device operands")
 
 
 def _tag(result):

@@ -142,14 +142,15 @@ def test_d2l_allreduce_by_hand(two_gpus):
         np.testing.assert_array_equal(d.asnumpy(), [[3, 3]])
 
 
-def test_kvstore_device_reduces_across_gpus(two_gpus):
+@pytest.mark.parametrize("devices", [(0, 1), (1, 1)])
+def test_kvstore_device_reduces_across_gpus(two_gpus, devices):
     kv = mx.kv.create("device")
     kv.init("w", nd.zeros((2, 3), ctx=mx.gpu(0)))
-    grads = [nd.ones((2, 3), ctx=mx.gpu(k)) * (k + 1) for k in range(2)]
+    grads = [nd.ones((2, 3), ctx=mx.gpu(k)) * (i + 1) for i, k in enumerate(devices)]
     kv.push("w", grads)
-    outs = [nd.zeros((2, 3), ctx=mx.gpu(k)) for k in range(2)]
+    outs = [nd.zeros((2, 3), ctx=mx.gpu(k)) for k in devices]
     kv.pull("w", out=outs)
-    for k, o in enumerate(outs):
+    for k, o in zip(devices, outs):
         assert device_of(o) == k
         np.testing.assert_array_equal(o.asnumpy(), np.full((2, 3), 3.0))
 
@@ -168,15 +169,17 @@ def _fit_module(contexts):
     return mod
 
 
-def test_module_over_two_gpus_equals_one_cpu(two_gpus):
-    mod = _fit_module([mx.gpu(0), mx.gpu(1)])
+@pytest.mark.parametrize("devices", [(0, 1), (1, 1)])
+def test_module_over_two_gpus_equals_one_cpu(two_gpus, devices):
+    """Module splits each batch over its contexts; the same GPU twice works too."""
+    mod = _fit_module([mx.gpu(k) for k in devices])
     ref = _fit_module(mx.cpu())
     args, _ = mod.get_params()
     want, _ = ref.get_params()
     for name in want:
         np.testing.assert_allclose(args[name].asnumpy(), want[name].asnumpy(),
                                    rtol=1e-5, atol=1e-6, err_msg=name)
-    for k, ex in enumerate(mod._exec_group.execs):
+    for k, ex in zip(devices, mod._exec_group.execs):
         for name, arr in ex.arg_dict.items():
             assert device_of(arr) == k, name
 
@@ -259,3 +262,128 @@ def test_seeding_one_gpu_draws_there(two_gpus):
     b = nd.random.normal(shape=(4,), ctx=mx.gpu(1))
     assert device_of(a) == device_of(b) == 1
     np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def _lenet_params(rng):
+    shapes = [(6, 1, 3, 3), (6,), (16, 6, 3, 3), (16,), (10, 16 * 2 * 2), (10,)]
+    return [nd.array(rng.normal(scale=0.1, size=s).astype(np.float32)) for s in shapes]
+
+
+def _lenet(x, params):
+    w1, b1, w2, b2, w3, b3 = params
+    h = nd.relu(nd.Convolution(x, w1, b1, kernel=(3, 3), num_filter=6))
+    h = nd.Pooling(h, pool_type="avg", kernel=(2, 2), stride=(2, 2))
+    h = nd.relu(nd.Convolution(h, w2, b2, kernel=(3, 3), num_filter=16))
+    h = nd.Pooling(h, pool_type="max", kernel=(2, 2), stride=(2, 2))
+    return nd.FullyConnected(h.flatten(), w3, b3, num_hidden=10)
+
+
+def _d2l_from_scratch(ctx_list, steps=2, lr=0.2):
+    """d2l's "multiple GPUs from scratch": a copy of the parameters per device,
+    split_and_load, a backward per device, an allreduce by hand (sum on the first
+    device, broadcast), plain SGD on every copy."""
+    rng = np.random.RandomState(1)
+    params = _lenet_params(rng)
+    copies = [[p.copyto(c) for p in params] for c in ctx_list]
+    for ps in copies:
+        for p in ps:
+            p.attach_grad()
+    x = rng.rand(8, 1, 14, 14).astype(np.float32)
+    y = rng.randint(0, 10, 8).astype(np.float32)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for _ in range(steps):
+        xs = gluon.utils.split_and_load(x, ctx_list)
+        ys = gluon.utils.split_and_load(y, ctx_list)
+        with autograd.record():
+            losses = [loss_fn(_lenet(a, ps), b) for a, b, ps in zip(xs, ys, copies)]
+        for l in losses:
+            l.backward()
+        for i in range(len(params)):
+            grads = [ps[i].grad for ps in copies]
+            for g in grads[1:]:
+                grads[0][:] += g.copyto(grads[0].context)
+            for g in grads[1:]:
+                grads[0].copyto(g)
+        for ps in copies:
+            for p in ps:
+                p[:] = p - lr * p.grad / x.shape[0]
+    return copies
+
+
+def test_d2l_multi_gpu_from_scratch_equals_one_device(two_gpus):
+    copies = _d2l_from_scratch([mx.gpu(0), mx.gpu(1)])
+    ref = _d2l_from_scratch([mx.cpu()])[0]
+    for k, ps in enumerate(copies):
+        for p, r in zip(ps, ref):
+            assert device_of(p) == k and device_of(p.grad) == k
+            np.testing.assert_allclose(p.asnumpy(), r.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_network_trains_on_each_gpu(two_gpus):
+    """A d2l-style ResNet block with BatchNorm, data-parallel on two devices: every
+    parameter, gradient and running statistic stays on its device."""
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3, padding=1), gluon.nn.BatchNorm(), gluon.nn.Activation("relu"),
+            gluon.nn.GlobalAvgPool2D(), gluon.nn.Dense(3))
+    ctx_list = [mx.gpu(0), mx.gpu(1)]
+    net.initialize(mx.init.Xavier(), ctx=ctx_list)
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    x = np.random.RandomState(2).rand(4, 2, 6, 6).astype(np.float32)
+    y = np.array([0, 1, 2, 1], dtype=np.float32)
+    for _ in range(2):
+        xs = gluon.utils.split_and_load(x, ctx_list)
+        ys = gluon.utils.split_and_load(y, ctx_list)
+        with autograd.record():
+            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
+        autograd.backward(losses)
+        trainer.step(4)
+    for name, p in net.collect_params().items():
+        for k, ctx in enumerate(ctx_list):
+            assert device_of(p.data(ctx)) == k, name
+            assert np.isfinite(p.data(ctx).asnumpy()).all(), name
+    bn = net[1]
+    # each device normalised its own half of the batch: different running means
+    assert not np.allclose(bn.running_mean.data(mx.gpu(0)).asnumpy(),
+                           bn.running_mean.data(mx.gpu(1)).asnumpy())
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_module_fit_score_predict_on_one_gpu(two_gpus, k):
+    """Batches from a host iterator are placed on the bound GPU (Module, as in seed
+    programs run with their GPU option), and the results equal the CPU's."""
+    mod = _fit_module(mx.gpu(k))
+    ref = _fit_module(mx.cpu())
+    x, y = _data(n=16, seed=3)
+    it = mx.io.NDArrayIter(x, y, batch_size=8)
+    got = mod.predict(it)
+    assert got.context == mx.gpu(k) and device_of(got) == k
+    np.testing.assert_allclose(got.asnumpy(), ref.predict(it).asnumpy(), rtol=1e-5,
+                               atol=1e-6)
+    assert mod.score(it, "acc")[0][1] == ref.score(it, "acc")[0][1]
+
+
+def test_gluon_dataloader_batches_train_on_the_second_gpu(two_gpus):
+    x, y = _data(n=12, seed=4)
+    loader = gluon.data.DataLoader(gluon.data.ArrayDataset(x, y), batch_size=4)
+
+    def train(ctx):
+        mx.random.seed(9)
+        net = _mlp()
+        net.initialize(mx.init.Xavier(), ctx=ctx)
+        net.hybridize()
+        trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        for data, label in loader:
+            data, label = data.as_in_context(ctx), label.as_in_context(ctx)
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+            loss.backward()
+            trainer.step(data.shape[0])
+        return net
+    net, ref = train(mx.gpu(1)), train(mx.cpu())
+    for p, r in zip(net.collect_params().values(), ref.collect_params().values()):
+        assert device_of(p.data(mx.gpu(1))) == 1
+        np.testing.assert_allclose(p.data(mx.gpu(1)).asnumpy(), r.data().asnumpy(),
+                                   rtol=1e-5, atol=1e-6)

@@ -41,25 +41,7 @@ STEP_WIDTH=30
 steps_begin amp_memory_check 420
 
 # --- 1. env (ml_dtypes: a requirement of pymxnet, absent from the device's image) ---------------
-EXTRA="$ROOT/.device/pylib"
-if ! "$PY" -c "import ml_dtypes" 2>/dev/null; then
-    "$PY" -m pip install -q --no-index --no-deps --target "$EXTRA" "$ROOT"/.device/wheels/ml_dtypes-*.whl \
-        >> "$OUT/env.log" 2>&1 || echo "ml_dtypes install failed" | tee -a "$SUMMARY"
-fi
-export PYTHONPATH="$ROOT/src:$EXTRA${PYTHONPATH:+:$PYTHONPATH}"
-step env 30 "$OUT/env.log" bash -c '
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
-'"$PY"' benchmarks/gpu/env_probe.py
-'"$PY"' -c "
-import cupy, mxnet as mx
-print(\"ml_dtypes for pymxnet:\", mx.base.HAVE_BFLOAT16)
-try:
-    a = cupy.arange(4, dtype=\"float32\").astype(mx.base.bfloat16)
-    print(\"cupy bfloat16:\", a.dtype, (a + a).astype(\"float32\").get().tolist())
-except Exception as e:
-    print(\"cupy bfloat16: NO\", type(e).__name__, e)
-"'
-grep -E "^(cupy|torch|cudnn|ml_dtypes|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
+device_env
 
 # --- 2. tests ---------------------------------------------------------------------------------------
 step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovider -rfE \
@@ -176,29 +158,14 @@ rnn lstm2-drop-pytorch 1 0 pytorch lstm --layers 2 --dropout 0.3
 MODE=imperative train cnn-fp32-imperative 0 pymxnet cnn fp32 25 3 20
 MODE=imperative train r50-amp-imperative 0 pymxnet resnet50 amp 50 3 8
 
-# --- 7. what time is left: MXNet 1.9.1's GPU test files (suite and hold-out runner carried
-# in .device), which import now (test_operator_gpu needed mxnet.base's C-API names,
-# test_gluon_contrib_gpu gluon.contrib.cnn). The runner takes files from
-# tests/python/unittest only, and the GPU files import their CPU counterparts: a merged
-# copy puts both in one folder; nose comes from the runner's stand-in.
-SUITE="$ROOT/.device/mxnet-1.9.1-tests"
-RUNNER="$ROOT/.device/tools/run_mxnet_unittests.py"
+# --- 7. what time is left: MXNet 1.9.1's GPU test files (a -k subset; suite_check.sh runs
+# them all)
 SUITE_FILES=${SUITE_FILES-test_gluon_contrib_gpu,test_operator_gpu}   # empty: skip
 # a -k selection (empty: every test of the files)
 SUITE_K=${SUITE_K-conv or pool or batchnorm or softmax or activation or deformable or fully_connected or dot}
-if [ -n "$SUITE_FILES" ] && [ -f "$RUNNER" ] && [ -d "$SUITE/tests/python/gpu" ]; then
-    MERGED=$(mktemp -d /tmp/gpusuite.XXXX)
-    cp -r "$SUITE/." "$MERGED/"
-    chmod -R u+w "$MERGED"
-    cp -n "$SUITE"/tests/python/gpu/test_*.py "$MERGED/tests/python/unittest/"
-    step mxnet-gpu-files "${SUITE_LIMIT:-120}" "$OUT/tests.log" "$PY" "$RUNNER" --suite-dir "$MERGED" \
-        --python "$PY" --pythonpath "$ROOT/src" --pythonpath "$EXTRA" --nose-shim always \
-        --files "$SUITE_FILES" --timeout-per-file "${SUITE_FILE_LIMIT:-110}" \
-        --timeout-per-test 30 --jobs 2 --junit --out "$OUT/mxnet_gpu_files.json" \
-        ${SUITE_K:+--pytest-arg=-k --pytest-arg="$SUITE_K"}
-    grep -E "^(test_|TOTAL|RESULT)" "$OUT/tests.log" | tail -n 4 | sed 's/^/  /' >> "$SUMMARY"
-    rm -rf "$MERGED"
-fi
+[ -n "$SUITE_FILES" ] && mxnet_gpu_files mxnet-gpu-files "${SUITE_LIMIT:-120}" "$SUITE_FILES" \
+    mxnet_gpu_files.json --timeout-per-file "${SUITE_FILE_LIMIT:-110}" --timeout-per-test 30 \
+    --jobs 2 ${SUITE_K:+--pytest-arg=-k --pytest-arg="$SUITE_K"}
 
 echo "total $(( $(date +%s) - T_START ))s of budget ${TOTAL_BUDGET}s" | tee -a "$SUMMARY"
 exit 0

@@ -39,3 +39,55 @@ step() {
         "$(( $(date +%s) - T_START ))" | tee -a "$SUMMARY"
     return 0
 }
+
+# device_env: ml_dtypes (a requirement of pymxnet that the device's image lacks) from
+# .device/wheels into .device/pylib when missing; PYTHONPATH (src, that folder) and
+# EXTRA exported; the "env" step (GPU, versions, whether CuPy makes bfloat16 arrays)
+# with its version lines copied into the summary
+device_env() {
+    EXTRA="$ROOT/.device/pylib"
+    if ! "$PY" -c "import ml_dtypes" 2>/dev/null; then
+        "$PY" -m pip install -q --no-index --no-deps --target "$EXTRA" \
+            "$ROOT"/.device/wheels/ml_dtypes-*.whl >> "$OUT/env.log" 2>&1 \
+            || echo "ml_dtypes install failed" | tee -a "$SUMMARY"
+    fi
+    export EXTRA PYTHONPATH="$ROOT/src:$EXTRA${PYTHONPATH:+:$PYTHONPATH}"
+    step env 30 "$OUT/env.log" bash -c '
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
+'"$PY"' benchmarks/gpu/env_probe.py
+'"$PY"' -c "
+import cupy, mxnet as mx
+print(\"ml_dtypes for pymxnet:\", mx.base.HAVE_BFLOAT16)
+try:
+    a = cupy.arange(4, dtype=\"float32\").astype(mx.base.bfloat16)
+    print(\"cupy bfloat16:\", a.dtype, (a + a).astype(\"float32\").get().tolist())
+except Exception as e:
+    print(\"cupy bfloat16: NO\", type(e).__name__, e)
+"'
+    grep -E "^(cupy|torch|cudnn|ml_dtypes|mxnet)" "$OUT/env.log" | sed 's/^/  /' >> "$SUMMARY"
+}
+
+# mxnet_gpu_files NAME LIMIT FILES JSON [RUNNER ARGS...]: MXNet 1.9.1's GPU test files
+# (comma-separated FILES) by the hold-out runner, when .device carries the suite and the
+# runner; results in $OUT/JSON, the table's last lines in the summary. The runner takes
+# files from tests/python/unittest only, and the GPU files import their CPU
+# counterparts: a merged copy puts both in one folder; nose comes from the runner's
+# stand-in. Extra runner arguments follow (a -k selection, pytest-xdist workers ...).
+mxnet_gpu_files() {
+    local name=$1 limit=$2 files=$3 json=$4; shift 4
+    local suite="$ROOT/.device/mxnet-1.9.1-tests" runner="$ROOT/.device/tools/run_mxnet_unittests.py"
+    if [ ! -f "$runner" ] || [ ! -d "$suite/tests/python/gpu" ]; then
+        echo "$name: skipped (.device carries no MXNet suite)" | tee -a "$SUMMARY"
+        return 0
+    fi
+    local merged
+    merged=$(mktemp -d /tmp/gpusuite.XXXX)
+    cp -r "$suite/." "$merged/"
+    chmod -R u+w "$merged"
+    cp -n "$suite"/tests/python/gpu/test_*.py "$merged/tests/python/unittest/"
+    step "$name" "$limit" "$OUT/tests.log" "$PY" "$runner" --suite-dir "$merged" \
+        --python "$PY" --pythonpath "$ROOT/src" --pythonpath "$EXTRA" --nose-shim always \
+        --files "$files" --junit --out "$OUT/$json" "$@"
+    grep -E "^(test_|TOTAL|RESULT)" "$OUT/tests.log" | tail -n 4 | sed 's/^/  /' >> "$SUMMARY"
+    rm -rf "$merged"
+}
