@@ -90,18 +90,9 @@ def _data(n=8, seed=0):
     return rng.randn(n, 6).astype(np.float32), rng.randint(0, 4, n).astype(np.float32)
 
 
-def _train_on(ctx_list, hybridize, steps=3, kvstore="device"):
-    """The d2l book's data-parallel loop: split_and_load, one loss per device,
-    backward on each, one trainer step over the whole batch."""
-    mx.random.seed(7)
-    net = _mlp()
-    net.initialize(mx.init.Xavier(), ctx=ctx_list)
-    if hybridize:
-        net.hybridize()
-    trainer = gluon.Trainer(net.collect_params(), "sgd",
-                            {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kvstore)
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    x, y = _data()
+def _parallel_steps(net, trainer, loss_fn, x, y, ctx_list, steps):
+    """The d2l book's data-parallel loop: split_and_load, one loss per device, backward
+    on each, one trainer step over the whole batch."""
     for _ in range(steps):
         xs = gluon.utils.split_and_load(x, ctx_list)
         ys = gluon.utils.split_and_load(y, ctx_list)
@@ -110,6 +101,19 @@ def _train_on(ctx_list, hybridize, steps=3, kvstore="device"):
         for l in losses:
             l.backward()
         trainer.step(x.shape[0])
+
+
+def _train_on(ctx_list, hybridize, steps=3, kvstore="device"):
+    mx.random.seed(7)
+    net = _mlp()
+    net.initialize(mx.init.Xavier(), ctx=ctx_list)
+    if hybridize:
+        net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kvstore)
+    x, y = _data()
+    _parallel_steps(net, trainer, gluon.loss.SoftmaxCrossEntropyLoss(), x, y, ctx_list,
+                    steps)
     return net
 
 
@@ -234,16 +238,8 @@ def test_updates_on_each_gpu_without_a_kvstore(two_gpus, optimizer):
         net.initialize(mx.init.Xavier(), ctx=ctx_list)
         trainer = gluon.Trainer(net.collect_params(), optimizer, {"learning_rate": 0.01},
                                 update_on_kvstore=False)
-        loss_fn = gluon.loss.L2Loss()
         x, _ = _data()
-        target = np.tanh(x[:, :4])
-        for _ in range(2):
-            xs = gluon.utils.split_and_load(x, ctx_list)
-            ts = gluon.utils.split_and_load(target, ctx_list)
-            with autograd.record():
-                losses = [loss_fn(net(a), t) for a, t in zip(xs, ts)]
-            autograd.backward(losses)
-            trainer.step(x.shape[0])
+        _parallel_steps(net, trainer, gluon.loss.L2Loss(), x, np.tanh(x[:, :4]), ctx_list, 2)
         return net
     net = train([mx.gpu(0), mx.gpu(1)])
     ref = train([mx.cpu()])
@@ -329,16 +325,9 @@ def test_batchnorm_network_trains_on_each_gpu(two_gpus):
     net.initialize(mx.init.Xavier(), ctx=ctx_list)
     net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     x = np.random.RandomState(2).rand(4, 2, 6, 6).astype(np.float32)
     y = np.array([0, 1, 2, 1], dtype=np.float32)
-    for _ in range(2):
-        xs = gluon.utils.split_and_load(x, ctx_list)
-        ys = gluon.utils.split_and_load(y, ctx_list)
-        with autograd.record():
-            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
-        autograd.backward(losses)
-        trainer.step(4)
+    _parallel_steps(net, trainer, gluon.loss.SoftmaxCrossEntropyLoss(), x, y, ctx_list, 2)
     for name, p in net.collect_params().items():
         for k, ctx in enumerate(ctx_list):
             assert device_of(p.data(ctx)) == k, name
