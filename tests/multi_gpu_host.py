@@ -1,29 +1,40 @@
-"""Several GPUs emulated on the host, for testing where pymxnet puts GPU work.
+"""GPUs emulated on the host, for testing what pymxnet does with GPU arrays.
 
-What is emulated is CuPy's device rule, nothing else: each thread has a current device
-(``cupy.cuda.Device(k)`` as a context manager, or ``.use()``); a new array is made in
-the current device's memory; a kernel (a ufunc, an array function) runs on the current
-device and refuses an operand that lives on another one (CuPy raises ValueError
-"... must be same as the current device"); ``get()`` copies to the host from any
-device. Arrays are NumPy arrays tagged with their device (``DeviceArray``), so every
-result can be checked against NumPy.
+What is emulated is CuPy's array contract, nothing else:
 
-Not emulated: kernels (the kernel table's 'gpu' entries are hidden while emulating, so
-operators run their array-module bodies), streams (work is synchronous), memory pools,
-CUDA graphs, cuDNN. A multi-GPU test here checks placement and the numbers; the
-device's own tests check the kernels.
+- each thread has a current device (``cupy.cuda.Device(k)`` as a context manager, or
+  ``.use()``); a new array is made in the current device's memory;
+- a kernel (a ufunc, an array function, an array method that computes) runs on the
+  current device and refuses an operand that lives on another device (CuPy's
+  ValueError "... must be same as the current device") or on the host: a NumPy array
+  or a list among its operands is a TypeError ("Unsupported type"), and so is a NumPy
+  array or list assigned into a device array;
+- a device array is not a NumPy array: ``isinstance(a, numpy.ndarray)`` is False and
+  ``numpy.asarray(a)`` raises TypeError ("Implicit conversion to a NumPy array is not
+  allowed"); ``a.get()`` and ``cupy.asnumpy(a)`` copy to the host from any device;
+  ``cupy.asarray``/``cupy.array`` take host data (and copy another device's array to
+  the current one); reductions give 0-d device arrays, not NumPy scalars.
+
+Arrays are NumPy arrays inside a ``DeviceArray`` tagged with their device, so every
+result can be checked against NumPy. Not emulated: kernels (the kernel table's 'gpu'
+entries are hidden while emulating, so operators run their array-module bodies),
+streams (work is synchronous), memory pools, CUDA graphs, cuDNN, cupyx.scipy. A test
+here checks placement, the host/device boundary and the numbers; the device's own
+tests check the kernels.
 
     with emulated_gpus(2):
         a = mx.nd.ones((2, 3), ctx=mx.gpu(1))
         assert device_of(a) == 1
 """
 import contextlib
+import sys
 import threading
 import types
 
 import numpy as np
 
 _local = threading.local()
+_state = {"count": 0}
 
 
 def current_device():
@@ -34,95 +45,230 @@ class DeviceMismatch(ValueError):
     """An operand on another device than the current one (CuPy's ValueError)."""
 
 
-class DeviceArray(np.ndarray):
+# --- checking and wrapping operands ------------------------------------------------------------
+def _unwrap(obj, what, check=True):
+    """obj with every DeviceArray replaced by its NumPy array; with ``check``, raise as
+    CuPy's kernels do for an operand on another device or on the host."""
+    if isinstance(obj, DeviceArray):
+        if check and obj.device_id != current_device():
+            raise DeviceMismatch(f"{what}: an operand is on device {obj.device_id} while "
+                                 f"the current device is {current_device()}")
+        return obj._a
+    if isinstance(obj, _DeviceRng):
+        if check and obj.device_id != current_device():
+            raise DeviceMismatch(f"{what}: a generator of device {obj.device_id} used on "
+                                 f"device {current_device()}")
+        return obj._gen
+    if isinstance(obj, np.ndarray):
+        if check and obj.ndim > 0:
+            raise TypeError(f"{what}: Unsupported type {type(obj)} (a host array among "
+                            "device operands)")
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_unwrap(x, what, check) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _unwrap(v, what, check) for k, v in obj.items()}
+    return obj
+
+
+def _wrap(result, device=None):
+    """A kernel's results live on the current device (``device``: a view's own)."""
+    dev = current_device() if device is None else device
+    if isinstance(result, np.ndarray):
+        return DeviceArray(result, dev)
+    if isinstance(result, np.generic):          # CuPy reductions give 0-d arrays
+        return DeviceArray(np.asarray(result), dev)
+    if isinstance(result, tuple):
+        return tuple(_wrap(r, device) for r in result)
+    if isinstance(result, list):
+        return [_wrap(r, device) for r in result]
+    return result
+
+
+def _kernel(fn, what):
+    def call(*args, **kwargs):
+        return _wrap(fn(*_unwrap(args, what), **_unwrap(kwargs, what)))
+    call.__name__ = getattr(fn, "__name__", what)
+    return call
+
+
+# methods that only describe or re-view the array (no kernel, any current device)
+_VIEWS = frozenset(("reshape", "view", "transpose", "swapaxes", "squeeze", "diagonal"))
+_HOST = frozenset(("item", "tolist", "tobytes", "__reduce__", "__reduce_ex__"))
+_NOT_CUPY = frozenset(("ctypes", "__array_interface__", "__array_struct__", "tofile",
+                       "itemset", "newbyteorder", "resize"))
+
+
+class DeviceArray:
     """A NumPy array standing for a CuPy array in device ``device_id``'s memory."""
+    __slots__ = ("_a", "device_id")
+    __array_priority__ = 100
 
-    def __array_finalize__(self, obj):
-        self.device_id = getattr(obj, "device_id", current_device())
+    def __init__(self, a, device_id):
+        self._a = a
+        self.device_id = device_id
 
-    @property
-    def device(self):
-        return Device(self.device_id)
-
-    def get(self, stream=None, out=None):
-        host = np.array(self.view(np.ndarray), copy=True)
+    # --- what CuPy offers the host ----------------------------------------------------------
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        host = np.array(self._a, copy=True, order=order)
         if out is not None:
             out[...] = host
             return out
         return host
 
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
+                        "`.get()` to construct a NumPy array explicitly.")
+
+    @property
+    def device(self):
+        return Device(self.device_id)
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0],
+                                     device_id=self.device_id)
+
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    strides = property(lambda self: self._a.strides)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    flags = property(lambda self: self._a.flags)
+    base = property(lambda self: None if self._a.base is None else
+                    DeviceArray(self._a.base, self.device_id))
+    T = property(lambda self: DeviceArray(self._a.T, self.device_id))
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        return (DeviceArray(r, self.device_id) if isinstance(r, np.ndarray) else
+                _wrap(r, self.device_id) for r in self._a)
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __index__(self):
+        return self._a.__index__()
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __repr__(self):
+        return f"DeviceArray(device={self.device_id}, {self._a!r})"
+
+    __str__ = lambda self: str(self._a)  # noqa: E731
+
+    # --- indexing -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        k = _key(key)
+        if _basic(k):                     # a view: no kernel
+            return _wrap(self._a[k], self.device_id)
+        _unwrap(self, "indexing")
+        return _wrap(self._a[k])
+
+    def __setitem__(self, key, value):
+        if isinstance(value, (list, np.ndarray)) and np.ndim(value) > 0:
+            raise TypeError(f"index assignment: Unsupported type {type(value)} (host data into a "
+                            "device array)")
+        _unwrap(self, "index assignment")
+        self._a[_key(key)] = _unwrap(value, "index assignment")
+
+    # --- NumPy's protocols (CuPy dispatches them to its own kernels) --------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        _check_operands(ufunc.__name__, inputs + (out or ()))
-        plain = [_plain(x) for x in inputs]
+        what = f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__
+        for x in inputs:
+            if isinstance(x, list):
+                raise TypeError(f"{what}: Unsupported type {type(x)}")
+        args = _unwrap(inputs, what)
         if out is not None:
-            kwargs["out"] = tuple(_plain(o) for o in out)
-        result = getattr(ufunc, method)(*plain, **kwargs)
+            kwargs["out"] = _unwrap(out, what)
+        result = getattr(ufunc, method)(*args, **kwargs)
         if out is not None:
             return out[0] if len(out) == 1 else out
-        return _tag(result)
+        return _wrap(result)
 
     def __array_function__(self, func, types_, args, kwargs):
-        if func.__name__ not in _HOST_QUERIES:
-            _check_operands(func.__name__, _leaves(args) + _leaves(kwargs))
-        result = func(*_unwrap(args), **_unwrap(kwargs))
-        return _tag(result)
+        if func.__name__ in _HOST_QUERIES:
+            return func(*_unwrap(args, "", False), **_unwrap(kwargs, "", False))
+        return _kernel(func, func.__name__)(*args, **kwargs)
 
-    def __reduce_ex__(self, protocol):       # pickled as a host array
-        return np.ndarray.__reduce_ex__(self.view(np.ndarray), protocol)
+    def __getattr__(self, name):
+        if name in _NOT_CUPY:
+            raise AttributeError(f"cupy.ndarray has no attribute {name!r}")
+        attr = getattr(self._a, name)
+        if not callable(attr):
+            return _wrap(attr, self.device_id)
+        if name in _VIEWS:
+            return lambda *a, **k: _wrap(attr(*_unwrap(a, name, False),
+                                              **_unwrap(k, name, False)), self.device_id)
+        if name in _HOST:
+            return attr
 
+        def method(*a, **k):
+            _unwrap(self, name)
+            return _wrap(attr(*_unwrap(a, name), **_unwrap(k, name)))
+        return method
+
+
+def _key(key):
+    """An index for the wrapped array: device index arrays must be on the current
+    device; host index arrays and lists are taken (CuPy copies them over)."""
+    if isinstance(key, tuple):
+        return tuple(_key(k) for k in key)
+    if isinstance(key, DeviceArray):
+        return _unwrap(key, "index")
+    return key
+
+
+def _basic(key):
+    """Whether an index gives a view (ints, slices, Ellipsis, None)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+               and not isinstance(k, bool) for k in parts)
+
+
+def _binary_dunder(ufunc, reflected=False, inplace=False):
+    def op(self, other):
+        if isinstance(other, list):
+            raise TypeError(f"{ufunc.__name__}: Unsupported type {type(other)}")
+        if inplace:
+            return self.__array_ufunc__(ufunc, "__call__", self, other, out=(self,))
+        args = (other, self) if reflected else (self, other)
+        return self.__array_ufunc__(ufunc, "__call__", *args)
+    return op
+
+
+for _name, _uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                   ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                   ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                   ("lshift", np.left_shift), ("rshift", np.right_shift)):
+    setattr(DeviceArray, f"__{_name}__", _binary_dunder(_uf))
+    setattr(DeviceArray, f"__r{_name}__", _binary_dunder(_uf, reflected=True))
+    setattr(DeviceArray, f"__i{_name}__", _binary_dunder(_uf, inplace=True))
+for _name, _uf in (("lt", np.less), ("le", np.less_equal), ("eq", np.equal),
+                   ("ne", np.not_equal), ("gt", np.greater), ("ge", np.greater_equal)):
+    setattr(DeviceArray, f"__{_name}__", _binary_dunder(_uf))
+for _name, _uf in (("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                   ("invert", np.invert)):
+    setattr(DeviceArray, f"__{_name}__",
+            (lambda uf: lambda self: self.__array_ufunc__(uf, "__call__", self))(_uf))
+DeviceArray.__hash__ = None
 
 # answered on the host from the arrays' descriptors, on any device (no kernel)
 _HOST_QUERIES = frozenset(("may_share_memory", "shares_memory", "shape", "ndim", "size",
-                           "result_type", "can_cast", "min_scalar_type"))
-
-
-def _plain(x):
-    return x.view(np.ndarray) if isinstance(x, DeviceArray) else x
-
-
-def _unwrap(obj):
-    if isinstance(obj, DeviceArray):
-        return obj.view(np.ndarray)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_unwrap(x) for x in obj)
-    if isinstance(obj, dict):
-        return {k: _unwrap(v) for k, v in obj.items()}
-    return obj
-
-
-def _leaves(obj):
-    if isinstance(obj, DeviceArray):
-        return (obj,)
-    if isinstance(obj, (list, tuple)):
-        return tuple(y for x in obj for y in _leaves(x))
-    if isinstance(obj, dict):
-        return tuple(y for x in obj.values() for y in _leaves(x))
-    return ()
-
-
-def _check_operands(what, operands):
-    cur = current_device()
-    for x in operands:
-        if isinstance(x, (DeviceArray, _DeviceRng)):
-            if x.device_id != cur:
-                raise DeviceMismatch(f"{what}: an operand is on device {x.device_id} while "
-                                     f"the current device is {cur}")
-        elif isinstance(x, np.ndarray) and x.ndim > 0:
-            # CuPy takes no host array into a kernel ("Unsupported type numpy.ndarray")
-            raise TypeError(f"{what}: a host (NumPy) array among device operands")
-
-
-def _tag(result):
-    """Results of a kernel live on the current device."""
-    if isinstance(result, np.ndarray):
-        out = result.view(DeviceArray)
-        out.device_id = current_device()
-        return out
-    if isinstance(result, tuple):
-        return tuple(_tag(r) for r in result)
-    if isinstance(result, list):
-        return [_tag(r) for r in result]
-    return result
+                           "result_type", "can_cast", "min_scalar_type", "iscomplexobj",
+                           "isrealobj", "isscalar"))
 
 
 class Device:
@@ -160,44 +306,93 @@ def _check_id(i):
         raise RuntimeError(f"cudaErrorInvalidDevice: device {i} of {_state['count']}")
 
 
-_state = {"count": 0}
+class _DeviceRng:
+    """A generator whose state lives on the device that was current when it was made
+    (as CuPy's): it draws there, and refuses to draw for another device."""
+
+    def __init__(self, gen):
+        self._gen = gen
+        self.device_id = current_device()
+
+    def __getattr__(self, name):
+        fn = getattr(self._gen, name)
+        if not callable(fn):
+            return fn
+
+        def draw(*a, **k):
+            _unwrap(self, f"Generator.{name}")
+            return _wrap(fn(*_unwrap(a, name), **_unwrap(k, name)))
+        return draw
 
 
-def _creation(fn):
-    def make(*args, **kwargs):
-        return _tag(fn(*_unwrap(args), **_unwrap(kwargs)))
-    make.__name__ = fn.__name__
-    return make
+# --- the cupy module --------------------------------------------------------------------------
+def _to_device(obj, what):
+    """cupy.asarray/array's input: host data as it is, another device's array copied."""
+    if isinstance(obj, DeviceArray):
+        return obj._a
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_device(x, what) for x in obj)
+    return obj
 
 
-def _copy_here(fn):
-    """asarray/array: an operand from another device is copied to the current one
-    (CuPy copies between devices here)."""
+def _transfer(fn):
     def make(obj, *args, **kwargs):
-        if isinstance(obj, DeviceArray):
-            obj = obj.view(np.ndarray)
-        return _tag(np.array(fn(obj, *args, **kwargs), copy=True))
+        return _wrap(np.array(fn(_to_device(obj, fn.__name__), *args, **kwargs), copy=True))
     make.__name__ = fn.__name__
     return make
 
 
-_CREATION = ("empty", "zeros", "ones", "full", "arange", "eye", "identity", "linspace",
-             "logspace", "empty_like", "zeros_like", "ones_like", "full_like", "frombuffer",
-             "fromiter", "tri", "indices", "meshgrid")
+class _Ufunc:
+    """A ufunc whose calls and methods (reduce, at, ...) are kernels."""
+
+    def __init__(self, uf):
+        self._uf = uf
+
+    def __call__(self, *args, **kwargs):
+        return _kernel(self._uf, self._uf.__name__)(*args, **kwargs)
+
+    def __getattr__(self, name):
+        attr = getattr(self._uf, name)
+        if callable(attr):
+            return _kernel(attr, f"{self._uf.__name__}.{name}")
+        return attr
+
+
+class _Module(types.ModuleType):
+    """numpy (or one of its submodules) with every function turned into a kernel."""
+
+    def __init__(self, inner, name="cupy"):
+        super().__init__(name)
+        self._inner = inner
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        v = getattr(self._inner, name)
+        if isinstance(v, np.ufunc):
+            v = _Ufunc(v)
+        elif isinstance(v, types.ModuleType):
+            v = _Module(v, f"{self.__name__}.{name}")
+        elif callable(v) and not isinstance(v, type):
+            v = _kernel(v, name)
+        setattr(self, name, v)
+        return v
+
+
+def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    if isinstance(a, DeviceArray):
+        return a.get(out=out)
+    return np.asarray(a)
 
 
 def _make_module():
-    mod = types.ModuleType("emulated_cupy")
-    for name in dir(np):
-        if not name.startswith("__"):
-            setattr(mod, name, getattr(np, name))
-    for name in _CREATION:
-        setattr(mod, name, _creation(getattr(np, name)))
-    for name in ("array", "asarray", "ascontiguousarray", "asanyarray"):
-        setattr(mod, name, _copy_here(getattr(np, name)))
+    mod = _Module(np)
     mod.ndarray = DeviceArray
-    mod.asnumpy = lambda a, stream=None, out=None: (a.get(out=out) if isinstance(
-        a, DeviceArray) else np.asarray(a))
+    for name in ("array", "asarray", "ascontiguousarray", "asanyarray"):
+        setattr(mod, name, _transfer(getattr(np, name)))
+    mod.asnumpy = _asnumpy
+    mod.get_array_module = lambda *args: mod if any(
+        isinstance(a, DeviceArray) for a in args) else np
     mod.random = types.SimpleNamespace(
         XORWOW=lambda seed=None: seed,
         Generator=lambda seed=None: _DeviceRng(np.random.default_rng(seed)),
@@ -213,47 +408,42 @@ def _make_module():
     return mod
 
 
-class _DeviceRng:
-    """A generator whose state lives on the device that was current when it was made
-    (as CuPy's): it draws there, and refuses to draw for another device."""
+def _make_cupyx(mod):
+    cupyx = types.ModuleType("cupyx")
 
-    def __init__(self, gen):
-        self._gen = gen
-        self.device_id = current_device()
-
-    def __getattr__(self, name):
-        fn = getattr(self._gen, name)
-        if not callable(fn):
-            return fn
-
-        def draw(*a, **k):
-            _check_operands(f"Generator.{name}", (self,) + _leaves(a) + _leaves(k))
-            return _tag(fn(*_unwrap(a), **_unwrap(k)))
-        return draw
+    def scatter_add(a, slices, value):
+        _unwrap((a, slices, value), "scatter_add")
+        np.add.at(a._a, _unwrap(slices, "scatter_add"), _unwrap(value, "scatter_add"))
+    cupyx.scatter_add = scatter_add
+    cupyx.empty_pinned = lambda shape, dtype=float: np.empty(shape, dtype)
+    return cupyx
 
 
 def device_of(x):
     """The emulated device of an NDArray's memory (waits for it), or of a raw array."""
-    data = x._data if hasattr(x, "_data") else x
     if hasattr(x, "wait_to_read"):
         x.wait_to_read()
-        data = x._data
-    return getattr(data, "device_id", None)
+        x = x._data
+    return getattr(x, "device_id", None)
 
 
 @contextlib.contextmanager
 def emulated_gpus(count):
-    """pymxnet sees ``count`` GPUs whose arrays are DeviceArrays, for the block."""
+    """pymxnet sees ``count`` GPUs whose arrays are DeviceArrays, for the block
+    (``import cupy`` and ``import cupyx`` give the emulation too)."""
     from mxnet import backend
     from mxnet.operator import runner
     saved = (backend._cupy, backend._cupy_checked, set(backend._used_devices))
+    saved_modules = {k: sys.modules.get(k) for k in ("cupy", "cupyx")}
     kernels = runner._KERNELS
     hidden = {k: kernels.pop(k) for k in [k for k in kernels if k[1] == "gpu"]}
     _state["count"] = count
-    backend._cupy, backend._cupy_checked = _make_module(), True
+    mod = _make_module()
+    backend._cupy, backend._cupy_checked = mod, True
+    sys.modules["cupy"], sys.modules["cupyx"] = mod, _make_cupyx(mod)
     _local.device = 0
     try:
-        yield backend._cupy
+        yield mod
     finally:
         import mxnet as mx
         try:
@@ -263,6 +453,11 @@ def emulated_gpus(count):
         backend._cupy, backend._cupy_checked = saved[0], saved[1]
         backend._used_devices.clear()
         backend._used_devices.update(saved[2])
+        for k, v in saved_modules.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
         kernels.update(hidden)
         _state["count"] = 0
         _local.device = 0

@@ -24,15 +24,23 @@ def two_gpus():
         yield cp
 
 
-def test_the_emulation_refuses_an_operand_from_another_device(two_gpus):
+def test_the_emulation_keeps_cupys_contract(two_gpus):
     cp = two_gpus
     with cp.cuda.Device(1):
         a = cp.ones(3)
-    assert a.device_id == 1
+    assert a.device_id == 1 and not isinstance(a, np.ndarray)
     with pytest.raises(DeviceMismatch):
         a + 1
     with cp.cuda.Device(1):
         assert (a + 1).device_id == 1
+        with pytest.raises(TypeError):
+            a + np.ones(3)              # a host array in a kernel
+        with pytest.raises(TypeError):
+            a[:] = np.ones(3)           # host data assigned into device memory
+        assert isinstance(a.sum(), cp.ndarray)     # reductions stay on the device
+    with pytest.raises(TypeError):
+        np.asarray(a)                   # no implicit conversion to the host
+    np.testing.assert_array_equal(a.get(), np.ones(3))
 
 
 @pytest.mark.parametrize("k", [0, 1])
@@ -376,3 +384,24 @@ def test_gluon_dataloader_batches_train_on_the_second_gpu(two_gpus):
         assert device_of(p.data(mx.gpu(1))) == 1
         np.testing.assert_allclose(p.data(mx.gpu(1)).asnumpy(), r.data().asnumpy(),
                                    rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("hops", [("gpu1", "cpu", "gpu0"), ("cpu", "gpu0"), ("gpu1",)])
+def test_gradients_flow_back_across_device_copies(two_gpus, hops):
+    """Copies between devices are recorded (as MXNet's _copyto): the gradient of
+    tanh(tanh(x) moved across devices) reaches x on its own device."""
+    places = {"gpu0": mx.gpu(0), "gpu1": mx.gpu(1), "cpu": mx.cpu()}
+    x = nd.array([0.1, -0.5, 0.9], ctx=mx.gpu(0))
+    x.attach_grad()
+    with autograd.record():
+        y = nd.tanh(x)
+        for hop in hops:
+            y = nd.tanh(y.copyto(places[hop]))
+        (y * x.copyto(y.context)).sum().backward()
+    assert device_of(x.grad) == 0
+    v = x.asnumpy()
+    chain, d = np.tanh(v), 1 - np.tanh(v) ** 2
+    for _ in hops:
+        d = d * (1 - np.tanh(chain) ** 2)
+        chain = np.tanh(chain)
+    np.testing.assert_allclose(x.grad.asnumpy(), v * d + chain, rtol=1e-5)

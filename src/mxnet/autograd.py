@@ -236,6 +236,14 @@ def _add(a, b):
     """Sum of two gradients; row_sparse values (sparse backward kernels) included."""
     if isinstance(a, _np_ndarray) and isinstance(b, _np_ndarray):
         return a + b
+    device = getattr(a, "device", None)
+    if device is not None and hasattr(device, "__enter__"):
+        with device:            # a GPU gradient (one copied across devices, too)
+            return _add_values(a, b)
+    return _add_values(a, b)
+
+
+def _add_values(a, b):
     from .operator.kernels_sparse import add_values
     return add_values(a, b)
 

@@ -98,14 +98,19 @@ def test_embedding_scatter_add_paths_agree(monkeypatch):
     np.testing.assert_allclose(fast[1][3], 3.0 * np.ones(4))
 
 
-def test_gather_nd_range_check_is_the_cpu_kernels(monkeypatch):
+def test_gather_nd_checks_its_range_without_the_cpu_kernels(monkeypatch):
+    """MXNet 1.9.1's gather_nd raises IndexError for an index out of range on every
+    device: the operator body (what a GPU runs) checks too, not only the CPU kernel."""
     data, bad = mx.nd.array(np.arange(6.0).reshape(2, 3)), mx.nd.array([[0, 2], [1, 5]])
-    with pytest.raises(MXNetError, match="out of range"):
+    with pytest.raises(IndexError, match="out of range"):
         mx.nd.gather_nd(data, bad).asnumpy()
     from mxnet.operator import runner
     monkeypatch.setattr(runner, "_KERNELS", {})
-    # the xp body wraps indices as a device would (no synchronising check)
-    np.testing.assert_array_equal(mx.nd.gather_nd(data, bad).asnumpy(), [1, 2])
+    with pytest.raises(IndexError, match="out of range"):
+        mx.nd.gather_nd(data, bad).asnumpy()
+    wrapped = mx.nd.array([[0, -1], [-1, -3]])     # negative indices count from the end
+    np.testing.assert_array_equal(mx.nd.gather_nd(data, wrapped).asnumpy(),
+                                  np.arange(6.0).reshape(2, 3)[[0, -1], [-1, -3]])
 
 
 def test_exact_alias_finds_the_operand_over_the_same_memory():

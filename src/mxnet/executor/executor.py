@@ -526,6 +526,10 @@ class Executor:
                 if tuple(g.shape) != tuple(self.outputs[i].shape):
                     raise MXNetError(f"backward: out_grad {i} has shape {g.shape}, output "
                                      f"{i} has shape {self.outputs[i].shape}")
+                if g.context.device_typeid == 2 or self._ctx.device_typeid == 2:
+                    # from another device: copied to the executor's (as MXNet copies
+                    # head gradients into its own arrays)
+                    out_grads[i] = g.as_in_context(self._ctx)
         given = [g for g in out_grads if g is not None]
         writes = [g for g, r in zip(self.grad_arrays, self._grad_req)
                   if g is not None and r != REQ_NULL]

@@ -525,9 +525,39 @@ def from_data(data, ctx):
 
 
 def _copy_across(src, ctx):
-    """Copy between devices (host <-> GPU, GPU <-> GPU) into a new array on ctx."""
+    """Copy between devices (host <-> GPU, GPU <-> GPU) into a new array on ctx;
+    recorded by autograd like MXNet's _copyto (the gradient goes back across)."""
     from ..backend import device_put
-    return from_data(device_put(src._read(), ctx), ctx)
+    out = from_data(device_put(src._read(), ctx), ctx)
+    _record_copy(src, out)
+    return out
+
+
+class _CrossDeviceCopy:
+    """The tape's node for a copy to another device: its backward copies the output
+    gradient back to the source's device."""
+    name = "_copyto"
+    params = None
+    zero_grad = False
+    writes_outputs = False
+    resources = ()
+
+    def __init__(self, src_ctx):
+        self.src_ctx = src_ctx
+
+    @staticmethod
+    def backward_uses_for(p):
+        return ("out_grad",)
+
+    def backward(self, octx, p, ograds, in_data, out_data, aux):
+        from ..backend import device_put
+        return [device_put(ograds[0], self.src_ctx)]
+
+
+def _record_copy(src, dst):
+    if src._ag is not None and _tape.is_recording():
+        _tape.record_call(_CrossDeviceCopy(src._ctx), None, [src], [], [dst],
+                          _tape.is_training(), dst._ctx)
 
 
 def _copy_across_into(src, dst):
@@ -542,6 +572,7 @@ def _copy_across_into(src, dst):
     def run(rctx):
         store(dst, device_put(src._data, dst._ctx))
     engine.get().push_sync(run, dst._ctx, [src._chunk], [dst._chunk], 0, "_copyto")
+    _record_copy(src, dst)
     return dst
 
 

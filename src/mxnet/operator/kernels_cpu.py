@@ -128,5 +128,4 @@ register_variant("Pooling", chunk=cache_blocked)
 register_variant("Embedding", scatter_add=sorted_scatter_add)
 for _name in ("sort", "argsort", "topk"):
     register_variant(_name, backward=False, order=packed_order)
-for _name in ("gather_nd", "scatter_nd"):
-    register_variant(_name, backward=False, check_range=True)
+register_variant("scatter_nd", backward=False, check_range=True)

@@ -117,7 +117,13 @@ class Reshape(Op):
 
 
 def _resolve(ctx, p, inputs):
-    return resolve_key(p.key, inputs[1:])
+    key = resolve_key(p.key, inputs[1:])
+    xp = ctx.xp
+    if xp is np:
+        return key
+    # index arrays written in the key (a NumPy array or list index) go to the device:
+    # kernels such as the backward's scatter-add take device arrays only
+    return tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
 
 
 @register

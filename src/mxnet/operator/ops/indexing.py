@@ -219,8 +219,9 @@ def _nd_shapes(opname, dshape, ishape):
 
 def _nd_key(xp, indices, dshape, opname, check=False):
     """A tuple of integer arrays for advanced indexing; negative indices count from the
-    end (as gather_nd does). ``check``: raise for an index out of range (the CPU
-    kernels do; on a device the check would cost a synchronisation, so indices wrap)."""
+    end (as gather_nd does). ``check``: raise for an index out of range (on a GPU the
+    check waits for the device, as MXNet's gather_nd check does; unchecked indices
+    wrap)."""
     idx = as_index(xp, indices)
     m = idx.shape[0]
     dims = xp.asarray(np.array(dshape[:m], dtype=np.int64)).reshape((m,) + (1,) * (idx.ndim - 1))
@@ -235,7 +236,7 @@ class GatherND(Op):
     """``out[y..] = data[indices[0, y..], ..., indices[M-1, y..], ...]``; output shape
     indices.shape[1:] + data.shape[M:]."""
     name = "gather_nd"
-    check_range = False       # the CPU kernel checks indices (see _nd_key)
+    check_range = True        # on every device, as MXNet 1.9.1 (IndexError)
     params = Schema()
     backward_uses = _INDEX_GRAD
 
