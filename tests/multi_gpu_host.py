@@ -27,6 +27,7 @@ tests check the kernels.
         assert device_of(a) == 1
 """
 import contextlib
+import os
 import sys
 import threading
 import types
@@ -427,6 +428,9 @@ def device_of(x):
     return getattr(x, "device_id", None)
 
 
+_GENERATED_KERNEL_SWITCHES = ("MXNET_GPU_RNN_FUSED_CELLS", "MXNET_GPU_FUSED_DROPOUT")
+
+
 @contextlib.contextmanager
 def emulated_gpus(count):
     """pymxnet sees ``count`` GPUs whose arrays are DeviceArrays, for the block
@@ -435,6 +439,10 @@ def emulated_gpus(count):
     from mxnet.operator import runner
     saved = (backend._cupy, backend._cupy_checked, set(backend._used_devices))
     saved_modules = {k: sys.modules.get(k) for k in ("cupy", "cupyx")}
+    # pymxnet's generated kernels that operator bodies call directly (not through the
+    # kernel table) are turned off: their bodies run instead
+    saved_env = {k: os.environ.get(k) for k in _GENERATED_KERNEL_SWITCHES}
+    os.environ.update({k: "0" for k in _GENERATED_KERNEL_SWITCHES})
     kernels = runner._KERNELS
     hidden = {k: kernels.pop(k) for k in [k for k in kernels if k[1] == "gpu"]}
     _state["count"] = count
@@ -459,5 +467,10 @@ def emulated_gpus(count):
             else:
                 sys.modules[k] = v
         kernels.update(hidden)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         _state["count"] = 0
         _local.device = 0

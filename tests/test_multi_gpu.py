@@ -405,3 +405,38 @@ def test_gradients_flow_back_across_device_copies(two_gpus, hops):
         d = d * (1 - np.tanh(chain) ** 2)
         chain = np.tanh(chain)
     np.testing.assert_allclose(x.grad.asnumpy(), v * d + chain, rtol=1e-5)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "ftrl", "rmsprop"])
+@pytest.mark.parametrize("weight_stype", ["default", "row_sparse"])
+def test_row_sparse_gradient_updates_on_a_gpu_equal_the_cpus(two_gpus, optimizer,
+                                                             weight_stype):
+    """An Embedding-style update: a row_sparse gradient touching some rows. The lazy
+    rule (only those rows and their states change) gives the CPU's numbers, and the
+    weight and states stay on the GPU."""
+    rng = np.random.RandomState(3)
+    w0 = rng.rand(5, 3).astype(np.float32)
+    g_rows = np.array([1, 3], dtype=np.int64)
+    g_vals = rng.rand(2, 3).astype(np.float32)
+
+    def run(ctx):
+        w = nd.array(w0, ctx=ctx).tostype(weight_stype)
+        g = nd.sparse.row_sparse_array((g_vals, g_rows), shape=(5, 3), ctx=ctx)
+        opt = mx.optimizer.create(optimizer, learning_rate=0.1, momentum=0.9) \
+            if optimizer == "sgd" else mx.optimizer.create(optimizer, learning_rate=0.1)
+        states = opt.create_state_multi_precision(0, w)
+        for _ in range(2):
+            opt.update_multi_precision(0, w, g, states)
+        flat = states if isinstance(states, (list, tuple)) else [states]
+        return w, [s for s in flat if s is not None]
+    w, states = run(mx.gpu(1))
+    w_ref, states_ref = run(mx.cpu())
+    assert w.context == mx.gpu(1) and w.stype == weight_stype
+    np.testing.assert_allclose(w.tostype("default").asnumpy(),
+                               w_ref.tostype("default").asnumpy(), rtol=1e-5, atol=1e-7)
+    untouched = [0, 2, 4]
+    np.testing.assert_array_equal(w.tostype("default").asnumpy()[untouched], w0[untouched])
+    for s, r in zip(states, states_ref):
+        assert s.context == mx.gpu(1)
+        np.testing.assert_allclose(s.tostype("default").asnumpy(),
+                                   r.tostype("default").asnumpy(), rtol=1e-5, atol=1e-7)

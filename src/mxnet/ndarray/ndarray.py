@@ -15,6 +15,7 @@ from ..base import MXNetError, bfloat16 as _BF16, dtype_np, numeric_types
 from ..context import Context, current_context
 from ..op_methods import OpMethods
 from ..operator import frontend
+from ..operator.registry import Op as _Op
 from .chunk import Chunk
 from ..backend import to_numpy, check_context
 from ..operator.shape_codes import infer_reshape
@@ -533,21 +534,15 @@ def _copy_across(src, ctx):
     return out
 
 
-class _CrossDeviceCopy:
+class _CrossDeviceCopy(_Op):
     """The tape's node for a copy to another device: its backward copies the output
     gradient back to the source's device."""
     name = "_copyto"
-    params = None
-    zero_grad = False
-    writes_outputs = False
-    resources = ()
+    backward_uses = ("out_grad",)
 
     def __init__(self, src_ctx):
         self.src_ctx = src_ctx
-
-    @staticmethod
-    def backward_uses_for(p):
-        return ("out_grad",)
+        self.params = None
 
     def backward(self, octx, p, ograds, in_data, out_data, aux):
         from ..backend import device_put

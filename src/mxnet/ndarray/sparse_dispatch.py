@@ -17,7 +17,7 @@ import numpy as np
 from .. import tape as _tape
 from ..base import MXNetError
 from ..operator import sparse_values as sv
-from ..operator.kernels_sparse import lookup_sparse, lookup_sparse_gpu
+from ..operator.kernels_sparse import LAZY_UPDATES, lookup_sparse, lookup_sparse_gpu
 from .ndarray import NDArray  # noqa: F401
 
 __all__ = ["invoke_sparse", "sparse_invoke", "cast_storage_nd"]
@@ -59,6 +59,9 @@ def sparse_invoke(op, p, inputs, out, ctx):
     kernel = lookup_sparse(op.name)
     results = NotImplemented
     gpu_kernel = lookup_sparse_gpu(op.name) if ctx.device_typeid == 2 else None
+    if gpu_kernel is None and ctx.device_typeid == 2 and op.name in LAZY_UPDATES:
+        _update_on_host(op, p, inputs, outs, n_args)
+        return out
     if gpu_kernel is not None:
         # dense operands as they are in device memory, sparse ones from the host
         results = gpu_kernel(p, [_values([a])[0] if isinstance(a, BaseSparseNDArray)
@@ -105,6 +108,26 @@ def sparse_invoke(op, p, inputs, out, ctx):
     if out is not None:
         return out
     return outputs[0] if nvis == 1 else outputs[:nvis]
+
+
+def _update_on_host(op, p, inputs, outs, n_args):
+    """An update operator with sparse operands on a GPU: its rule for row_sparse
+    gradients (the lazy update, host code) runs on host copies, then the weight and
+    the states it updated are written back into the GPU arrays."""
+    from ..context import cpu
+    from .sparse import _assign
+    if outs is None:
+        raise MXNetError(f"{op.name}: an update operator on sparse arrays needs out=")
+    host = [a.copyto(cpu()) for a in inputs]
+    # an output that is an input (the weight, updated in place) keeps being one
+    same = {id(a): h for a, h in zip(inputs, host)}
+    host_outs = [same[id(o)] if id(o) in same else o.copyto(cpu()) for o in outs]
+    sparse_invoke(op, p, host, host_outs, cpu())
+    n = len(inputs) if n_args is None else n_args
+    for a, h in zip(inputs[n:], host[n:]):          # the states, updated in place
+        _assign(a, h.copyto(a.context))
+    for o, h in zip(outs, host_outs):
+        _assign(o, h.copyto(o.context))
 
 
 def _peek(arr):

@@ -466,6 +466,11 @@ _GPU_TABLE = {"dot": _dot_gpu}
 
 
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------
+# update operators whose row_sparse-gradient rule (lazy_update) is host code
+LAZY_UPDATES = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
+                "_sparse_adagrad_update", "nag_mom_update", "rmsprop_update")
+
+
 def _lazy_update(name):
     def kernel(p, vals, call):
         w, g = vals[0], vals[1]
@@ -538,6 +543,5 @@ def _install():
     register_sparse("_contrib_getnnz", _getnnz)
     for name in ("broadcast_mul", "broadcast_div"):
         register_sparse(name, _broadcast_scale(name.endswith("div")))
-    for name in ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
-                 "_sparse_adagrad_update", "nag_mom_update", "rmsprop_update"):
+    for name in LAZY_UPDATES:
         register_sparse(name, _lazy_update(name))
