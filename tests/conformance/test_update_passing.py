@@ -54,3 +54,15 @@ def test_selection_plugin_ids():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.short_id("tests/python/unittest/test_rnn.py::test_gru") == "test_rnn::test_gru"
+
+
+def test_another_list_of_the_folder(keeper, tmp_path, monkeypatch):
+    monkeypatch.setattr(keeper, "HERE", str(tmp_path))
+    r1 = _result(tmp_path, "r1.json", {"test_operator_gpu::t1": "passed",
+                                      "test_operator_gpu::t2": "failed"})
+    assert keeper.main(["--list", "passing_gpu_emulated.txt", r1]) == 0
+    path = tmp_path / "passing_gpu_emulated.txt"
+    assert keeper.read_list(str(path)) == {"test_operator_gpu::t1"}
+    assert "emulated on the host" in path.read_text()
+    assert keeper.read_list(keeper.LIST) == set()        # passing.txt untouched
+    assert keeper.main(["--list", "passing_gpu_emulated.txt", "--check", r1]) == 0

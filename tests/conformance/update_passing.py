@@ -6,6 +6,8 @@
     python3 tests/conformance/update_passing.py --check RESULT.json
         exit 1 unless every listed test passed in RESULT.json (a listed test that
         failed, errored, was skipped or did not run is reported).
+    --list passing_gpu_emulated.txt: the same for another list of this folder (MXNet's
+        GPU test files run on a GPU emulated on the host, .ci/conformance.sh).
 """
 import argparse
 import json
@@ -19,6 +21,12 @@ LIST = os.path.join(HERE, "passing.txt")
 SLOW = os.path.join(HERE, "slow.txt")
 HEADER = ("# MXNet 1.9.1 unit tests (tests/python/unittest) that pass on pymxnet.\n"
           "# Written by tests/conformance/update_passing.py; checked by .ci/conformance.sh.\n")
+HEADERS = {"passing_gpu_emulated.txt": (
+    "# MXNet 1.9.1 GPU test files' tests (tests/python/gpu) that pass on pymxnet with\n"
+    "# one GPU emulated on the host (tests/multi_gpu_host.py: CuPy's array contract on\n"
+    "# NumPy; the GPU kernels themselves are not run). Written by\n"
+    "# tests/conformance/update_passing.py --list passing_gpu_emulated.txt; checked by\n"
+    "# .ci/conformance.sh.\n")}
 
 
 def short_id(nodeid):
@@ -50,7 +58,7 @@ def write_list(ids, path=None):
     path = path or LIST
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(HEADER)
+        f.write(HEADERS.get(os.path.basename(path), HEADER))
         for test_id in sorted(ids):
             f.write(test_id + "\n")
     os.replace(tmp, path)
@@ -68,12 +76,15 @@ def main(argv=None):
     ap.add_argument("--check", metavar="RESULT", help="verify the list against a run")
     ap.add_argument("--files", action="store_true",
                     help="print the comma-separated test files of the list and exit")
+    ap.add_argument("--list", default=None,
+                    help="another list of this folder instead of passing.txt")
     args = ap.parse_args(argv)
-    listed = read_list()
+    path = os.path.join(HERE, args.list) if args.list else LIST
+    listed = read_list(path)
     if args.files:
         print(",".join(files_of(listed)))
         return 0
-    slow = read_list(SLOW)
+    slow = read_list(SLOW) if not args.list else set()
     if args.check:
         if slow:
             print(f"conformance: {len(slow)} passing tests are not run here (too slow for "
@@ -88,11 +99,12 @@ def main(argv=None):
     if not args.results:
         ap.error("give runner result files to add, or --check RESULT")
     added = set()
-    for path in args.results:
-        added |= {i for i, o in outcomes(path).items() if o == "passed"}
+    for result in args.results:
+        added |= {i for i, o in outcomes(result).items() if o == "passed"}
     added -= slow
-    write_list(listed | added)
-    print(f"passing.txt: {len(listed | added)} tests ({len(added - listed)} new)")
+    write_list(listed | added, path)
+    print(f"{os.path.basename(path)}: {len(listed | added)} tests "
+          f"({len(added - listed)} new)")
     return 0
 
 

@@ -94,3 +94,23 @@ def test_zero_size_inputs_replay_the_traced_graph(np_mode):
         out = blk(x, np.ones((0, 3)))
     out.backward()
     assert out.shape == (0, 6) and x.grad.shape == (0, 3)
+
+
+def test_tracing_a_constant_output_leaves_autograd_as_it_was(np_mode):
+    """An output that is no computation of the inputs (here a constant, as tile with
+    reps 0 of a 0-d array gives) is bound after tracing; autograd's recording must stay
+    off afterwards (it was left on, and every later in-place write then failed)."""
+    class Tile(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.np.tile(x, reps=0)
+
+    net = Tile()
+    net.hybridize()
+    x = np.array(onp.array(7, dtype=onp.int64))
+    for _ in range(2):
+        out = net(x)
+        assert not autograd.is_recording()
+    assert out.shape == onp.tile(onp.array(7), 0).shape
+    y = np.zeros((2,))
+    y[:] = 1                     # an in-place write works (no recording left on)
+    onp.testing.assert_array_equal(y.asnumpy(), [1, 1])

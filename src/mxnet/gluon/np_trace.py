@@ -68,11 +68,13 @@ class _Tracer:
         else:                                       # a constant
             name = self.name("const")
             state = _tape._state
-            saved, state.tracer, state.recording = state.tracer, None, False
+            # (also called for the outputs after tracing, when recording is off)
+            saved = (state.tracer, state.recording)
+            state.tracer, state.recording = None, False
             try:
                 self.consts[name] = arr.copy()
             finally:
-                state.tracer, state.recording = saved, True
+                state.tracer, state.recording = saved
             from ..symbol import var
             e = var(name, shape=arr.shape, dtype=arr.dtype)._outputs[0]
             self.bind(arr, e, derived=False)
