@@ -440,3 +440,23 @@ def test_row_sparse_gradient_updates_on_a_gpu_equal_the_cpus(two_gpus, optimizer
         assert s.context == mx.gpu(1)
         np.testing.assert_allclose(s.tostype("default").asnumpy(),
                                    r.tostype("default").asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_kvstore_row_sparse_push_and_pull_across_gpus(two_gpus):
+    """Row_sparse gradients from two GPUs are summed; row_sparse_pull gives each
+    device the requested rows (MXNet's test_rsp_push_pull, on two devices)."""
+    shape = (6, 2)
+    kv = mx.kv.create("device")
+    kv.init("e", nd.zeros(shape, ctx=mx.gpu(0)).tostype("row_sparse"))
+    grads = [nd.sparse.row_sparse_array((np.full((2, 2), k + 1, np.float32),
+                                         np.array([k, 4], np.int64)), shape=shape,
+                                        ctx=mx.gpu(k)) for k in range(2)]
+    kv.push("e", grads)
+    outs = [nd.sparse.zeros("row_sparse", shape, ctx=mx.gpu(k)) for k in range(2)]
+    rows = [nd.array([0, 1, 4], ctx=mx.gpu(k), dtype=np.int64) for k in range(2)]
+    kv.row_sparse_pull("e", out=outs, row_ids=rows)
+    want = np.zeros(shape, np.float32)
+    want[0], want[1], want[4] = 1, 2, 3
+    for k, o in enumerate(outs):
+        assert o.context == mx.gpu(k) and o.stype == "row_sparse"
+        np.testing.assert_array_equal(o.tostype("default").asnumpy(), want)
