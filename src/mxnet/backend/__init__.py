@@ -172,7 +172,7 @@ def release_gpu_cache(device_id):
 
 def to_numpy(arr):
     """A host NumPy array from a NumPy or CuPy array."""
-    if type(arr) is np.ndarray:
+    if isinstance(arr, np.ndarray):
         return arr
     get = getattr(arr, "get", None)
     if get is not None:
