@@ -1,13 +1,13 @@
 """The resource manager (seed 002): per-context random generators and temp space."""
-import contextlib
 import threading
 
 import numpy as np
 
 from . import storage, engine
 from .engine import new_variable
-from .backend import array_module
+from .backend import array_module, device_scope
 from .base import MXNetError, get_or_make
+from .context import Context
 
 __all__ = ["seed", "get_rng", "counter_stream", "temp_space"]
 
@@ -39,18 +39,14 @@ def counter_stream(ctx):
     def make():
         from .backend.philox import CounterStream, key_for
         xp = array_module(ctx)
-        with _on_device(xp, key):       # the state's memory is on ctx's device
+        with device_scope(ctx):         # the state's memory is on ctx's device
             return CounterStream(xp, key_for(_stream_seeds.get(key, _global_seed), *key))
     return get_or_make(_streams, key, make, _lock)
 
 
-def _on_device(xp, key):
-    return xp.cuda.Device(key[1]) if key[0] == 2 else contextlib.nullcontext()
-
-
 def _reseed(stream, key, seed_state):
     from .backend.philox import key_for
-    with _on_device(stream.xp, key):
+    with device_scope(Context(Context.devtype2str[key[0]], key[1])):
         stream.reseed(key_for(seed_state, *key))
 
 
@@ -75,7 +71,7 @@ def _derive(base, key):
 def _make_rng(ctx, seed_state):
     if ctx.device_typeid == 2:
         cp = array_module(ctx)
-        with _on_device(cp, _key(ctx)):      # its state lives on ctx's device
+        with device_scope(ctx):              # its state lives on ctx's device
             return cp.random.Generator(cp.random.XORWOW(
                 None if seed_state is None else hash(tuple(seed_state)) & 0x7FFFFFFF))
     return np.random.Generator(np.random.PCG64(seed_state))

@@ -82,19 +82,17 @@ def _make_filled(shape, ctx, dtype, fill):
     dt = dtype_np(dtype)
     try:
         with device_scope(ctx):
-            return _fill(xp, shape, dt, fill, ctx)
+            if fill is None:
+                data = xp.empty(shape, dt)
+            elif fill == 0:
+                data = xp.zeros(shape, dt)
+            else:
+                data = xp.full(shape, fill, dt)
     except MemoryError:
         nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
         raise MXNetError(f"cannot allocate an array of shape {shape} and dtype {dt}: "
                          f"{nbytes / 2**30:.1f} GiB requested") from None
-
-
-def _fill(xp, shape, dt, fill, ctx):
-    if fill is None:
-        return from_data(xp.empty(shape, dt), ctx)
-    if fill == 0:
-        return from_data(xp.zeros(shape, dt), ctx)
-    return from_data(xp.full(shape, fill, dt), ctx)
+    return from_data(data, ctx)
 
 
 def _check_known_shape(shape, what):
