@@ -327,18 +327,18 @@ class _DeviceRng:
 
 
 # --- the cupy module --------------------------------------------------------------------------
-def _to_device(obj, what):
+def _to_device(obj):
     """cupy.asarray/array's input: host data as it is, another device's array copied."""
     if isinstance(obj, DeviceArray):
         return obj._a
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_to_device(x, what) for x in obj)
+        return type(obj)(_to_device(x) for x in obj)
     return obj
 
 
 def _transfer(fn):
     def make(obj, *args, **kwargs):
-        return _wrap(np.array(fn(_to_device(obj, fn.__name__), *args, **kwargs), copy=True))
+        return _wrap(np.array(fn(_to_device(obj), *args, **kwargs), copy=True))
     make.__name__ = fn.__name__
     return make
 
@@ -409,7 +409,7 @@ def _make_module():
     return mod
 
 
-def _make_cupyx(mod):
+def _make_cupyx():
     cupyx = types.ModuleType("cupyx")
 
     def scatter_add(a, slices, value):
@@ -448,7 +448,7 @@ def emulated_gpus(count):
     _state["count"] = count
     mod = _make_module()
     backend._cupy, backend._cupy_checked = mod, True
-    sys.modules["cupy"], sys.modules["cupyx"] = mod, _make_cupyx(mod)
+    sys.modules["cupy"], sys.modules["cupyx"] = mod, _make_cupyx()
     _local.device = 0
     try:
         yield mod
