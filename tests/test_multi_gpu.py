@@ -442,6 +442,47 @@ def test_row_sparse_gradient_updates_on_a_gpu_equal_the_cpus(two_gpus, optimizer
                                    r.tostype("default").asnumpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "ftrl", "rmsprop", "nag"])
+def test_row_sparse_update_of_a_dense_weight_stays_on_the_gpu(two_gpus, optimizer,
+                                                              monkeypatch):
+    """Embedding(sparse_grad=True)'s case: the weight and the optimizer's states are
+    dense on a GPU, the gradient row_sparse. The rows are updated on the device: nothing
+    the size of the weight is copied to the host, and the numbers equal the CPU's."""
+    rng = np.random.RandomState(5)
+    w0 = rng.rand(50, 4).astype(np.float32)
+    g_rows = np.array([2, 7, 31], dtype=np.int64)
+    g_vals = rng.rand(3, 4).astype(np.float32)
+    copied_to_host = []
+    real_get = type(two_gpus.ones(1)).get
+
+    def counting_get(self, *args, **kwargs):
+        copied_to_host.append(self.shape)
+        return real_get(self, *args, **kwargs)
+
+    def run(ctx):
+        w = nd.array(w0, ctx=ctx)
+        g = nd.sparse.row_sparse_array((g_vals, g_rows), shape=w0.shape, ctx=ctx)
+        opt = mx.optimizer.create(optimizer, learning_rate=0.1)
+        states = opt.create_state_multi_precision(0, w)
+        nd.waitall()
+        with monkeypatch.context() as m:
+            m.setattr(type(two_gpus.ones(1)), "get", counting_get)
+            for _ in range(3):
+                opt.update_multi_precision(0, w, g, states)
+            nd.waitall()
+        flat = states if isinstance(states, (list, tuple)) else [states]
+        return w, [s for s in flat if s is not None]
+    w, states = run(mx.gpu(1))
+    assert w0.shape not in copied_to_host, copied_to_host
+    w_ref, states_ref = run(mx.cpu())
+    assert device_of(w) == 1 and all(device_of(s) == 1 for s in states)
+    np.testing.assert_allclose(w.asnumpy(), w_ref.asnumpy(), rtol=1e-5, atol=1e-7)
+    for s, r in zip(states, states_ref):
+        np.testing.assert_allclose(s.asnumpy(), r.asnumpy(), rtol=1e-5, atol=1e-7)
+    untouched = np.setdiff1d(np.arange(50), g_rows)
+    np.testing.assert_array_equal(w.asnumpy()[untouched], w0[untouched])
+
+
 def test_kvstore_row_sparse_push_and_pull_across_gpus(two_gpus):
     """Row_sparse gradients from two GPUs are summed; row_sparse_pull gives each
     device the requested rows (MXNet's test_rsp_push_pull, on two devices)."""

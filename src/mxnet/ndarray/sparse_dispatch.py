@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from .. import tape as _tape
+from ..backend import device_scope
 from ..base import MXNetError
 from ..operator import sparse_values as sv
 from ..operator.kernels_sparse import LAZY_UPDATES, lookup_sparse, lookup_sparse_gpu
@@ -59,14 +60,15 @@ def sparse_invoke(op, p, inputs, out, ctx):
     kernel = lookup_sparse(op.name)
     results = NotImplemented
     gpu_kernel = lookup_sparse_gpu(op.name) if ctx.device_typeid == 2 else None
-    if gpu_kernel is None and ctx.device_typeid == 2 and op.name in LAZY_UPDATES:
-        _update_on_host(op, p, inputs, outs, n_args)
-        return out
     if gpu_kernel is not None:
         # dense operands as they are in device memory, sparse ones from the host
-        results = gpu_kernel(p, [_values([a])[0] if isinstance(a, BaseSparseNDArray)
-                                 else a._read() for a in inputs],
-                             _SparseCall(ctx, inputs, outs, _tape.is_training()))
+        with device_scope(ctx):
+            results = gpu_kernel(p, [_values([a])[0] if isinstance(a, BaseSparseNDArray)
+                                     else a._read() for a in inputs],
+                                 _SparseCall(ctx, inputs, outs, _tape.is_training()))
+    if results is NotImplemented and ctx.device_typeid == 2 and op.name in LAZY_UPDATES:
+        _update_on_host(op, p, inputs, outs, n_args)
+        return out
     if kernel is not None and results is NotImplemented:
         results = kernel(p, _values(inputs),
                          _SparseCall(ctx, inputs, outs, _tape.is_training()))
@@ -111,9 +113,10 @@ def sparse_invoke(op, p, inputs, out, ctx):
 
 
 def _update_on_host(op, p, inputs, outs, n_args):
-    """An update operator with sparse operands on a GPU: its rule for row_sparse
-    gradients (the lazy update, host code) runs on host copies, then the weight and
-    the states it updated are written back into the GPU arrays."""
+    """An update operator on a GPU whose sparse operands the device kernel declines
+    (a row_sparse weight or states, or the standard rule asked for): the host rule runs
+    on host copies, then the weight and the states it updated are written back into the
+    GPU arrays."""
     from ..context import cpu
     from .sparse import _assign
     if outs is None:

@@ -74,8 +74,9 @@ def lookup_sparse(op_name):
 
 def lookup_sparse_gpu(op_name):
     """The kernel for calls on a GPU context whose dense operands stay in device memory
-    (cupyx.scipy.sparse), or None; it may return NotImplemented (then the host kernel
-    runs, with copies)."""
+    (cupyx.scipy.sparse's dot, the lazy optimizer updates), or None. It runs with the
+    context's device current and may return NotImplemented (then the host kernel runs,
+    with copies)."""
     return _GPU_TABLE.get(op_name)
 
 
@@ -455,29 +456,45 @@ def _dot_gpu(p, vals, call):
         return NotImplemented
     import cupy as cp
     import cupyx.scipy.sparse as cps
-    with cp.cuda.Device(call.ctx.device_id):
-        m = cps.csr_matrix((cp.asarray(a.data), cp.asarray(a.indices.astype(np.int32)),
-                            cp.asarray(a.indptr.astype(np.int32))), shape=a.shape)
-        rhs = b.T if p.transpose_b else b
-        return [cp.ascontiguousarray((m @ rhs).astype(a.dtype, copy=False))]
-
-
-_GPU_TABLE = {"dot": _dot_gpu}
+    # (the caller entered the context's device)
+    m = cps.csr_matrix((cp.asarray(a.data), cp.asarray(a.indices.astype(np.int32)),
+                        cp.asarray(a.indptr.astype(np.int32))), shape=a.shape)
+    rhs = b.T if p.transpose_b else b
+    return [cp.ascontiguousarray((m @ rhs).astype(a.dtype, copy=False))]
 
 
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------
-# update operators whose row_sparse-gradient rule (lazy_update) is host code
+# update operators with a rule for row_sparse gradients (MXNet's lazy_update)
 LAZY_UPDATES = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
                 "_sparse_adagrad_update", "nag_mom_update", "rmsprop_update")
 
 
+def _lazy_applies(p, vals):
+    """Whether the lazy rule is asked for: a row_sparse gradient, a weight that is not
+    csr, and lazy_update not turned off (else the standard rule updates every row)."""
+    return _is(vals[1], "row_sparse") and not _is(vals[0], "csr") and \
+        getattr(p, "lazy_update", True)
+
+
+def _update_rows(xp, op, p, w, g, extra, states):
+    """The update rule on the gradient's rows only: the states' rows are written back
+    in place; returns the weight's new rows."""
+    rows = xp.asarray(g.indices)
+    w_rows = w[rows]
+    st_rows = [s[rows] for s in states]
+    extra = [a[rows] if a.shape == w.shape else a for a in extra]
+    g_rows = xp.asarray(g.data.astype(w_rows.dtype, copy=True))
+    new_rows = op.update(xp, p, [w_rows, g_rows] + extra, st_rows)
+    for s, r in zip(states, st_rows):
+        s[rows] = r
+    return rows, new_rows
+
+
 def _lazy_update(name):
     def kernel(p, vals, call):
-        w, g = vals[0], vals[1]
-        if not _is(g, "row_sparse") or _is(w, "csr"):
+        if not _lazy_applies(p, vals):
             return NotImplemented
-        if hasattr(p, "lazy_update") and not p.lazy_update:
-            return NotImplemented          # standard update: the dense rule on all rows
+        w, g = vals[0], vals[1]
         op = get_op(name)
         n_args = len(op.arguments(p))
         states = list(vals[n_args:])
@@ -489,15 +506,8 @@ def _lazy_update(name):
                          if not isinstance(s, np.ndarray)}
         for k, d in sparse_states.items():
             states[k] = d
-        rows = g.indices
         dense_w = w if isinstance(w, np.ndarray) else sv.todense(w)
-        w_rows = dense_w[rows]
-        st_rows = [s[rows] for s in states]
-        extra = [a[rows] if a.shape == dense_w.shape else a for a in vals[2:n_args]]
-        new_rows = op.update(np, p, [w_rows, g.data.astype(w_rows.dtype, copy=True)] + extra,
-                             st_rows)
-        for s, r in zip(states, st_rows):
-            s[rows] = r
+        rows, new_rows = _update_rows(np, op, p, dense_w, g, vals[2:n_args], states)
         for k, d in sparse_states.items():
             call.inputs[n_args + k]._set_dense(d)
         in_place = call.out is not None and call.out[0] is call.inputs[0]
@@ -510,6 +520,35 @@ def _lazy_update(name):
         dense_w[rows] = new_rows
         return [sv.RowSparse(np.ascontiguousarray(dense_w[keep]), keep, w.shape)]
     return kernel
+
+
+def _lazy_update_gpu(name):
+    """The lazy rule with a dense weight and dense states in device memory (the common
+    case: an Embedding with sparse_grad=True): only the gradient's rows and indices are
+    copied to the device, and the rows are updated there. Sparse weights or states
+    decline (the caller then runs the host rule on copies)."""
+    def kernel(p, vals, call):
+        if not _lazy_applies(p, vals):
+            return NotImplemented
+        op = get_op(name)
+        n_args = len(op.arguments(p))
+        w = vals[0]
+        dense = [w] + list(vals[2:])
+        if any(sv.stype_of(v) != "default" for v in dense):
+            return NotImplemented
+        from ..backend import array_module
+        xp = array_module(call.ctx)
+        rows, new_rows = _update_rows(xp, op, p, w, vals[1], vals[2:n_args],
+                                      list(vals[n_args:]))
+        in_place = call.out is not None and call.out[0] is call.inputs[0]
+        target = w if in_place else w.copy()
+        target[rows] = new_rows
+        return [target]
+    return kernel
+
+
+_GPU_TABLE = {"dot": _dot_gpu}
+_GPU_TABLE.update({name: _lazy_update_gpu(name) for name in LAZY_UPDATES})
 
 
 def _install():
