@@ -13,12 +13,14 @@ What is emulated is CuPy's array contract, nothing else:
   ``numpy.asarray(a)`` raises TypeError ("Implicit conversion to a NumPy array is not
   allowed"); ``a.get()`` and ``cupy.asnumpy(a)`` copy to the host from any device;
   ``cupy.asarray``/``cupy.array`` take host data (and copy another device's array to
-  the current one); reductions give 0-d device arrays, not NumPy scalars.
+  the current one); reductions give 0-d device arrays, not NumPy scalars;
+- ``a.data.copy_from_device_async`` copies memory from any device (CuPy's peer copy);
+  events and the current stream exist (``cupy.cuda.Event``, ``get_current_stream``).
 
 Arrays are NumPy arrays inside a ``DeviceArray`` tagged with their device, so every
 result can be checked against NumPy. Not emulated: kernels (the kernel table's 'gpu'
 entries are hidden while emulating, so operators run their array-module bodies),
-streams (work is synchronous), memory pools, CUDA graphs, cuDNN, cupyx.scipy. A test
+streams and events (work is synchronous: their ordering is not checked), memory pools, CUDA graphs, cuDNN, cupyx.scipy. A test
 here checks placement, the host/device boundary and the numbers; the device's own
 tests check the kernels.
 
@@ -127,8 +129,7 @@ class DeviceArray:
 
     @property
     def data(self):
-        return types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0],
-                                     device_id=self.device_id)
+        return _Pointer(self)
 
     shape = property(lambda self: self._a.shape)
     dtype = property(lambda self: self._a.dtype)
@@ -302,6 +303,56 @@ class Device:
         return hash(self.id)
 
 
+class _Pointer:
+    """cupy.cuda.MemoryPointer of an array: its address, its device, and CuPy's copy
+    from another device's memory (cudaMemcpyDefault: peer to peer, any two devices)."""
+
+    def __init__(self, owner):
+        self._owner = owner
+        self.ptr = owner._a.__array_interface__["data"][0]
+        self.device_id = owner.device_id
+
+    def copy_from_device_async(self, src, size, stream=None):
+        dst_bytes = _contiguous_bytes(self._owner)
+        dst_bytes[:size] = _contiguous_bytes(src._owner)[:size]
+
+
+def _contiguous_bytes(arr):
+    if not arr._a.flags.c_contiguous:
+        raise ValueError("a memory copy needs C-contiguous memory")
+    return arr._a.reshape(-1).view(np.uint8)
+
+
+class _Event:
+    """cupy.cuda.Event (work is synchronous here: every event has happened)."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.device_id = None
+
+    def record(self, stream=None):
+        self.device_id = current_device() if stream is None else stream.device_id
+
+    def synchronize(self):
+        pass
+
+    done = property(lambda self: True)
+
+
+class _Stream:
+    """The current stream of the current device (cupy.cuda.get_current_stream())."""
+
+    def __init__(self):
+        self.device_id = current_device()
+        self.ptr = 0
+
+    def wait_event(self, event):
+        if event.device_id is None:
+            raise RuntimeError("wait_event: the event was never recorded")
+
+    def synchronize(self):
+        pass
+
+
 def _check_id(i):
     if not 0 <= i < _state["count"]:
         raise RuntimeError(f"cudaErrorInvalidDevice: device {i} of {_state['count']}")
@@ -405,7 +456,8 @@ def _make_module():
     runtime = types.SimpleNamespace(
         getDevice=current_device, getDeviceCount=lambda: _state["count"],
         memGetInfo=lambda: (1 << 30, 1 << 31), runtimeGetVersion=lambda: 0)
-    mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime)
+    mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime, Event=_Event,
+                                     get_current_stream=_Stream)
     return mod
 
 
@@ -426,6 +478,23 @@ def device_of(x):
         x.wait_to_read()
         x = x._data
     return getattr(x, "device_id", None)
+
+
+@contextlib.contextmanager
+def host_copies():
+    """The shapes of the device arrays copied to the host inside the block (``get``,
+    ``cupy.asnumpy``), in order."""
+    shapes = []
+    real_get = DeviceArray.get
+
+    def counting_get(self, *args, **kwargs):
+        shapes.append(self.shape)
+        return real_get(self, *args, **kwargs)
+    DeviceArray.get = counting_get
+    try:
+        yield shapes
+    finally:
+        DeviceArray.get = real_get
 
 
 _GENERATED_KERNEL_SWITCHES = ("MXNET_GPU_RNN_FUSED_CELLS", "MXNET_GPU_FUSED_DROPOUT")

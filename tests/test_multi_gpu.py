@@ -12,7 +12,7 @@ import mxnet as mx
 from mxnet import autograd, gluon, nd
 from mxnet.backend import cupy_or_none
 
-from multi_gpu_host import DeviceMismatch, device_of, emulated_gpus
+from multi_gpu_host import DeviceMismatch, device_of, emulated_gpus, host_copies
 
 pytestmark = pytest.mark.skipif(cupy_or_none() is not None,
                                 reason="a real GPU is present: the emulation stands aside")
@@ -62,12 +62,18 @@ def test_arrays_and_operators_live_on_their_gpu(two_gpus, k):
 
 
 def test_copies_between_gpus_land_on_the_target(two_gpus):
+    """... straight from one device to the other: nothing goes through the host."""
     a = nd.array([1.0, 2.0, 3.0], ctx=mx.gpu(0))
-    b = a.copyto(mx.gpu(1))
-    c = a.as_in_context(mx.gpu(1))
-    d = nd.zeros((3,), ctx=mx.gpu(1))
-    a.copyto(d)
-    for x in (b, c, d):
+    nd.waitall()
+    with host_copies() as copied:
+        b = a.copyto(mx.gpu(1))
+        c = a.as_in_context(mx.gpu(1))
+        d = nd.zeros((3,), ctx=mx.gpu(1))
+        a.copyto(d)
+        t = a.T.copyto(mx.gpu(1))             # a strided source
+        nd.waitall()
+    assert copied == []
+    for x in (b, c, d, t):
         assert device_of(x) == 1
         np.testing.assert_array_equal(x.asnumpy(), [1, 2, 3])
     d[:] = a.as_in_context(mx.gpu(1)) * 2
@@ -159,9 +165,13 @@ def test_kvstore_device_reduces_across_gpus(two_gpus, devices):
     kv = mx.kv.create("device")
     kv.init("w", nd.zeros((2, 3), ctx=mx.gpu(0)))
     grads = [nd.ones((2, 3), ctx=mx.gpu(k)) * (i + 1) for i, k in enumerate(devices)]
-    kv.push("w", grads)
     outs = [nd.zeros((2, 3), ctx=mx.gpu(k)) for k in devices]
-    kv.pull("w", out=outs)
+    nd.waitall()
+    with host_copies() as copied:
+        kv.push("w", grads)
+        kv.pull("w", out=outs)
+        nd.waitall()
+    assert copied == []                    # reduced and broadcast on the devices
     for k, o in zip(devices, outs):
         assert device_of(o) == k
         np.testing.assert_array_equal(o.asnumpy(), np.full((2, 3), 3.0))
@@ -443,8 +453,7 @@ def test_row_sparse_gradient_updates_on_a_gpu_equal_the_cpus(two_gpus, optimizer
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "ftrl", "rmsprop", "nag"])
-def test_row_sparse_update_of_a_dense_weight_stays_on_the_gpu(two_gpus, optimizer,
-                                                              monkeypatch):
+def test_row_sparse_update_of_a_dense_weight_stays_on_the_gpu(two_gpus, optimizer):
     """Embedding(sparse_grad=True)'s case: the weight and the optimizer's states are
     dense on a GPU, the gradient row_sparse. The rows are updated on the device: nothing
     the size of the weight is copied to the host, and the numbers equal the CPU's."""
@@ -452,28 +461,20 @@ def test_row_sparse_update_of_a_dense_weight_stays_on_the_gpu(two_gpus, optimize
     w0 = rng.rand(50, 4).astype(np.float32)
     g_rows = np.array([2, 7, 31], dtype=np.int64)
     g_vals = rng.rand(3, 4).astype(np.float32)
-    copied_to_host = []
-    real_get = type(two_gpus.ones(1)).get
-
-    def counting_get(self, *args, **kwargs):
-        copied_to_host.append(self.shape)
-        return real_get(self, *args, **kwargs)
-
     def run(ctx):
         w = nd.array(w0, ctx=ctx)
         g = nd.sparse.row_sparse_array((g_vals, g_rows), shape=w0.shape, ctx=ctx)
         opt = mx.optimizer.create(optimizer, learning_rate=0.1)
         states = opt.create_state_multi_precision(0, w)
         nd.waitall()
-        with monkeypatch.context() as m:
-            m.setattr(type(two_gpus.ones(1)), "get", counting_get)
+        with host_copies() as copied:
             for _ in range(3):
                 opt.update_multi_precision(0, w, g, states)
             nd.waitall()
+        assert w0.shape not in copied, copied
         flat = states if isinstance(states, (list, tuple)) else [states]
         return w, [s for s in flat if s is not None]
     w, states = run(mx.gpu(1))
-    assert w0.shape not in copied_to_host, copied_to_host
     w_ref, states_ref = run(mx.cpu())
     assert device_of(w) == 1 and all(device_of(s) == 1 for s in states)
     np.testing.assert_allclose(w.asnumpy(), w_ref.asnumpy(), rtol=1e-5, atol=1e-7)

@@ -120,12 +120,38 @@ def device_put(arr, ctx):
         out = to_numpy(arr)
         return out.copy() if out is arr else out
     cp = array_module(ctx)
+    if isinstance(arr, cp.ndarray) and arr.device.id != ctx.device_id:
+        return _copy_between_gpus(cp, arr, ctx.device_id)
     with cp.cuda.Device(ctx.device_id):
-        if isinstance(arr, cp.ndarray) and arr.device.id == ctx.device_id:
+        if isinstance(arr, cp.ndarray):
             return arr.copy()
-        # from the host, or from another GPU by way of the host (always correct,
-        # whether or not the two GPUs have peer access)
-        return cp.array(to_numpy(arr), copy=True)
+        return cp.array(arr, copy=True)        # from the host
+
+
+def _copy_between_gpus(cp, arr, dst_id):
+    """arr (on another GPU) copied straight into a new array on GPU dst_id: one
+    device-to-device copy (peer to peer where the GPUs allow it, else staged by the
+    driver), never through NumPy.
+
+    Kernels are queued, not finished, when the engine runs this, so the copy is ordered
+    by events both ways: it waits for what the destination's stream had queued (its pool
+    may hand out memory still being read there), it runs on the source's stream (after
+    the writer of arr, and before the source memory can be reused), and the destination's
+    stream waits for it before anything reads the result."""
+    with cp.cuda.Device(dst_id):
+        out = cp.empty(arr.shape, arr.dtype)
+        dst_stream = cp.cuda.get_current_stream()
+        dst_free = cp.cuda.Event(disable_timing=True)
+        dst_free.record(dst_stream)
+    with cp.cuda.Device(arr.device.id):
+        src = cp.ascontiguousarray(arr)
+        src_stream = cp.cuda.get_current_stream()
+        src_stream.wait_event(dst_free)
+        out.data.copy_from_device_async(src.data, src.nbytes, src_stream)
+        copied = cp.cuda.Event(disable_timing=True)
+        copied.record(src_stream)
+    dst_stream.wait_event(copied)
+    return out
 
 
 def pinned_empty(shape, dtype):
