@@ -124,6 +124,67 @@ def test_backward_through_a_failed_forward_raises_once():
     mx.nd.waitall()
 
 
+class _FailingForward(mx.operator.CustomOp):
+    """Doubles its input; its forward raises while ``fail`` is set."""
+    fail = True
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        if _FailingForward.fail:
+            raise ValueError("forward failed on purpose")
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+
+@mx.operator.register("reliability_failing_forward")
+class _FailingForwardProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def infer_shape(self, in_shape):
+        return in_shape, in_shape, []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _FailingForward()
+
+
+def test_executor_backward_after_a_failed_forward_keeps_the_failure(monkeypatch):
+    """A bound executor whose forward fails, then backward, then the outputs are read:
+    the read raises the forward's failure (as MXNet 1.9.1 does), once, instead of
+    returning the never-written output memory; a later forward runs normally."""
+    monkeypatch.setattr(_FailingForward, "fail", True)
+    sym = mx.sym.Custom(mx.sym.var("data"), op_type="reliability_failing_forward")
+    exe = sym.simple_bind(mx.cpu(), data=(2, 3))
+    exe.arg_dict["data"][:] = 1
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((2, 3)))
+    with pytest.raises(MXNetError, match="forward failed on purpose"):
+        exe.outputs[0].asnumpy()
+    mx.nd.waitall()
+    monkeypatch.setattr(_FailingForward, "fail", False)
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), np.full((2, 3), 2.0))
+
+
+def test_a_new_forward_replaces_a_failed_one_not_yet_raised(monkeypatch):
+    """A forward pushed after a failed one recomputes the outputs; the first failure
+    is not lost: waitall raises it (once)."""
+    monkeypatch.setattr(_FailingForward, "fail", True)
+    sym = mx.sym.Custom(mx.sym.var("data"), op_type="reliability_failing_forward")
+    exe = sym.simple_bind(mx.cpu(), data=(2, 3))
+    exe.arg_dict["data"][:] = 1
+    exe.forward(is_train=True)
+    _FailingForward.fail = False
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), np.full((2, 3), 2.0))
+    with pytest.raises(MXNetError, match="forward failed on purpose"):
+        mx.nd.waitall()
+    mx.nd.waitall()
+
+
 def test_shape_and_parameter_errors_still_raise_at_the_call():
     with pytest.raises(MXNetError, match="dot"):
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))

@@ -444,7 +444,8 @@ class GraphRunner:
         # replay only queues the graph on the device, and a worker hand-off would make
         # every reader of the outputs (the loss, its backward) queue behind it too; on
         # an H100 the seed CNN's graphed step waited ~3 ms a step for such a worker
-        ex._push(fn, ex.arg_arrays, fresh + ex.aux_arrays, "CUDAGraph.forward", inline=True)
+        ex._push(fn, ex.arg_arrays, fresh + ex.aux_arrays, "CUDAGraph.forward", inline=True,
+                 new_run=True)
         outs = []
         for o, pos in zip(ex.outputs, entry.out_pos):
             outs.append(o.copy() if pos < 0 else fresh[pos])

@@ -1,6 +1,7 @@
 """gluon.contrib.estimator: fit trains exactly as the hand-written Gluon loop does,
 evaluate computes the metrics over the data, and the handlers checkpoint, resume,
-stop early and log as MXNet 1.9.1's do."""
+stop early and log as MXNet 1.9.1's do. The networks live on the CPU, so each
+estimator is given ``context=mx.cpu()`` (by default it takes gpu(0) where there is one)."""
 import io
 import os
 import warnings
@@ -41,7 +42,7 @@ def test_fit_equals_manual_loop():
     loss = gluon.loss.SoftmaxCrossEntropyLoss()
     net_a, net_b = _net(), _net()
     trainer_a = gluon.Trainer(net_a.collect_params(), "sgd", {"learning_rate": 0.1})
-    est = _quiet(Estimator(net_a, loss=loss, trainer=trainer_a))
+    est = _quiet(Estimator(net_a, context=mx.cpu(), loss=loss, trainer=trainer_a))
     est.fit(loader, epochs=2)
 
     trainer_b = gluon.Trainer(net_b.collect_params(), "sgd", {"learning_rate": 0.1})
@@ -62,7 +63,7 @@ def test_default_metrics_and_evaluate():
     loss = gluon.loss.SoftmaxCrossEntropyLoss()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        est = _quiet(Estimator(net, loss=loss))
+        est = _quiet(Estimator(net, context=mx.cpu(), loss=loss))
     assert any("No trainer specified" in str(m.message) for m in w)
     assert [m.name for m in est.train_metrics] == ["training accuracy",
                                                    "training softmaxcrossentropyloss"]
@@ -89,8 +90,8 @@ def test_bad_arguments():
         Estimator(net, loss=loss, context="cpu")
     with pytest.raises(AssertionError):
         Estimator(net, loss=loss, context=[mx.gpu(mx.context.num_gpus())])
-    est = _quiet(Estimator(net, loss=loss, trainer=gluon.Trainer(net.collect_params(),
-                                                                 "sgd")))
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=loss,
+                           trainer=gluon.Trainer(net.collect_params(), "sgd")))
     loader, _, _ = _data()
     with pytest.raises(ValueError):
         est.fit([mx.nd.ones((2, 5))], epochs=1)
@@ -106,7 +107,7 @@ def test_bad_arguments():
 
 def test_handler_order_and_categories():
     net = _net()
-    est = _quiet(Estimator(net, loss=gluon.loss.L2Loss(),
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=gluon.loss.L2Loss(),
                            trainer=gluon.Trainer(net.collect_params(), "sgd")))
     early = EarlyStoppingHandler(monitor=est.train_metrics[0], mode="min")
     handlers = est._prepare_default_handlers(None, [early])
@@ -122,8 +123,8 @@ def test_batches_and_logging_lines():
     loader, _, _ = _data(n=40, batch=8)     # 5 batches per epoch
     net = _net()
     acc = mx.metric.Accuracy()
-    est = Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(), train_metrics=acc,
-                    trainer=gluon.Trainer(net.collect_params(), "sgd"))
+    est = Estimator(net, context=mx.cpu(), loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+                    train_metrics=acc, trainer=gluon.Trainer(net.collect_params(), "sgd"))
     out = io.StringIO()
     est.logger.handlers[0].stream = out
     seen = []
@@ -152,7 +153,7 @@ def test_checkpoint_and_resume(tmp_path):
     loader, _, _ = _data(n=16, batch=8)     # 2 batches per epoch
     net = _net()
     acc = mx.metric.Accuracy()
-    est = _quiet(Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=gluon.loss.SoftmaxCrossEntropyLoss(),
                            train_metrics=acc,
                            trainer=gluon.Trainer(net.collect_params(), "sgd")))
     ck = CheckpointHandler(str(tmp_path), model_prefix="m", monitor=acc, save_best=True,
@@ -167,7 +168,8 @@ def test_checkpoint_and_resume(tmp_path):
         np.testing.assert_array_equal(saved[name].asnumpy(), p.data().asnumpy())
 
     net2 = _net(seed=9)
-    est2 = _quiet(Estimator(net2, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+    est2 = _quiet(Estimator(net2, context=mx.cpu(),
+                            loss=gluon.loss.SoftmaxCrossEntropyLoss(),
                             train_metrics=mx.metric.Accuracy(),
                             trainer=gluon.Trainer(net2.collect_params(), "sgd")))
     ck2 = CheckpointHandler(str(tmp_path), model_prefix="m", max_checkpoints=2,
@@ -181,7 +183,7 @@ def test_early_stopping_on_a_flat_metric():
     loader, _, _ = _data()
     net = _net()
     loss_metric = mx.metric.Loss()
-    est = _quiet(Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=gluon.loss.SoftmaxCrossEntropyLoss(),
                            train_metrics=loss_metric,
                            trainer=gluon.Trainer(net.collect_params(), "sgd",
                                                  {"learning_rate": 0.0})))
@@ -199,7 +201,7 @@ def test_custom_batch_processor():
     calls = []
     loader, _, _ = _data()
     net = _net()
-    est = _quiet(Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=gluon.loss.SoftmaxCrossEntropyLoss(),
                            trainer=gluon.Trainer(net.collect_params(), "sgd"),
                            batch_processor=Halved()))
     est.fit(loader, epochs=1)
@@ -211,7 +213,7 @@ def test_custom_batch_processor():
 def test_progress_bar(capsys):
     loader, _, _ = _data(n=24, batch=8)
     net = _net()
-    est = _quiet(Estimator(net, loss=gluon.loss.SoftmaxCrossEntropyLoss(),
+    est = _quiet(Estimator(net, context=mx.cpu(), loss=gluon.loss.SoftmaxCrossEntropyLoss(),
                            trainer=gluon.Trainer(net.collect_params(), "sgd")))
     est.fit(loader, epochs=1, event_handlers=[LoggingHandler(metrics=est.train_metrics,
                                                              progress_bar=True)])
