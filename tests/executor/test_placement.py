@@ -72,7 +72,14 @@ def test_bind_checks_devices():
         x.bind(mx.cpu(0), args=arrays)
 
 
-def test_other_device_types_are_refused():
-    x = mx.sym.var("x") * 2
-    with pytest.raises(NotImplementedError, match="one device"):
+@pytest.mark.skipif(mx.context.num_gpus() > 0, reason="needs a machine without a GPU")
+def test_a_group_on_a_missing_gpu_is_refused_and_an_unused_one_ignored():
+    """(Placements over a CPU and GPUs are tested in test_placed.py.)"""
+    with mx.AttrScope(ctx_group="dev1"):
+        x = mx.sym.var("x") * 2
+    with pytest.raises(mx.MXNetError, match="no CUDA GPU"):
         x.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.gpu(0)}, x=(2,))
+    y = mx.sym.var("y") * 2                     # no node in group dev1
+    ex = y.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.gpu(0)}, y=(2,))
+    ex.arg_dict["y"][:] = 1
+    assert ex.forward()[0].asnumpy().tolist() == [2, 2]

@@ -14,7 +14,8 @@ from ..operator.registry import REQ_NULL
 from .executor import Executor, _BindError
 from .graph import Graph
 from .infer import infer_shape_pass, infer_type_pass, is_complete
-from .placement import check_array_context, check_group2ctx, var_contexts
+from .placement import (check_array_context, check_group2ctx, place_nodes, spans_devices,
+                        var_contexts)
 
 __all__ = ["bind", "simple_bind", "reshape"]
 
@@ -66,6 +67,16 @@ def _grad_reqs(grad_req, names):
     return reqs
 
 
+def _executor(symbol, ctx, args, grads, reqs, aux, shared_exec=None, group2ctx=None,
+              output_base=None):
+    """An Executor, or a PlacedExecutor when group2ctx puts nodes on several devices."""
+    if group2ctx and spans_devices(place_nodes(Graph(symbol), ctx, group2ctx)):
+        from .placed import PlacedExecutor
+        return PlacedExecutor(symbol, ctx, args, grads, reqs, aux, group2ctx)
+    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx,
+                    output_base=output_base)
+
+
 def _check_ctx(ctx, group2ctx):
     if not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a Context, got {type(ctx).__name__}")
@@ -96,7 +107,7 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
         if g is not None and tuple(g.shape) != tuple(a.shape):
             raise MXNetError(f"bind: gradient of {name} has shape {g.shape}, the argument "
                              f"{a.shape}")
-    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx)
+    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx)
 
 
 def _infer_all(symbol, shapes, types):
@@ -175,7 +186,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             arr = _fit(shared_exec.aux_dict[name], tuple(g.shapes[e]), _dtype(g.dtypes[e]))
         aux.append(arr if arr is not None else
                    zeros(tuple(g.shapes[e]), placed[name], _dtype(g.dtypes[e])))
-    return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx)
+    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx)
 
 
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
@@ -243,7 +254,7 @@ def reshape(ex, partial_shaping, allow_up_sizing, kwargs):
                                  "more efficient than the reverse. If you really want to up "
                                  "size, set allow_up_sizing=True to enable allocation of "
                                  "new arrays.")
-            return zeros(new_shape, ctx, arr.dtype)
+            return zeros(new_shape, arr.context, arr.dtype)
         return arr._as_view(new_shape, 0)
 
     args, grads = [], []
@@ -253,9 +264,9 @@ def reshape(ex, partial_shaping, allow_up_sizing, kwargs):
         grads.append(resize(name, gr, shape, name in kwargs, "arg"))
     aux = [resize(g.nodes[nid].name, a, tuple(g.shapes[g.entry(nid)]), False, "aux")
            for nid, a in zip(g.aux_nodes, ex.aux_arrays)]
-    new = Executor(symbol, ctx, args, grads, list(ex._grad_req), aux, shared_exec=ex,
-                   group2ctx=ex._group2ctx,
-                   output_base=list(ex._out_nd.get(e) for e in ex._graph.heads))
+    out_nd = getattr(ex, "_out_nd", {})
+    new = _executor(symbol, ctx, args, grads, list(ex._grad_req), aux, ex, ex._group2ctx,
+                    output_base=[out_nd.get(e) for e in ex._graph.heads])
     if ex._monitor is not None:
         new.set_monitor_callback(ex._monitor, ex._monitor_all)
     return new

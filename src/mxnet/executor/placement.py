@@ -7,31 +7,36 @@ MXNet's PlaceDevice pass gives it: its group's when it has one listed in
 first reader that has one (backwards, so a variable made outside any scope follows the
 operator that reads it); else the executor's own context.
 
-pymxnet runs a whole graph with one array module, so the contexts of one executor must
-be the same device: any number of ``cpu(i)`` (host memory is one, the ids are labels)
-or a single GPU. Arrays live on, and are reported on, their node's context.
+Contexts on one device (any number of ``cpu(i)``: host memory is one, the ids are
+labels; or a single GPU) leave the graph to the ordinary Executor; a placement spanning
+devices (a CPU and a GPU, two GPUs) gets a PlacedExecutor (placed.py). Arrays live on,
+and are reported on, their node's context.
 """
 from ..base import MXNetError
 
-__all__ = ["place_nodes", "check_group2ctx", "var_contexts", "check_array_context"]
+__all__ = ["place_nodes", "check_group2ctx", "var_contexts", "check_array_context",
+           "same_device", "spans_devices"]
 
 _GROUP = "__ctx_group__"
 
 
 def check_group2ctx(ctx, group2ctx):
-    """Raise unless every context of ``group2ctx`` can run beside ``ctx``."""
+    """Raise unless every value of ``group2ctx`` is a Context."""
     for group, c in (group2ctx or {}).items():
         if not hasattr(c, "device_type"):
             raise TypeError(f"group2ctx[{group!r}] must be a Context, got "
                             f"{type(c).__name__}")
-        same = c.device_type == ctx.device_type and \
-            (c.device_type == "cpu" or c.device_id == ctx.device_id)
-        if not same:
-            raise NotImplementedError(
-                f"group2ctx: placing group {group!r} on {c} while the executor runs on "
-                f"{ctx}: pymxnet runs one executor on one device (any cpu(i) contexts "
-                "together, or a single GPU); copies between devices inside a graph are "
-                "not implemented")
+
+
+def same_device(a, b):
+    """Whether contexts a and b share memory: any two CPU contexts, or one GPU."""
+    return a.device_type == b.device_type and \
+        (a.device_type != "gpu" or a.device_id == b.device_id)
+
+
+def spans_devices(placed):
+    """Whether the contexts of ``placed`` (one per node) are on more than one device."""
+    return any(not same_device(c, placed[0]) for c in placed[1:])
 
 
 def place_nodes(graph, ctx, group2ctx):
@@ -65,7 +70,6 @@ def var_contexts(graph, ctx, group2ctx):
 
 def check_array_context(name, arr, expected):
     """An array bound to a placed variable must be on that device."""
-    if arr.context.device_type != expected.device_type or (
-            expected.device_type != "cpu" and arr.context.device_id != expected.device_id):
+    if not same_device(arr.context, expected):
         raise MXNetError(f"bind: array {name} is on {arr.context}, the executor places it "
                          f"on {expected}")

@@ -303,11 +303,15 @@ class Updater:
             for idx, w, g in zip(indices, weights, grads):
                 self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
             return
-        # Aggregating optimizers take lists of one dtype, _aggregate_size weights each.
-        by_dtype = {}
+        # Aggregating optimizers take lists of one dtype on one device (one fused
+        # kernel's operands), _aggregate_size weights each; a model split over devices
+        # (group2ctx) hands over weights of several.
+        groups = {}
         for item in zip(indices, weights, grads):
-            by_dtype.setdefault(numpy.dtype(item[1].dtype), []).append(item)
-        for items in by_dtype.values():
+            ctx = item[1].context
+            key = (numpy.dtype(item[1].dtype), ctx.device_type, ctx.device_id)
+            groups.setdefault(key, []).append(item)
+        for items in groups.values():
             step = self.optimizer._aggregate_size([w for _, w, _ in items])
             for start in range(0, len(items), step):
                 idxs, ws, gs = (list(x) for x in zip(*items[start:start + step]))
