@@ -102,6 +102,17 @@ _NOT_CUPY = frozenset(("ctypes", "__array_interface__", "__array_struct__", "tof
                        "itemset", "newbyteorder", "resize"))
 
 
+_host_reads = []      # the open host_copies() logs
+
+
+def _read_on_host(arr):
+    """arr's values read by the host (a device-to-host copy, which waits for the
+    device in CuPy), logged for host_copies()."""
+    for log in _host_reads:
+        log.append(arr.shape)
+    return arr._a
+
+
 class DeviceArray:
     """A NumPy array standing for a CuPy array in device ``device_id``'s memory."""
     __slots__ = ("_a", "device_id")
@@ -113,7 +124,7 @@ class DeviceArray:
 
     # --- what CuPy offers the host ----------------------------------------------------------
     def get(self, stream=None, order="C", out=None, blocking=True):
-        host = np.array(self._a, copy=True, order=order)
+        host = np.array(_read_on_host(self), copy=True, order=order)
         if out is not None:
             out[...] = host
             return out
@@ -151,19 +162,19 @@ class DeviceArray:
                 _wrap(r, self.device_id) for r in self._a)
 
     def __bool__(self):
-        return bool(self._a)
+        return bool(_read_on_host(self))
 
     def __float__(self):
-        return float(self._a)
+        return float(_read_on_host(self))
 
     def __int__(self):
-        return int(self._a)
+        return int(_read_on_host(self))
 
     def __index__(self):
-        return self._a.__index__()
+        return _read_on_host(self).__index__()
 
     def __complex__(self):
-        return complex(self._a)
+        return complex(_read_on_host(self))
 
     def __repr__(self):
         return f"DeviceArray(device={self.device_id}, {self._a!r})"
@@ -214,6 +225,7 @@ class DeviceArray:
             return lambda *a, **k: _wrap(attr(*_unwrap(a, name, False),
                                               **_unwrap(k, name, False)), self.device_id)
         if name in _HOST:
+            _read_on_host(self)
             return attr
 
         def method(*a, **k):
@@ -482,19 +494,15 @@ def device_of(x):
 
 @contextlib.contextmanager
 def host_copies():
-    """The shapes of the device arrays copied to the host inside the block (``get``,
-    ``cupy.asnumpy``), in order."""
+    """The shapes of the device arrays read by the host inside the block, in order:
+    ``get``, ``cupy.asnumpy``, ``float()``/``int()``/``bool()`` of an array, ``item``,
+    ``tolist`` (each one, on a real GPU, waits for the device)."""
     shapes = []
-    real_get = DeviceArray.get
-
-    def counting_get(self, *args, **kwargs):
-        shapes.append(self.shape)
-        return real_get(self, *args, **kwargs)
-    DeviceArray.get = counting_get
+    _host_reads.append(shapes)
     try:
         yield shapes
     finally:
-        DeviceArray.get = real_get
+        _host_reads.remove(shapes)
 
 
 _GENERATED_KERNEL_SWITCHES = ("MXNET_GPU_RNN_FUSED_CELLS", "MXNET_GPU_FUSED_DROPOUT")

@@ -484,6 +484,94 @@ def test_row_sparse_update_of_a_dense_weight_stays_on_the_gpu(two_gpus, optimize
     np.testing.assert_array_equal(w.asnumpy()[untouched], w0[untouched])
 
 
+class _Tagger(gluon.HybridBlock):
+    """Embedding, two-layer LSTM with dropout, GRU, LayerNorm, Dense per step."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = gluon.nn.Embedding(20, 8)
+        self.lstm = gluon.rnn.LSTM(8, num_layers=2, layout="NTC", dropout=0.2)
+        self.gru = gluon.rnn.GRU(8, layout="NTC")
+        self.norm = gluon.nn.LayerNorm()
+        self.out = gluon.nn.Dense(5, flatten=False)
+
+    def hybrid_forward(self, F, x):
+        return self.out(self.norm(self.gru(self.lstm(self.emb(x)))))
+
+
+def _cnn():
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(8, 3, activation="relu"), gluon.nn.BatchNorm(),
+            gluon.nn.MaxPool2D(), gluon.nn.Dropout(0.5), gluon.nn.Dense(10))
+    return net
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("model, optimizer, opt_args", [
+    ("cnn", "sgd", {"momentum": 0.9, "wd": 1e-4, "clip_gradient": 1.0}),
+    ("cnn", "adam", {}),
+    ("tagger", "rmsprop", {"centered": True}),
+    ("tagger", "nag", {"momentum": 0.9})])
+def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, model,
+                                                          optimizer, opt_args):
+    """Forward, backward and the optimizer step queue device work only: no value goes
+    back to the host, which would wait for the GPU each step (only the loss's reader,
+    a metric or a print, should)."""
+    ctx = mx.gpu(1)
+    rng = np.random.RandomState(0)
+    if model == "cnn":
+        net = _cnn()
+        x = nd.array(rng.rand(4, 1, 10, 10), ctx=ctx)
+        y = nd.array(rng.randint(0, 10, 4), ctx=ctx)
+    else:
+        net = _Tagger()
+        x = nd.array(rng.randint(0, 20, (3, 6)), ctx=ctx)
+        y = nd.array(rng.randint(0, 5, (3, 6)), ctx=ctx)
+    net.initialize(mx.init.Xavier(), ctx=ctx)
+    if hybridize:
+        net.hybridize(static_alloc=True)
+    trainer = gluon.Trainer(net.collect_params(), optimizer,
+                            dict(learning_rate=0.01, **opt_args))
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(x.shape[0])
+        return loss
+    step()                                   # first calls: shapes, parameters, states
+    nd.waitall()
+    with host_copies() as copied:
+        for _ in range(2):
+            loss = step()
+        nd.waitall()
+    assert copied == []
+    assert np.isfinite(loss.asnumpy()).all()
+
+
+def test_a_module_step_reads_nothing_back_from_the_gpu(two_gpus):
+    data = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16), act_type="relu")
+    out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4), name="softmax")
+    it = mx.io.NDArrayIter(np.random.RandomState(1).rand(8, 5).astype(np.float32),
+                           np.arange(8) % 4, batch_size=4)
+    mod = mx.mod.Module(out, context=mx.gpu(1))
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"momentum": 0.9})
+    batch = next(iter(it))
+    mod.forward_backward(batch)
+    mod.update()
+    nd.waitall()
+    with host_copies() as copied:
+        for _ in range(2):
+            mod.forward_backward(batch)
+            mod.update()
+        nd.waitall()
+    assert copied == []
+
+
 def test_kvstore_row_sparse_push_and_pull_across_gpus(two_gpus):
     """Row_sparse gradients from two GPUs are summed; row_sparse_pull gives each
     device the requested rows (MXNet's test_rsp_push_pull, on two devices)."""
