@@ -20,7 +20,8 @@ What is emulated is CuPy's array contract, nothing else:
 Arrays are NumPy arrays inside a ``DeviceArray`` tagged with their device, so every
 result can be checked against NumPy. Not emulated: kernels (the kernel table's 'gpu'
 entries are hidden while emulating, so operators run their array-module bodies),
-streams and events (work is synchronous: their ordering is not checked), memory pools, CUDA graphs, cuDNN, cupyx.scipy. A test
+streams and events (work is synchronous: their ordering is not checked), memory pools,
+CUDA graphs, cuDNN, and of cupyx.scipy all but csr_matrix times a dense array. A test
 here checks placement, the host/device boundary and the numbers; the device's own
 tests check the kernels.
 
@@ -481,7 +482,27 @@ def _make_cupyx():
         np.add.at(a._a, _unwrap(slices, "scatter_add"), _unwrap(value, "scatter_add"))
     cupyx.scatter_add = scatter_add
     cupyx.empty_pinned = lambda shape, dtype=float: np.empty(shape, dtype)
+    cupyx.scipy = types.ModuleType("cupyx.scipy")
+    cupyx.scipy.sparse = types.ModuleType("cupyx.scipy.sparse")
+    cupyx.scipy.sparse.csr_matrix = _CsrMatrix
     return cupyx
+
+
+class _CsrMatrix:
+    """cupyx.scipy.sparse.csr_matrix from (data, indices, indptr) device arrays of the
+    current device; ``@`` a dense device array gives a dense device array."""
+
+    def __init__(self, arg, shape=None):
+        import scipy.sparse
+        data, indices, indptr = _unwrap(tuple(arg), "csr_matrix")
+        self.device_id = current_device()
+        self._m = scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)
+        self.shape = self._m.shape
+
+    def __matmul__(self, other):
+        if self.device_id != current_device():
+            raise DeviceMismatch("csr_matrix @: the matrix is on another device")
+        return _wrap(np.asarray(self._m @ _unwrap(other, "csr_matrix @")))
 
 
 def device_of(x):
@@ -505,6 +526,7 @@ def host_copies():
         _host_reads.remove(shapes)
 
 
+_EMULATED_MODULES = ("cupy", "cupyx", "cupyx.scipy", "cupyx.scipy.sparse")
 _GENERATED_KERNEL_SWITCHES = ("MXNET_GPU_RNN_FUSED_CELLS", "MXNET_GPU_FUSED_DROPOUT")
 
 
@@ -515,7 +537,7 @@ def emulated_gpus(count):
     from mxnet import backend
     from mxnet.operator import runner
     saved = (backend._cupy, backend._cupy_checked, set(backend._used_devices))
-    saved_modules = {k: sys.modules.get(k) for k in ("cupy", "cupyx")}
+    saved_modules = {k: sys.modules.get(k) for k in _EMULATED_MODULES}
     # pymxnet's generated kernels that operator bodies call directly (not through the
     # kernel table) are turned off: their bodies run instead
     saved_env = {k: os.environ.get(k) for k in _GENERATED_KERNEL_SWITCHES}
@@ -525,7 +547,9 @@ def emulated_gpus(count):
     _state["count"] = count
     mod = _make_module()
     backend._cupy, backend._cupy_checked = mod, True
-    sys.modules["cupy"], sys.modules["cupyx"] = mod, _make_cupyx()
+    cupyx = _make_cupyx()
+    sys.modules.update({"cupy": mod, "cupyx": cupyx, "cupyx.scipy": cupyx.scipy,
+                        "cupyx.scipy.sparse": cupyx.scipy.sparse})
     _local.device = 0
     try:
         yield mod

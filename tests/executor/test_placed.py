@@ -171,9 +171,11 @@ def test_grad_req_add_accumulates_and_a_head_gradient_is_required(two_gpus):
     _on(ex.grad_dict["data3"], mx.gpu(0))
 
 
-def test_module_with_group2ctxs_over_two_gpus_fits_like_one_cpu(two_gpus):
+@pytest.mark.parametrize("data_parallel", [False, True])
+def test_module_with_group2ctxs_over_two_gpus_fits_like_the_cpu(two_gpus, data_parallel):
     """Module(group2ctxs=...) trains a model split over two GPUs to the numbers of the
-    same model on one CPU."""
+    same model on the CPU; with two contexts, each holding the model split the other
+    way round (data and model parallel), as on two CPU contexts."""
     _needs(2, two_gpus)
     rng = np.random.RandomState(4)
     x = rng.uniform(-1, 1, (24, 4)).astype(np.float32)
@@ -184,10 +186,16 @@ def test_module_with_group2ctxs_over_two_gpus_fits_like_one_cpu(two_gpus):
         it = mx.io.NDArrayIter(x, y, batch_size=6)
         mod = mx.mod.Module(_mlp(), **placement)
         mod.fit(it, num_epoch=2, optimizer="sgd", initializer=mx.init.Xavier(),
-                optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+                optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, kvstore="device")
         return mod.get_params()
-    args, aux = fit(context=[mx.gpu(0)], group2ctxs={"dev1": mx.gpu(0), "dev2": mx.gpu(1)})
-    ref_args, ref_aux = fit(context=[mx.cpu()])
+    gpu0, gpu1 = mx.gpu(0), mx.gpu(1)
+    if data_parallel:
+        args, aux = fit(context=[gpu0, gpu1], group2ctxs=[{"dev1": gpu0, "dev2": gpu1},
+                                                          {"dev1": gpu1, "dev2": gpu0}])
+        ref_args, ref_aux = fit(context=[mx.cpu(0), mx.cpu(1)])
+    else:
+        args, aux = fit(context=[gpu0], group2ctxs={"dev1": gpu0, "dev2": gpu1})
+        ref_args, ref_aux = fit(context=[mx.cpu()])
     for n in ref_args:
         np.testing.assert_allclose(args[n].asnumpy(), ref_args[n].asnumpy(), rtol=1e-4,
                                    atol=1e-6, err_msg=n)
