@@ -105,18 +105,10 @@ class Executor:
 
     def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None,
                  output_base=None, group2ctx=None):
-        self._symbol = symbol
-        self._group2ctx = group2ctx or None      # ctx_group placement (placement.py)
+        self._keep_bound(symbol, ctx, args, args_grad, grad_reqs, aux_states, group2ctx)
         # reshape(): the old executor's outputs, which ours view where they fit (MXNet
         # carves a reshaped executor's outputs from the memory of the one it came from)
         self._output_base = output_base or []
-        self._ctx = ctx
-        self.arg_arrays = list(args)
-        self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
-        self._grad_req = list(grad_reqs)
-        self.aux_arrays = list(aux_states)
-        self._monitor = None
-        self._monitor_all = False
         # an executor's monitor also reports variable inputs under their own names (as
         # MXNet's executor does); a hybridized block's op hook does not (CachedOp)
         self._monitor_variables = True
@@ -130,6 +122,19 @@ class Executor:
             self._prepare()
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
         self.memory_plan = self._graph.memory
+
+    def _keep_bound(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, group2ctx):
+        """The bound symbol, context and arrays as the caller gave them."""
+        self._symbol = symbol
+        self._group2ctx = group2ctx or None      # ctx_group placement (placement.py)
+        self._ctx = ctx
+        self.arg_arrays = list(args)
+        self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
+        self._grad_req = list(grad_reqs)
+        self.aux_arrays = list(aux_states)
+        self._monitor = None
+        self._monitor_all = False
+        self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
 
     # ------------------------------------------------------------------ planning
     def _plan_graph(self):

@@ -30,15 +30,8 @@ class PlacedExecutor(Executor):
 
     def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states,
                  group2ctx=None):
-        self._symbol = self._optimized = symbol
-        self._group2ctx = group2ctx
-        self._ctx = ctx
-        self.arg_arrays = list(args)
-        self.grad_arrays = [g if r != REQ_NULL else None for g, r in zip(args_grad, grad_reqs)]
-        self._grad_req = list(grad_reqs)
-        self.aux_arrays = list(aux_states)
-        self._monitor = None
-        self._monitor_all = False
+        self._keep_bound(symbol, ctx, args, args_grad, grad_reqs, aux_states, group2ctx)
+        self._optimized = symbol
         g = self._graph = Graph(symbol)
         var_nodes = g.arg_nodes + g.aux_nodes
         arrays = self.arg_arrays + self.aux_arrays
@@ -48,7 +41,6 @@ class PlacedExecutor(Executor):
         self.outputs = [zeros(tuple(g.shapes[e]), self._placed[g.entry_node[e]], g.dtypes[e])
                         for e in g.heads]
         self._heads = None          # the last forward's results (on the tape if training)
-        self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
         self.memory_plan = None
 
     # ------------------------------------------------------------------ running
