@@ -53,7 +53,7 @@ class PlacedExecutor(Executor):
             if wants_grad and grad is not None and req != REQ_NULL:
                 # a second handle on the argument's memory carries the autograd mark,
                 # so the bound array itself is left as the caller made it
-                arr = NDArray(arr._chunk, arr._shape, arr._dtype, arr._ctx)
+                arr = arr.detach()
                 _tape.mark_variables([arr], [grad], req)
             values[g.entry(nid)] = arr
         for nid, arr in zip(g.aux_nodes, self.aux_arrays):
