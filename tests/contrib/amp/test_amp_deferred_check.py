@@ -65,9 +65,12 @@ def _train(monkeypatch, deferred, optimizer, opt_args, hybridize=False, ctx=None
         if isinstance(st, (list, tuple)):
             return [a for s in st for a in flat(s)]
         return [st.asnumpy()]
+    # in the network's parameter order: the Trainer numbers parameters by sorted name,
+    # and the two runs' names (dense9_, dense10_, ...) need not sort alike
+    order = [tr._param2idx[p.name] for p in net.collect_params().values()]
     for upd in tr._updaters:
-        for k in sorted(upd.states):
-            states += flat(upd.states[k])
+        for k in order:
+            states += flat(upd.states.get(k))
     counts = dict(tr._optimizer._index_update_count), tr._optimizer.num_update
     return weights, states, scales, counts, gates
 
