@@ -550,6 +550,37 @@ def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, mo
     assert np.isfinite(loss.asnumpy()).all()
 
 
+@pytest.mark.parametrize("kvstore", ["device", None])
+def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore):
+    """d2l's data-parallel step (split_and_load over two GPUs, a backward per GPU,
+    Trainer.step reducing across them) queues device work only."""
+    ctxs = [mx.gpu(0), mx.gpu(1)]
+    net = _cnn()
+    net.initialize(mx.init.Xavier(), ctx=ctxs)
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kvstore)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    x = nd.array(np.random.RandomState(2).rand(8, 1, 10, 10))
+    y = nd.array(np.arange(8) % 10)
+
+    def step():
+        xs = gluon.utils.split_and_load(x, ctxs)
+        ys = gluon.utils.split_and_load(y, ctxs)
+        with autograd.record():
+            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
+        for loss in losses:
+            loss.backward()
+        trainer.step(x.shape[0])
+    step()
+    nd.waitall()
+    with host_copies() as copied:
+        for _ in range(2):
+            step()
+        nd.waitall()
+    assert copied == []
+
+
 def test_a_module_step_reads_nothing_back_from_the_gpu(two_gpus):
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16), act_type="relu")
