@@ -564,19 +564,10 @@ def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore
     x = nd.array(np.random.RandomState(2).rand(8, 1, 10, 10))
     y = nd.array(np.arange(8) % 10)
 
-    def step():
-        xs = gluon.utils.split_and_load(x, ctxs)
-        ys = gluon.utils.split_and_load(y, ctxs)
-        with autograd.record():
-            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
-        for loss in losses:
-            loss.backward()
-        trainer.step(x.shape[0])
-    step()
+    _parallel_steps(net, trainer, loss_fn, x, y, ctxs, 1)
     nd.waitall()
     with host_copies() as copied:
-        for _ in range(2):
-            step()
+        _parallel_steps(net, trainer, loss_fn, x, y, ctxs, 2)
         nd.waitall()
     assert copied == []
 
