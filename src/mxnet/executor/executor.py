@@ -509,43 +509,54 @@ class Executor:
         if not plan.steps and not any(s is not None for s in plan.seeds) \
                 and not plan.zero_fill:
             return
-        if out_grads is None:
-            out_grads = []
-        elif isinstance(out_grads, NDArray):
-            out_grads = [out_grads]
-        elif isinstance(out_grads, dict):
-            names = self._symbol.list_outputs()
-            out_grads = [out_grads.get(n) for n in names]
-        out_grads = list(out_grads)
-        n_heads = len(self._graph.heads)
-        # MXNet reads one gradient per output and ignores any extra ones given.
-        out_grads = out_grads[:n_heads] + [None] * (n_heads - len(out_grads))
+        out_grads = self._out_grad_list(out_grads)
         for i, (req, g) in enumerate(zip(plan.head_required, out_grads)):
-            if req and g is None:
-                raise MXNetError(
-                    "Because the last operator is not Loss function, head_gradient is "
-                    "required when calling backward. If you are attempting to minimize "
-                    "the output as an objective, please modify your network and pass it "
-                    "through the make_loss symbol.")
             if g is not None and plan.seeds[i] is None:
                 out_grads[i] = None     # nothing reads it (MXNet neither checks it)
                 continue
-            if g is not None:
-                if not isinstance(g, NDArray):
-                    raise TypeError("out_grads must be NDArrays")
-                if tuple(g.shape) != tuple(self.outputs[i].shape):
-                    raise MXNetError(f"backward: out_grad {i} has shape {g.shape}, output "
-                                     f"{i} has shape {self.outputs[i].shape}")
-                if g.context.device_typeid == 2 or self._ctx.device_typeid == 2:
-                    # from another device: copied to the executor's (as MXNet copies
-                    # head gradients into its own arrays)
-                    out_grads[i] = g.as_in_context(self._ctx)
+            if self._check_out_grad(i, g, req) and (
+                    g.context.device_typeid == 2 or self._ctx.device_typeid == 2):
+                # from another device: copied to the executor's (as MXNet copies
+                # head gradients into its own arrays)
+                out_grads[i] = g.as_in_context(self._ctx)
         given = [g for g in out_grads if g is not None]
         writes = [g for g, r in zip(self.grad_arrays, self._grad_req)
                   if g is not None and r != REQ_NULL]
         self._push(lambda rctx: self._run_backward(out_grads, bool(is_train)),
                    self.arg_arrays + self.aux_arrays + given + self.outputs, writes,
                    "Executor.backward", inline)
+
+    def _out_grad_list(self, out_grads):
+        """backward's out_grads (None, an NDArray, a list, or {output name: array}) as
+        one entry per output, None where none is given."""
+        if out_grads is None:
+            out_grads = []
+        elif isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            out_grads = [out_grads.get(n) for n in self._symbol.list_outputs()]
+        out_grads = list(out_grads)
+        n_heads = len(self._graph.heads)
+        # MXNet reads one gradient per output and ignores any extra ones given.
+        return out_grads[:n_heads] + [None] * (n_heads - len(out_grads))
+
+    def _check_out_grad(self, i, g, required):
+        """Raise for a missing head gradient output i needs, or a given one that is no
+        NDArray or has another shape than the output. Returns whether one is given."""
+        if g is None:
+            if required:
+                raise MXNetError(
+                    "Because the last operator is not Loss function, head_gradient is "
+                    "required when calling backward. If you are attempting to minimize "
+                    "the output as an objective, please modify your network and pass it "
+                    "through the make_loss symbol.")
+            return False
+        if not isinstance(g, NDArray):
+            raise TypeError("out_grads must be NDArrays")
+        if tuple(g.shape) != tuple(self.outputs[i].shape):
+            raise MXNetError(f"backward: out_grad {i} has shape {g.shape}, output "
+                             f"{i} has shape {self.outputs[i].shape}")
+        return True
 
     def _target(self, target):
         """The array a gradient target (kind, index, req) names."""

@@ -13,7 +13,6 @@ from .. import tape as _tape
 from ..base import MXNetError
 from ..ndarray.creation import zeros
 from ..ndarray.dispatch import invoke
-from ..ndarray.ndarray import NDArray
 from ..operator.registry import REQ_NULL
 from .executor import Executor
 from .gradient import is_loss_op
@@ -109,16 +108,9 @@ class PlacedExecutor(Executor):
         if self._heads is None:
             raise MXNetError("backward: run forward(is_train=True) first")
         g = self._graph
-        if out_grads is None:
-            out_grads = []
-        elif isinstance(out_grads, NDArray):
-            out_grads = [out_grads]
-        elif isinstance(out_grads, dict):
-            out_grads = [out_grads.get(n) for n in self._symbol.list_outputs()]
-        out_grads = list(out_grads)[:len(g.heads)]
-        out_grads += [None] * (len(g.heads) - len(out_grads))
         heads, head_grads = [], []
-        for e, head, og in zip(g.heads, self._heads, out_grads):
+        for i, (e, head, og) in enumerate(zip(g.heads, self._heads,
+                                              self._out_grad_list(out_grads))):
             if head._ag is None:
                 continue                    # no argument with a gradient reaches it
             node = g.nodes[g.entry_node[e]]
@@ -126,27 +118,12 @@ class PlacedExecutor(Executor):
             # (SoftmaxOutput), needs none (as the Executor's plan says)
             needs = not is_loss_op(node.op) and \
                 "out_grad" in node.op.backward_uses_for(node.params)
-            if og is None and needs:
-                raise MXNetError(
-                    "Because the last operator is not Loss function, head_gradient is "
-                    "required when calling backward. If you are attempting to minimize "
-                    "the output as an objective, please modify your network and pass it "
-                    "through the make_loss symbol.")
-            if og is not None:
-                if not isinstance(og, NDArray):
-                    raise TypeError("out_grads must be NDArrays")
-                if tuple(og.shape) != tuple(head.shape):
-                    raise MXNetError(f"backward: out_grad has shape {og.shape}, the output "
-                                     f"{head.shape}")
+            if self._check_out_grad(i, og, needs):
                 og = og.as_in_context(head.context)
             heads.append(head)
             head_grads.append(og)
         if heads:
             _tape.backward(heads, head_grads, retain_graph=True, train_mode=is_train)
-
-    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        from .bind import reshape
-        return reshape(self, partial_shaping, allow_up_sizing, kwargs)
 
     def get_optimized_symbol(self):
         return self._symbol.__copy__()
