@@ -61,6 +61,23 @@ def test_arrays_and_operators_live_on_their_gpu(two_gpus, k):
     np.testing.assert_allclose(b.asnumpy(), 2 * a.asnumpy())
 
 
+def test_an_operator_on_a_gpu_asks_the_driver_for_the_device_once(two_gpus, monkeypatch):
+    # invoke enters the device's scope; the runner under it must not ask again (a
+    # driver call per operator is host time on the no-graph path)
+    rt = two_gpus.cuda.runtime
+    asked = []
+    real = rt.getDevice
+    monkeypatch.setattr(rt, "getDevice", lambda: asked.append(1) or real())
+    for k in (0, 1):
+        a, x, w = nd.ones((4,), ctx=mx.gpu(k)), nd.ones((1, 4), ctx=mx.gpu(k)), \
+            nd.ones((2, 4), ctx=mx.gpu(k))
+        del asked[:]
+        nd.relu(a)
+        a + a
+        nd.FullyConnected(x, w, num_hidden=2, no_bias=True)
+        assert len(asked) == 3
+
+
 def test_copies_between_gpus_land_on_the_target(two_gpus):
     """... straight from one device to the other: nothing goes through the host."""
     a = nd.array([1.0, 2.0, 3.0], ctx=mx.gpu(0))

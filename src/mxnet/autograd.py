@@ -223,7 +223,8 @@ def _backward_node(node, ograds, accumulate, train_mode, uses=None):
                                    in_grad=dests, req=None if dests is None else
                                    [REQ_WRITE if d is not None else REQ_NULL
                                     for d in dests],
-                                   out_meta=node.out_meta)
+                                   out_meta=node.out_meta,
+                                   _on_device=True)   # the caller entered node.ctx's scope
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
             accumulate((id(par[0]), par[1]), g)

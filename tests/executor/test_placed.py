@@ -217,3 +217,24 @@ def test_monitor_sees_every_operator_output(two_gpus):
     ref.forward()
     mx.nd.waitall()
     assert seen == ref_seen and seen
+
+
+@pytest.mark.parametrize("how", ["bind", "simple_bind"])
+def test_binding_builds_the_graph_once(two_gpus, how, monkeypatch):
+    # bind, the executor factory and PlacedExecutor share one Graph and its placement
+    from mxnet.executor import graph as graph_module
+    built = []
+    real_init = graph_module.Graph.__init__
+    monkeypatch.setattr(graph_module.Graph, "__init__",
+                        lambda self, *a, **k: built.append(1) or real_init(self, *a, **k))
+    net = _chain(np.float32)
+    group2ctx = {"dev1": mx.cpu(), "dev2": mx.gpu(0)}
+    shapes = {f"data{i}": (2, 3) for i in (1, 2, 3)}
+    if how == "bind":
+        args = {k: mx.nd.ones(s, ctx=mx.cpu() if k != "data3" else mx.gpu(0))
+                for k, s in shapes.items()}
+        ex = net.bind(mx.cpu(), args, group2ctx=group2ctx)
+    else:
+        ex = net.simple_bind(mx.cpu(), group2ctx=group2ctx, **shapes)
+    assert isinstance(ex, PlacedExecutor)
+    assert len(built) == 1

@@ -68,11 +68,16 @@ def _grad_reqs(grad_req, names):
 
 
 def _executor(symbol, ctx, args, grads, reqs, aux, shared_exec=None, group2ctx=None,
-              output_base=None):
-    """An Executor, or a PlacedExecutor when group2ctx puts nodes on several devices."""
-    if group2ctx and spans_devices(place_nodes(Graph(symbol), ctx, group2ctx)):
-        from .placed import PlacedExecutor
-        return PlacedExecutor(symbol, ctx, args, grads, reqs, aux, group2ctx)
+              output_base=None, graph=None):
+    """An Executor, or a PlacedExecutor when group2ctx puts nodes on several devices
+    (``graph``: the symbol's Graph when the caller built one already)."""
+    if group2ctx:
+        graph = graph if graph is not None else Graph(symbol)
+        placed = place_nodes(graph, ctx, group2ctx)
+        if spans_devices(placed):
+            from .placed import PlacedExecutor
+            return PlacedExecutor(symbol, ctx, args, grads, reqs, aux, group2ctx,
+                                  graph=graph, placed=placed)
     return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx,
                     output_base=output_base)
 
@@ -96,7 +101,8 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
     aux = _arrays(aux_states, aux_names, "aux_states")
     reqs = _grad_reqs(grad_req, arg_names)
     reqs = [r if g is not None else REQ_NULL for r, g in zip(reqs, grads)]
-    placed = var_contexts(Graph(symbol), ctx, group2ctx) if group2ctx else None
+    graph = Graph(symbol) if group2ctx else None
+    placed = var_contexts(graph, ctx, group2ctx) if group2ctx else None
     for name, a in list(zip(arg_names, args)) + list(zip(aux_names, aux)) + \
             [(n, g) for n, g in zip(arg_names, grads) if g is not None]:
         if placed is not None:
@@ -107,7 +113,8 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
         if g is not None and tuple(g.shape) != tuple(a.shape):
             raise MXNetError(f"bind: gradient of {name} has shape {g.shape}, the argument "
                              f"{a.shape}")
-    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx)
+    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx,
+                     graph=graph)
 
 
 def _infer_all(symbol, shapes, types):
@@ -186,7 +193,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             arr = _fit(shared_exec.aux_dict[name], tuple(g.shapes[e]), _dtype(g.dtypes[e]))
         aux.append(arr if arr is not None else
                    zeros(tuple(g.shapes[e]), placed[name], _dtype(g.dtypes[e])))
-    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx)
+    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx, graph=g)
 
 
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}

@@ -28,15 +28,16 @@ class PlacedExecutor(Executor):
     devices. Same interface as Executor; ``outputs`` live on their nodes' devices."""
 
     def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states,
-                 group2ctx=None):
+                 group2ctx=None, graph=None, placed=None):
+        # graph, placed: the symbol's Graph and its placement when bind made them
         self._keep_bound(symbol, ctx, args, args_grad, grad_reqs, aux_states, group2ctx)
         self._optimized = symbol
-        g = self._graph = Graph(symbol)
+        g = self._graph = graph if graph is not None else Graph(symbol)
         var_nodes = g.arg_nodes + g.aux_nodes
         arrays = self.arg_arrays + self.aux_arrays
         infer_shape_pass(g, {g.entry(i): tuple(a.shape) for i, a in zip(var_nodes, arrays)})
         infer_type_pass(g, {g.entry(i): a.dtype for i, a in zip(var_nodes, arrays)})
-        self._placed = place_nodes(g, ctx, group2ctx)
+        self._placed = placed if placed is not None else place_nodes(g, ctx, group2ctx)
         self.outputs = [zeros(tuple(g.shapes[e]), self._placed[g.entry_node[e]], g.dtypes[e])
                         for e in g.heads]
         self._heads = None          # the last forward's results (on the tape if training)

@@ -127,8 +127,10 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
         if outs_given is not None and op.writes_outputs:
             dst = _destinations(op, p, args, aux, outs_given)
         try:
+            # _on_device: a GPU call entered its device's scope above; the runner
+            # need not ask the driver again
             results = _forward(op, octx, p, [a._data for a in args], [a._data for a in aux],
-                               dst)
+                               dst, _on_device=_on_device)
         except NotImplementedError:     # a missing feature, not a computing error
             raise
         except Exception as err:        # raised at the sync point, as on the engine

@@ -42,11 +42,21 @@ def _scale_shift(xhat, gamma, beta, shape):
     return xhat
 
 
+def _accurate_sum(x, axes):
+    """x summed over axes in a wider type (float32 -> float64, float16 -> float32), as
+    MXNet's safe accumulation does: the parameter gradients sum over every sample, and
+    a float32 running sum of a few thousand rows already errs by ~1e-4."""
+    if x.dtype.itemsize >= 8:
+        return x.sum(axis=axes)
+    wide = "float64" if x.dtype.itemsize == 4 else "float32"
+    return x.sum(axis=axes, dtype=wide).astype(x.dtype, copy=False)
+
+
 def _affine_grads(xp, g, xhat, inv_std, gamma, shape, stat_axes, param_axes):
     """(dx, dgamma, dbeta) of y = gamma * xhat + beta, xhat standardised over
     stat_axes, gamma (reshaped to ``shape``) and beta shared over param_axes."""
-    dgamma = (g * xhat).sum(axis=param_axes)
-    dbeta = g.sum(axis=param_axes)
+    dgamma = _accurate_sum(g * xhat, param_axes)
+    dbeta = _accurate_sum(g, param_axes)
     return _norm_grad(xp, g * gamma.reshape(shape), xhat, inv_std, stat_axes), dgamma, dbeta
 
 
