@@ -15,7 +15,10 @@ What is emulated is CuPy's array contract, nothing else:
   ``cupy.asarray``/``cupy.array`` take host data (and copy another device's array to
   the current one); reductions give 0-d device arrays, not NumPy scalars;
 - ``a.data.copy_from_device_async`` copies memory from any device (CuPy's peer copy);
-  events and the current stream exist (``cupy.cuda.Event``, ``get_current_stream``).
+  events and the default stream exist as CuPy's: an event belongs to the device it
+  was made on and is recorded only on that device's stream; the default stream
+  (``get_current_stream()``, CuPy's ``Stream.null``) acts on whichever device is
+  current at each call, and its waits are logged (``stream_waits()``).
 
 Arrays are NumPy arrays inside a ``DeviceArray`` tagged with their device, so every
 result can be checked against NumPy. Not emulated: kernels (the kernel table's 'gpu'
@@ -337,13 +340,19 @@ def _contiguous_bytes(arr):
 
 
 class _Event:
-    """cupy.cuda.Event (work is synchronous here: every event has happened)."""
+    """cupy.cuda.Event: made on the current device, and recordable only on a stream of
+    that device (CUDA's rule; work is synchronous here, so every event has happened)."""
 
     def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.made_on = current_device()
         self.device_id = None
 
     def record(self, stream=None):
-        self.device_id = current_device() if stream is None else stream.device_id
+        device = _stream_device(stream)
+        if device != self.made_on:
+            raise RuntimeError("cudaErrorInvalidResourceHandle: an event made on device "
+                               f"{self.made_on} recorded on a stream of device {device}")
+        self.device_id = device
 
     def synchronize(self):
         pass
@@ -351,19 +360,37 @@ class _Event:
     done = property(lambda self: True)
 
 
-class _Stream:
-    """The current stream of the current device (cupy.cuda.get_current_stream())."""
+def _stream_device(stream):
+    """The device a stream call acts on: the default stream (CuPy's ``Stream.null``,
+    handle 0) is the legacy stream of whichever device is current at the call."""
+    if stream is None or stream.device_id == -1:
+        return current_device()
+    return stream.device_id
 
-    def __init__(self):
-        self.device_id = current_device()
-        self.ptr = 0
+
+class _Stream:
+    """CuPy's default stream, ``Stream.null`` (what cupy.cuda.get_current_stream()
+    returns unless a stream was made current): one object for every device, handle 0,
+    device_id -1, so each call on it acts on the device current at that call. Waits
+    are logged (``stream_waits()``) as (device that waits, device of the event)."""
+    device_id = -1
+    ptr = 0
 
     def wait_event(self, event):
         if event.device_id is None:
             raise RuntimeError("wait_event: the event was never recorded")
+        _state.setdefault("waits", []).append((current_device(), event.device_id))
 
     def synchronize(self):
         pass
+
+
+_NULL_STREAM = _Stream()
+
+
+def stream_waits():
+    """(waiting device, event's device) of every stream wait since the emulation began."""
+    return list(_state.get("waits", []))
 
 
 def _check_id(i):
@@ -470,7 +497,7 @@ def _make_module():
         getDevice=current_device, getDeviceCount=lambda: _state["count"],
         memGetInfo=lambda: (1 << 30, 1 << 31), runtimeGetVersion=lambda: 0)
     mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime, Event=_Event,
-                                     get_current_stream=_Stream)
+                                     get_current_stream=lambda device_id=-1: _NULL_STREAM)
     return mod
 
 
@@ -545,6 +572,7 @@ def emulated_gpus(count):
     kernels = runner._KERNELS
     hidden = {k: kernels.pop(k) for k in [k for k in kernels if k[1] == "gpu"]}
     _state["count"] = count
+    _state["waits"] = []
     mod = _make_module()
     backend._cupy, backend._cupy_checked = mod, True
     cupyx = _make_cupyx()

@@ -12,7 +12,8 @@ import mxnet as mx
 from mxnet import autograd, gluon, nd
 from mxnet.backend import cupy_or_none
 
-from multi_gpu_host import DeviceMismatch, device_of, emulated_gpus, host_copies
+from multi_gpu_host import (DeviceMismatch, device_of, emulated_gpus, host_copies,
+                            stream_waits)
 
 pytestmark = pytest.mark.skipif(cupy_or_none() is not None,
                                 reason="a real GPU is present: the emulation stands aside")
@@ -95,6 +96,30 @@ def test_copies_between_gpus_land_on_the_target(two_gpus):
         np.testing.assert_array_equal(x.asnumpy(), [1, 2, 3])
     d[:] = a.as_in_context(mx.gpu(1)) * 2
     np.testing.assert_array_equal(d.copyto(mx.cpu()).asnumpy(), [2, 4, 6])
+
+
+@pytest.mark.parametrize("current", [0, 1])
+@pytest.mark.parametrize("src, dst", [(0, 1), (1, 0)])
+def test_a_copy_between_gpus_is_waited_for_on_the_destination(two_gpus, current, src,
+                                                              dst):
+    # a copy runs on its source's stream after the destination's stream frees the
+    # memory; the destination's stream must then wait for the copy before its kernels
+    # read the result, whichever device is current (CuPy's default stream acts on the
+    # current device). The gradient's copy back is waited for on the source.
+    a = nd.array([1.0, 2.0], ctx=mx.gpu(src))
+    a.attach_grad()
+    nd.waitall()
+    start = len(stream_waits())
+    with two_gpus.cuda.Device(current):
+        with autograd.record():
+            b = a.as_in_context(mx.gpu(dst))
+            loss = (b * b).sum()
+    assert set(stream_waits()[start:]) == {(src, dst), (dst, src)}
+    start = len(stream_waits())
+    with two_gpus.cuda.Device(current):
+        loss.backward()
+    assert set(stream_waits()[start:]) == {(dst, src), (src, dst)}
+    np.testing.assert_array_equal(a.grad.asnumpy(), [2, 4])
 
 
 def test_autograd_on_the_second_gpu(two_gpus):

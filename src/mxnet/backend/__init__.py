@@ -137,7 +137,12 @@ def _copy_between_gpus(cp, arr, dst_id):
     by events both ways: it waits for what the destination's stream had queued (its pool
     may hand out memory still being read there), it runs on the source's stream (after
     the writer of arr, and before the source memory can be reused), and the destination's
-    stream waits for it before anything reads the result."""
+    stream waits for it before anything reads the result.
+
+    Each stream call runs with its stream's device current: the default stream
+    (``Stream.null``, handle 0) means the legacy stream of whichever device is current
+    when it is used, and an event is recorded only on a stream of the device it was
+    made on."""
     with cp.cuda.Device(dst_id):
         out = cp.empty(arr.shape, arr.dtype)
         dst_stream = cp.cuda.get_current_stream()
@@ -150,7 +155,8 @@ def _copy_between_gpus(cp, arr, dst_id):
         out.data.copy_from_device_async(src.data, src.nbytes, src_stream)
         copied = cp.cuda.Event(disable_timing=True)
         copied.record(src_stream)
-    dst_stream.wait_event(copied)
+    with cp.cuda.Device(dst_id):
+        dst_stream.wait_event(copied)
     return out
 
 
