@@ -555,10 +555,13 @@ def _cnn():
     ("tagger", "rmsprop", {"centered": True}),
     ("tagger", "nag", {"momentum": 0.9})])
 def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, model,
-                                                          optimizer, opt_args):
+                                                          optimizer, opt_args,
+                                                          monkeypatch):
     """Forward, backward and the optimizer step queue device work only: no value goes
     back to the host, which would wait for the GPU each step (only the loss's reader,
-    a metric or a print, should)."""
+    a metric or a print, should). Nor is any of it handed to an engine worker: GPU work
+    is queued from the calling thread, and a hand-off there is a thread switch and a
+    GIL round trip on the step's path (what held the seed CNN's step on the H100)."""
     ctx = mx.gpu(1)
     rng = np.random.RandomState(0)
     if model == "cnn":
@@ -584,11 +587,17 @@ def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, mo
         return loss
     step()                                   # first calls: shapes, parameters, states
     nd.waitall()
+    eng = mx.engine.get()
+    pushed = []
+    real_push = eng.push_sync
+    monkeypatch.setattr(eng, "push_sync", lambda fn, ctx, *a, **k: pushed.append(
+        k.get("name", a[3] if len(a) > 3 else None)) or real_push(fn, ctx, *a, **k))
     with host_copies() as copied:
         for _ in range(2):
             loss = step()
         nd.waitall()
     assert copied == []
+    assert pushed == []
     assert np.isfinite(loss.asnumpy()).all()
 
 
