@@ -541,6 +541,17 @@ class _Tagger(gluon.HybridBlock):
         return self.out(self.norm(self.gru(self.lstm(self.emb(x)))))
 
 
+def _engine_pushes(monkeypatch):
+    """A list that collects the name of every operation pushed to the engine's workers
+    from now on (work run in the calling thread is not pushed)."""
+    eng = mx.engine.get()
+    pushed = []
+    real_push = eng.push_sync
+    monkeypatch.setattr(eng, "push_sync", lambda fn, ctx, *a, **k: pushed.append(
+        k.get("name", a[3] if len(a) > 3 else None)) or real_push(fn, ctx, *a, **k))
+    return pushed
+
+
 def _cnn():
     net = gluon.nn.HybridSequential()
     net.add(gluon.nn.Conv2D(8, 3, activation="relu"), gluon.nn.BatchNorm(),
@@ -587,11 +598,7 @@ def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, mo
         return loss
     step()                                   # first calls: shapes, parameters, states
     nd.waitall()
-    eng = mx.engine.get()
-    pushed = []
-    real_push = eng.push_sync
-    monkeypatch.setattr(eng, "push_sync", lambda fn, ctx, *a, **k: pushed.append(
-        k.get("name", a[3] if len(a) > 3 else None)) or real_push(fn, ctx, *a, **k))
+    pushed = _engine_pushes(monkeypatch)
     with host_copies() as copied:
         for _ in range(2):
             loss = step()
@@ -602,9 +609,11 @@ def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, mo
 
 
 @pytest.mark.parametrize("kvstore", ["device", None])
-def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore):
+def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore,
+                                                               monkeypatch):
     """d2l's data-parallel step (split_and_load over two GPUs, a backward per GPU,
-    Trainer.step reducing across them) queues device work only."""
+    Trainer.step reducing across them) queues device work only, from the calling
+    thread."""
     ctxs = [mx.gpu(0), mx.gpu(1)]
     net = _cnn()
     net.initialize(mx.init.Xavier(), ctx=ctxs)
@@ -617,13 +626,15 @@ def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore
 
     _parallel_steps(net, trainer, loss_fn, x, y, ctxs, 1)
     nd.waitall()
+    pushed = _engine_pushes(monkeypatch)
     with host_copies() as copied:
         _parallel_steps(net, trainer, loss_fn, x, y, ctxs, 2)
         nd.waitall()
     assert copied == []
+    assert pushed == []
 
 
-def test_a_module_step_reads_nothing_back_from_the_gpu(two_gpus):
+def test_a_module_step_reads_nothing_back_from_the_gpu(two_gpus, monkeypatch):
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16), act_type="relu")
     out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4), name="softmax")
@@ -637,12 +648,14 @@ def test_a_module_step_reads_nothing_back_from_the_gpu(two_gpus):
     mod.forward_backward(batch)
     mod.update()
     nd.waitall()
+    pushed = _engine_pushes(monkeypatch)
     with host_copies() as copied:
         for _ in range(2):
             mod.forward_backward(batch)
             mod.update()
         nd.waitall()
     assert copied == []
+    assert pushed == []
 
 
 def test_kvstore_row_sparse_push_and_pull_across_gpus(two_gpus):

@@ -566,7 +566,15 @@ def _copy_across_into(src, dst):
 
     def run(rctx):
         store(dst, device_put(src._data, dst._ctx))
-    engine.get().push_sync(run, dst._ctx, [src._chunk], [dst._chunk], 0, "_copyto")
+    eng = engine.get()
+    # Into GPU memory the copy is only queued on the device's stream (CuPy stages host
+    # memory in pinned memory and returns), so with both arrays idle it runs here: an
+    # engine worker would add a thread hand-off that the next kernel reading dst waits
+    # for (Module copies every batch in this way). Into host memory the copy waits for
+    # the GPU: a worker waits instead of the caller, as in MXNet.
+    if not (dst._ctx.device_typeid == 2 and
+            eng.run_inline(run, [src._chunk], [dst._chunk], "_copyto", dst._ctx)):
+        eng.push_sync(run, dst._ctx, [src._chunk], [dst._chunk], 0, "_copyto")
     _record_copy(src, dst)
     return dst
 
