@@ -1,6 +1,8 @@
 """Generate ``mx.nd.<op>`` functions from the operator registry (closures with an
 ``inspect.Signature``; no generated source)."""
 from ..operator.call import bind_call, signature
+from ..operator.params import Schema
+from ..operator.registry import Op
 from .dispatch import invoke
 from ..context import Context
 from .ndarray import NDArray, _check_ctx
@@ -30,9 +32,46 @@ def simple_arity(op):
     return None
 
 
+# Parameter values a call's binding may be remembered by (with their class: 1, 1.0 and
+# True hash alike but need not parse alike); tuples of ints too (axes, shapes).
+_PLAIN = frozenset((int, float, bool, str, type(None)))
+_BOUND_CALLS_PER_OP = 256
+
+
+def _call_key(args, kwargs):
+    """(number of leading arrays, then each further positional value and keyword with
+    its class) for a call whose leading arguments are arrays of FAST_CLASSES and whose
+    other values are plain (_PLAIN, tuples of ints); None for any other call."""
+    n = 0
+    for a in args:
+        if a.__class__ not in FAST_CLASSES:
+            break
+        n += 1
+    key = (n,)
+    for v in args[n:]:
+        c = v.__class__
+        if c not in _PLAIN and not (c is tuple and all(e.__class__ is int for e in v)):
+            return None
+        key += (c, v)
+    for k, v in kwargs.items():
+        c = v.__class__
+        if c not in _PLAIN and not (c is tuple and all(e.__class__ is int for e in v)):
+            return None
+        key += (k, c, v)
+    return key
+
+
 def make_function(op, public_name):
     """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
     arity = simple_arity(op)
+    # The parsed parameters of calls seen before, by _call_key: a layer calls its
+    # operator with the same keywords every step (F.FullyConnected(x, w, b,
+    # num_hidden=...)), and binding them costs more than a small kernel. Only where
+    # parsing is the Schema's cached parse (whose Params every such call shares
+    # anyway): an operator parsing its own way may keep per-call state in them
+    # (Custom's operator instances).
+    bound = {} if (type(op).parse is Op.parse and
+                   type(op.params).parse is Schema.parse) else None
 
     def fn(*args, out=None, name=None, ctx=None, attr=None, **kwargs):
         if ctx is not None and ctx.__class__ is not Context:
@@ -43,11 +82,22 @@ def make_function(op, public_name):
                     break
             else:
                 return invoke(op, list(args), None, out, ctx, op._defaults)
+        key = None if bound is None else _call_key(args, kwargs)
+        if key is not None:
+            p = bound.get(key)
+            if p is not None:
+                return invoke(op, list(args[:key[0]]), None, out, ctx, p)
         inputs, p = bind_call(op, args, kwargs, _is_input)
         for i, v in enumerate(inputs):
             if v is None:
                 names = list(op.arguments(p)) + list(op.aux_states(p))
                 raise MXNetError(f"Operator {op.name}: required input '{names[i]}' is missing")
+        # remembered only when the inputs are the leading arrays themselves, in order
+        if key is not None and len(inputs) == key[0] and \
+                all(v is a for v, a in zip(inputs, args)):
+            if len(bound) >= _BOUND_CALLS_PER_OP:
+                bound.clear()
+            bound[key] = p
         return invoke(op, inputs, None, out, ctx, p)
 
     fn.__name__ = public_name
