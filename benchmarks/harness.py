@@ -7,6 +7,7 @@ Interpreters: this one for pymxnet (src/ on the path); ``$MXNET_REF_PYTHON`` (de
 A framework whose interpreter is missing is reported as unavailable, not skipped
 silently.
 """
+import argparse
 import json
 import os
 import subprocess
@@ -291,6 +292,25 @@ def training_benchmark(script, title, defaults, variants, worker_mxnet, worker_t
                 if "hybridized / imperative" in runs[fw]), "",
             *section(PEAK_RSS, runs, mem, unit="MB")]
     write_report(args.out, text, runs)
+
+
+def command_line(report_name, worker_mxnet, worker_torch, extra=()):
+    """The command line of a side-by-side benchmark script: with ``--worker FRAMEWORK``
+    run that framework's worker (``worker_torch`` for PyTorch, ``worker_mxnet`` for
+    pymxnet and MXNet 1.9.1), print its JSON result and return None; else return the
+    parsed arguments: ``--out`` (default results/<report_name>) and ``extra``, pairs of
+    (flag, add_argument keywords)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", report_name))
+    for flag, kwargs in extra:
+        ap.add_argument(flag, **kwargs)
+    args = ap.parse_args()
+    if not args.worker:
+        return args
+    res = worker_torch() if args.worker == "pytorch" else worker_mxnet()
+    print(json.dumps(res))
+    return None
 
 
 def best_us(fn, n, repeat=5):

@@ -5,8 +5,6 @@ all with 2 threads, in one run.
 
     python benchmarks/op_overhead.py [--out benchmarks/results/op_overhead.md]
 """
-import argparse
-import json
 import os
 import sys
 
@@ -79,13 +77,8 @@ def worker_torch():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker")
-    ap.add_argument("--out", default=os.path.join(harness.HERE, "results", "op_overhead.md"))
-    args = ap.parse_args()
-    if args.worker:
-        res = worker_torch() if args.worker == "pytorch" else worker_mxnet()
-        print(json.dumps(res))
+    args = harness.command_line("op_overhead.md", worker_mxnet, worker_torch)
+    if args is None:
         return
     me = os.path.abspath(__file__)
     runs = {

@@ -11,8 +11,6 @@ alternating frameworks.
 
     python benchmarks/step_overhead.py [--out benchmarks/results/step_overhead.md]
 """
-import argparse
-import json
 import os
 import sys
 
@@ -123,15 +121,9 @@ def worker_torch():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker")
-    ap.add_argument("--out", default=os.path.join(harness.HERE, "results",
-                                                  "step_overhead.md"))
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    if args.worker:
-        res = worker_torch() if args.worker == "pytorch" else worker_mxnet()
-        print(json.dumps(res))
+    args = harness.command_line("step_overhead.md", worker_mxnet, worker_torch,
+                                [("--repeat", {"type": int, "default": 3})])
+    if args is None:
         return
     me = os.path.abspath(__file__)
     runs = harness.run_alternating(me, ["pymxnet", "mxnet-1.9.1", "pytorch"],
