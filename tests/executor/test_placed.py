@@ -222,11 +222,17 @@ def test_monitor_sees_every_operator_output(two_gpus):
 @pytest.mark.parametrize("how", ["bind", "simple_bind"])
 def test_binding_builds_the_graph_once(two_gpus, how, monkeypatch):
     # bind, the executor factory and PlacedExecutor share one Graph and its placement
+    from mxnet.executor import bind as bind_module
     from mxnet.executor import graph as graph_module
-    built = []
+    built, placed = [], []
     real_init = graph_module.Graph.__init__
     monkeypatch.setattr(graph_module.Graph, "__init__",
                         lambda self, *a, **k: built.append(1) or real_init(self, *a, **k))
+    from mxnet.executor import placement as placement_module
+    real_place = placement_module.place_nodes
+    for module in (bind_module, placement_module):
+        monkeypatch.setattr(module, "place_nodes",
+                            lambda *a: placed.append(1) or real_place(*a))
     net = _chain(np.float32)
     group2ctx = {"dev1": mx.cpu(), "dev2": mx.gpu(0)}
     shapes = {f"data{i}": (2, 3) for i in (1, 2, 3)}
@@ -238,3 +244,4 @@ def test_binding_builds_the_graph_once(two_gpus, how, monkeypatch):
         ex = net.simple_bind(mx.cpu(), group2ctx=group2ctx, **shapes)
     assert isinstance(ex, PlacedExecutor)
     assert len(built) == 1
+    assert len(placed) == 1

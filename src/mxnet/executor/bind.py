@@ -68,16 +68,18 @@ def _grad_reqs(grad_req, names):
 
 
 def _executor(symbol, ctx, args, grads, reqs, aux, shared_exec=None, group2ctx=None,
-              output_base=None, graph=None):
+              output_base=None, graph=None, placement=None):
     """An Executor, or a PlacedExecutor when group2ctx puts nodes on several devices
-    (``graph``: the symbol's Graph when the caller built one already)."""
+    (``graph``, ``placement``: the symbol's Graph and its nodes' placement when the
+    caller made them already)."""
     if group2ctx:
         graph = graph if graph is not None else Graph(symbol)
-        placed = place_nodes(graph, ctx, group2ctx)
-        if spans_devices(placed):
+        if placement is None:
+            placement = place_nodes(graph, ctx, group2ctx)
+        if spans_devices(placement):
             from .placed import PlacedExecutor
             return PlacedExecutor(symbol, ctx, args, grads, reqs, aux, group2ctx,
-                                  graph=graph, placed=placed)
+                                  graph=graph, placed=placement)
     return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx,
                     output_base=output_base)
 
@@ -101,8 +103,11 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
     aux = _arrays(aux_states, aux_names, "aux_states")
     reqs = _grad_reqs(grad_req, arg_names)
     reqs = [r if g is not None else REQ_NULL for r, g in zip(reqs, grads)]
-    graph = Graph(symbol) if group2ctx else None
-    placed = var_contexts(graph, ctx, group2ctx) if group2ctx else None
+    graph = placement = placed = None
+    if group2ctx:
+        graph = Graph(symbol)
+        placement = place_nodes(graph, ctx, group2ctx)
+        placed = var_contexts(graph, placement)
     for name, a in list(zip(arg_names, args)) + list(zip(aux_names, aux)) + \
             [(n, g) for n, g in zip(arg_names, grads) if g is not None]:
         if placed is not None:
@@ -114,7 +119,7 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
             raise MXNetError(f"bind: gradient of {name} has shape {g.shape}, the argument "
                              f"{a.shape}")
     return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx,
-                     graph=graph)
+                     graph=graph, placement=placement)
 
 
 def _infer_all(symbol, shapes, types):
@@ -156,7 +161,8 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
                          "arguments")
     reqs = _grad_reqs(grad_req, g.arg_names)
     shared = set(shared_arg_names or ())
-    placed = var_contexts(g, ctx, group2ctx)
+    placement = place_nodes(g, ctx, group2ctx)
+    placed = var_contexts(g, placement)
     args, grads = [], []
     for nid, req in zip(g.arg_nodes, reqs):
         name, e = g.nodes[nid].name, g.entry(nid)
@@ -193,7 +199,8 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
             arr = _fit(shared_exec.aux_dict[name], tuple(g.shapes[e]), _dtype(g.dtypes[e]))
         aux.append(arr if arr is not None else
                    zeros(tuple(g.shapes[e]), placed[name], _dtype(g.dtypes[e])))
-    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx, graph=g)
+    return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx, graph=g,
+                     placement=placement)
 
 
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}

@@ -62,10 +62,10 @@ def place_nodes(graph, ctx, group2ctx):
     return [c if c is not None else ctx for c in placed]
 
 
-def var_contexts(graph, ctx, group2ctx):
-    """{argument or auxiliary name: Context} of the graph's variables."""
-    placed = place_nodes(graph, ctx, group2ctx)
-    return {graph.nodes[i].name: placed[i] for i in graph.arg_nodes + graph.aux_nodes}
+def var_contexts(graph, placement):
+    """{argument or auxiliary name: Context} of the graph's variables, from its nodes'
+    ``placement`` (place_nodes)."""
+    return {graph.nodes[i].name: placement[i] for i in graph.arg_nodes + graph.aux_nodes}
 
 
 def check_array_context(name, arr, expected):

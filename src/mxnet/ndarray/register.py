@@ -38,6 +38,11 @@ _PLAIN = frozenset((int, float, bool, str, type(None)))
 _BOUND_CALLS_PER_OP = 256
 
 
+def _plain(v):
+    c = v.__class__
+    return c in _PLAIN or (c is tuple and all(e.__class__ is int for e in v))
+
+
 def _call_key(args, kwargs):
     """(number of leading arrays, then each further positional value and keyword with
     its class) for a call whose leading arguments are arrays of FAST_CLASSES and whose
@@ -49,15 +54,13 @@ def _call_key(args, kwargs):
         n += 1
     key = (n,)
     for v in args[n:]:
-        c = v.__class__
-        if c not in _PLAIN and not (c is tuple and all(e.__class__ is int for e in v)):
+        if not _plain(v):
             return None
-        key += (c, v)
+        key += (v.__class__, v)
     for k, v in kwargs.items():
-        c = v.__class__
-        if c not in _PLAIN and not (c is tuple and all(e.__class__ is int for e in v)):
+        if not _plain(v):
             return None
-        key += (k, c, v)
+        key += (k, v.__class__, v)
     return key
 
 
