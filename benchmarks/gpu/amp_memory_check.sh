@@ -37,7 +37,7 @@
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
-. "$(dirname "$0")/steps.sh"     # steps_begin NAME BUDGET; step NAME TIMEOUT LOGFILE CMD...
+. "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, train, rnn, mxnet_gpu_files
 steps_begin amp_memory_check 420
 
 # --- 1. env (ml_dtypes: a requirement of pymxnet, absent from the device's image) ---------------
@@ -55,19 +55,6 @@ step tests 110 "$OUT/tests.log" "$PY" -m pytest -q --no-header -p no:cacheprovid
     tests/backend/cudnn/test_runtime.py tests/backend/test_rnn_cells.py \
     tests/operator/nn/test_rnn.py tests/gluon/rnn tests/operator/test_kernels_gpu_dropout.py
 tail -n 3 "$OUT/tests.log" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
-
-# --- training throughput: one gpu_train worker per case -------------------------------------------
-train() {   # train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITERS
-    local name=$1 graphs=$2 fw=$3 model=$4 prec=$5 limit=$6 warm=$7 iters=$8
-    local mode=${MODE:-hybridized}      # MODE=imperative: Gluon without hybridize
-    [ "$fw" = pytorch ] && mode=eager
-    echo "### $name" >> "$OUT/train.log"
-    # TRAIN_ENV: extra VAR=value settings for this row (e.g. the layout switch)
-    step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" ${TRAIN_ENV:-} \
-        "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
-        --mode "$mode" --precision "$prec" --warmup "$warm" --iters "$iters"
-    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
-}
 
 # --- 3. ResNet-50 with graphs -----------------------------------------------------------------------
 train r50-amp-graphs 1 pymxnet resnet50 amp 70 4 30
@@ -137,15 +124,6 @@ grep -E "ms/step|GPU busy" "$OUT/profile_resnet50_hybridized_amp_nographs_grapha
 # recurrent cells (backend/rnn_cells.py) on and off, against PyTorch's cuDNN LSTM / GRU;
 # two layers with dropout between them (the Philox dropout kernel) hybridized with CUDA
 # graphs (capturable now that the draw's position lives on the device)
-rnn() {     # rnn NAME FUSED(0/1) GRAPHS(0/1) FRAMEWORK CELL [rnn_train.py options]
-    local name=$1 fused=$2 graphs=$3 fw=$4 cell=$5
-    shift 5
-    echo "### $name" >> "$OUT/train.log"
-    step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
-        MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
-        "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
-    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
-}
 rnn lstm-fused 1 0 pymxnet lstm
 rnn lstm-unfused 0 0 pymxnet lstm
 rnn lstm-pytorch 1 0 pytorch lstm

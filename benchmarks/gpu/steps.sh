@@ -91,3 +91,29 @@ mxnet_gpu_files() {
     grep -E "^(test_|TOTAL|RESULT)" "$OUT/tests.log" | tail -n 4 | sed 's/^/  /' >> "$SUMMARY"
     rm -rf "$merged"
 }
+
+# train NAME GRAPHS(0/1) FRAMEWORK MODEL PRECISION LIMIT WARMUP ITERS: one gpu_train.py
+# worker (samples/s, peak GB) appended to $OUT/train.log, its line copied into the summary.
+# MODE=imperative: Gluon without hybridize; TRAIN_ENV: extra VAR=value settings for the row
+train() {
+    local name=$1 graphs=$2 fw=$3 model=$4 prec=$5 limit=$6 warm=$7 iters=$8
+    local mode=${MODE:-hybridized}
+    [ "$fw" = pytorch ] && mode=eager
+    echo "### $name" >> "$OUT/train.log"
+    step "$name" "$limit" "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS="$graphs" ${TRAIN_ENV:-} \
+        "$PY" benchmarks/gpu_train.py --worker "$fw" --model "$model" \
+        --mode "$mode" --precision "$prec" --warmup "$warm" --iters "$iters"
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
+}
+
+# rnn NAME FUSED(0/1) GRAPHS(0/1) FRAMEWORK CELL [rnn_train.py options]: the d2l language
+# model's training throughput (benchmarks/gpu/rnn_train.py), as train above
+rnn() {
+    local name=$1 fused=$2 graphs=$3 fw=$4 cell=$5
+    shift 5
+    echo "### $name" >> "$OUT/train.log"
+    step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
+        MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
+        "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
+    "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
+}
