@@ -7,6 +7,7 @@ step. ``HostPool`` serves CPU contexts; a device backend implements the same int
 """
 import contextlib
 import math
+import os
 import threading
 
 import numpy as np
@@ -14,13 +15,33 @@ import numpy as np
 from .base import env_int
 from .backend import array_module, device_scope
 
-__all__ = ["HostPool", "get_pool", "empty", "Block", "private_scope"]
+__all__ = ["HostPool", "get_pool", "empty", "Block", "private_scope", "host_memory_bytes"]
 
 _PAGE = 4096
 # While a CUDA graph is captured on a thread (executor/cuda_graph.py), that thread's
 # allocations must never come from or go back to the shared free lists: a replayed
 # graph keeps writing the buffers it was captured with.
 _private = threading.local()
+
+
+def host_memory_bytes():
+    """Physical memory plus swap of this machine, in bytes (None where unknown): the
+    most a host allocation can ever use. Linux hands out more address space than that
+    (overcommit), so an oversized request succeeds and the process is killed when the
+    pages are touched; creation checks against this instead."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("SwapTotal:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return total
 
 
 class _Detached:

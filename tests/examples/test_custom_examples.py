@@ -12,8 +12,6 @@ import pytest
 
 EXAMPLES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 sys.path.insert(0, EXAMPLES)           # the softmax examples import mlp_harness
-HAVE_FASHION = os.path.isdir("/usr/share/datasets/fashion-mnist") or \
-    bool(os.environ.get("MXNET_MNIST_DIR"))
 
 
 @pytest.fixture
@@ -43,8 +41,7 @@ def test_numpy_softmax_mlp_learns(examples_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_FASHION, reason="needs Fashion-MNIST IDX files")
-def test_custom_softmax_mlp_on_fashion_mnist(examples_path):
+def test_custom_softmax_mlp_on_fashion_mnist(examples_path, fashion_mnist):
     acc = _run_main(os.path.join(examples_path, "custom_softmax_mlp.py"),
                     ["--epochs", "2", "--num-examples", "2000"])
     assert acc > 0.5

@@ -18,7 +18,7 @@ def _example():
 
 
 @pytest.fixture
-def example():
+def example(fashion_mnist):
     mod = _example()
     yield mod
     mx.npx.reset_np()

@@ -6,7 +6,6 @@ import os
 import warnings
 
 import numpy as np
-import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
@@ -18,16 +17,7 @@ def load_example(name):
     return module
 
 
-@pytest.fixture(scope="module")
-def mnist_available():
-    import mxnet as mx
-    try:
-        mx.test_utils.get_mnist()
-    except Exception as err:              # no dataset on this machine
-        pytest.skip(f"Fashion-MNIST not available: {err}")
-
-
-def test_module_lenet_with_custom_reorg_op(mnist_available):
+def test_module_lenet_with_custom_reorg_op(fashion_mnist):
     example = load_example("module_lenet_custom_op")
     res = example.main(["--epochs", "1", "--limit", "200", "--test-limit", "100",
                         "--batch-size", "20", "--lr", "0.05", "--init", "xavier"])
@@ -65,7 +55,7 @@ def test_reorg_custom_op_against_numpy():
     np.testing.assert_array_equal(xs.grad.asnumpy(), gref)
 
 
-def test_feedforward_mlp(mnist_available):
+def test_feedforward_mlp(fashion_mnist):
     example = load_example("feedforward_mlp")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -9,7 +9,8 @@ import train_fashion_mnist as job  # noqa: E402
 
 
 @pytest.mark.parametrize("hybridize", [False, True], ids=["imperative", "hybridized"])
-def test_trains_saves_and_evaluates(tmp_path, monkeypatch, capsys, hybridize):
+def test_trains_saves_and_evaluates(tmp_path, monkeypatch, capsys, hybridize,
+                                    fashion_mnist):
     """A short run on a slice of the data learns, saves its parameters, and a second
     run with --evaluate reloads them and reports the same test accuracy."""
     from mxnet import gluon

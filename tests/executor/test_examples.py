@@ -3,7 +3,6 @@ import os
 import sys
 
 import numpy as np
-import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 sys.path.insert(0, EXAMPLES)
@@ -31,14 +30,12 @@ def test_executor_mlp_synthetic():
     assert acc > 0.9           # well separated synthetic classes
 
 
-@pytest.mark.skipif(not os.path.isdir(executor_mlp.DATA_DIR),
-                    reason="Fashion-MNIST (Debian's dataset-fashion-mnist) not installed")
-def test_executor_mlp_fashion_mnist_few_batches():
+def test_executor_mlp_fashion_mnist_few_batches(fashion_mnist):
     acc = executor_mlp.train(max_batches=40, max_test=1024, log=lambda *a: None)
     assert acc > 0.45          # chance is 0.1; about 0.6 after 40 batches
 
 
-def test_executor_mlp_reaches_80_percent_in_two_epochs():
+def test_executor_mlp_reaches_80_percent_in_two_epochs(fashion_mnist):
     """Seed 004's raw-executor MLP with manual SGD: >= 80 % on Fashion-MNIST's test set
     after two epochs (a couple of seconds here)."""
     acc = executor_mlp.train(epochs=2, log=lambda *a: None)

@@ -11,10 +11,6 @@ import mxnet as mx
 from mxnet.base import MXNetError
 from mxnet.io.idx import find_mnist_dir, read_idx, read_idx_file
 
-FASHION = "/usr/share/datasets/fashion-mnist"
-needs_fashion = pytest.mark.skipif(
-    not os.path.isfile(os.path.join(FASHION, "t10k-images-idx3-ubyte.gz")),
-    reason="Debian fashion-mnist is not installed")
 
 
 def write_idx(path, array, code=0x08, compress=False):
@@ -147,12 +143,11 @@ def test_bad_input(tiny_mnist, tmp_path):
         make_iter(root, num_parts=2, part_index=2)
 
 
-@needs_fashion
-def test_debian_fashion_mnist():
-    images = read_reference(os.path.join(FASHION, "t10k-images-idx3-ubyte.gz"))
-    labels = read_reference(os.path.join(FASHION, "t10k-labels-idx1-ubyte.gz"))
-    it = mx.io.MNISTIter(image=os.path.join(FASHION, "t10k-images-idx3-ubyte"),
-                         label=os.path.join(FASHION, "t10k-labels-idx1-ubyte"),
+def test_debian_fashion_mnist(fashion_mnist):
+    images = read_reference(os.path.join(fashion_mnist, "t10k-images-idx3-ubyte.gz"))
+    labels = read_reference(os.path.join(fashion_mnist, "t10k-labels-idx1-ubyte.gz"))
+    it = mx.io.MNISTIter(image=os.path.join(fashion_mnist, "t10k-images-idx3-ubyte"),
+                         label=os.path.join(fashion_mnist, "t10k-labels-idx1-ubyte"),
                          batch_size=100, shuffle=False, silent=True)
     for k in range(3):
         b = it.next()
@@ -162,5 +157,5 @@ def test_debian_fashion_mnist():
         np.testing.assert_array_equal(data[:, 0], images[100 * k:100 * k + 100] / 256)
         np.testing.assert_array_equal(b.label[0].asnumpy(), labels[100 * k:100 * k + 100])
     assert sum(1 for _ in it) == 100 - 3
-    assert find_mnist_dir(FASHION) == FASHION
-    np.testing.assert_array_equal(read_idx(FASHION, "t10k-labels-idx1-ubyte"), labels)
+    assert find_mnist_dir(fashion_mnist) == fashion_mnist
+    np.testing.assert_array_equal(read_idx(fashion_mnist, "t10k-labels-idx1-ubyte"), labels)

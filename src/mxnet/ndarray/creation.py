@@ -6,6 +6,7 @@ import numpy as np
 from ..base import MXNetError, dtype_np, mx_real_t
 from ..backend import array_module, device_scope
 from ..engine import base as _engine_base
+from ..storage import host_memory_bytes
 from .ndarray import NDArray, _check_ctx, from_data
 from ..util import is_np_shape
 
@@ -80,6 +81,11 @@ def _make_filled(shape, ctx, dtype, fill):
     xp = array_module(ctx)
     shape = _shape(shape)
     dt = dtype_np(dtype)
+    if ctx.device_type != "gpu":
+        limit = host_memory_bytes()
+        if limit is not None and _nbytes(shape, dt) > limit:
+            _refuse(shape, dt, f"; this machine has {limit / 2**30:.1f} GiB of memory "
+                               "and swap")
     try:
         with device_scope(ctx):
             if fill is None:
@@ -89,10 +95,17 @@ def _make_filled(shape, ctx, dtype, fill):
             else:
                 data = xp.full(shape, fill, dt)
     except MemoryError:
-        nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
-        raise MXNetError(f"cannot allocate an array of shape {shape} and dtype {dt}: "
-                         f"{nbytes / 2**30:.1f} GiB requested") from None
+        _refuse(shape, dt, "")
     return from_data(data, ctx)
+
+
+def _nbytes(shape, dt):
+    return float(np.prod(shape, dtype=np.float64)) * dt.itemsize
+
+
+def _refuse(shape, dt, why):
+    raise MXNetError(f"cannot allocate an array of shape {shape} and dtype {dt}: "
+                     f"{_nbytes(shape, dt) / 2**30:.1f} GiB requested{why}") from None
 
 
 def _check_known_shape(shape, what):

@@ -13,9 +13,6 @@ from mxnet.gluon.data import DataLoader
 from mxnet.gluon.data.vision import (CIFAR10, CIFAR100, MNIST, FashionMNIST,
                                      ImageFolderDataset, ImageRecordDataset)
 
-DEBIAN = "/usr/share/datasets/fashion-mnist"
-
-
 def _idx_labels(path, count):
     """The first ``count`` labels of an IDX1 file, parsed here from its bytes."""
     with gzip.open(path, "rb") as f:
@@ -25,21 +22,20 @@ def _idx_labels(path, count):
     return n, list(head[8:])
 
 
-@pytest.mark.skipif(not os.path.isdir(DEBIAN), reason="Debian fashion-mnist not installed")
-def test_fashion_mnist_reads_debian_files(monkeypatch, tmp_path):
+def test_fashion_mnist_reads_debian_files(monkeypatch, tmp_path, fashion_mnist):
     monkeypatch.setattr(FashionMNIST, "_default_root", str(tmp_path / "absent"))
     train = FashionMNIST(root=str(tmp_path / "absent"))
     test = FashionMNIST(root=str(tmp_path / "absent"), train=False)
     assert len(train) == 60000 and len(test) == 10000
-    n, first = _idx_labels(os.path.join(DEBIAN, "train-labels-idx1-ubyte.gz"), 20)
+    n, first = _idx_labels(os.path.join(fashion_mnist, "train-labels-idx1-ubyte.gz"), 20)
     assert n == 60000
     assert [int(train[i][1]) for i in range(20)] == first
-    _, first_test = _idx_labels(os.path.join(DEBIAN, "t10k-labels-idx1-ubyte.gz"), 20)
+    _, first_test = _idx_labels(os.path.join(fashion_mnist, "t10k-labels-idx1-ubyte.gz"), 20)
     assert [int(test[i][1]) for i in range(20)] == first_test
     img, label = train[0]
     assert img.shape == (28, 28, 1) and img.dtype == np.uint8
     assert isinstance(label, np.int32)
-    with gzip.open(os.path.join(DEBIAN, "train-images-idx3-ubyte.gz"), "rb") as f:
+    with gzip.open(os.path.join(fashion_mnist, "train-images-idx3-ubyte.gz"), "rb") as f:
         f.read(16)
         pixels = np.frombuffer(f.read(784), np.uint8).reshape(28, 28, 1)
     np.testing.assert_array_equal(img.asnumpy(), pixels)
@@ -178,13 +174,12 @@ def test_image_record_dataset(tmp_path):
     np.testing.assert_array_equal(labels.asnumpy(), [10, 11, 12])
 
 
-@pytest.mark.skipif(not os.path.isdir(DEBIAN), reason="Debian fashion-mnist not installed")
-def test_seed003_pipeline(tmp_path):
+def test_seed003_pipeline(tmp_path, fashion_mnist):
     """Seed 003: MNIST(train=True) + ToTensor + DataLoader(batch_size=64, shuffle=True),
     with MNIST-format files (Debian's Fashion-MNIST) in the root folder."""
     from mxnet import gluon
     for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"):
-        os.symlink(os.path.join(DEBIAN, name), tmp_path / name)
+        os.symlink(os.path.join(fashion_mnist, name), tmp_path / name)
     mnist_train = gluon.data.vision.datasets.MNIST(root=str(tmp_path), train=True)
     transform = gluon.data.vision.transforms.ToTensor()
     train_loader = gluon.data.DataLoader(mnist_train.transform_first(transform),

@@ -70,8 +70,12 @@ _BF16_SUPPORT = []
 
 def bf16_supported():
     """Whether this processor's oneDNN builds bfloat16 primitives (AVX-512 and newer
-    x86): a small bfloat16 convolution is created once and the answer kept."""
+    x86): a small bfloat16 convolution is created once and the answer kept. False
+    where oneDNN itself is missing or switched off (MXNET_MKLDNN_ENABLED=0)."""
     if not _BF16_SUPPORT:
+        from ._runtime import try_runtime
+        if try_runtime() is None:
+            return False
         try:
             _destroy_pd(_conv_fwd_pd("convolution", L.FORWARD_TRAINING, (1, 16, 4, 4),
                                      (16, 16, 1, 1), None, (1, 16, 4, 4),

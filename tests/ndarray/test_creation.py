@@ -1,0 +1,40 @@
+"""Array creation refuses a host array larger than the machine's memory and swap.
+
+Linux overcommits: NumPy gets address space for any size and the process is killed
+later, when the pages are touched (seen on the device machines, where
+``nd.empty((2**40,))`` returned). The check must not depend on that."""
+import numpy as np
+import pytest
+
+import mxnet as mx
+from mxnet.base import MXNetError
+from mxnet.ndarray import creation
+from mxnet.storage import host_memory_bytes
+
+
+def test_host_memory_is_known_and_plausible():
+    total = host_memory_bytes()
+    assert total is not None and 2**27 < total < 2**50
+
+
+@pytest.mark.parametrize("make", [
+    lambda: mx.nd.empty((1024, 1024)),
+    lambda: mx.nd.zeros((1024, 1024)),
+    lambda: mx.nd.ones((1024, 1024), dtype="float64"),
+    lambda: mx.nd.full((1024, 1024), 7),
+], ids=["empty", "zeros", "ones", "full"])
+def test_an_array_larger_than_memory_is_refused_before_allocation(monkeypatch, make):
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda: 2**20)     # 1 MiB
+    allocated = []
+    monkeypatch.setattr(np, "empty", lambda *a, **k: allocated.append(a))
+    with pytest.raises(MXNetError, match=r"GiB requested; this machine has 0\.0 GiB"):
+        make()
+    assert not allocated
+
+
+def test_an_array_within_memory_is_made(monkeypatch):
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda: 2**20)
+    a = mx.nd.full((16, 16), 3.0)
+    np.testing.assert_array_equal(a.asnumpy(), np.full((16, 16), 3.0, np.float32))
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda: None)   # unknown: no check
+    assert mx.nd.zeros((512, 1024)).shape == (512, 1024)
