@@ -7,6 +7,7 @@ with bitwise identical weights. Fault cases must end with a clear MXNetError wel
 within the subprocess timeout, never hang.
 """
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -196,30 +197,61 @@ def test_import_mxnet_does_not_import_mpi4py():
     assert res.stdout.strip() == "False", res.stderr
 
 
+SINGLE_JOB = ("import mxnet as mx\n"
+              "kv = mx.kv.create('dist_sync')\n"
+              "assert (kv.rank, kv.num_workers) == (0, 1)\n"
+              "kv.init('w', mx.nd.ones((2,)))\n"
+              "kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5))\n"
+              "w = mx.nd.zeros((2,))\n"
+              "kv.pushpull('w', mx.nd.ones((2,)), out=w)\n"
+              "assert w.asnumpy().tolist() == [0.5, 0.5], w\n"
+              "kv._barrier()\n"
+              "hv = mx.kv.create('horovod'); g = mx.nd.ones((3,)); hv.pushpull(0, g)\n"
+              "assert g.asnumpy().tolist() == [1, 1, 1]\n"
+              "ka = mx.kv.create('dist_async'); ka.init(0, mx.nd.ones((2,)))\n"
+              "src = mx.nd.full((2,), 3); ka.push(0, src); src[:] = 100\n"
+              "o = mx.nd.zeros((2,)); ka.pull(0, out=o)\n"
+              "assert o.asnumpy().tolist() == [3, 3]\n"
+              "print('single OK')\n")
+
+
+def run_single(env=None):
+    """Run SINGLE_JOB without mpiexec (no MPI launcher variables); the result."""
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    full_env["PYTHONPATH"] = SRC
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", SINGLE_JOB], env=full_env,
+                          capture_output=True, text=True, timeout=60)
+
+
 @needs_mpi
 def test_single_process_job():
     """A program started without mpiexec is a job of one worker."""
-    code = ("import mxnet as mx\n"
-            "kv = mx.kv.create('dist_sync')\n"
-            "assert (kv.rank, kv.num_workers) == (0, 1)\n"
-            "kv.init('w', mx.nd.ones((2,)))\n"
-            "kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5))\n"
-            "w = mx.nd.zeros((2,))\n"
-            "kv.pushpull('w', mx.nd.ones((2,)), out=w)\n"
-            "assert w.asnumpy().tolist() == [0.5, 0.5], w\n"
-            "kv._barrier()\n"
-            "hv = mx.kv.create('horovod'); g = mx.nd.ones((3,)); hv.pushpull(0, g)\n"
-            "assert g.asnumpy().tolist() == [1, 1, 1]\n"
-            "ka = mx.kv.create('dist_async'); ka.init(0, mx.nd.ones((2,)))\n"
-            "src = mx.nd.full((2,), 3); ka.push(0, src); src[:] = 100\n"
-            "o = mx.nd.zeros((2,)); ka.pull(0, out=o)\n"
-            "assert o.asnumpy().tolist() == [3, 3]\n"
-            "print('single OK')\n")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
-    env["PYTHONPATH"] = SRC
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=60)
+    res = run_single()
+    assert "single OK" in res.stdout, res.stderr[-3000:]
+
+
+def _open_mpi_major():
+    """Open MPI's major version when mpiexec is Open MPI's and tells it, else None."""
+    if not _have_mpi():
+        return None
+    from mxnet.tools.launch import _identify, find_mpiexec
+    flavour, major = _identify(find_mpiexec())
+    return major if flavour == "openmpi" else None
+
+
+@pytest.mark.skipif((_open_mpi_major() or 99) >= 5,
+                    reason="needs the mpiexec of Open MPI 3.x or 4.x (where a job on "
+                           "one machine could fail for want of ssh)")
+def test_local_jobs_need_no_ssh():
+    """Where neither ssh nor rsh is installed, jobs on this machine still run. Open MPI
+    3.x/4.x fail exactly as they do without ssh when their ssh/rsh launcher is pointed
+    at a program that does not exist."""
+    no_ssh = {"OMPI_MCA_plm_rsh_agent": "/nonexistent/ssh"}
+    rc, out, err, _ = launch(2, "sparse.py", env=no_ssh)
+    check_ok(rc, out, err, 2, marker="SPARSE OK")
+    res = run_single(no_ssh)
     assert "single OK" in res.stdout, res.stderr[-3000:]
 
 
@@ -244,3 +276,110 @@ def test_launcher_command_line(tmp_path):
         L.parse_args(["-n", "2", "--launcher", "yarn", "python", "t.py"])
     with pytest.raises(SystemExit):
         L.parse_args(["-n", "2"])
+
+
+def _mca(cmd):
+    """{name: value} of the --mca options in an mpiexec command line."""
+    return {cmd[i + 1]: cmd[i + 2] for i, word in enumerate(cmd) if word == "--mca"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("mpiexec (Open MPI) 5.0.11\n\nReport bugs to https://www.open-mpi.org/community/"
+     "help/\n", ("openmpi", 5)),
+    ("mpirun (Open MPI) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/"
+     "help/\n", ("openmpi", 4)),
+    ("mpiexec (OpenRTE) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/"
+     "help/\n", ("openmpi", 4)),
+    ("mpirun (Open MPI) 3.1.6\n", ("openmpi", 3)),
+    ("mpirun (Open MPI) 10.0.0rc1\n", ("openmpi", 10)),
+    ("HYDRA build details:\n    Version:                                 4.0.2\n"
+     "    Release Date:                            Thu Apr  7 12:34:45 CDT 2022\n",
+     ("mpich", None)),
+    ("Intel(R) MPI Library for Linux* OS, Version 2021.10 Build 20230619\n",
+     ("mpich", None)),
+    ("mpirun (IBM Spectrum MPI) 10.4.0.0\n", ("openmpi", None)),
+    ("", ("openmpi", None)),
+])
+def test_launcher_reads_mpi_version(text, expected):
+    from mxnet.tools import launch as L
+    assert L._parse_version(text) == expected
+
+
+@pytest.mark.parametrize("version, btl, plm", [
+    (5, "self,sm", None),          # Open MPI 5: "sm"; PRRTE has no "isolated" launcher
+    (6, "self,sm", None),
+    (4, "self,vader", "isolated"),  # 3.x/4.x: "vader"; local start without ssh/rsh
+    (3, "self,vader", "isolated"),
+    (None, "self,vader", None),    # unknown: "vader" is accepted by 3.x to 5.x
+])
+def test_launcher_local_mca_per_version(version, btl, plm, monkeypatch, tmp_path):
+    from mxnet.tools import launch as L
+    for name in ("OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_plm"):
+        monkeypatch.delenv(name, raising=False)
+    args = L.parse_args(["-n", "2", "--launcher", "local", "python", "t.py"])
+    cmd = L.build_command(args, "mpiexec", flavour="openmpi", version=version)
+    expected = {"pml": "ob1", "btl": btl}
+    if plm:
+        expected["plm"] = plm
+    assert _mca(cmd) == expected
+    assert cmd[-2:] == ["python", "t.py"]
+    # without a hostfile the default launcher runs on this machine too
+    args = L.parse_args(["-n", "2", "python", "t.py"])
+    assert _mca(L.build_command(args, "mpiexec", version=version)) == expected
+    # the user's own setting wins, parameter by parameter
+    monkeypatch.setenv("OMPI_MCA_btl", "self,tcp")
+    monkeypatch.setenv("OMPI_MCA_plm", "rsh")
+    assert _mca(L.build_command(args, "mpiexec", version=version)) == {"pml": "ob1"}
+    # hosts from a hostfile: mpiexec's own choices (network, ssh), whatever the version
+    monkeypatch.delenv("OMPI_MCA_btl")
+    monkeypatch.delenv("OMPI_MCA_plm")
+    args = L.parse_args(["-n", "2", "-H", str(tmp_path / "hosts"), "--launcher", "ssh",
+                         "python", "t.py"])
+    assert _mca(L.build_command(args, "mpiexec", hostfile="/tmp/h", version=version)) == {}
+    mpich = L.build_command(args, "mpiexec", hostfile="/tmp/h", flavour="mpich")
+    assert "--mca" not in mpich
+    args = L.parse_args(["-n", "2", "--launcher", "local", "python", "t.py"])
+    assert "--mca" not in L.build_command(args, "mpiexec", flavour="mpich")
+
+
+FAKE_MPI4PY = {
+    "__init__.py": "class rc:\n    pass\n",
+    # what MPI_Init would see
+    "MPI.py": "import os\n"
+              "seen = {k: os.environ.get(k) for k in ('OMPI_MCA_btl', 'OMPI_MCA_plm')}\n",
+}
+
+
+@pytest.mark.parametrize("env, during", [
+    ({}, {"OMPI_MCA_btl": "self", "OMPI_MCA_plm": "isolated"}),
+    ({"OMPI_MCA_btl": "self,tcp"},
+     {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_plm": "isolated"}),
+    ({"OMPI_MCA_plm": "rsh"}, {"OMPI_MCA_btl": "self", "OMPI_MCA_plm": "rsh"}),
+    # started by mpiexec: the launcher's (and the user's) settings stand
+    ({"OMPI_COMM_WORLD_SIZE": "2"}, {"OMPI_MCA_btl": None, "OMPI_MCA_plm": None}),
+    ({"PMI_RANK": "0"}, {"OMPI_MCA_btl": None, "OMPI_MCA_plm": None}),
+])
+def test_singleton_mca_settings(env, during, tmp_path):
+    """Without mpiexec, MPI_Init runs with btl 'self' and plm 'isolated' (settings that
+    every Open MPI version accepts), unless the user set them; the environment is
+    restored afterwards."""
+    pkg = tmp_path / "mpi4py"
+    pkg.mkdir()
+    for name, text in FAKE_MPI4PY.items():
+        (pkg / name).write_text(text)
+    code = ("import json, os\n"
+            "from mxnet.kvstore.mpi_comm import import_mpi\n"
+            "MPI = import_mpi()\n"
+            "after = {k: os.environ.get(k) for k in MPI.seen}\n"
+            "print(json.dumps([MPI.seen, after, MPI.__file__]))\n")
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    full_env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), SRC])
+    full_env.update(env)
+    res = subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr[-3000:]
+    seen, after, where = json.loads(res.stdout.strip().splitlines()[-1])
+    assert where.startswith(str(tmp_path))
+    assert seen == during
+    assert after == {k: env.get(k) for k in during}

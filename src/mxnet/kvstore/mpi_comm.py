@@ -47,6 +47,17 @@ _TAG_FAIL = 7101
 _NOTICE_BYTES = 2048
 _DESC_BYTES = 1024
 _LAUNCHED_BY = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE")
+_SINGLETON_MCA = {
+    # The one worker only talks to itself: without this Open MPI spends about a second
+    # probing network transports. "self" is valid in every version, unlike the name
+    # of the shared-memory transport ("sm" from 5.0, "vader" in 3.x and 4.x).
+    "OMPI_MCA_btl": "self",
+    # Open MPI 3.x and 4.x start a helper daemon for a singleton with their ssh/rsh
+    # launcher, which fails when neither ssh nor rsh is installed (containers), although
+    # nothing runs on another host; "isolated" starts local processes only. Open MPI 5
+    # starts no daemon and ignores it.
+    "OMPI_MCA_plm": "isolated",
+}
 _world = None
 _world_lock = threading.Lock()
 
@@ -64,17 +75,19 @@ def import_mpi():
         from mpi4py import MPI
         return MPI
     mpi4py.rc.thread_level = "multiple"
-    # A job of one started without mpiexec: Open MPI would spend about a second
-    # probing network transports it cannot use. Set for MPI_Init only.
-    singleton = not any(var in os.environ for var in _LAUNCHED_BY) and \
-        "OMPI_MCA_btl" not in os.environ
-    if singleton:
-        os.environ["OMPI_MCA_btl"] = "self,sm"
+    # A job of one started without mpiexec: Open MPI settings for its MPI_Init only,
+    # each unless the user set it. Which MPI library mpi4py loads is known only once
+    # it is initialised, so these suit every Open MPI version (MPICH ignores them).
+    singleton = {}
+    if not any(var in os.environ for var in _LAUNCHED_BY):
+        singleton = {name: value for name, value in _SINGLETON_MCA.items()
+                     if name not in os.environ}
+    os.environ.update(singleton)
     try:
         from mpi4py import MPI
     finally:
-        if singleton:
-            os.environ.pop("OMPI_MCA_btl", None)
+        for name in singleton:
+            os.environ.pop(name, None)
     return MPI
 
 

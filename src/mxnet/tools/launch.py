@@ -10,12 +10,18 @@ this Python, on PATH, or given by ``--mpiexec``/``$MXNET_MPIEXEC``):
 * ``mpi`` and ``ssh`` — the hosts of ``-H hostfile`` (one host per line, optionally
   ``host slots=N``), reached by mpiexec over ssh; without a hostfile, this machine.
 
+A job on this machine alone talks through shared memory only and, with Open MPI 3.x or
+4.x, starts its workers without ssh (it works where no ssh or rsh is installed, as in
+many containers). An ``OMPI_MCA_<name>`` variable set by the user overrides the
+launcher's choice for that parameter.
+
 There are no parameter servers: ``-s`` is accepted and ignored. The workers can also
 be started by hand: ``mpiexec -n 4 python train.py``. The launcher's exit status is
 mpiexec's (non-zero when any worker fails).
 """
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,8 +29,6 @@ import sys
 import tempfile
 
 __all__ = ["main", "build_command", "find_mpiexec"]
-
-_LOCAL_MCA = {"pml": "ob1", "btl": "self,sm"}
 
 
 def find_mpiexec(explicit=None):
@@ -42,15 +46,45 @@ def find_mpiexec(explicit=None):
     return found
 
 
-def _flavour(mpiexec):
-    """'openmpi' or 'mpich' (the flags differ)."""
+def _parse_version(text):
+    """(flavour, major) from the text of ``mpiexec --version``. flavour is 'openmpi' or
+    'mpich' (MPICH, MVAPICH, Intel MPI: the command-line flags differ); major is Open
+    MPI's major version, or None for MPICH or when the text does not tell it."""
+    if "HYDRA" in text or "MPICH" in text or "Intel" in text:
+        return "mpich", None
+    # "mpiexec (Open MPI) 5.0.11", "mpirun (Open MPI) 4.1.4"; some 4.x builds (Debian's)
+    # name their runtime instead: "mpiexec (OpenRTE) 4.1.4".
+    found = re.search(r"\((?:Open MPI|OpenRTE)\)\s+(\d+)\.", text)
+    return "openmpi", int(found.group(1)) if found else None
+
+
+def _identify(mpiexec):
+    """(flavour, major) of the MPI that mpiexec belongs to (see _parse_version)."""
     try:
         text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
                               timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         text = ""
-    return "mpich" if ("HYDRA" in text or "MPICH" in text or "Intel" in text) \
-        else "openmpi"
+    return _parse_version(text)
+
+
+def _local_mca(major):
+    """Open MPI's MCA parameters for a job on this machine alone, for Open MPI of major
+    version major (None: not known)."""
+    # Shared memory only: probing the network transports (ofi, uct, tcp) costs about a
+    # second per start. Open MPI 5 names its shared-memory BTL "sm"; 3.x and 4.x name
+    # it "vader" and fail in MPI_Init when asked for "sm" (their old "sm" BTL was
+    # removed in 3.0). 5.x still accepts "vader" as an alias, so it is the choice when
+    # the version is not known.
+    mca = {"pml": "ob1",
+           "btl": "self,sm" if major is not None and major >= 5 else "self,vader"}
+    if major is not None and major < 5:
+        # Before 5, mpiexec opens its ssh/rsh launcher (plm "rsh") even for local
+        # workers, and stops at once when neither ssh nor rsh is installed (containers).
+        # The "isolated" launcher starts processes on this node only, without them.
+        # Open MPI 5's runtime (PRRTE) needs no ssh here and has no "isolated".
+        mca["plm"] = "isolated"
+    return mca
 
 
 def _read_hosts(path):
@@ -99,8 +133,10 @@ def _env_pairs(args):
     return env
 
 
-def build_command(args, mpiexec, hostfile=None, flavour="openmpi"):
-    """The mpiexec command line for parsed args (hostfile: an mpiexec-format file)."""
+def build_command(args, mpiexec, hostfile=None, flavour="openmpi", version=None):
+    """The mpiexec command line for parsed args (hostfile: an mpiexec-format file;
+    flavour and version: the MPI's, as from ``_identify(mpiexec)``, version being Open
+    MPI's major version or None when not known)."""
     env = _env_pairs(args)
     if flavour == "mpich":
         cmd = [mpiexec, "-n", str(args.num_workers)]
@@ -116,9 +152,7 @@ def build_command(args, mpiexec, hostfile=None, flavour="openmpi"):
         cmd += ["--hostfile", hostfile]
     if hostfile is None or args.launcher == "local":
         cmd += ["--oversubscribe"]
-        # One machine: shared memory only. Probing the network transports (ofi, uct,
-        # tcp) costs about a second per start.
-        for name, value in _LOCAL_MCA.items():
+        for name, value in _local_mca(version).items():
             if f"OMPI_MCA_{name}" not in os.environ:
                 cmd += ["--mca", name, value]
     for name, value in env.items():
@@ -200,14 +234,14 @@ def main(argv=None):
         print("mxnet.tools.launch: -s/--num-servers is ignored (no parameter servers "
               "with the MPI backend)", file=sys.stderr)
     mpiexec = find_mpiexec(args.mpiexec)
-    flavour = _flavour(mpiexec)
+    flavour, version = _identify(mpiexec)
     hostfile = None
     if args.hostfile and args.launcher != "local":
         hosts = _read_hosts(args.hostfile)
         hostfile = _write_hostfile(hosts, flavour)
         if args.sync_dst_dir:
             _sync_dir(hosts, args.sync_dst_dir)
-    cmd = build_command(args, mpiexec, hostfile, flavour)
+    cmd = build_command(args, mpiexec, hostfile, flavour, version)
     if args.dry_run:
         print(" ".join(cmd))
         return 0
