@@ -167,3 +167,31 @@ def test_tolerance_dicts_by_dtype():
     # the looser of the two arrays' entries
     assert get_tols(half, single, {np.dtype(np.float16): 0.3, np.dtype(np.float32): 0.1},
                     None)[0] == 0.3
+
+
+@pytest.mark.parametrize("tf32", [True, False], ids=["tf32", "strict"])
+def test_check_consistency_judges_a_tf32_gpu_run_as_float16(monkeypatch, tf32):
+    """A float32 run on a GPU that allows TF32 (compute capability 8.0+, unless
+    NVIDIA_TF32_OVERRIDE=0) is held to float16's tolerances, as MXNet 1.9.1 does by
+    comparing the executors' NDArrays (effective_dtype): a 2e-3 relative error passes
+    there and fails float32's 1e-4 under strict fp32."""
+    from multi_gpu_host import emulated_gpus
+    from mxnet import test_utils_compare
+    monkeypatch.setattr(test_utils_compare, "get_cuda_compute_capability", lambda ctx: 90)
+    if not tf32:
+        monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    sym = mx.sym.exp(mx.sym.var("data"), name="e")
+    data = np.random.uniform(0.5, 1.0, size=(4, 6))
+    off_by_tf32 = {"e_output": np.exp(data) * (1 + 2e-3)}
+    with emulated_gpus(1):
+        ctx_list = [{"ctx": mx.gpu(0), "data": (4, 6), "type_dict": {"data": np.float32}},
+                    {"ctx": mx.cpu(), "data": (4, 6), "type_dict": {"data": np.float64}}]
+        run = lambda: tus.check_consistency(sym, ctx_list, grad_req="null",  # noqa: E731
+                                            arg_params={"data": data},
+                                            ground_truth=off_by_tf32)
+        if tf32:
+            gt = run()
+            assert isinstance(gt["e_output"], np.ndarray)
+        else:
+            with pytest.raises(AssertionError, match="exceeds tolerance"):
+                run()
