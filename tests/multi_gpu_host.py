@@ -18,11 +18,26 @@ What is emulated is CuPy's array contract, nothing else:
   events and the default stream exist as CuPy's: an event belongs to the device it
   was made on and is recorded only on that device's stream; the default stream
   (``get_current_stream()``, CuPy's ``Stream.null``) acts on whichever device is
-  current at each call, and its waits are logged (``stream_waits()``).
+  current at each call, and its waits are logged (``stream_waits()``);
+- some of CuPy's own rules that NumPy lacks: ``cupy.tensordot`` refuses a 0-d operand
+  unless ``axes`` is 0 or ``((), ())`` (ValueError "An input is zero-dim while axes has
+  dimensions"), and ``cupy.argmax``/``argmin`` over several NaNs need not answer the
+  first one (the emulation answers the last; the array methods stay NumPy's), and
+  ``cupy.cumsum`` in float16 rounds as a parallel scan, not element after element;
+  ``add.at`` (and ``cupyx.scatter_add``) with an integer-array index takes only CUDA
+  atomicAdd's dtypes (int32, int64, uint32, uint64, float16, float32, float64; else
+  TypeError "cupy.add.at only supports ..."); ``any``, ``all``, ``nonzero``,
+  ``flatnonzero`` and ``argwhere`` take only a device array (a scalar or a host array
+  is TypeError "'a' must be a cupy.ndarray object, ..."); ``cupyx.scipy.sparse``'s
+  csr_matrix holds bool, float32, float64, complex64 and complex128 values only
+  (ValueError "Only bool, float32, float64, complex64 and complex128 are supported").
 
 Arrays are NumPy arrays inside a ``DeviceArray`` tagged with their device, so every
-result can be checked against NumPy. Not emulated: kernels (the kernel table's 'gpu'
-entries are hidden while emulating, so operators run their array-module bodies),
+result can be checked against NumPy. A ``cupy.RawKernel`` runs its CUDA source compiled
+for the host (g++, tests/cuda_on_host.py). Not emulated: the kernel table's 'gpu'
+entries (hidden while emulating, so operators run their array-module bodies), the
+kernels' arithmetic (a CUDA kernel may fuse a multiply and an add into one rounding,
+as CuPy's linspace does, so a last bit can differ from NumPy's),
 streams and events (work is synchronous: their ordering is not checked), memory pools,
 CUDA graphs, cuDNN, and of cupyx.scipy all but csr_matrix times a dense array. A test
 here checks placement, the host/device boundary and the numbers; the device's own
@@ -34,7 +49,9 @@ tests check the kernels.
 """
 import contextlib
 import os
+import pathlib
 import sys
+import tempfile
 import threading
 import types
 
@@ -434,6 +451,26 @@ def _transfer(fn):
     return make
 
 
+# CuPy's add.at (and cupyx.scatter_add) with an integer-array index: CUDA atomicAdd's
+# dtypes only (cupy/_core/_routines_indexing.pyx, _scatter_op_single)
+_ADD_AT_TYPES = frozenset(np.dtype(t) for t in ("int32", "int64", "float16", "float32",
+                                                "float64", "uint32", "uint64"))
+
+
+def _check_add_at(a, indices):
+    """Raise as CuPy's add.at does for a dtype atomicAdd lacks. CuPy checks it when the
+    index holds an integer array (a lone boolean mask, or basic indices, go by
+    elementwise kernels that take any dtype)."""
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    arrays = [np.asarray(_unwrap(k, "add.at", False)) for k in parts
+              if isinstance(k, (DeviceArray, np.ndarray, list))]
+    if not arrays or (len(arrays) == 1 and arrays[0].dtype == np.bool_):
+        return
+    if np.dtype(a.dtype) not in _ADD_AT_TYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, "
+                        "float64, uint32, uint64 as data type")
+
+
 class _Ufunc:
     """A ufunc whose calls and methods (reduce, at, ...) are kernels."""
 
@@ -446,7 +483,13 @@ class _Ufunc:
     def __getattr__(self, name):
         attr = getattr(self._uf, name)
         if callable(attr):
-            return _kernel(attr, f"{self._uf.__name__}.{name}")
+            kernel = _kernel(attr, f"{self._uf.__name__}.{name}")
+            if self._uf is np.add and name == "at":
+                def add_at(a, indices, b=None):
+                    _check_add_at(a, indices)
+                    return kernel(a, indices, b)
+                return add_at
+            return kernel
         return attr
 
 
@@ -477,9 +520,111 @@ def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
     return np.asarray(a)
 
 
+# CuPy functions that take a device array only (cupy._util.check_array): a scalar, a
+# NumPy array or a list is a TypeError, where NumPy would take it
+_ARRAY_ONLY = ("any", "all", "nonzero", "flatnonzero", "argwhere")
+
+
+def _array_only(name):
+    kernel = _kernel(getattr(np, name), name)
+
+    def call(a, *args, **kwargs):
+        if not isinstance(a, DeviceArray):
+            raise TypeError(f"'a' must be a cupy.ndarray object, not {type(a)}.")
+        return kernel(a, *args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def _tensordot(a, b, axes=2):
+    """cupy.tensordot, which refuses a 0-d operand unless ``axes`` is 0 or ``((), ())``
+    (cupy/linalg/_product.py: even ``([], [])`` is refused)."""
+    if np.ndim(_unwrap(a, "tensordot")) == 0 or np.ndim(_unwrap(b, "tensordot")) == 0:
+        if axes != 0 and axes != ((), ()):
+            raise ValueError("An input is zero-dim while axes has dimensions")
+    return _kernel(np.tensordot, "tensordot")(a, b, axes=axes)
+
+
+def _arg_reduction(fn):
+    """cupy.argmax/argmin: with several NaNs along the axis, CuPy's parallel reduction
+    answers with one of them, not necessarily the first (its float combiner keeps
+    either NaN operand, whichever the reduction tree puts first;
+    cupy/_core/_routines_statistics.pyx, my_argmax_float); NumPy answers the first.
+    The emulation answers the last, so code that needs the first is caught."""
+    def call(a, axis=None, out=None, *, keepdims=False, **kwargs):
+        x = _unwrap(a, fn.__name__)
+        idx = np.asarray(fn(x, axis=axis, keepdims=keepdims, **kwargs))
+        if x.dtype.kind in "fc" and x.size:
+            nan = np.isnan(x)
+            flat = nan.reshape(-1) if axis is None else nan
+            ax = 0 if axis is None else axis
+            last = flat.shape[ax] - 1 - np.argmax(np.flip(flat, ax), axis=ax,
+                                                  keepdims=keepdims and axis is not None)
+            idx = np.where(np.any(flat, axis=ax, keepdims=keepdims and axis is not None),
+                           last, idx).reshape(idx.shape)
+        res = _wrap(idx)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+    call.__name__ = fn.__name__
+    return call
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    """cupy.cumsum: in float16 CuPy scans in parallel, adding by doubling strides
+    (Hillis-Steele, each step rounded to float16: the order of its per-warp scan,
+    cupy/_core/_routines_math.pyx, _cupy_scan_naive), not one element after another as
+    NumPy does, so the roundings differ; other dtypes are NumPy's."""
+    x = _unwrap(a, "cumsum")
+    res_dtype = np.cumsum(x[:0] if x.ndim else x.reshape(1)[:0], dtype=dtype).dtype
+    if res_dtype != np.float16:
+        return _kernel(np.cumsum, "cumsum")(a, axis=axis, dtype=dtype, out=out)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    y = np.moveaxis(x.astype(np.float16), axis, 0).copy()
+    step = 1
+    while step < y.shape[0]:
+        y[step:] = y[step:] + y[:-step]         # both sides read before the write
+        step *= 2
+    res = _wrap(np.ascontiguousarray(np.moveaxis(y, 0, axis)))
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+class _RawKernel:
+    """CuPy's ``RawKernel(source, name)``: the CUDA source compiled for the host by g++
+    (tests/cuda_on_host.py; skipped without it) and run on the device arrays' NumPy
+    memory, every thread in turn. pymxnet's generated kernels that the emulation does
+    not switch off (backend.half_scan's float16 cumsum) run so."""
+    _host = None          # one HostKernels (and temporary folder) for the process
+
+    def __init__(self, source, name):
+        self.source, self.name, self._kernel = source, name, None
+
+    def __call__(self, grid, block, args):
+        if self._kernel is None:
+            from cuda_on_host import HostKernels
+            if _RawKernel._host is None:
+                _RawKernel._host = HostKernels(pathlib.Path(
+                    tempfile.mkdtemp(prefix="emulated_raw_kernels_")))
+            self._kernel = _RawKernel._host(None, (self.name, self.source),
+                                            lambda: (self.name, self.source))
+        self._kernel(grid, block, [_unwrap(a, self.name) for a in args])
+
+
 def _make_module():
     mod = _Module(np)
+    mod.tensordot = _tensordot
+    mod.cumsum = _cumsum
+    mod.argmax = _arg_reduction(np.argmax)
+    mod.argmin = _arg_reduction(np.argmin)
     mod.ndarray = DeviceArray
+    mod.RawKernel = _RawKernel
+    for name in _ARRAY_ONLY:
+        setattr(mod, name, _array_only(name))
     for name in ("array", "asarray", "ascontiguousarray", "asanyarray"):
         setattr(mod, name, _transfer(getattr(np, name)))
     mod.asnumpy = _asnumpy
@@ -506,6 +651,7 @@ def _make_cupyx():
 
     def scatter_add(a, slices, value):
         _unwrap((a, slices, value), "scatter_add")
+        _check_add_at(a, slices)
         np.add.at(a._a, _unwrap(slices, "scatter_add"), _unwrap(value, "scatter_add"))
     cupyx.scatter_add = scatter_add
     cupyx.empty_pinned = lambda shape, dtype=float: np.empty(shape, dtype)
@@ -517,11 +663,15 @@ def _make_cupyx():
 
 class _CsrMatrix:
     """cupyx.scipy.sparse.csr_matrix from (data, indices, indptr) device arrays of the
-    current device; ``@`` a dense device array gives a dense device array."""
+    current device (values of CuPy's sparse dtypes only: bool, float32, float64,
+    complex64, complex128); ``@`` a dense device array gives a dense device array."""
 
     def __init__(self, arg, shape=None):
         import scipy.sparse
         data, indices, indptr = _unwrap(tuple(arg), "csr_matrix")
+        if data.dtype.char not in "?fdFD":
+            raise ValueError("Only bool, float32, float64, complex64 and complex128 "
+                             "are supported")
         self.device_id = current_device()
         self._m = scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)
         self.shape = self._m.shape
@@ -562,8 +712,12 @@ def emulated_gpus(count):
     """pymxnet sees ``count`` GPUs whose arrays are DeviceArrays, for the block
     (``import cupy`` and ``import cupyx`` give the emulation too)."""
     from mxnet import backend
+    from mxnet.ndarray import dispatch
     from mxnet.operator import runner
     saved = (backend._cupy, backend._cupy_checked, set(backend._used_devices))
+    # the imperative calls' cached operator contexts hold the array module they were
+    # made with: each emulation's calls must get its own module
+    dispatch._fwd_ctx.clear()
     saved_modules = {k: sys.modules.get(k) for k in _EMULATED_MODULES}
     # pymxnet's generated kernels that operator bodies call directly (not through the
     # kernel table) are turned off: their bodies run instead
@@ -588,6 +742,7 @@ def emulated_gpus(count):
         except Exception:  # noqa: BLE001  (a test's failure is reported by the test)
             pass
         backend._cupy, backend._cupy_checked = saved[0], saved[1]
+        dispatch._fwd_ctx.clear()
         backend._used_devices.clear()
         backend._used_devices.update(saved[2])
         for k, v in saved_modules.items():

@@ -96,3 +96,37 @@ def test_histogram_symbol():
     assert counts.asnumpy().tolist() == [1, 2]
     with pytest.raises(ValueError):
         mx.sym.histogram(mx.sym.var("a"), bins=2)
+
+
+# --- float16 cumsum on gpu(0): one float16 rounding per element, in order -----------------------
+# MXNet's kernel (and NumPy) add along the axis one element at a time, each partial sum
+# rounded to float16; CuPy's cumsum scans in parallel and rounds otherwise (MXNet 1.9.1's
+# test_np_cumsum on a real GPU). The real GPU where CuPy sees one, else an emulated one.
+@pytest.fixture
+def gpu():
+    from mxnet.backend import cupy_or_none
+    from multi_gpu_host import emulated_gpus
+    if cupy_or_none() is not None:
+        yield mx.gpu(0)
+    else:
+        with emulated_gpus(1):
+            yield mx.gpu(0)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, 2])
+@pytest.mark.parametrize("dtype", [None, "float16"])
+def test_cumsum_float16_rounds_each_partial_sum(gpu, axis, dtype):
+    x = np.random.RandomState(7).standard_normal((4, 3, 40))
+    src = x.astype(np.float16 if dtype is None else np.float32)
+    a = mx.nd.array(src, ctx=gpu, dtype=src.dtype)
+    a.attach_grad()
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    with mx.autograd.record():
+        y = mx.nd.cumsum(a, axis=axis, **kwargs)
+    np.testing.assert_array_equal(y.asnumpy(), np.cumsum(src, axis=axis, dtype=np.float16))
+    g = np.random.RandomState(8).standard_normal(y.shape).astype(np.float16)
+    y.backward(mx.nd.array(g, ctx=gpu, dtype=np.float16))
+    ax = 0 if axis is None else axis
+    want = np.flip(np.cumsum(np.flip(g, ax), axis=ax, dtype=np.float16), ax)
+    np.testing.assert_array_equal(a.grad.asnumpy(), want.reshape(src.shape).astype(src.dtype))
+

@@ -297,3 +297,34 @@ def test_shape_inference():
                                                    "argmax"))
 def test_mxnet_fixture(case):
     run_fixture_case(case)
+
+
+# --- argmax/argmin over several NaNs on gpu(0): the first NaN --------------------------------
+# MXNet's kernel walks the axis in order and NaN wins (NumPy's answer too); CuPy's parallel
+# argmax/argmin keeps whichever NaN its reduction tree puts first (MXNet 1.9.1's
+# test_reduce of test_ndarray on a real GPU). The real GPU where CuPy sees one, else an
+# emulated one (whose argmax/argmin answer the last NaN).
+@pytest.fixture
+def gpu():
+    from mxnet.backend import cupy_or_none
+    from multi_gpu_host import emulated_gpus
+    if cupy_or_none() is not None:
+        yield mx.gpu(0)
+    else:
+        with emulated_gpus(1):
+            yield mx.gpu(0)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_arg_reduce_first_nan(gpu, name, axis, dtype):
+    rs = np.random.RandomState(3)
+    x = (rs.rand(6, 70) - 0.5).astype(dtype)
+    x.ravel()[rs.choice(x.size, 60, replace=False)] = np.nan
+    x[2] = np.inf                      # ties without NaN: the first one
+    x[3, :5] = -np.inf
+    x[:, 7] = 0.25
+    got = getattr(nd, name)(nd.array(x, ctx=gpu, dtype=dtype), axis=axis).asnumpy()
+    want = getattr(np, name)(x if axis is not None else x.reshape(-1), axis=axis or 0)
+    np.testing.assert_array_equal(got.reshape(np.shape(want)), want)

@@ -87,8 +87,10 @@ def grid_stride_blocks(n, threads, max_blocks):
 def raw_kernel(cp, key, make):
     """The CuPy RawKernel for ``key``, compiled once from ``make()`` -> (kernel name,
     source)."""
-    k = _COMPILED.get(key)
+    # per array module as well: tests run the same key under an emulated CuPy
+    full = (id(cp), key)
+    k = _COMPILED.get(full)
     if k is None:
         kname, src = make()
-        k = _COMPILED[key] = cp.RawKernel(src, kname)
+        k = _COMPILED[full] = cp.RawKernel(src, kname)
     return k

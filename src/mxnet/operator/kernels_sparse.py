@@ -454,13 +454,21 @@ def _dot_gpu(p, vals, call):
     if not (_is(a, "csr") and sv.stype_of(b) == "default" and b.ndim == 2) or \
             p.transpose_a or getattr(p, "forward_stype", None) not in (None, "default"):
         return NotImplemented
+    # cupyx.scipy.sparse holds bool, float32, float64, complex64 and complex128 values
+    # only: float16 is multiplied in float32 and the product rounded back to float16;
+    # other types take the host kernel
+    work = np.dtype(np.float32) if a.dtype == np.float16 else a.dtype
+    if work.char not in "?fdFD":
+        return NotImplemented
     import cupy as cp
     import cupyx.scipy.sparse as cps
     # (the caller entered the context's device)
-    m = cps.csr_matrix((cp.asarray(a.data), cp.asarray(a.indices.astype(np.int32)),
+    m = cps.csr_matrix((cp.asarray(a.data.astype(work, copy=False)),
+                        cp.asarray(a.indices.astype(np.int32)),
                         cp.asarray(a.indptr.astype(np.int32))), shape=a.shape)
     rhs = b.T if p.transpose_b else b
-    return [cp.ascontiguousarray((m @ rhs).astype(a.dtype, copy=False))]
+    return [cp.ascontiguousarray((m @ rhs.astype(work, copy=False)).astype(a.dtype,
+                                                                           copy=False))]
 
 
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------

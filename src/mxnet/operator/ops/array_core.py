@@ -5,6 +5,7 @@ from ..params import Any, Bool, DType, Schema, Shape
 from ..registry import Op, ShapeError, register
 from ..shape_codes import infer_reshape
 from .index_keys import resolve_key
+from .indexing import scatter_add
 from .shape_utils import write_view
 
 
@@ -155,9 +156,10 @@ class GetItem(Op):
         g = xp.zeros(x.shape, dtype=out_grads[0].dtype)
         key = _resolve(ctx, p, inputs)
         og = out_grads[0].reshape(x[key].shape)
-        if any(isinstance(k, (np.ndarray,)) or hasattr(k, "__cuda_array_interface__")
-               for k in key):
-            xp.add.at(g, key, og)
+        # an index array (repeated positions accumulate): NumPy's or the device's
+        arrays = (np.ndarray,) if xp is np else (np.ndarray, xp.ndarray)
+        if any(isinstance(k, arrays) for k in key):
+            scatter_add(xp, g, key, og)
         else:
             g[key] += og
         return [g] + [None] * (len(inputs) - 1)

@@ -14,6 +14,19 @@ from ..out_contract import adopt_out_contract
 _CUMSUM_TYPES = (None, "float16", "float32", "float64", "int32", "int64", "int8")
 
 
+def _cumsum(xp, a, axis, dtype, out=None):
+    """Cumulative sum of a along axis in dtype. A float16 sum adds one element at a
+    time, each partial sum rounded to float16 before the next is added, as MXNet's
+    kernel (one thread per lane) and NumPy's cumsum do; CuPy's cumsum scans in
+    parallel, whose roundings differ by several float16 steps after a few dozen
+    elements, so on the GPU float16 goes through backend.half_scan."""
+    if np.dtype(dtype) != np.float16 or xp is np or a.size == 0:
+        return xp.cumsum(a, axis=axis, dtype=dtype, out=out)
+    from ...backend.half_scan import cumsum_half
+    res = xp.empty(a.shape, dtype) if out is None else out
+    return cumsum_half(xp, a.astype(np.float16, copy=False), axis, res)
+
+
 @register
 class Cumsum(Op):
     """Cumulative sum along ``axis`` (of the flattened array when axis is None)."""
@@ -44,15 +57,14 @@ class Cumsum(Op):
             a, axis = a.reshape(-1), 0
         else:
             axis = norm_axis(self.name, p.axis, a.ndim)
-        return [ctx.xp.cumsum(a, axis=axis, dtype=dt,
-                              out=None if out is None else out[0])]
+        return [_cumsum(ctx.xp, a, axis, dt, None if out is None else out[0])]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         # Each input element feeds every later partial sum: a reversed cumsum.
         xp, g = ctx.xp, out_grads[0]
         shape = tuple(ctx.in_shapes[0])
         axis = 0 if p.axis is None else norm_axis(self.name, p.axis, len(shape))
-        rev = xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis), axis)
+        rev = xp.flip(_cumsum(xp, xp.flip(g, axis), axis, g.dtype), axis)
         return [rev.reshape(shape)]
 
 
@@ -134,6 +146,25 @@ class KhatriRao(Op):
         return [ctx.xp.ascontiguousarray(res)]
 
 
+def _linspace(xp, lo, hi, num):
+    """``num`` values from lo to hi, bit for bit NumPy's linspace (what np.histogram's
+    edges are): i * step rounded, then lo added, the last value hi. CuPy's linspace
+    computes lo + i * step in one kernel, whose multiply-add the compiler fuses (one
+    rounding), so some of its values differ from NumPy's in the last bit."""
+    delta = float(hi) - float(lo)
+    y = xp.arange(num, dtype=np.float64)
+    div = num - 1
+    if div > 0:
+        step = delta / div
+        y = y / div * delta if step == 0 else y * step
+    else:
+        y = y * delta
+    y = y + float(lo)
+    if num > 1:
+        y[-1] = hi
+    return y
+
+
 @register
 class Histogram(Op):
     """Counts of the flattened data in bins: ``bin_cnt`` equal bins over ``range``
@@ -174,7 +205,7 @@ class Histogram(Op):
         xp, x = ctx.xp, inputs[0]
         if p.bin_cnt is not None:
             lo, hi = self._range(p)
-            edges = xp.linspace(lo, hi, p.bin_cnt + 1)
+            edges = _linspace(xp, lo, hi, p.bin_cnt + 1)
         else:
             edges = inputs[1].astype(np.float64)
         counts, _ = xp.histogram(x.reshape(-1).astype(np.float64), bins=edges)

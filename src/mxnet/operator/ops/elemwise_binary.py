@@ -51,8 +51,14 @@ def _mod(xp, a, b, integer):
     return r if integer else xp.where(b == 0, 0, r)
 
 
+def _any_negative(xp, b):
+    """Whether an exponent (an array, or a Python or NumPy scalar) has a value below 0:
+    a scalar is compared on the host (CuPy's any takes device arrays only)."""
+    return bool(b < 0) if np.isscalar(b) else bool(xp.any(b < 0))
+
+
 def _power(xp, a, b, integer, dtype):
-    if integer and bool(xp.any(b < 0)):
+    if integer and _any_negative(xp, b):
         # C's pow on the values, truncated back: 2 ** -1 is 0, 1 ** -1 is 1.
         with np.errstate(all="ignore"):
             return xp.power(xp.asarray(a, dtype=_f64), b).astype(dtype)

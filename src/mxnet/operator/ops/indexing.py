@@ -20,14 +20,43 @@ def as_index(xp, a):
     return a if a.dtype == np.int64 else a.astype(np.int64)
 
 
-def scatter_add(xp, target, key, values):
-    """target[key] += values, accumulating over repeated positions."""
+# The dtypes CuPy's add.at accumulates with an integer-array key (CUDA's atomicAdd types;
+# cupy/_core/_routines_indexing.pyx, _scatter_op_single): any other is a TypeError.
+ATOMIC_ADD_TYPES = frozenset(np.dtype(t) for t in (
+    "int32", "int64", "uint32", "uint64", "float16", "float32", "float64"))
+
+
+def _add_at(xp, target, key, values):
     at = getattr(xp.add, "at", None)
     if at is not None:
         at(target, key, values)
     else:   # older CuPy
         import cupyx
         cupyx.scatter_add(target, key, values)
+
+
+def scatter_add(xp, target, key, values):
+    """target[key] += values, accumulating over repeated positions. On the GPU a dtype
+    that CuPy's add.at refuses is accumulated in one it takes: a complex target as its
+    real and imaginary parts, a bool or 8/16-bit integer one in 32 bits and cast back
+    (which wraps as NumPy's own add.at does; bool: any nonzero sum is True)."""
+    dt = target.dtype
+    if xp is np or dt in ATOMIC_ADD_TYPES:
+        _add_at(xp, target, key, values)
+    elif dt.kind == "c":
+        values = values if hasattr(values, "real") else xp.asarray(values)
+        _add_at(xp, target.real, key, values.real)
+        if values.dtype.kind == "c":
+            _add_at(xp, target.imag, key, values.imag)
+    else:
+        wide = np.dtype(np.uint32 if dt.kind == "u" else np.int32)
+        if dt.kind not in "biu" or dt.itemsize > 4:
+            raise TypeError(f"scatter_add: no GPU accumulation for dtype {dt}")
+        acc = target.astype(wide)
+        if hasattr(values, "astype"):      # values in the target's type first (CuPy's rule)
+            values = values.astype(dt, copy=False).astype(wide)
+        _add_at(xp, acc, key, values)
+        target[...] = acc.astype(dt)
 
 
 def lane_key(xp, idx, axis):

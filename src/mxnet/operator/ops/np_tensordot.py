@@ -3,11 +3,15 @@
 The contracted axes are parameters (negative ones count from the end), so the operator
 needs no shapes when a graph is built: ``mx.sym.np.tensordot`` is this operator too.
 Each operand's gradient is the tensordot of the output gradient with the other operand
-over that operand's kept axes, put back in the operand's axis order.
+over that operand's kept axes, put back in the operand's axis order. A contraction
+over no axes (a 0-d operand, or the 0-d output gradient of a full contraction) is an
+outer product: CuPy's tensordot refuses a 0-d operand unless ``axes`` is 0 or
+``((), ())``, so such products do not go through it.
 """
 from ...base import MXNetError
 from ..params import Schema, Shape
 from ..registry import Op, ShapeError, register
+from .np_dot import _tensordot
 from .shape_utils import norm_axis
 
 
@@ -64,7 +68,7 @@ class TensorDot(Op):
         a, b = inputs
         ca, cb, _, _ = self.plan(p, a.ndim, b.ndim)
         self.infer_shape(p, [a.shape, b.shape])
-        return [ctx.xp.ascontiguousarray(ctx.xp.tensordot(a, b, axes=(ca, cb)))]
+        return [ctx.xp.ascontiguousarray(_tensordot(ctx.xp, a, b, (ca, cb)))]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, (a, b), g = ctx.xp, inputs, out_grads[0]
@@ -75,11 +79,11 @@ class TensorDot(Op):
         if need[0]:
             # g's b-part against b's kept axes leaves b's contracted axes (in b's
             # order), each standing for its partner axis of a
-            t = xp.tensordot(g, b, axes=(list(range(len(fa), g.ndim)), fb))
+            t = _tensordot(xp, g, b, (list(range(len(fa), g.ndim)), fb))
             labels = fa + [ca[cb.index(j)] for j in sorted(cb)]
             ga = xp.transpose(t, _argsort(labels)).astype(a.dtype, copy=False)
         if need[1]:
-            t = xp.tensordot(a, g, axes=(fa, list(range(len(fa)))))
+            t = _tensordot(xp, a, g, (fa, list(range(len(fa)))))
             labels = [cb[ca.index(i)] for i in sorted(ca)] + fb
             gb = xp.transpose(t, _argsort(labels)).astype(b.dtype, copy=False)
         return [ga, gb]

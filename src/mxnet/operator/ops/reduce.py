@@ -318,9 +318,17 @@ class _ArgReduce(Op):
     def forward(self, ctx, p, inputs, aux):
         xp, x = ctx.xp, inputs[0]
         axis = self._axis(p, x.shape)
-        fn = getattr(xp, self._fn)
-        idx = fn(x.reshape(-1)) if axis is None else fn(x, axis=axis)
-        return [xp.asarray(idx).astype(x.dtype).reshape(self._out_shape(p, x.shape))]
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        idx = getattr(xp, self._fn)(x, axis=axis)
+        if x.dtype.kind == "f" and x.size:
+            # NaN wins, and the first NaN along the axis, as MXNet's sequential kernel
+            # and NumPy answer; CuPy's parallel argmax/argmin returns any of several
+            # NaNs (its combiner keeps whichever NaN operand comes first in its tree)
+            nan = xp.isnan(x)
+            idx = xp.where(xp.any(nan, axis=axis), xp.argmax(nan, axis=axis), idx)
+        return [xp.asarray(idx).astype(inputs[0].dtype).reshape(
+            self._out_shape(p, inputs[0].shape))]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         return [ctx.xp.zeros(ctx.in_shapes[0], dtype=out_grads[0].dtype)]
