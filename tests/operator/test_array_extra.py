@@ -102,17 +102,6 @@ def test_histogram_symbol():
 # MXNet's kernel (and NumPy) add along the axis one element at a time, each partial sum
 # rounded to float16; CuPy's cumsum scans in parallel and rounds otherwise (MXNet 1.9.1's
 # test_np_cumsum on a real GPU). The real GPU where CuPy sees one, else an emulated one.
-@pytest.fixture
-def gpu():
-    from mxnet.backend import cupy_or_none
-    from multi_gpu_host import emulated_gpus
-    if cupy_or_none() is not None:
-        yield mx.gpu(0)
-    else:
-        with emulated_gpus(1):
-            yield mx.gpu(0)
-
-
 @pytest.mark.parametrize("axis", [None, 0, 1, 2])
 @pytest.mark.parametrize("dtype", [None, "float16"])
 def test_cumsum_float16_rounds_each_partial_sum(gpu, axis, dtype):

@@ -23,13 +23,10 @@ emulation_only = pytest.mark.skipif(REAL_GPU, reason="a real GPU is present: the
 
 
 @pytest.fixture
-def gpu():
+def gpu(gpu_and_module):
     """(the array module of gpu(0), gpu(0)): the real device's, else an emulated one."""
-    if REAL_GPU:
-        yield cupy_or_none(), mx.gpu(0)
-    else:
-        with emulated_gpus(1) as cp:
-            yield cp, mx.gpu(0)
+    ctx, cp = gpu_and_module
+    return cp, ctx
 
 
 # --- the emulation refuses what CuPy refuses ----------------------------------------------------

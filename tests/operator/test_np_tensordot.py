@@ -15,15 +15,6 @@ from multi_gpu_host import emulated_gpus
 REAL_GPU = cupy_or_none() is not None
 
 
-@pytest.fixture
-def gpu():
-    if REAL_GPU:
-        yield mx.gpu(0)
-    else:
-        with emulated_gpus(1):
-            yield mx.gpu(0)
-
-
 @pytest.fixture(autouse=True)
 def np_semantics():
     with mx.util.np_shape(True), mx.util.np_array(True):

@@ -304,17 +304,6 @@ def test_mxnet_fixture(case):
 # argmax/argmin keeps whichever NaN its reduction tree puts first (MXNet 1.9.1's
 # test_reduce of test_ndarray on a real GPU). The real GPU where CuPy sees one, else an
 # emulated one (whose argmax/argmin answer the last NaN).
-@pytest.fixture
-def gpu():
-    from mxnet.backend import cupy_or_none
-    from multi_gpu_host import emulated_gpus
-    if cupy_or_none() is not None:
-        yield mx.gpu(0)
-    else:
-        with emulated_gpus(1):
-            yield mx.gpu(0)
-
-
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
