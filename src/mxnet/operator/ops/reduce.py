@@ -321,7 +321,7 @@ class _ArgReduce(Op):
         if axis is None:
             x, axis = x.reshape(-1), 0
         idx = getattr(xp, self._fn)(x, axis=axis)
-        if x.dtype.kind == "f" and x.size:
+        if xp is not np and x.dtype.kind == "f" and x.size:
             # NaN wins, and the first NaN along the axis, as MXNet's sequential kernel
             # and NumPy answer; CuPy's parallel argmax/argmin returns any of several
             # NaNs (its combiner keeps whichever NaN operand comes first in its tree)
