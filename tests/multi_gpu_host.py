@@ -48,6 +48,7 @@ tests check the kernels.
         assert device_of(a) == 1
 """
 import contextlib
+import ctypes
 import os
 import pathlib
 import sys
@@ -640,7 +641,12 @@ def _make_module():
     mod.get_default_pinned_memory_pool = lambda: pool
     runtime = types.SimpleNamespace(
         getDevice=current_device, getDeviceCount=lambda: _state["count"],
-        memGetInfo=lambda: (1 << 30, 1 << 31), runtimeGetVersion=lambda: 0)
+        memGetInfo=lambda: (1 << 30, 1 << 31), runtimeGetVersion=lambda: 0,
+        # cudaMemcpyAsync between raw addresses (device arrays' are their NumPy
+        # memory): synchronous here, as all work is
+        memcpyAsync=lambda dst, src, size, kind, stream: ctypes.memmove(dst, src, size),
+        memcpyHostToHost=0, memcpyHostToDevice=1, memcpyDeviceToHost=2,
+        memcpyDeviceToDevice=3, memcpyDefault=4)
     mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime, Event=_Event,
                                      get_current_stream=lambda device_id=-1: _NULL_STREAM)
     return mod

@@ -608,6 +608,62 @@ def test_a_training_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, mo
     assert np.isfinite(loss.asnumpy()).all()
 
 
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_an_amp_step_reads_nothing_back_from_the_gpu(two_gpus, hybridize, monkeypatch):
+    """With AMP's loss scaling and its deferred finite check (the default on a GPU), a
+    step queues device work only: the finite flag is computed on the device and read
+    one step late through a copy queued behind it (amp.loss_scaler.Gate). The body of
+    multi_all_finite (run where the GPU kernel table has no kernel for the arrays, and
+    always on the emulation) read every gradient's check back to the host."""
+    from mxnet.contrib import amp
+    from mxnet.contrib.amp import amp as amp_impl
+    monkeypatch.delenv("MXNET_AMP_ASYNC_OVERFLOW_CHECK", raising=False)
+    amp_impl._reset()
+    amp.init(target_dtype="bfloat16")        # as gpu_train.py's AMP rows
+    try:
+        _check_amp_step(hybridize, monkeypatch, amp)
+    finally:
+        amp_impl._reset()
+
+
+def _check_amp_step(hybridize, monkeypatch, amp):
+    ctx = mx.gpu(1)
+    rng = np.random.RandomState(0)
+    net = _cnn()
+    x = nd.array(rng.rand(4, 1, 10, 10), ctx=ctx)
+    y = nd.array(rng.randint(0, 10, 4), ctx=ctx)
+    net.initialize(mx.init.Xavier(), ctx=ctx)
+    if hybridize:
+        net.hybridize(static_alloc=True)
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.01, "momentum": 0.9})
+    amp.init_trainer(trainer)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            with amp.scale_loss(loss, trainer) as scaled:
+                scaled.backward()
+        trainer.step(x.shape[0])
+        return loss
+    step()
+    nd.waitall()
+    scaler, gates = trainer._amp_loss_scaler, []
+    real_check = scaler.check_deferred
+    monkeypatch.setattr(scaler, "check_deferred",
+                        lambda *a, **k: gates.append(real_check(*a, **k)) or gates[-1])
+    pushed = _engine_pushes(monkeypatch)
+    with host_copies() as copied:
+        for _ in range(2):
+            loss = step()
+        nd.waitall()
+    assert len(gates) == 2 and None not in gates          # the checks were deferred
+    assert copied == []
+    assert pushed == []
+    assert np.isfinite(loss.asnumpy()).all()
+
+
 @pytest.mark.parametrize("kvstore", ["device", None])
 def test_a_data_parallel_step_reads_nothing_back_from_the_gpus(two_gpus, kvstore,
                                                                monkeypatch):

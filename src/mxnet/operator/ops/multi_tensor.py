@@ -40,13 +40,16 @@ class AllFinite(Op):
 
 
 def _finite_flag(xp, p, arrays, out):
-    ok = all(bool(xp.isfinite(a).all()) for a in arrays)
+    # the answer stays an array of xp: on a GPU the host never waits for it (AMP's
+    # deferred check hands the flag to the update kernels)
+    ok = xp.ones((), dtype=bool)
+    for a in arrays:
+        ok &= xp.isfinite(a).all()
     prev = out[0] if out is not None and out[0] is not None and not p.init_output else None
     if prev is not None:
-        if not ok:
-            prev[...] = 0
+        prev[...] = xp.where(ok, prev, 0)
         return prev
-    return xp.full((1,), 1.0 if ok else 0.0, np.float32)
+    return ok.astype(np.float32).reshape(1)
 
 
 @register
