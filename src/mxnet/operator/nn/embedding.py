@@ -8,17 +8,11 @@ import numpy as np
 
 from ..params import Bool, DType, Int, Schema
 from ..registry import Op, ShapeError, register
-from ..ops.indexing import scatter_add as _scatter_add
+from ..ops.indexing import scatter_add
 
 __all__ = ["Embedding"]
 
 _DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
-
-
-def scatter_add(xp, dst, idx, values):
-    """dst[idx[i]] += values[i] for every i, repeated indices accumulating (in any
-    dtype on a GPU: ops/indexing.py's scatter_add)."""
-    _scatter_add(xp, dst, idx, values)
 
 
 def sorted_scatter_add(xp, dst, idx, values):

@@ -146,25 +146,6 @@ class KhatriRao(Op):
         return [ctx.xp.ascontiguousarray(res)]
 
 
-def _linspace(xp, lo, hi, num):
-    """``num`` values from lo to hi, bit for bit NumPy's linspace (what np.histogram's
-    edges are): i * step rounded, then lo added, the last value hi. CuPy's linspace
-    computes lo + i * step in one kernel, whose multiply-add the compiler fuses (one
-    rounding), so some of its values differ from NumPy's in the last bit."""
-    delta = float(hi) - float(lo)
-    y = xp.arange(num, dtype=np.float64)
-    div = num - 1
-    if div > 0:
-        step = delta / div
-        y = y / div * delta if step == 0 else y * step
-    else:
-        y = y * delta
-    y = y + float(lo)
-    if num > 1:
-        y[-1] = hi
-    return y
-
-
 @register
 class Histogram(Op):
     """Counts of the flattened data in bins: ``bin_cnt`` equal bins over ``range``
@@ -205,7 +186,10 @@ class Histogram(Op):
         xp, x = ctx.xp, inputs[0]
         if p.bin_cnt is not None:
             lo, hi = self._range(p)
-            edges = _linspace(xp, lo, hi, p.bin_cnt + 1)
+            # NumPy's edges, computed on the host (bin_cnt + 1 values): CuPy's linspace
+            # fuses lo + i * step into one multiply-add, and some of its edges differ
+            # from NumPy's in the last bit
+            edges = xp.asarray(np.linspace(lo, hi, p.bin_cnt + 1))
         else:
             edges = inputs[1].astype(np.float64)
         counts, _ = xp.histogram(x.reshape(-1).astype(np.float64), bins=edges)
