@@ -8,18 +8,22 @@
 # Steps: env; the project's tests named in PROJECT_TESTS (pytest-xdist, WORKERS);
 # MXNet 1.9.1's GPU files MXNET_FILES with the -k selection MXNET_K (xdist as well).
 # Unset, PROJECT_TESTS, MXNET_FILES and MXNET_K re-check what session 17 fixed from its
-# H200 run's failures (benchmarks/results/gpu/README.md); SLOW_K (default: the four
-# tests that hit the 120 s limit there) then runs alone, one worker, to time them on a
-# warm kernel cache (SLOW_K= skips it).
-# Files back in $OUT: summary.txt, env.log, project_tests.log, tests.log,
+# H200 run's failures (benchmarks/results/gpu/README.md) and session 18's cuDNN RNN
+# (tests/backend/cudnn/test_rnn.py); ROWS=1 (default) then times what no device has
+# measured yet: the d2l LSTM with CUDA graphs and on cuDNN (MXNET_CUDNN_RNN=1), and
+# ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
+# beside the row it would replace; SLOW_K (default: the four tests that hit the 120 s
+# limit there) then runs alone, one worker, to time them on a warm kernel cache
+# (SLOW_K= skips it).
+# Files back in $OUT: summary.txt, env.log, project_tests.log, tests.log, train.log,
 # mxnet_recheck.json, mxnet_slow.json.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
-. "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files
+. "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
 steps_begin recheck 240
 WORKERS=${WORKERS:-8}
-PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py}
+PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
 SLOW_K=${SLOW_K-test_layer_norm or test_pad or test_psroipooling or test_deformable_convolution}
@@ -37,6 +41,16 @@ if [ -n "$MXNET_FILES" ]; then
     mxnet_gpu_files mxnet-recheck 120 "$MXNET_FILES" mxnet_recheck.json \
         --timeout-per-test 100 --pytest-arg=-n --pytest-arg="$WORKERS" \
         ${MXNET_K:+--pytest-arg=-k --pytest-arg="$MXNET_K"}
+fi
+
+if [ "${ROWS:-1}" = 1 ]; then
+    rnn lstm-fused 1 0 pymxnet lstm
+    rnn lstm-fused-graphs 1 1 pymxnet lstm --hybridize
+    RNN_ENV=MXNET_CUDNN_RNN=1 rnn lstm-cudnn 1 0 pymxnet lstm
+    RNN_ENV=MXNET_CUDNN_RNN=1 rnn lstm-cudnn-graphs 1 1 pymxnet lstm --hybridize
+    rnn lstm-pytorch 1 0 pytorch lstm
+    train r50-amp-nographs 0 pymxnet resnet50 amp 40 3 8
+    TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 40 3 8
 fi
 
 # the slow ones alone, after the step above warmed CuPy's kernel cache

@@ -107,13 +107,14 @@ train() {
 }
 
 # rnn NAME FUSED(0/1) GRAPHS(0/1) FRAMEWORK CELL [rnn_train.py options]: the d2l language
-# model's training throughput (benchmarks/gpu/rnn_train.py), as train above
+# model's training throughput (benchmarks/gpu/rnn_train.py), as train above; RNN_ENV:
+# extra VAR=value settings for the row (MXNET_CUDNN_RNN=1: the RNN operator on cuDNN)
 rnn() {
     local name=$1 fused=$2 graphs=$3 fw=$4 cell=$5
     shift 5
     echo "### $name" >> "$OUT/train.log"
     step "$name" 30 "$OUT/train.log" env MXNET_GPU_RNN_FUSED_CELLS="$fused" \
-        MXNET_ENABLE_CUDA_GRAPHS="$graphs" \
+        MXNET_ENABLE_CUDA_GRAPHS="$graphs" ${RNN_ENV:-} \
         "$PY" benchmarks/gpu/rnn_train.py --framework "$fw" --cell "$cell" "$@"
     "$PY" benchmarks/gpu/train_summary.py "$OUT/train.log" "$name" >> "$SUMMARY"
 }

@@ -17,6 +17,9 @@ import importlib.util as _ilu  # noqa: E402
 if _ilu.find_spec("cupy") is not None:
     from .kernels_cudnn import register_all as _cudnn_register_all
     _cudnn_register_all(_register_kernel, _lookup_kernel)
+    # RNN on cuDNN (MXNET_CUDNN_RNN=1; otherwise its fused-cell body)
+    from .kernels_cudnn_rnn import register_all as _cudnn_rnn_register_all
+    _cudnn_rnn_register_all(_register_kernel)
     # fused optimizer updates (one CuPy ElementwiseKernel per call)
     from .kernels_gpu_optim import register_all as _gpu_optim_register_all
     _gpu_optim_register_all(_register_kernel)

@@ -133,6 +133,44 @@ _SIGS = {
     "cudnnSoftmaxForward": [_p, _i, _i, _p, _p, _p, _p, _p, _p],
     # (handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx)
     "cudnnSoftmaxBackward": [_p, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p],
+    # recurrent layers (backend/cudnn/rnn.py)
+    "cudnnCreateRNNDescriptor": [_pp],
+    "cudnnDestroyRNNDescriptor": [_p],
+    # (desc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType,
+    #  inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags)
+    "cudnnSetRNNDescriptor_v8": [_p, _i, _i, _i, _i, _i, _i, _i, _i, _i, _i, _i, _i, _p,
+                                 ctypes.c_uint32],
+    "cudnnGetRNNDescriptor_v8": [_p, _pi, _pi, _pi, _pi, _pi, _pi, _pi, _pi, _pi, _pi,
+                                 _pi, _pi, _pp, ctypes.POINTER(ctypes.c_uint32)],
+    "cudnnCreateRNNDataDescriptor": [_pp],
+    "cudnnDestroyRNNDataDescriptor": [_p],
+    # (desc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray,
+    #  paddingFill)
+    "cudnnSetRNNDataDescriptor": [_p, _i, _i, _i, _i, _i, _pi, _p],
+    # (desc, dataType*, layout*, maxSeqLength*, batchSize*, vectorSize*,
+    #  arrayLengthRequested, seqLengthArray, paddingFill)
+    "cudnnGetRNNDataDescriptor": [_p, _pi, _pi, _pi, _pi, _pi, _i, _pi, _p],
+    # (handle, rnnDesc, fwdMode, xDesc, workSpaceSize*, reserveSpaceSize*)
+    "cudnnGetRNNTempSpaceSizes": [_p, _p, _i, _p, _psz, _psz],
+    "cudnnGetRNNWeightSpaceSize": [_p, _p, _psz],
+    # (handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc,
+    #  mAddr*, bDesc, bAddr*)
+    "cudnnGetRNNWeightParams": [_p, _p, _i, _sz, _p, _i, _p, _pp, _p, _pp],
+    # (handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy,
+    #  cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace,
+    #  reserveSpaceSize, reserveSpace)
+    "cudnnRNNForward": [_p, _p, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _sz, _p,
+                        _sz, _p, _sz, _p],
+    # (handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx,
+    #  cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace,
+    #  reserveSpaceSize, reserveSpace)
+    "cudnnRNNBackwardData_v8": [_p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p,
+                                _p, _p, _sz, _p, _sz, _p, _sz, _p],
+    # (handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y,
+    #  weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize,
+    #  reserveSpace)
+    "cudnnRNNBackwardWeights_v8": [_p, _p, _i, _p, _p, _p, _p, _p, _p, _p, _sz, _p, _sz,
+                                   _p, _sz, _p],
     # batch norm
     "cudnnDeriveBNTensorDescriptor": [_p, _p, _i],
     # (handle, mode, alpha, beta, xDesc, x, yDesc, y, bnDesc, scale, bias, expAvgFactor,
