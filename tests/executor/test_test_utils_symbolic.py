@@ -195,3 +195,21 @@ def test_check_consistency_judges_a_tf32_gpu_run_as_float16(monkeypatch, tf32):
         else:
             with pytest.raises(AssertionError, match="exceeds tolerance"):
                 run()
+
+
+def test_check_numeric_gradient_judges_a_tf32_gpu_run_as_float16(monkeypatch):
+    """On a GPU that allows TF32, float32's numeric step is float16's (1e-2), and so are
+    the tolerances the gradients are held to, as MXNet 1.9.1 compares the executor's
+    gradient NDArrays: reciprocal near x = -0.21, whose central difference with that
+    step is off by ~0.3 %, passes there (MXNet's test_reciprocal_op on an H200 failed
+    with float32's 1e-4 while the step was float16's)."""
+    from multi_gpu_host import emulated_gpus
+    from mxnet import test_utils_compare
+    monkeypatch.setattr(test_utils_compare, "get_cuda_compute_capability", lambda ctx: 90)
+    data = np.array([[-0.212, 0.9, -2.5]], dtype=np.float32)
+    sym = mx.sym.reciprocal(mx.sym.var("data"))
+    with emulated_gpus(1):
+        tus.check_numeric_gradient(sym, [data], ctx=mx.gpu(0))
+        # float32's tolerances with the same step fail: the step is what TF32 changes
+        with pytest.raises(AssertionError, match="exceeds tolerance"):
+            tus.check_numeric_gradient(sym, [data], ctx=mx.gpu(0), rtol=1e-4, atol=1e-3)
