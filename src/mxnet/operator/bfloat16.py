@@ -99,7 +99,9 @@ def run_widened(compute, op, body, octx, is_backward, args, given, low=bfloat16)
     copies of the ``low`` (bfloat16, or float16 on the CPU) arrays in ``args``. A result
     with a given destination is rounded when the runner applies it to that
     destination; the others come back rounded to ``low`` where that is their type
-    (forward: the inferred output type; backward: the input's type)."""
+    (forward: the inferred output type; backward: the input's type). ``octx`` goes on
+    marked as widened (OpContext.widened)."""
+    octx = octx.widened(low)
     if is_backward:
         p, out_grads, inputs, outputs, aux = args
         w_aux = _widen(aux, low)

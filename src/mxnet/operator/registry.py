@@ -73,7 +73,7 @@ class ShapeError(MXNetError):
 class OpContext:
     """What an operator body gets besides its arrays (seed 002's OpContext)."""
     __slots__ = ("is_train", "xp", "ctx", "need_grad", "in_shapes", "req", "_rng",
-                 "layout")
+                 "layout", "widened_from")
 
     def __init__(self, xp, ctx, is_train=False, need_grad=None, in_shapes=None, req=None):
         self.xp, self.ctx, self.is_train = xp, ctx, is_train
@@ -84,6 +84,18 @@ class OpContext:
         # executor calls only: which arrays hold oneDNN's channel-blocked layout
         # (executor/layout.py); None: all plain
         self.layout = None
+        # the low-precision dtype a call computed in float32 stands for (see widened)
+        self.widened_from = None
+
+    def widened(self, low):
+        """This context for a call computed in float32 on behalf of ``low`` (bfloat16)
+        arrays, whose results are rounded back (operator/bfloat16.run_widened). Kernels
+        with results that are opaque bytes rather than values (cuDNN's RNN reserve)
+        decline such calls: the rounding would corrupt them."""
+        c = OpContext(self.xp, self.ctx, self.is_train, self.need_grad, self.in_shapes,
+                      self.req)
+        c._rng, c.layout, c.widened_from = self._rng, self.layout, low
+        return c
 
     @property
     def rng(self):

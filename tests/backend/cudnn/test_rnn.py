@@ -111,6 +111,10 @@ def test_coverage_rule():
     from mxnet.operator.kernels_cudnn_rnn import covered
     x = np.zeros((5, 2, 3), np.float32)
     assert covered(_params(), x)
+    assert covered(_params(), x, np.zeros(4, np.float32), np.zeros((1, 2, 3), np.float32))
+    # parameters or states of another type: the body (whose checks apply) runs it
+    assert not covered(_params(), x, np.zeros(4, np.float64))
+    assert not covered(_params(), x.astype(np.float16), np.zeros(4, np.float32))
     assert covered(_params(mode="gru", num_layers=2, bidirectional=True), x)
     assert covered(_params(p=0.5), x)                   # one layer: no dropout applies
     assert not covered(_params(p=0.5, num_layers=2), x)
@@ -119,6 +123,37 @@ def test_coverage_rule():
     assert not covered(_params(lstm_state_clip_min=-1.0, lstm_state_clip_max=1.0), x)
     assert not covered(_params(), x.astype(np.int32))
     assert not covered(_params(), np.zeros((0, 2, 3), np.float32))
+
+
+def test_a_call_computed_in_float32_for_bfloat16_is_declined(monkeypatch):
+    """The runner rounds every result of a widened bfloat16 call, the reserve included
+    (operator/bfloat16.run_widened), which would corrupt cuDNN's opaque reserve: such a
+    call keeps the body, forward and backward alike."""
+    from mxnet.operator import kernels_cudnn_rnn as K
+    from mxnet.operator import bfloat16 as B
+    from mxnet.operator.runner import op_context
+    from mxnet.base import bfloat16
+    monkeypatch.setitem(K._state, "enabled", True)
+    seen = []
+
+    def compute(op, body, octx, is_backward, args, given):
+        seen.append(octx.widened_from)
+        return [np.zeros(1, np.float32)]
+    ctx = op_context(np, None, True)
+    B.run_widened(compute, RNN(), None, ctx, False, (None, [], []), None)
+    assert seen == [bfloat16] and ctx.widened_from is None     # the caller's is unchanged
+    inputs = [np.zeros((5, 2, 3), np.float32), np.zeros(4, np.float32),
+              np.zeros((1, 2, 3), np.float32), np.zeros((1, 2, 3), np.float32)]
+    assert K._plan(ctx.widened(bfloat16), _params(), inputs) is None
+
+
+def test_the_switch_is_read_once(monkeypatch):
+    from mxnet.operator import kernels_cudnn_rnn as K
+    monkeypatch.setattr(K, "_state", {})
+    monkeypatch.setenv("MXNET_CUDNN_RNN", "1")
+    assert K.enabled()
+    monkeypatch.setenv("MXNET_CUDNN_RNN", "0")
+    assert K.enabled()          # a forward and its backward see one setting
 
 
 # --- descriptors, over the stand-in driver -------------------------------------------
@@ -159,7 +194,9 @@ def test_data_descriptor_holds_what_was_set(lib):
     L.check(lib, "get", lib.cudnnGetRNNDataDescriptor(
         d, ctypes.byref(dt), ctypes.byref(layout), ctypes.byref(T), ctypes.byref(N),
         ctypes.byref(V), 4, lens, ctypes.addressof(fill)))
-    assert (dt.value, layout.value, T.value, N.value, V.value) == (L.DATA_FLOAT, 0, 35, 4,
+    # packed sequence-major: with padded I/O off cuDNN takes no other layout, and with
+    # every sequence full it is the dense (T, N, C) array
+    assert (dt.value, layout.value, T.value, N.value, V.value) == (L.DATA_FLOAT, 1, 35, 4,
                                                                    28)
     assert list(lens) == [35] * 4
     lib.cudnnDestroyRNNDataDescriptor(d)
@@ -202,6 +239,15 @@ def _run(mx, p, x, params, states, dys):
     return [o.asnumpy() for o in outs], [a.grad.asnumpy() for a in args]
 
 
+def _assert_planned(mode, layers, directions, I, H, dtype, T, N):
+    """The cuDNN path ran for this geometry: its plan was built, not refused."""
+    used = [k for k in R._plans if len(k) == 10 and k[:5] == (mode, layers, directions,
+                                                                I, H)
+            and k[5] == np.dtype(dtype).str and k[-2:] == (T, N)]
+    assert used and all(not isinstance(R._plans[k], Exception) for k in used), \
+        [R.refusal(k) for k in used]
+
+
 @pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
 @pytest.mark.parametrize("layers,bidir", [(1, False), (2, True)])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
@@ -222,14 +268,12 @@ def test_on_a_gpu_cudnn_equals_the_operators_own_path(monkeypatch, mode, layers,
     states = [arr(S)] + ([arr(S)] if mode == "lstm" else [])
     dys = [arr((T, N, plan.D * H), 1.0), arr(S, 1.0)] + ([arr(S, 1.0)] if mode == "lstm"
                                                           else [])
-    monkeypatch.setenv("MXNET_CUDNN_RNN", "0")
+    from mxnet.operator import kernels_cudnn_rnn as K
+    monkeypatch.setitem(K._state, "enabled", False)
     want_out, want_grad = _run(mx, p, x, params, states, dys)
-    monkeypatch.setenv("MXNET_CUDNN_RNN", "1")
+    monkeypatch.setitem(K._state, "enabled", True)
     got_out, got_grad = _run(mx, p, x, params, states, dys)
-    key = (mode, layers, plan.D, T, N, I, H, np.dtype(dtype).str, 0)
-    used = [k for k, v in R._plans.items() if k[:9] == key]
-    assert used and all(not isinstance(R._plans[k], Exception) for k in used), \
-        [R.refusal(k) for k in used]
+    _assert_planned(mode, layers, plan.D, I, H, dtype, T, N)
     tol = {"float64": 1e-10, "float32": 1e-4, "float16": 2e-2}[dtype]
     for got, want in zip(got_out + got_grad, want_out + want_grad):
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
@@ -249,13 +293,57 @@ def test_on_a_gpu_a_covered_call_keeps_its_reserve_for_a_backward_after_predict(
     x = mx.nd.array(rng.randn(6, 2, 3), ctx=ctx, dtype="float64")
     w = mx.nd.array(rng.randn(p.n_params) * 0.3, ctx=ctx, dtype="float64")
     h = mx.nd.zeros((1, 2, 4), ctx=ctx, dtype="float64")
+    from mxnet.operator import kernels_cudnn_rnn as K
     grads = []
-    for flag in ("0", "1"):
-        monkeypatch.setenv("MXNET_CUDNN_RNN", flag)
+    for flag in (False, True):
+        monkeypatch.setitem(K._state, "enabled", flag)
         xw = x.copy()
         xw.attach_grad()
         with autograd.record(train_mode=False):
             y = mx.nd.RNN(xw, w, h, h, state_size=4, num_layers=1, mode="lstm")
         y.backward()
         grads.append(xw.grad.asnumpy())
+    _assert_planned("lstm", 1, 1, 3, 4, "float64", 6, 2)
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10, atol=1e-12)
+
+
+def test_on_a_gpu_a_retained_graph_runs_the_cudnn_backward_twice_alike(monkeypatch):
+    """cuDNN's backward rewrites its reserve: a second backward of a retained graph
+    must still start from the forward's."""
+    mx = _gpu()
+    from mxnet import autograd
+    from mxnet.operator import kernels_cudnn_rnn as K
+    monkeypatch.setitem(K._state, "enabled", True)
+    ctx = mx.gpu(0)
+    rng = np.random.RandomState(2)
+    p = _Plan(_params(mode="gru", state_size=4, num_layers=2, bidirectional=True), 6, 2, 3)
+    x = mx.nd.array(rng.randn(6, 2, 3), ctx=ctx, dtype="float64")
+    w = mx.nd.array(rng.randn(p.n_params) * 0.3, ctx=ctx, dtype="float64")
+    h = mx.nd.zeros((4, 2, 4), ctx=ctx, dtype="float64")
+    for a in (x, w):
+        a.attach_grad()
+    with autograd.record():
+        y = mx.nd.RNN(x, w, h, state_size=4, num_layers=2, bidirectional=True, mode="gru")
+    y.backward(retain_graph=True)
+    first = (x.grad.asnumpy().copy(), w.grad.asnumpy().copy())
+    y.backward()
+    _assert_planned("gru", 2, 2, 3, 4, "float64", 6, 2)
+    np.testing.assert_array_equal(x.grad.asnumpy(), first[0])
+    np.testing.assert_array_equal(w.grad.asnumpy(), first[1])
+
+
+def test_on_a_gpu_mixed_types_keep_the_operators_own_path(monkeypatch):
+    mx = _gpu()
+    from mxnet.operator import kernels_cudnn_rnn as K
+    monkeypatch.setitem(K._state, "enabled", True)
+    ctx = mx.gpu(0)
+    p = _Plan(_params(state_size=5), 4, 3, 2)
+    x = mx.nd.ones((4, 3, 2), ctx=ctx, dtype="float16")
+    w = mx.nd.ones((p.n_params,), ctx=ctx, dtype="float32") * 0.1
+    h = mx.nd.zeros((1, 3, 5), ctx=ctx, dtype="float32")
+    before = set(R._plans)
+    try:
+        mx.nd.RNN(x, w, h, h, state_size=5, num_layers=1, mode="lstm").wait_to_read()
+    except mx.base.MXNetError:
+        pass            # the body's own verdict on mixed types; cuDNN never saw them
+    assert not [k for k in set(R._plans) - before if k[:5] == ("lstm", 1, 1, 2, 5)]
