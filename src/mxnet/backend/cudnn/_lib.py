@@ -134,6 +134,10 @@ _SIGS = {
     # (handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx)
     "cudnnSoftmaxBackward": [_p, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p],
     # recurrent layers (backend/cudnn/rnn.py)
+    "cudnnCreateDropoutDescriptor": [_pp],
+    "cudnnDestroyDropoutDescriptor": [_p],
+    # (desc, handle, dropout, states, stateSizeInBytes, seed)
+    "cudnnSetDropoutDescriptor": [_p, _p, ctypes.c_float, _p, _sz, ctypes.c_ulonglong],
     "cudnnCreateRNNDescriptor": [_pp],
     "cudnnDestroyRNNDescriptor": [_p],
     # (desc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType,

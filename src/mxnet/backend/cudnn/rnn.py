@@ -94,18 +94,27 @@ def _create(lib, kind):
     return ptr.value
 
 
+def no_dropout(lib, handle):
+    """A dropout descriptor of probability 0 and no random states (what PyTorch gives
+    cuDNN's RNNs without dropout): dropout between layers stays with the body."""
+    d = _create(lib, "Dropout")
+    L.check(lib, "cudnnSetDropoutDescriptor", lib.cudnnSetDropoutDescriptor(
+        d, handle, 0.0, None, 0, 0))
+    return d
+
+
 def rnn_descriptor(lib, mode, layers, bidirectional, input_size, hidden, dtype,
-                   math_type):
-    """A finalized cudnnRNNDescriptor_t (needs no GPU): double bias, linear input, no
-    projection (cuDNN wants projSize = hiddenSize then), no dropout descriptor (dropout
-    between layers stays with the body)."""
+                   math_type, dropout=None):
+    """A finalized cudnnRNNDescriptor_t (needs no GPU without ``dropout``, a dropout
+    descriptor): double bias, linear input, no projection (cuDNN wants projSize =
+    hiddenSize then)."""
     dt = D.data_type(dtype)
     prec = L.DATA_FLOAT if dt == L.DATA_HALF else dt      # float16 computed in float32
     d = _create(lib, "RNN")
     L.check(lib, "cudnnSetRNNDescriptor_v8", lib.cudnnSetRNNDescriptor_v8(
         d, _ALGO_STANDARD, MODES[mode][0], _DOUBLE_BIAS,
         _BIDIRECTIONAL if bidirectional else _UNIDIRECTIONAL, _LINEAR_INPUT, dt, prec,
-        math_type, int(input_size), int(hidden), int(hidden), int(layers), None,
+        math_type, int(input_size), int(hidden), int(hidden), int(layers), dropout,
         _PADDED_IO_DISABLED))
     return d
 
@@ -131,9 +140,9 @@ class Weights:
     def __init__(self, rt, device_id, mode, layers, bidirectional, I, H, dtype, blocks):
         lib, cp = rt.lib, rt.cupy
         self.dtype = np.dtype(dtype)
-        self.rnn = rnn_descriptor(lib, mode, layers, bidirectional, I, H, dtype,
-                                  D.conv_math_type(dtype))
         h = rt.handle(device_id)
+        self.rnn = rnn_descriptor(lib, mode, layers, bidirectional, I, H, dtype,
+                                  D.conv_math_type(dtype), no_dropout(lib, h))
         size = ctypes.c_size_t()
         L.check(lib, "cudnnGetRNNWeightSpaceSize", lib.cudnnGetRNNWeightSpaceSize(
             h, self.rnn, ctypes.byref(size)))
