@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# A short device re-check of chosen tests (at most ~4 minutes by default): after fixes
+# A short device re-check of chosen tests (at most 5.5 minutes by default): after fixes
 # made from an earlier device run's failures, run just those tests on the GPU again. From the
 # repository root, with .device carried (bash benchmarks/gpu/prepare_device_dir.sh):
 #   OUT=/tmp/out TOTAL_BUDGET=240 PROJECT_TESTS="tests/a.py tests/b.py" \
 #     MXNET_FILES=test_operator_gpu MXNET_K="test_init or test_crop" \
 #     bash benchmarks/gpu/recheck.sh
 # Steps: env; the project's tests named in PROJECT_TESTS (pytest-xdist, WORKERS);
-# MXNet 1.9.1's GPU files MXNET_FILES with the -k selection MXNET_K (xdist as well).
+# the training rows (ROWS); MXNet 1.9.1's GPU files MXNET_FILES with the -k selection
+# MXNET_K (xdist as well); the slow tests (SLOW_K). Each step is cut to what is left of
+# TOTAL_BUDGET, and skipped when nothing is.
 # Unset, PROJECT_TESTS, MXNET_FILES and MXNET_K re-check what session 17 fixed from its
 # H200 run's failures (benchmarks/results/gpu/README.md) and session 18's cuDNN RNN
 # (tests/backend/cudnn/test_rnn.py) and check_numeric_gradient's TF32 tolerance
@@ -22,7 +24,7 @@ set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
-steps_begin recheck 240
+steps_begin recheck 330
 WORKERS=${WORKERS:-8}
 PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
@@ -38,12 +40,6 @@ if [ -n "$PROJECT_TESTS" ]; then
     tail -n 3 "$OUT/project_tests.log" | sed 's/^/  /' >> "$SUMMARY"
 fi
 
-if [ -n "$MXNET_FILES" ]; then
-    mxnet_gpu_files mxnet-recheck 120 "$MXNET_FILES" mxnet_recheck.json \
-        --timeout-per-test 100 --pytest-arg=-n --pytest-arg="$WORKERS" \
-        ${MXNET_K:+--pytest-arg=-k --pytest-arg="$MXNET_K"}
-fi
-
 if [ "${ROWS:-1}" = 1 ]; then
     rnn lstm-fused 1 0 pymxnet lstm
     rnn lstm-fused-graphs 1 1 pymxnet lstm --hybridize
@@ -52,6 +48,12 @@ if [ "${ROWS:-1}" = 1 ]; then
     rnn lstm-pytorch 1 0 pytorch lstm
     train r50-amp-nographs 0 pymxnet resnet50 amp 40 3 8
     TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 40 3 8
+fi
+
+if [ -n "$MXNET_FILES" ]; then
+    mxnet_gpu_files mxnet-recheck 120 "$MXNET_FILES" mxnet_recheck.json \
+        --timeout-per-test 100 --pytest-arg=-n --pytest-arg="$WORKERS" \
+        ${MXNET_K:+--pytest-arg=-k --pytest-arg="$MXNET_K"}
 fi
 
 # the slow ones alone, after the step above warmed CuPy's kernel cache
