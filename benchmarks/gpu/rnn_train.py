@@ -8,7 +8,8 @@ The d2l book's concise RNN chapter model: one-hot characters (vocabulary 28) thr
 one recurrent layer of 256 units (Gluon ``rnn.LSTM`` / ``rnn.GRU``, the ``RNN``
 operator; PyTorch ``nn.LSTM`` / ``nn.GRU``, cuDNN), a dense layer to the vocabulary,
 softmax cross-entropy, SGD; batch 32, 35 steps, fp32, synthetic tokens on the GPU.
-pymxnet's fused cells (backend/rnn_cells.py) are on unless MXNET_GPU_RNN_FUSED_CELLS=0.
+pymxnet's fused cells (backend/rnn_cells.py) are on unless MXNET_GPU_RNN_FUSED_CELLS=0;
+MXNET_CUDNN_RNN=1 runs the layer on cuDNN instead (backend/cudnn/rnn.py).
 Timing: warm-up steps, then N steps closed by a real device synchronisation. Prints one
 JSON line: sequences/s, ms/step and the final loss (train_summary.py reads it)."""
 import argparse
@@ -146,7 +147,9 @@ def main():
                layers=a.layers, dropout=a.dropout, hybridized=a.hybridize,
                cuda_graphs=os.environ.get("MXNET_ENABLE_CUDA_GRAPHS", "0") == "1",
                fused_cells=(a.framework == "pymxnet" and not a.cpu and
-                            os.environ.get("MXNET_GPU_RNN_FUSED_CELLS", "1") != "0"))
+                            os.environ.get("MXNET_GPU_RNN_FUSED_CELLS", "1") != "0"),
+               cudnn_rnn=(a.framework == "pymxnet" and not a.cpu and
+                          os.environ.get("MXNET_CUDNN_RNN", "0") == "1"))
     print(json.dumps(res))
 
 
