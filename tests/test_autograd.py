@@ -282,3 +282,71 @@ def test_freed_intermediate_is_a_constant_in_a_new_graph():
     assert w.grad.asnumpy().tolist() == [7.0]     # d/dw of (b + 1) * w with b fixed
     with pytest.raises(MXNetError, match="already differentiated"):
         c.backward()
+
+
+# --- the one-walk backward (gradient counts and order from one pass) ----------
+def _counted_uses(order, heads):
+    """The gradient counts by the plain definition: one per recorded consumer."""
+    uses = {}
+    for node in order:
+        if node.__class__ is not autograd.VarNode:
+            for par in node.parents:
+                if par is not None:
+                    uses[par[0]] = uses.get(par[0], 0) + 1
+    for h in heads:
+        uses[h._ag[0]] = uses.get(h._ag[0], 0) + 1
+    return uses
+
+
+def test_topo_walk_counts_uses_as_the_plain_count():
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    w = nd.array([[0.5, -1.0], [2.0, 1.0]])
+    x.attach_grad()
+    w.attach_grad()
+    with autograd.record():
+        h = nd.dot(x, w)
+        y = h * x + nd.relu(h) + w      # x, w and h each feed several nodes
+    heads = [y]
+    uses = {}
+    order = autograd._topo_order([y._ag], uses)
+    for hd in heads:
+        uses[hd._ag[0]] = uses.get(hd._ag[0], 0) + 1
+    assert uses == _counted_uses(order, heads)
+    assert order == autograd._topo_order([y._ag])      # the same order either way
+    # each node after every node that consumes it
+    pos = {id(n): i for i, n in enumerate(order)}
+    for n in order:
+        if n.__class__ is autograd.Node:
+            for par in n.parents:
+                if par is not None:
+                    assert pos[id(par[0])] > pos[id(n)]
+
+
+def test_shared_variable_gradients_sum_and_direct_writes_stay_exact():
+    xv = np.array([[1.0, -2.0, 3.0]], dtype=np.float32)
+    wv = np.array([[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]], dtype=np.float32)
+    x, w = nd.array(xv), nd.array(wv)
+    w.attach_grad()
+    with autograd.record():
+        a = nd.FullyConnected(x, w, no_bias=True, num_hidden=2)
+        b = nd.FullyConnected(x, w, no_bias=True, num_hidden=2)   # w used twice
+        loss = (a * b).sum()
+    loss.backward()
+    av = xv @ wv.T
+    expect = 2 * (av.T @ xv)
+    np.testing.assert_allclose(w.grad.asnumpy(), expect, rtol=1e-6)
+    # a single use: the gradient is written straight into the buffer
+    with autograd.record():
+        loss = nd.FullyConnected(x, w, no_bias=True, num_hidden=2).sum()
+    loss.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), np.ones((2, 1)) @ xv, rtol=1e-6)
+
+
+def test_grad_req_add_and_retain_graph_through_the_walk():
+    x = nd.array([1.0, 2.0, 3.0])
+    x.attach_grad(grad_req="add")
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), 4 * np.array([1.0, 2.0, 3.0]))

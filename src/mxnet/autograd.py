@@ -16,6 +16,9 @@ from .operator.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Op
 from .ndarray.ndarray import NDArray, from_data
 from .backend import array_module, device_scope
 from .ndarray.dispatch import store
+# (loaded by the dispatcher already; imported here once, not on every backward node)
+from .operator.kernels_sparse import (add_values as _sparse_add_values,
+                                      lookup_sparse_backward as _lookup_sparse_backward)
 from .symbol.from_tape import symbol_from_tape
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -32,33 +35,47 @@ def __getattr__(name):
     raise AttributeError(f"module 'mxnet.autograd' has no attribute {name!r}")
 
 
-def _topo_order(heads):
+def _topo_order(heads, uses=None):
     """Nodes reachable from heads, each after all nodes that consume it. A freed node
     (its graph already differentiated without retain_graph) is an error as a head; met
-    below a head it is a constant, as in MXNet, whose freed arrays record no history."""
+    below a head it is a constant, as in MXNet, whose freed arrays record no history.
+    ``uses`` (a dict), when given, receives {node: how many gradients it gets from
+    recorded consumers} from the same walk (_direct_grads reads the variables'
+    counts; the heads' own gradients are the caller's to add)."""
     for h in heads:
-        if isinstance(h[0], Node) and h[0].freed:
+        if h[0].__class__ is Node and h[0].freed:
             raise MXNetError(
                 "Cannot differentiate node because it was already differentiated and "
                 "its graph freed. Pass retain_graph=True to backward() to "
                 "differentiate the same graph twice.")
+    # Sets and keys hold the nodes themselves (hashed by identity; both node classes
+    # define no __eq__): no id() call per visit. A VarNode has no parents, so it is
+    # finished as soon as it is met (the (node, True) entry it used to push was the
+    # very next one popped: the order is the same).
     order, seen = [], set()
     stack = [(h[0], False) for h in heads]
+    push, pop, finish = stack.append, stack.pop, order.append
     while stack:
-        node, done = stack.pop()
+        node, done = pop()
         if done:
-            order.append(node)
+            finish(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
-        if isinstance(node, Node) and node.freed:
+        seen.add(node)
+        if node.__class__ is not Node:
+            finish(node)
             continue
-        stack.append((node, True))
-        if isinstance(node, Node):
-            for par in node.parents:
-                if par is not None and id(par[0]) not in seen:
-                    stack.append((par[0], False))
+        if node.freed:
+            continue
+        push((node, True))
+        for par in node.parents:
+            if par is not None:
+                p0 = par[0]
+                if uses is not None:
+                    uses[p0] = uses.get(p0, 0) + 1
+                if p0 not in seen:
+                    push((p0, False))
     order.reverse()
     return order
 
@@ -92,6 +109,8 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
     (backward(), not grad()): a variable's gradient may be written straight into its
     gradient buffer (see _direct_grads); its result is then that buffer's array."""
     heads, head_grads = _heads_and_grads(heads, head_grads)
+    # gradients so far, by tape entry (node, output index): the entries are the tuples
+    # the nodes' parents hold, so a gradient is filed under its parent entry as it is
     grads = {}
 
     def accumulate(key, g):
@@ -105,23 +124,43 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
         h._read()
         if g is not None:
             data = g._read()
+        elif h._ctx.device_typeid != 2:     # host memory: no device to make current
+            data = _np.ones(h.shape, h._dtype)
         else:
             with device_scope(h._ctx):
                 data = _xp(h).ones(h.shape, h._dtype)
-        accumulate((id(h._ag[0]), h._ag[1]), data)
-    order = _topo_order([h._ag for h in heads])
-    uses = _var_uses(order, heads) if into_buffers else None
+        accumulate((h._ag[0], h._ag[1]), data)
+    uses = {} if into_buffers else None
+    order = _topo_order([h._ag for h in heads], uses)
+    if uses is not None:
+        for h in heads:
+            uses[h._ag[0]] = uses.get(h._ag[0], 0) + 1
     result = {}
+    pop = grads.pop
     for node in order:
-        if isinstance(node, VarNode):
-            g = grads.get((id(node), 0))
+        if node.__class__ is VarNode:
+            g = grads.get((node, 0))
             if g is not None:
                 result[id(node)] = (node, g)
             continue
-        ograds = [grads.pop((id(node), i), None) for i in range(node.n_out)]
-        if all(g is None for g in ograds):
-            continue
-        with device_scope(node.ctx):    # its gradients are made (and summed) there
+        n_out = node.n_out
+        if n_out == 1:          # (most nodes: no comprehension to build and call)
+            g = pop((node, 0), None)
+            if g is None:
+                continue        # no gradient reaches this node
+            ograds = [g]
+        else:
+            ograds = [pop((node, i), None) for i in range(n_out)]
+            for g in ograds:
+                if g is not None:
+                    break
+            else:
+                continue        # no gradient reaches this node
+        ctx = node.ctx
+        if ctx is not None and ctx.device_typeid == 2:
+            with device_scope(ctx):     # its gradients are made (and summed) there
+                _backward_node(node, ograds, accumulate, train_mode, uses)
+        else:                           # host memory: no device to make current
             _backward_node(node, ograds, accumulate, train_mode, uses)
         if not retain_graph:
             node.in_data = node.out_data = node.aux = None
@@ -134,38 +173,31 @@ def _xp(arr):
     return array_module(arr.ctx if isinstance(arr, Node) else arr._ctx)
 
 
-def _var_uses(order, heads):
-    """{id(VarNode): how many gradients it receives} in this backward pass."""
-    uses = {}
-    for node in order:
-        if not isinstance(node, VarNode):
-            for par in node.parents:
-                if par is not None:
-                    uses[id(par[0])] = uses.get(id(par[0]), 0) + 1
-    for h in heads:
-        uses[id(h._ag[0])] = uses.get(id(h._ag[0]), 0) + 1
-    return uses
-
-
-def _direct_grads(node, need, uses, arrays):
+def _direct_grads(node, need, uses, ograds, in_data, out_data, aux):
     """Destinations for the node's backward: the gradient buffer's own NumPy array for
     each wanted input that is a variable with grad_req 'write', receiving only this one
     gradient, whose buffer is a whole dense array of the input's shape and dtype and
-    shares no memory with the backward's inputs (``arrays``). The operator then writes
-    the gradient there (as MXNet does) instead of into a fresh array that backward()
-    copies over the buffer: a copy and an allocation per gradient. A hybridized block's
-    graph gets such buffers on any device (its executor writes the parameters'
-    gradients into them, as MXNet's CachedOp). None when there is no such input."""
+    shares no memory with the backward's inputs (``ograds``, ``in_data``, ``out_data``,
+    ``aux``). The operator then writes the gradient there (as MXNet does) instead of
+    into a fresh array that backward() copies over the buffer: a copy and an allocation
+    per gradient. A hybridized block's graph gets such buffers on any device (its
+    executor writes the parameters' gradients into them, as MXNet's CachedOp). None
+    when there is no such input."""
     dests = None
     # A hybridized block's graph (gluon/_cached_op._GraphOp) takes destinations on any
     # device, checking them against its own bound arrays (it saves no input values)
     whole_graph = getattr(node.op, "grads_into_buffers", False)
+    if not whole_graph and node.in_data is None:
+        return None
+    arrays = None           # the backward's arrays, gathered for the first candidate
     for i, (par, wanted) in enumerate(zip(node.parents, need)):
-        if not wanted or not isinstance(par[0], VarNode):
+        if not wanted:
             continue
         var = par[0]
+        if var.__class__ is not VarNode:
+            continue
         buf = var.grad
-        if var.grad_req != REQ_WRITE or uses.get(id(var)) != 1 or buf is None \
+        if var.grad_req != REQ_WRITE or uses.get(var) != 1 or buf is None \
                 or buf._sparse or buf._view is not None:
             continue
         if whole_graph:
@@ -177,13 +209,13 @@ def _direct_grads(node, need, uses, arrays):
                     dests = [None] * len(node.parents)
                 dests[i] = d
             continue
-        if node.in_data is None:
-            continue
         d, x = buf._chunk.data, node.in_data[i]
         if x is None or type(d) is not _np_ndarray or not d.flags.writeable \
-                or d.shape != x.shape \
-                or d.dtype != x._dtype or \
-                any(a is not None and _np.may_share_memory(d, a) for a in arrays):
+                or d.shape != x._shape or d.dtype != x._dtype:
+            continue
+        if arrays is None:
+            arrays = [a for a in (*ograds, *in_data, *out_data, *aux) if a is not None]
+        if _shares_memory_with_any(d, arrays):
             continue
         buf.wait_to_write()
         if dests is None:
@@ -192,33 +224,60 @@ def _direct_grads(node, need, uses, arrays):
     return dests
 
 
+def _shares_memory_with_any(d, arrays):
+    may_share = _np.may_share_memory
+    for a in arrays:
+        if may_share(d, a):
+            return True
+    return False
+
+
+def _needs_and_reqs(parents):
+    """Per argument of a node: whether its gradient is wanted (_wants_grad) and what
+    it goes into: a variable's grad_req ('add' accumulates), else the tape's own sum
+    ('write'); 'null' where unwanted. (None, None) when no gradient is wanted."""
+    need, req = [], []
+    wanted_any = False
+    for par in parents:
+        if par is None:
+            need.append(False)
+            req.append(REQ_NULL)
+            continue
+        n = par[0]
+        r = n.grad_req if n.__class__ is VarNode else REQ_WRITE
+        wanted = r != REQ_NULL
+        need.append(wanted)
+        req.append(r)
+        wanted_any = wanted_any or wanted
+    return (need, req) if wanted_any else (None, None)
+
+
 def _backward_node(node, ograds, accumulate, train_mode, uses=None):
     op = node.op
-    need = [par is not None and _wants_grad(par) for par in node.parents]
-    if not any(need):
+    need, req = _needs_and_reqs(node.parents)
+    if need is None:
         return
-    # What each gradient goes into: a variable's grad_req ('add' accumulates), else
-    # the tape's own sum ('write').
-    req = [(par[0].grad_req if isinstance(par[0], VarNode) else REQ_WRITE) if w
-           else REQ_NULL for par, w in zip(node.parents, need)]
-    octx = runner.op_context(_xp(node), node.ctx, node.is_train if train_mode else False,
+    ctx = node.ctx
+    octx = runner.op_context(_np if ctx.device_typeid != 2 else array_module(ctx), ctx,
+                             node.is_train if train_mode else False,
                              need, node.in_shapes, req)
-    in_grads = NotImplemented if op.zero_grad or op.backward is None else \
-        _sparse_backward(node, ograds, need)
-    if in_grads is not NotImplemented:
-        in_data = out_data = aux = None
-    elif op.zero_grad or op.backward is None:
-        in_data = out_data = aux = None
-    else:
-        in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
-            [None] * len(node.parents)
-        out_data = [None if o is None else o._read() for o in node.out_data] \
-            if node.out_data is not None else \
-            [None] * node.n_out
-        aux = [a._read() for a in node.aux] if node.aux else []
+    differentiable = not op.zero_grad and op.backward is not None
+    in_grads = NotImplemented
+    if differentiable and _lookup_sparse_backward(op.name) is not None:
+        in_grads = _sparse_backward(node, ograds, need)
     if in_grads is NotImplemented:
-        dests = None if uses is None or in_data is None else _direct_grads(
-            node, need, uses, [*ograds, *in_data, *out_data, *aux])
+        dests = None
+        if differentiable:
+            in_data = [a._read() for a in node.in_data] if node.in_data is not None else \
+                [None] * len(node.parents)
+            out_data = [None if o is None else o._read() for o in node.out_data] \
+                if node.out_data is not None else \
+                [None] * node.n_out
+            aux = [a._read() for a in node.aux] if node.aux else []
+            if uses is not None:
+                dests = _direct_grads(node, need, uses, ograds, in_data, out_data, aux)
+        else:
+            in_data = out_data = aux = None
         in_grads = runner.backward(op, octx, node.p, ograds, in_data, out_data, aux,
                                    in_grad=dests, req=None if dests is None else
                                    [REQ_WRITE if d is not None else REQ_NULL
@@ -227,7 +286,7 @@ def _backward_node(node, ograds, accumulate, train_mode, uses=None):
                                    _on_device=True)   # the caller entered node.ctx's scope
     for par, g, wanted in zip(node.parents, in_grads, need):
         if wanted and g is not None:
-            accumulate((id(par[0]), par[1]), g)
+            accumulate(par, g)      # par: the (node, index) entry, grads' key
 
 
 _np_ndarray = _np.ndarray
@@ -245,16 +304,14 @@ def _add(a, b):
 
 
 def _add_values(a, b):
-    from .operator.kernels_sparse import add_values
-    return add_values(a, b)
+    return _sparse_add_values(a, b)
 
 
 def _sparse_backward(node, ograds, need):
     """Row_sparse gradients from the operator's sparse backward kernel, when one exists
     and a gradient goes straight into a sparse variable buffer; else NotImplemented."""
     op = node.op
-    from .operator.kernels_sparse import lookup_sparse_backward
-    fn = lookup_sparse_backward(op.name)
+    fn = _lookup_sparse_backward(op.name)
     if fn is None:
         return NotImplemented
     sparse_var = any(w and isinstance(par[0], VarNode) and getattr(par[0].grad, "_sparse",
@@ -289,7 +346,11 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     adding them into each variable's gradient buffer as its grad_req says."""
     result = _run_backward(heads, head_grads, retain_graph, train_mode, into_buffers=True)
     for node, g in result.values():
-        with device_scope(node.grad._ctx):      # written into the buffer's memory
+        ctx = node.grad._ctx
+        if ctx.device_typeid == 2:
+            with device_scope(ctx):     # written into the buffer's memory
+                _into_buffer(node, g)
+        else:
             _into_buffer(node, g)
 
 

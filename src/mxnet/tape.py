@@ -136,6 +136,12 @@ def record_call(op, p, args, aux, outputs, is_train, ctx):
     uses = op.backward_uses_for(p)
     in_data = list(args) if "in_data" in uses else None
     out_data = op.kept_outputs(p, outputs) if "out_data" in uses else None
+    if len(outputs) == 1:       # most calls: no comprehension to build and call
+        o = outputs[0]
+        node = Node(op, p, ctx, is_train, parents, in_data, out_data, list(aux),
+                    [(o._shape, o._dtype)], [a._shape for a in args])
+        o._ag = (node, 0)
+        return
     node = Node(op, p, ctx, is_train, parents, in_data, out_data, list(aux),
                 [(o._shape, o._dtype) for o in outputs], [a._shape for a in args])
     for i, o in enumerate(outputs):

@@ -529,3 +529,24 @@ def test_optimizer_namespace():
     assert mx.optimizer.optimizer.SGD is mx.optimizer.SGD
     assert mx.optimizer.Updater is mx.optimizer.optimizer.Updater
     assert callable(mx.optimizer.get_updater)
+
+
+def test_updater_groups_by_dtype_and_device():
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    upd = mx.optimizer.get_updater(opt)   # aggregates per dtype and device
+    rng = np.random.RandomState(0)
+    ws = [rng.randn(3, 2).astype(t) for t in (np.float32, np.float64, np.float32)]
+    gs = [rng.randn(3, 2).astype(w.dtype) for w in ws]
+    weights = [mx.nd.array(w, dtype=w.dtype) for w in ws]
+    grads = [mx.nd.array(g, dtype=g.dtype) for g in gs]
+    for _ in range(2):
+        upd([0, 1, 2], grads, weights)
+    for w0, g, w in zip(ws, gs, weights):
+        mom = np.zeros_like(w0)
+        ref = w0.copy()
+        for _ in range(2):
+            mom = 0.9 * mom - 0.1 * g
+            ref = ref + mom
+        assert w.dtype == w0.dtype
+        np.testing.assert_allclose(w.asnumpy(), ref, rtol=1e-5)
+    assert opt.num_update == 2

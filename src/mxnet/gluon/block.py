@@ -153,6 +153,14 @@ def _gather_type_ctx_info(args):
     return False, False, set(), None
 
 
+def _plain_ndarrays_on(ctx, args):
+    """Whether every one of args is a plain NDArray on the context object ctx."""
+    for a in args:
+        if a.__class__ is not NDArray or a._ctx is not ctx:
+            return False
+    return True
+
+
 def _common_prefix(names):
     if not names:
         return ""
@@ -463,13 +471,15 @@ class Block:
             child.register_op_hook(callback, monitor_all)
 
     def __call__(self, *args):
-        for hook in self._forward_pre_hooks.values():
-            hook(self, args)
+        if self._forward_pre_hooks:     # (most blocks have none: no loop to start)
+            for hook in self._forward_pre_hooks.values():
+                hook(self, args)
         out = self.forward(*args)
         if _is_np_array():              # NumPy mode: blocks return mx.np arrays
             out = _to_np(out)
-        for hook in self._forward_hooks.values():
-            hook(self, args, out)
+        if self._forward_hooks:
+            for hook in self._forward_hooks.values():
+                hook(self, args, out)
         return out
 
     def forward(self, *args):
@@ -784,7 +794,7 @@ class HybridBlock(Block):
                 self._clear_cached_op()
                 return self._call_cached_op(*args)
         for a in inputs:
-            if a._ctx != ctx:
+            if a._ctx is not ctx and a._ctx != ctx:     # (the same object: no __eq__ call)
                 raise MXNetError(f"HybridBlock {self.name}: all inputs and parameters must "
                                  f"be on one context; got {a._ctx} and {ctx}")
         if self._trace is not None and self._trace[3]:
@@ -860,8 +870,8 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         """Run ``hybrid_forward`` with ``F = mx.nd`` (or the cached graph once
         hybridized) on NDArrays, or build symbols from Symbol inputs."""
-        if not args and x.__class__ is NDArray:
-            ctx = x._ctx
+        if x.__class__ is NDArray and _plain_ndarrays_on(x._ctx, args):
+            ctx = x._ctx        # (what _gather_type_ctx_info finds, without its walk)
         else:
             has_sym, has_nd, ctxs, ctx = _gather_type_ctx_info([x] + list(args))
             if has_sym and has_nd:

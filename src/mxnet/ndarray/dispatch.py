@@ -42,7 +42,7 @@ def invoke_by_name(name, inputs, kwargs, out=None, ctx=None):
 
 
 def _op_context(xp, ctx, is_train):
-    key = (ctx, is_train)
+    key = (ctx.device_typeid, ctx.device_id, is_train)
     oc = _fwd_ctx.get(key)
     if oc is None:
         oc = _fwd_ctx[key] = runner.op_context(xp, ctx, is_train)
@@ -56,6 +56,17 @@ def _xp(ctx):
     return array_module(ctx)
 
 
+# (n_args, nvis) of calls with non-default parameters, by id of the Params object:
+# a layer calls its operator with the same parsed Params every step (the generated
+# functions remember them per keyword set, the Schema caches its parses), and asking
+# the operator for its argument and output lists each call costs more than a small
+# kernel. Each entry holds its Params and operator, so the id cannot be reused while
+# the entry exists; Params are never changed once parsed (the same assumption as the
+# defaults' ``_default_meta``).
+_META = {}
+_META_MAX = 1024
+
+
 def _call_meta(op, p):
     """(number of arguments or None for variadic ops, number of visible outputs)."""
     if p is op.__dict__.get("_defaults"):
@@ -64,8 +75,15 @@ def _call_meta(op, p):
             meta = op._default_meta = (None if op.variadic is not None else
                                        len(op.arguments(p)), op.num_visible_outputs(p))
         return meta
-    return (None if op.variadic is not None else len(op.arguments(p)),
+    hit = _META.get(id(p))
+    if hit is not None and hit[0] is p and hit[1] is op:
+        return hit[2]
+    meta = (None if op.variadic is not None else len(op.arguments(p)),
             op.num_visible_outputs(p))
+    if len(_META) >= _META_MAX:
+        _META.clear()
+    _META[id(p)] = (p, op, meta)
+    return meta
 
 
 def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
@@ -120,7 +138,9 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
     # device's stream and return at once, so an engine worker would only add a thread
     # hand-off (and contend for the GIL) per call
     if idle and (size <= ASYNC_MIN_ELEMS or ctx.device_typeid == 2):
-        octx = _fwd_ctx.get((ctx, is_train))
+        # keyed by the context's numbers: a tuple of Context objects would hash
+        # through Context.__hash__, a Python call, on every operator call
+        octx = _fwd_ctx.get((ctx.device_typeid, ctx.device_id, is_train))
         if octx is None:
             octx = _op_context(_xp(ctx), ctx, is_train)
         dst = None
@@ -129,7 +149,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
         try:
             # _on_device: a GPU call entered its device's scope above; the runner
             # need not ask the driver again
-            results = _forward(op, octx, p, [a._data for a in args], [a._data for a in aux],
+            results = _forward(op, octx, p, [a._data for a in args],
+                               [a._data for a in aux] if aux else [],
                                dst, _on_device=_on_device)
         except NotImplementedError:     # a missing feature, not a computing error
             raise

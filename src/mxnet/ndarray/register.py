@@ -54,13 +54,15 @@ def _call_key(args, kwargs):
         n += 1
     key = (n,)
     for v in args[n:]:
-        if not _plain(v):
+        c = v.__class__
+        if c not in _PLAIN and not _plain(v):    # (the class test first: no call)
             return None
-        key += (v.__class__, v)
+        key += (c, v)
     for k, v in kwargs.items():
-        if not _plain(v):
+        c = v.__class__
+        if c not in _PLAIN and not _plain(v):
             return None
-        key += (k, v.__class__, v)
+        key += (k, c, v)
     return key
 
 

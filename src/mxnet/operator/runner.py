@@ -85,20 +85,22 @@ def _compute(op, body, octx, is_backward, args, given):
     the operator's own body; ``given``: the destinations (out= / in_grad=). bfloat16
     arrays go only to kernels and operators that take them; the rest compute them in
     float32 (operator/bfloat16.py)."""
-    kern = _KERNELS and _KERNELS.get((op.name, _device(octx), is_backward))
+    c = octx.ctx
+    device = "gpu" if c is not None and c.device_typeid == 2 else "cpu"    # _device
+    kern = _KERNELS and _KERNELS.get((op.name, device, is_backward))
     if _base.BFLOAT16_IN_USE and _bf16.involved(*args[1:]):
         if kern and getattr(kern, "bfloat16", False):
             res = kern(octx, *args, given)
             if res is not NotImplemented:
                 return res
-        if not _bf16.native(op, octx, is_backward, args, _device(octx) == "gpu"):
+        if not _bf16.native(op, octx, is_backward, args, device == "gpu"):
             return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given)
         kern = None
     if kern:
         res = kern(octx, *args, given)
         if res is not NotImplemented:
             return res
-        if _device(octx) == "cpu" and _bf16.involved(*args[1:], low=_F16):
+        if device == "cpu" and _bf16.involved(*args[1:], low=_F16):
             # float16 that the CPU kernel declined: in float32 (operator/bfloat16.py)
             return _bf16.run_widened(_compute, op, body, octx, is_backward, args, given,
                                      low=_F16)
@@ -130,7 +132,8 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
             return forward(op, octx, p, inputs, aux, out, req, node, profile, True)
     try:
         given = None if out is None else _given(out, req)
-        compute = _profiled(op.name, octx, node) if profile else _compute
+        compute = _profiled(op.name, octx, node) if profile and \
+            _engine_base.profile_hook is not None else _compute
         res = compute(op, op.forward, octx, False, (p, inputs, aux), given)
         if out is not None:
             _settle(res, out, req, f"operator {op.name}")
@@ -174,7 +177,9 @@ def backward(op, octx, p, out_grads, inputs, outputs, aux, in_grad=None, req=Non
                              "register FGradient attribute.")
         else:
             given = None if in_grad is None else _given(in_grad, req)
-            compute = _profiled("_backward_" + op.name, octx, node)
+            # (the name is built only for the profiler, not on every call)
+            compute = _compute if _engine_base.profile_hook is None else \
+                _profiled("_backward_" + op.name, octx, node)
             res = compute(op, op.backward, octx, True, (p, out_grads, inputs, outputs, aux),
                           given)
         if in_grad is not None:

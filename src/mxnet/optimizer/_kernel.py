@@ -38,14 +38,21 @@ def apply_inplace(name, fn, reads, writes, ctx=None, checked=False):
             if w._sparse:       # a sparse array's _data is a dense copy: store it back
                 w._set_dense(d)
 
-    chunks = [a._chunk for a in list(reads) + list(writes)]
-    if all(not c.num_pending and c.exception is None and c.data is not None
-           for c in chunks):
+    if _all_ready(reads) and _all_ready(writes):
         with device_scope(ctx):      # everything is ready: skip the thread hand-off
             run()
         return
     engine.get().push_sync(run, ctx, [a._chunk for a in reads],
                            [w._chunk for w in writes], 0, name)
+
+
+def _all_ready(arrays):
+    """Whether no array has pending work or a failure, and each holds its data."""
+    for a in arrays:
+        c = a._chunk
+        if c.num_pending or c.exception is not None or c.data is None:
+            return False
+    return True
 
 
 def fused_rule_on_gpu(name, weight, grad, states, params):

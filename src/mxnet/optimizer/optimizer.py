@@ -175,10 +175,14 @@ class Optimizer:
     def _update_count(self, index):
         """Count one more update of each index (int or list); num_update follows the
         largest count."""
+        counts, begin = self._index_update_count, self.begin_num_update
+        num_update = self.num_update
         for idx in index if isinstance(index, (list, tuple)) else [index]:
-            count = self._index_update_count.get(idx, self.begin_num_update) + 1
-            self._index_update_count[idx] = count
-            self.num_update = max(count, self.num_update)
+            count = counts.get(idx, begin) + 1
+            counts[idx] = count
+            if count > num_update:
+                num_update = count
+        self.num_update = num_update
 
     def _begin_update(self, index):
         """Count this update of ``index``; return its (lr, wd, update count). The
@@ -193,14 +197,15 @@ class Optimizer:
 
     def _scaled(self, base, indices, mults, attr):
         out = []
+        param_dict, idx2name = self.param_dict, self.idx2name
         for index in indices:
             v = base
-            if index in self.param_dict:
-                v *= getattr(self.param_dict[index], attr)
+            if index in param_dict:
+                v *= getattr(param_dict[index], attr)
             elif index in mults:
                 v *= mults[index]
-            elif index in self.idx2name:
-                v *= mults.get(self.idx2name[index], 1.0)
+            elif index in idx2name:
+                v *= mults.get(idx2name[index], 1.0)
             out.append(v)
         return out
 
@@ -289,34 +294,40 @@ class Updater:
             indices, grads, weights = [index], [grad], [weight]
         if weights:
             self.optimizer._set_current_context(weights[0].context.device_id)
+        states, synced = self.states, self.states_synced
         for i, idx in enumerate(indices):
             if isinstance(idx, bytes):
                 idx = indices[i] = idx.decode("utf-8")
-            if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
-                self.states_synced[idx] = True
-            elif not self.states_synced[idx]:
-                self.states[idx] = self.sync_state_context(self.states[idx],
-                                                           weights[i].context)
-                self.states_synced[idx] = True
+            if idx not in states:
+                states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                synced[idx] = True
+            elif not synced[idx]:
+                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+                synced[idx] = True
         if not self.aggregate_updates:
             for idx, w, g in zip(indices, weights, grads):
-                self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+                self.optimizer.update_multi_precision(idx, w, g, states[idx])
             return
         # Aggregating optimizers take lists of one dtype on one device (one fused
         # kernel's operands), _aggregate_size weights each; a model split over devices
-        # (group2ctx) hands over weights of several.
+        # (group2ctx) hands over weights of several. (The device's type id tells the
+        # same types apart as its name, without a lookup per weight.)
         groups = {}
         for item in zip(indices, weights, grads):
-            ctx = item[1].context
-            key = (numpy.dtype(item[1].dtype), ctx.device_type, ctx.device_id)
-            groups.setdefault(key, []).append(item)
+            w = item[1]
+            ctx = w.context
+            key = (numpy.dtype(w.dtype), ctx.device_typeid, ctx.device_id)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [item]
+            else:
+                group.append(item)
         for items in groups.values():
-            step = self.optimizer._aggregate_size([w for _, w, _ in items])
+            step = self.optimizer._aggregate_size([item[1] for item in items])
             for start in range(0, len(items), step):
                 idxs, ws, gs = (list(x) for x in zip(*items[start:start + step]))
                 self.optimizer.update_multi_precision(idxs, ws, gs,
-                                                      [self.states[i] for i in idxs])
+                                                      [states[i] for i in idxs])
 
     def sync_state_context(self, state, context):
         """The state moved to context (NDArrays inside tuples/lists too)."""
