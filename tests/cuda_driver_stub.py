@@ -61,3 +61,16 @@ def preload(lib_dir):
     ctypes.CDLL(so, mode=ctypes.RTLD_GLOBAL)
     _loaded["path"] = so
     return so
+
+
+def cudnn_for_descriptors():
+    """(libcudnn, None) where cuDNN loads and has a CUDA driver to link (the machine's,
+    or the stand-in above), for tests of calls that need no GPU; else (None, why not)."""
+    from mxnet.backend.cudnn import _lib
+    try:
+        lib, path = _lib.load()
+    except OSError as err:
+        return None, f"libcudnn not loadable: {str(err)[:200]}"
+    if preload(os.path.dirname(path)) is None:
+        return None, "no CUDA driver and no C compiler for a stand-in"
+    return lib, None

@@ -9,7 +9,6 @@ With a GPU (``MXNET_CUDNN_RNN=1``): outputs, final states and every gradient equ
 operator's own GPU path (float64 and strict float32 closely, float16 loosely) for each
 mode, bidirectional and stacked layers, and the cuDNN path was really taken."""
 import ctypes
-import os
 import types
 
 import numpy as np
@@ -18,13 +17,6 @@ import pytest
 from mxnet.backend.cudnn import _lib as L
 from mxnet.backend.cudnn import rnn as R
 from mxnet.operator.nn.rnn import RNN, _Plan
-
-try:
-    LIB, PATH = L.load()
-except OSError as err:
-    LIB, PATH, WHY = None, None, str(err)
-else:
-    WHY = ""
 
 
 def _params(**kw):
@@ -159,12 +151,11 @@ def test_the_switch_is_read_once(monkeypatch):
 # --- descriptors, over the stand-in driver -------------------------------------------
 @pytest.fixture(scope="module")
 def lib():
-    if LIB is None:
-        pytest.skip(f"libcudnn not loadable: {WHY[:200]}")
-    from cuda_driver_stub import preload
-    if preload(os.path.dirname(PATH)) is None:
-        pytest.skip("no CUDA driver and no C compiler for a stand-in")
-    return LIB
+    from cuda_driver_stub import cudnn_for_descriptors
+    lib, why = cudnn_for_descriptors()
+    if lib is None:
+        pytest.skip(why)
+    return lib
 
 
 @pytest.mark.parametrize("mode,dtype", [("lstm", "float32"), ("gru", "float16"),
