@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short device re-check of chosen tests (at most 5.5 minutes by default): after fixes
+# A short device re-check of chosen tests (at most 6 minutes by default): after fixes
 # made from an earlier device run's failures, run just those tests on the GPU again. From the
 # repository root, with .device carried (bash benchmarks/gpu/prepare_device_dir.sh):
 #   OUT=/tmp/out TOTAL_BUDGET=240 PROJECT_TESTS="tests/a.py tests/b.py" \
@@ -15,7 +15,7 @@
 # (test_reciprocal_op); ROWS=1 (default) then times what no device has
 # measured yet: the d2l LSTM with CUDA graphs and on cuDNN (MXNET_CUDNN_RNN=1), and
 # ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
-# beside the row it would replace; SLOW_K (default: the four tests that hit the 120 s
+# beside the row it would replace, and an imperative ResNet-50 step with its profile; SLOW_K (default: the four tests that hit the 120 s
 # limit there) then runs alone, one worker, to time them on a warm kernel cache
 # (SLOW_K= skips it).
 # Files back in $OUT: summary.txt, env.log, project_tests.log, tests.log, train.log,
@@ -24,7 +24,7 @@ set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
-steps_begin recheck 330
+steps_begin recheck 360
 WORKERS=${WORKERS:-8}
 PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
@@ -48,6 +48,12 @@ if [ "${ROWS:-1}" = 1 ]; then
     rnn lstm-pytorch 1 0 pytorch lstm
     train r50-amp-nographs 0 pymxnet resnet50 amp 40 3 8
     TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 40 3 8
+    MODE=imperative train r50-amp-imperative 0 pymxnet resnet50 amp 40 3 8
+    # where an imperative step's host time goes (no device profile of it exists yet)
+    step profile-r50-amp-imperative 45 "$OUT/train.log" "$PY" benchmarks/gpu/profile_step.py \
+        --model resnet50 --mode imperative --steps 2 --precision amp --out "$OUT"
+    grep -E "ms/step|GPU busy" "$OUT"/profile_resnet50_imperative_amp*.txt 2>/dev/null \
+        | sed 's/^/  /' >> "$SUMMARY"
 fi
 
 if [ -n "$MXNET_FILES" ]; then
