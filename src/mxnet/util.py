@@ -112,8 +112,9 @@ class _NumpyArrayScope:
 
 def is_np_array():
     """Whether front ends return mx.np arrays (NumPy array semantics) in this thread."""
+    # (asked several times per Gluon call: one attribute lookup on the common path)
     scope = getattr(_NumpyArrayScope._current, "value", None)
-    return bool(getattr(scope, "_is_np_array", False))
+    return scope is not None and scope._is_np_array
 
 
 def set_np_array(active):

@@ -370,7 +370,10 @@ class Executor:
         values."""
         mem_var = self._mem.var
         if new_run:
-            for v in [mem_var] + [nd._chunk for nd in self._out_nd.values()]:
+            if mem_var.num_pending == 0:
+                mem_var.exception = None
+            for nd in self._out_nd.values():
+                v = nd._chunk
                 if v.num_pending == 0:
                     v.exception = None
         const = [a._chunk for a in reads]

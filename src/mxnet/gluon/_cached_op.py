@@ -37,16 +37,10 @@ def _needs_grad(arr):
     return not (node.__class__ is VarNode and node.grad_req == REQ_NULL)
 
 
-def _point(dst, src):
-    """Make NDArray dst an alias of src (same chunk, same view)."""
-    dst._chunk = src._chunk
-    dst._view = src._view
-
-
 class _Entry:
     """One bound executor with the arrays it reads and writes."""
     __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
-                 "out_pos", "xp", "graph", "pointed")
+                 "out_pos", "xp", "graph", "pointed", "bound")
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
@@ -55,6 +49,8 @@ class _Entry:
                                                          a._view) for a in inputs]
         self.args = [wrap[i] for i in op.arg_pos]
         self.aux = [wrap[i] for i in op.aux_pos]
+        # (bound array, its position in the inputs), pointed at the input by each load
+        self.bound = list(zip(self.args + self.aux, op.arg_pos + op.aux_pos))
         if need is None:
             need = (False,) * len(self.args)
         from ..ndarray.creation import zeros
@@ -116,11 +112,10 @@ class _Entry:
                 c.block = block
                 o._chunk = c
         self.used = True
-        args, aux = self.args, self.aux
-        for k, i in enumerate(op.arg_pos):
-            _point(args[k], inputs[i])
-        for k, i in enumerate(op.aux_pos):
-            _point(aux[k], inputs[i])
+        for dst, i in self.bound:       # each an alias of the input (same chunk and view)
+            src = inputs[i]
+            dst._chunk = src._chunk
+            dst._view = src._view
 
     def results(self):
         outs = []
@@ -276,11 +271,12 @@ class CachedOp:
         recording = state.recording
         need = None
         if recording:
-            need = tuple(_needs_grad(inputs[i]) for i in self.arg_pos)
+            need = tuple([_needs_grad(inputs[i]) for i in self.arg_pos])
             if True not in need:
                 need = None
-        key = (ctx, need) + tuple((a._shape, a._dtype, a._sparse and a.stype)
-                                  for a in inputs)
+        # (lists, not generator expressions, below: a few items, every call)
+        key = (ctx, need) + tuple([(a._shape, a._dtype, a._sparse and a.stype)
+                                   for a in inputs])
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = []

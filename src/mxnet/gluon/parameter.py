@@ -380,7 +380,8 @@ class Parameter:
         """The value on ``ctx`` (default: the only context, or the current one); an
         ``mx.np`` array in NumPy mode (or when the parameter was made in it). A
         row_sparse parameter is read with ``row_sparse_data`` instead."""
-        self._check_dense("data")
+        if self._stype != "default":        # (called per parameter and forward)
+            self._check_dense("data")
         return _np_mode(self._check_and_get(self._data, ctx), self)
 
     def list_data(self):
@@ -707,6 +708,6 @@ tensor_types = (Symbol, NDArray)
 def _np_mode(value, param=None):
     """Arrays as mx.np views of the same data when NumPy mode is on (or the parameter
     was made in NumPy mode)."""
-    if not is_np_array() and not getattr(param, "_is_np", False):
+    if not getattr(param, "_is_np", False) and not is_np_array():
         return value
     return to_np(value)

@@ -346,9 +346,12 @@ class Trainer:
                     _clear_fresh_grad(arr)
                 continue
             for upd, arr, grad in zip(updates, data, param.list_grad()):
-                if not ignore_stale_grad or _fresh_grad(arr):
-                    upd.append((i, grad, arr))
-                    _clear_fresh_grad(arr)
+                if ignore_stale_grad and not _fresh_grad(arr):
+                    continue
+                upd.append((i, grad, arr))
+                # fresh (checked above, or just now): its tape node has the flag
+                # (_clear_fresh_grad without its checks: per parameter and step)
+                arr._ag[0].fresh_grad = False
         if on_kv:
             return
         for updater, upd in zip(self._updaters, updates):

@@ -98,7 +98,9 @@ _SCALE = [None]
 def _declined(family, work):
     """Whether the adapter leaves this call to the NumPy body: ``work`` below oneDNN's
     break-even for ``family``, or oneDNN off or missing. The library is looked for only
-    for calls large enough, so a process whose calls are all small never loads it."""
+    for calls large enough, so a process whose calls are all small never loads it.
+    Adapters ask it before anything else: most calls of a small model stop here, and
+    they are made at every node of every step."""
     if not _FORCE[0]:
         scale = _SCALE[0]
         if scale is None:
@@ -224,8 +226,10 @@ def _conv_geo(p, x_shape, out_spatial):
 @_guard
 def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     """Convolution forward on oneDNN (``relu``: followed by a fused ReLU)."""
+    if _declined("Convolution", _conv_work(inputs)):
+        return NotImplemented
     dt = _lp_dtype(*inputs)
-    if _declined("Convolution", _conv_work(inputs)) or not _layout_ok(p) or dt is None:
+    if not _layout_ok(p) or dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
@@ -252,8 +256,10 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     ``bwd_both``: both in one call, used when both are wanted)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if _declined(family, _conv_work(inputs)):
+        return NotImplemented
     dt = _lp_dtype(dy, x, w)
-    if _declined(family, _conv_work(inputs)) or not _layout_ok(p) or dt is None:
+    if not _layout_ok(p) or dt is None:
         return NotImplemented
     need = _need(ctx, n)
     dy, x, w = _c(dy), _c(x), _c(w)
@@ -422,8 +428,10 @@ def pool_forward(ctx, p, inputs, aux, out=None):
     """Pooling forward (max, avg) on oneDNN; a training-mode max pooling keeps its
     workspace for the backward."""
     x = inputs[0]
+    if _declined("Pooling", x.size):
+        return NotImplemented
     dt = _lp_dtype(x)
-    if _declined("Pooling", x.size) or dt is None:
+    if dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
     plan = _pool_plan(p, x.shape, oshape)
@@ -448,8 +456,10 @@ def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Pooling backward on oneDNN (max: with the forward's workspace when it is still
     valid, else a recomputed one)."""
     dy, x = out_grads[0], inputs[0]
+    if _declined("Pooling", x.size):
+        return NotImplemented
     dt = _lp_dtype(dy, x)
-    if _declined("Pooling", x.size) or dt is None:
+    if dt is None:
         return NotImplemented
     plan = _pool_plan(p, x.shape, dy.shape)
     if plan is None:
@@ -479,10 +489,12 @@ def bn_forward(ctx, p, inputs, aux, out=None):
     """BatchNorm forward on oneDNN (training statistics or moving statistics)."""
     x, gamma, beta = inputs
     mm, mv = aux
+    if _declined("BatchNorm", x.size):
+        return NotImplemented
     # data float32 or bfloat16; gamma, beta and the statistics float32 (as MXNet keeps
     # them for bfloat16 data)
     dt = _lp_dtype(x)
-    if _declined("BatchNorm", x.size) or dt is None or not _f32(gamma, beta, mm, mv):
+    if dt is None or not _f32(gamma, beta, mm, mv):
         return NotImplemented
     op = _op("BatchNorm")
     op.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
@@ -516,8 +528,10 @@ def bn_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """BatchNorm backward on oneDNN from the statistics the forward used."""
     dy, x, gamma = out_grads[0], inputs[0], inputs[1]
     mean, invstd = outputs[1], outputs[2]
+    if _declined("BatchNorm", x.size):
+        return NotImplemented
     dt = _lp_dtype(dy, x)
-    if _declined("BatchNorm", x.size) or dt is None or not _f32(gamma, mean, invstd):
+    if dt is None or not _f32(gamma, mean, invstd):
         return NotImplemented
     need = _need(ctx, 3)
     c = mean.shape[0]
@@ -549,8 +563,10 @@ def _fc_rows(p, shape):
 @_guard
 def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     """FullyConnected forward on oneDNN (inner product; ``relu``: fused ReLU after)."""
+    if _declined("FullyConnected", inputs[0].size * p.num_hidden):
+        return NotImplemented
     dt = _lp_dtype(*inputs)
-    if _declined("FullyConnected", inputs[0].size * p.num_hidden) or dt is None:
+    if dt is None:
         return NotImplemented
     _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
@@ -572,8 +588,10 @@ def fc_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """FullyConnected gradients on oneDNN."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
+    if _declined("FullyConnected", x.size * p.num_hidden):
+        return NotImplemented
     dt = _lp_dtype(dy, x, w)
-    if _declined("FullyConnected", x.size * p.num_hidden) or dt is None:
+    if dt is None:
         return NotImplemented
     need = _need(ctx, n)
     rows = _fc_rows(p, x.shape)
@@ -635,8 +653,10 @@ def _act_family(p):
 def act_forward(ctx, p, inputs, aux, out=None):
     """Activation relu/sigmoid/tanh on oneDNN (in place when out is the input)."""
     x = inputs[0]
+    if _declined(_act_family(p), x.size):
+        return NotImplemented
     dt = _lp_dtype(x)
-    if _declined(_act_family(p), x.size) or p.act_type not in K.ELTWISE or dt is None:
+    if p.act_type not in K.ELTWISE or dt is None:
         return NotImplemented
     x = _c(x)
     o = _Out(out, 1, [x], dt)
@@ -648,9 +668,10 @@ def act_forward(ctx, p, inputs, aux, out=None):
 def act_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Activation gradients from the output (relu, sigmoid, tanh)."""
     dy, y = out_grads[0], outputs[0]
+    if _declined(_act_family(p), y.size):
+        return NotImplemented
     dt = _lp_dtype(dy, y)
-    if _declined(_act_family(p), y.size) or p.act_type not in ("relu", "sigmoid", "tanh") \
-            or dt is None:
+    if p.act_type not in ("relu", "sigmoid", "tanh") or dt is None:
         return NotImplemented
     dy, y = _c(dy), _c(y)
     g = _Out(in_grad, 1, [dy, y], dt)
@@ -675,8 +696,10 @@ def _has_nan(a):
 def relu_forward(ctx, p, inputs, aux, out=None):
     """relu on oneDNN (in place when out is the input); NaN inputs go to NumPy."""
     x = inputs[0]
+    if _declined("relu", x.size):
+        return NotImplemented
     dt = _lp_dtype(x)
-    if _declined("relu", x.size) or dt is None or _has_nan(x):
+    if dt is None or _has_nan(x):
         return NotImplemented
     x = _c(x)
     o = _Out(out, 1, [x], dt)
@@ -688,8 +711,10 @@ def relu_forward(ctx, p, inputs, aux, out=None):
 def relu_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """relu's gradient from its output: dy where y > 0, else 0 (NaN outputs: NumPy)."""
     dy, y = out_grads[0], outputs[0]
+    if _declined("relu", y.size):
+        return NotImplemented
     dt = _lp_dtype(dy, y)
-    if _declined("relu", y.size) or dt is None or _has_nan(y):
+    if dt is None or _has_nan(y):
         return NotImplemented
     dy, y = _c(dy), _c(y)
     g = _Out(in_grad, 1, [dy, y], dt)

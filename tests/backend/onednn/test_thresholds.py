@@ -32,6 +32,16 @@ def test_small_calls_fall_back_and_large_ones_do_not(unforced):
     close(got[0], np.maximum(big, 0))
 
 
+def test_the_type_check_follows_the_size_check(unforced):
+    # adapters ask the size first (the cheap test most calls stop at); a large call of
+    # a type the primitives do not take still goes to the NumPy body
+    relu = params("Activation", act_type="relu")
+    big = rand(8, 64, 32, 32)
+    assert KO.OPS["Activation"][0](ctx_for(), relu, [big.astype(np.float64)], []) \
+        is NotImplemented
+    assert KO.OPS["Activation"][0](ctx_for(), relu, [big], []) is not NotImplemented
+
+
 def test_forced_runs_small_calls_on_onednn(unforced):
     with KO.forced():
         p = params("FullyConnected", num_hidden=3)
