@@ -370,10 +370,7 @@ class Executor:
         values."""
         mem_var = self._mem.var
         if new_run:
-            if mem_var.num_pending == 0:
-                mem_var.exception = None
-            for nd in self._out_nd.values():
-                v = nd._chunk
+            for v in [mem_var] + [nd._chunk for nd in self._out_nd.values()]:
                 if v.num_pending == 0:
                     v.exception = None
         const = [a._chunk for a in reads]
