@@ -26,6 +26,11 @@ ones, polled by a thread (see ``_peak_of_one_step``; a lower bound, close to the
 truth; not while timing), and 'reserved GB' the pool's ``total_bytes()`` at the end
 (the pool never returns blocks, so that is its reserved peak).
 
+``GPU_TRAIN_HOST_DATA=pageable`` (or ``pinned``) makes each pymxnet step copy its batch
+from host memory first (ordinary, or ``mx.cpu_pinned``), as a data loader's loop does:
+with ``MXNET_GPU_COPY_STREAM=1`` beside it, the copy-stream A/B of
+``backend/copy_stream.py``.
+
 Every case runs in its own process (AMP patches operators process-wide; memory peaks
 stay separate).
 
@@ -105,6 +110,18 @@ def worker_mxnet(model, mode, precision, warmup, iters):
     import harness            # benchmarks/: the script's own folder
     step = harness.gluon_train_step(net, loss_fn, trainer, data, label, batch,
                                     amp if amp_dtype is not None else None)
+    host_data = os.environ.get("GPU_TRAIN_HOST_DATA", "")
+    if host_data:
+        # every step first copies its batch from host memory, as a data loader's loop
+        # does (pageable, or page-locked: mx.cpu_pinned); MXNET_GPU_COPY_STREAM=1 puts
+        # that copy on the GPU's copy stream
+        host_ctx = mx.cpu_pinned(0) if host_data == "pinned" else mx.cpu()
+        source = nd.array(data.asnumpy(), ctx=host_ctx)
+        compute_step = step
+
+        def step(*args):
+            source.copyto(data)
+            return compute_step(*args)
 
     sync = cp.cuda.Device(0).synchronize if cp is not None else (lambda: None)
     for _ in range(warmup):
@@ -128,6 +145,7 @@ def worker_mxnet(model, mode, precision, warmup, iters):
         graph_bytes = private_pool_bytes()
     return {"samples/s": iters * batch / elapsed,
             "waitall-only samples/s": iters * batch / t_waitall,
+            "host data": host_data or None,
             "peak used GB": (peak_used[0] + graph_bytes) / 1e9 if pool else None,
             "pool reserved GB": (pool.total_bytes() + graph_bytes) / 1e9 if pool else None,
             "graph pool GB": graph_bytes / 1e9,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short device re-check of chosen tests (at most 6 minutes by default): after fixes
+# A short device re-check of chosen tests (at most 7 minutes by default): after fixes
 # made from an earlier device run's failures, run just those tests on the GPU again. From the
 # repository root, with .device carried (bash benchmarks/gpu/prepare_device_dir.sh):
 #   OUT=/tmp/out TOTAL_BUDGET=240 PROJECT_TESTS="tests/a.py tests/b.py" \
@@ -15,7 +15,9 @@
 # (test_reciprocal_op); ROWS=1 (default) then times what no device has
 # measured yet: the d2l LSTM with CUDA graphs and on cuDNN (MXNET_CUDNN_RNN=1), and
 # ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
-# beside the row it would replace, and an imperative ResNet-50 step with its profile; SLOW_K (default: the four tests that hit the 120 s
+# beside the row it would replace, ResNet-50 steps that copy their batch from host
+# memory with and without the copy stream (MXNET_GPU_COPY_STREAM=1, pinned and pageable
+# sources), and an imperative ResNet-50 step with its profile; SLOW_K (default: the four tests that hit the 120 s
 # limit there) then runs alone, one worker, to time them on a warm kernel cache
 # (SLOW_K= skips it).
 # Files back in $OUT: summary.txt, env.log, project_tests.log, tests.log, train.log,
@@ -24,9 +26,9 @@ set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
-steps_begin recheck 360
+steps_begin recheck 420
 WORKERS=${WORKERS:-8}
-PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py}
+PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_reciprocal_op or test_pooling_versions or test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
 SLOW_K=${SLOW_K-test_layer_norm or test_pad or test_psroipooling or test_deformable_convolution}
@@ -48,6 +50,15 @@ if [ "${ROWS:-1}" = 1 ]; then
     rnn lstm-pytorch 1 0 pytorch lstm
     train r50-amp-nographs 0 pymxnet resnet50 amp 40 3 8
     TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 40 3 8
+    # the copy stream (backend/copy_stream.py): each step first copies its batch from
+    # host memory, without and with MXNET_GPU_COPY_STREAM=1, beside data already there
+    train r50-amp-graphs 1 pymxnet resnet50 amp 40 3 20
+    for src in pinned pageable; do
+        TRAIN_ENV="GPU_TRAIN_HOST_DATA=$src" \
+            train "r50-amp-graphs-$src" 1 pymxnet resnet50 amp 40 3 20
+        TRAIN_ENV="GPU_TRAIN_HOST_DATA=$src MXNET_GPU_COPY_STREAM=1" \
+            train "r50-amp-graphs-$src-copystream" 1 pymxnet resnet50 amp 40 3 20
+    done
     MODE=imperative train r50-amp-imperative 0 pymxnet resnet50 amp 40 3 8
     # where an imperative step's host time goes (no device profile of it exists yet)
     step profile-r50-amp-imperative 45 "$OUT/train.log" "$PY" benchmarks/gpu/profile_step.py \

@@ -8,6 +8,7 @@ import contextlib
 import numpy as np
 
 from ..base import MXNetError
+from . import copy_stream
 
 __all__ = ["array_module", "gpu_count", "gpu_memory_info", "cupy_or_none", "to_numpy",
            "check_context", "device_scope", "device_put", "pinned_empty", "sync_device", "sync_all_devices",
@@ -125,6 +126,8 @@ def device_put(arr, ctx):
     with cp.cuda.Device(ctx.device_id):
         if isinstance(arr, cp.ndarray):
             return arr.copy()
+        if copy_stream.wanted(arr):            # MXNET_GPU_COPY_STREAM=1, large arrays
+            return copy_stream.host_to_device(cp, arr, ctx.device_id)
         return cp.array(arr, copy=True)        # from the host
 
 
@@ -184,6 +187,7 @@ def sync_device(device_id):
         return
     with cp.cuda.Device(device_id):
         cp.cuda.Device(device_id).synchronize()
+    copy_stream.after_sync(device_id)
 
 
 def sync_all_devices():

@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 
 from ..base import MXNetError, dtype_np, mx_real_t
-from ..backend import array_module, device_scope
+from ..backend import array_module, device_put, device_scope
 from ..engine import base as _engine_base
 from ..storage import host_memory_bytes
 from .ndarray import NDArray, _check_ctx, from_data
@@ -54,10 +54,11 @@ def array(source_array, ctx=None, dtype=None):
             raise MXNetError(f"cannot create an NDArray from {type(source_array).__name__}: "
                              f"{err}") from None
     xp = array_module(ctx)
-    if xp is np:
+    if xp is np and ctx.device_typeid != 3:
         return from_data(np.array(data, copy=True, order="C"), ctx)
-    with device_scope(ctx):
-        return from_data(xp.asarray(data), ctx)
+    # device_put: cpu_pinned gets page-locked memory; a large copy to a GPU may take
+    # its copy stream (backend/copy_stream.py)
+    return from_data(device_put(data, ctx), ctx)
 
 
 def _is_scipy_sparse(x):
