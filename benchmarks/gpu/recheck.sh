@@ -65,6 +65,13 @@ if [ "${ROWS:-1}" = 1 ]; then
         --model resnet50 --mode imperative --steps 2 --precision amp --out "$OUT"
     grep -E "ms/step|GPU busy" "$OUT"/profile_resnet50_imperative_amp*.txt 2>/dev/null \
         | sed 's/^/  /' >> "$SUMMARY"
+    # the seed CNN with graphs is host-bound (0.67x PyTorch in session 17): what the host
+    # does per step outside the graph now (the last profile of it is session 12's)
+    step profile-cnn-amp-graphs 30 "$OUT/train.log" env MXNET_ENABLE_CUDA_GRAPHS=1 \
+        "$PY" benchmarks/gpu/profile_step.py --model cnn --mode hybridized --steps 8 \
+        --precision amp --out "$OUT"
+    grep -E "ms/step|GPU busy" "$OUT"/profile_cnn_hybridized_amp*.txt 2>/dev/null \
+        | sed 's/^/  /' >> "$SUMMARY"
 fi
 
 if [ -n "$MXNET_FILES" ]; then
