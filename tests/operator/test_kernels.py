@@ -171,6 +171,42 @@ def test_output_buffers_allow_alias_only_for_the_same_memory():
     assert got is not shifted
 
 
+def _host_span(a):
+    """The cuDNN adapters' span rule on NumPy arrays (their address as the pointer)."""
+    import types
+    from mxnet.operator import kernels_cudnn as KC
+
+    class Addressed:            # what _span reads of a CuPy array
+        def __init__(self, arr):
+            self.data = types.SimpleNamespace(ptr=arr.__array_interface__["data"][0])
+            self.flags, self.size, self.nbytes = arr.flags, arr.size, arr.nbytes
+            self.shape, self.strides, self.itemsize = arr.shape, arr.strides, arr.itemsize
+    return KC._span(Addressed(a))
+
+
+@pytest.mark.parametrize("view", ["strided", "reversed", "column", "disjoint", "same"])
+def test_output_buffers_span_rule_agrees_with_numpy(view):
+    """The span-based check (the cuDNN adapters' rule: each input's address range read
+    once per call) refuses exactly the destinations NumPy says overlap an input, also
+    for strided and reversed input views whose extent is larger than their nbytes."""
+    from mxnet.operator.kernels import OutputBuffers
+    buf = np.arange(40.0)
+    x = {"strided": buf[0:40:4], "reversed": buf[39:19:-2], "column":
+         buf.reshape(8, 5)[:, 1], "disjoint": buf[:10], "same": buf[10:20]}[view]
+    dst = buf[26:36]                    # inside the strided/reversed/column extents
+    if view == "disjoint":
+        dst = buf[30:40]
+    if view == "same":
+        dst = buf[10:20]
+    lo, hi = _host_span(x)
+    d_lo, d_hi = _host_span(dst)
+    assert (lo < d_hi and d_lo < hi) == np.shares_memory(x, dst)
+    got = OutputBuffers(np, [dst], 1, [x], None, span=_host_span).get(0, (10,), np.float64)
+    want_direct = not (lo < d_hi and d_lo < hi)
+    assert (got is dst) == want_direct
+    assert (got is dst) == (view == "disjoint")
+
+
 def test_same_memory_and_exact_alias_take_numpy_scalars_and_bfloat16():
     """0-d results of NumPy ufuncs are NumPy scalars (mx.np's scalar ops meet them);
     bfloat16 arrays have no memoryview."""

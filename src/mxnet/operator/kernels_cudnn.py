@@ -85,8 +85,19 @@ def _same_float(*arrays):
 
 
 def _span(a):
+    """(lowest, past-the-highest) device address that array ``a`` may touch: its
+    strided extent, not just nbytes from its first element (a strided or reversed view
+    reaches further)."""
     start = a.data.ptr
-    return start, start + a.nbytes
+    if a.flags.c_contiguous or a.size == 0:
+        return start, start + a.nbytes
+    lo = hi = start
+    for d, st in zip(a.shape, a.strides):
+        if st > 0:
+            hi += st * (d - 1)
+        else:
+            lo += st * (d - 1)
+    return lo, hi + a.itemsize
 
 
 def _overlaps(a, b):
@@ -97,7 +108,7 @@ def _overlaps(a, b):
 def _Out(cp, given, n, inputs):
     """Destination arrays (CuPy) of a cuDNN call: see OutputBuffers; overlap is read
     from the device pointers."""
-    return OutputBuffers(cp, given, n, inputs, _overlaps)
+    return OutputBuffers(cp, given, n, inputs, _overlaps, span=_span)
 
 
 _WARNED = set()
