@@ -29,12 +29,15 @@ from mxnet.backend import copy_stream as CS
 class _Event:
     def __init__(self, sim, disable_timing=True):
         self.sim = sim
+        self.device = sim.device()
         self.recorded = False
         self.done = False
 
     def record(self, stream=None):
         assert not self.recorded, "the copier records each event once"
         stream = stream or self.sim.current()
+        # CUDA: an event is recorded on a stream of the device it was made on
+        assert stream.device in (None, self.device) and self.sim.device() == self.device
         self.recorded = True
         stream.queue.append(("record", self))
 
@@ -43,11 +46,13 @@ class _Event:
 
 
 class _Stream:
-    def __init__(self, sim, name):
+    def __init__(self, sim, name, non_blocking=False, legacy=False):
         self.sim = sim
         self.name = name
+        self.non_blocking = non_blocking
         self.queue = []
-        self.ptr = id(self)
+        self.ptr = 0 if legacy else id(self)        # CuPy: the legacy stream's handle is 0
+        self.device = None if legacy else sim.device()   # legacy: the current device's
         sim.streams.append(self)
 
     def wait_event(self, event):
@@ -55,6 +60,7 @@ class _Stream:
             self.queue.append(("wait", event))
 
     def __enter__(self):
+        assert self.device in (None, self.sim.device()), "stream of another device"
         self.sim.local.stack = getattr(self.sim.local, "stack", []) + [self]
         return self
 
@@ -101,8 +107,8 @@ class Sim:
         self.bias = bias                # 'copy' or 'compute' runs first when both can
         self.local = threading.local()
         self.streams = []
-        self.null = _Stream(self, "compute")
-        self.device = {}                # device ptr -> bytes written there
+        self.null = _Stream(self, "compute", legacy=True)
+        self.memory = {}                # device ptr -> bytes written there
         self.arenas = {}                # stream -> [(ptr, nbytes)] free blocks
         self.next_ptr = 1 << 20
         self.pinned_free = {}           # nbytes -> [bytearray]
@@ -114,8 +120,8 @@ class Sim:
     def _cuda_namespace(self):
         sim = self
         ns = type("cuda", (), {})()
-        ns.Device = lambda device_id=0: contextlib.nullcontext()
-        ns.Stream = lambda non_blocking=False: _Stream(sim, "copy")
+        ns.Device = sim.device_scope
+        ns.Stream = lambda non_blocking=False: _Stream(sim, "copy", non_blocking)
         ns.Event = lambda disable_timing=False: _Event(sim)
         ns.get_current_stream = sim.current
         ns.alloc = sim.alloc
@@ -127,6 +133,22 @@ class Sim:
 
     def ndarray(self, shape, dtype, memptr):
         return _Array(shape, dtype, memptr)
+
+    def array(self, host, copy=True):
+        """CuPy's own path (the copier's fallback): not expected in these schedules."""
+        raise AssertionError("the copy fell back to cupy.array")
+
+    def device(self):
+        return getattr(self.local, "device", 0)
+
+    @contextlib.contextmanager
+    def device_scope(self, device_id=0):
+        before = self.device()
+        self.local.device = device_id
+        try:
+            yield
+        finally:
+            self.local.device = before
 
     def current(self):
         stack = getattr(self.local, "stack", [])
@@ -181,10 +203,10 @@ class Sim:
             op[1].done = True
         elif op[0] == "copy":
             _, ptr, host_ptr, nbytes = op
-            self.device[ptr] = bytes((ctypes_char * nbytes).from_address(host_ptr))
+            self.memory[ptr] = bytes((ctypes_char * nbytes).from_address(host_ptr))
         elif op[0] == "read":
             _, ptr, expected = op
-            got = self.device.get(ptr)
+            got = self.memory.get(ptr)
             self.reads.append((got, expected.tobytes()))
 
     def step(self, n):
@@ -252,7 +274,8 @@ SCHEDULES = [(seed, bias) for bias in ("copy", "compute", "random") for seed in 
 @pytest.mark.parametrize("pinned_source", [False, True])
 def test_every_kernel_reads_its_batch(seed, bias, pinned_source):
     sim = Sim(seed, bias)
-    copier = CS.CopyStream(sim, 0)
+    copier = CS.CopyStream(sim, 1)           # not the current device: it enters its own
+    assert copier.stream.non_blocking and copier.stream.device == 1
     assert _train_like(sim, copier, pinned_source) == 0
     # everything the copier held goes back once the device has finished
     copier.after_sync()
@@ -353,11 +376,39 @@ def test_gpu_copies_match_and_are_released(monkeypatch):
     assert copier.held()[1:] == (0, 0)
 
 
-def test_inside_a_graph_capture_the_copy_stays_on_the_capturing_stream():
+def test_another_current_stream_keeps_cupys_path():
+    """Where the calling thread's current stream is not the legacy default one (CuPy's
+    per-thread default stream, a user's stream, a graph capture), readers on other
+    threads' streams would escape the wait and the fence: CuPy's own copy runs there."""
     sim = Sim(0, "random")
     copier = CS.CopyStream(sim, 0)
-    sim.null.is_capturing = lambda: True
     taken = []
-    sim.array = lambda host, copy=True: taken.append(host) or "captured copy"
-    assert copier.host_to_device(np.ones(4, np.float32)) == "captured copy"
+    sim.array = lambda host, copy=True: taken.append(host) or "cupy's copy"
+    with _Stream(sim, "user's"):
+        assert copier.host_to_device(np.ones(4, np.float32)) == "cupy's copy"
     assert len(taken) == 1 and not any(s.queue for s in sim.streams)
+
+
+def test_emptying_the_cache_gives_back_everything_whose_arrays_are_gone():
+    sim = Sim(0, "copy")
+    copier = CS.CopyStream(sim, 0)
+    kept = copier.host_to_device(np.ones(8, np.float32))
+    for _ in range(3):
+        x = copier.host_to_device(np.ones(8, np.float32))
+        sim.kernel_reads(x, np.ones(8, np.float32))
+        del x
+    copier.after_sync(wait=True)
+    assert copier.held() == (1, 0, 0)       # only the array still alive
+    del kept
+    copier.after_sync(wait=True)
+    assert copier.held() == (0, 0, 0)
+    assert all(got == want for got, want in sim.reads)
+
+
+@pytest.mark.parametrize("dtype,ok", [("float32", True), ("int64", True), ("bool", True),
+                                      (">f4", False), ("object", False), ("U3", False)])
+def test_only_plain_native_types_take_the_copy_stream(monkeypatch, dtype, ok):
+    """Big-endian data, objects and strings keep CuPy's path, which converts or refuses
+    them; the copy stream copies bytes."""
+    monkeypatch.setattr(CS, "_settings", {"on": True, "min_bytes": 0})
+    assert CS.wanted(np.zeros(4, dtype)) == ok

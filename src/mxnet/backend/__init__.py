@@ -201,6 +201,7 @@ def release_gpu_cache(device_id):
     cp = _cupy
     if cp is None:
         return
+    copy_stream.after_sync(device_id, wait=True)    # what the copy stream holds, back
     with cp.cuda.Device(device_id):
         cp.get_default_memory_pool().free_all_blocks()
         cp.get_default_pinned_memory_pool().free_all_blocks()

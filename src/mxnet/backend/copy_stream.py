@@ -29,10 +29,13 @@ Three hazards, and what closes each:
   source already in pinned memory (``mx.cpu_pinned()``) is copied from directly, and
   the call waits for that transfer before returning, since the caller may write its
   buffer as soon as the copy "is done" (the engine runs GPU copies inline): the wait is
-  the transfer alone, as the copy stream is not queued behind the compute stream.
+  for transfers only (the copy stream holds nothing else), not for the compute stream.
 
 Assumes, as the rest of pymxnet does, that a device's kernels are queued on the
-calling thread's current stream, the legacy default one shared by all threads. Arrays
+legacy default stream, shared by all threads; where the calling thread's current
+stream is another (CuPy's per-thread default stream, a user's stream, a CUDA-graph
+capture), the copy keeps CuPy's path on that stream. Plain numeric types in the
+machine's byte order only (CuPy's path converts the rest). Arrays
 smaller than ``MXNET_GPU_COPY_STREAM_MIN_BYTES`` (default 1 MiB: labels, scalars) keep
 CuPy's path, where an event and a stream switch would cost more than they save.
 """
@@ -67,11 +70,17 @@ def enabled():
     return _read_settings()["on"]
 
 
+# plain numeric types in the machine's byte order: what is copied byte for byte. CuPy's
+# own path converts or refuses the rest (big-endian data, objects, strings, records).
+_PLAIN_CHARS = frozenset("?bhilqBHILQefdFD")
+
+
 def wanted(host):
     """Whether the copy of host array ``host`` to a GPU takes the copy stream."""
     s = _read_settings()
-    return s["on"] and isinstance(host, np.ndarray) and host.nbytes >= s["min_bytes"] \
-        and host.nbytes > 0
+    return (s["on"] and isinstance(host, np.ndarray) and host.nbytes >= s["min_bytes"]
+            and host.nbytes > 0 and host.dtype.isnative
+            and host.dtype.char in _PLAIN_CHARS)
 
 
 class _Lease:
@@ -87,7 +96,7 @@ class CopyStream:
     ``cuda.Device``, ``cuda.Stream(non_blocking=True)``, ``cuda.Event``,
     ``cuda.get_current_stream``, ``cuda.alloc``, ``cuda.alloc_pinned_memory``,
     ``cuda.pinned_memory.is_memory_pinned``, ``cuda.UnownedMemory``,
-    ``cuda.MemoryPointer`` and ``ndarray(shape, dtype, memptr=)``."""
+    ``cuda.MemoryPointer``, ``ndarray(shape, dtype, memptr=)`` and ``array``."""
 
     def __init__(self, cp, device_id):
         self.cp = cp
@@ -110,24 +119,32 @@ class CopyStream:
         host = np.asarray(host)
         with cp.cuda.Device(self.device_id):
             compute = cp.cuda.get_current_stream()
-            capturing = getattr(compute, "is_capturing", None)
-            if capturing is not None and capturing():
-                # inside a CUDA-graph capture the copy must be a node of the graph
+            if compute.ptr != 0:
+                # Not the legacy default stream (a per-thread default stream, a stream
+                # of the user's, a CUDA-graph capture): other threads' readers would
+                # escape the wait and the fence, so the copy stays on that stream.
                 return cp.array(host, copy=True)
             with self._lock:
                 self._reap(compute)
             source, staged = self._source(host)
             with self.stream:                       # the copy stream's pool arena
                 block = cp.cuda.alloc(host.nbytes)
-            block.copy_from_host_async(source.ctypes.data, host.nbytes, self.stream)
             copied = cp.cuda.Event(disable_timing=True)
-            copied.record(self.stream)
-            compute.wait_event(copied)
+            block.copy_from_host_async(source.ctypes.data, host.nbytes, self.stream)
+            try:
+                copied.record(self.stream)
+                compute.wait_event(copied)
+            except BaseException:
+                # the transfer is queued: the staging buffer and the block must outlive it
+                self.stream.synchronize()
+                raise
             if staged:
                 with self._lock:
                     self._staging.append((copied, source))
             else:
-                copied.synchronize()    # the caller's pinned buffer is free again
+                # the caller's pinned buffer is free again once this returns (the copy
+                # stream holds copies only: the wait is for transfers, not kernels)
+                copied.synchronize()
             return self._lend(block, host.shape, host.dtype, host.nbytes)
 
     def _source(self, host):
@@ -172,13 +189,19 @@ class CopyStream:
         if self._staging:
             self._staging = [(e, s) for e, s in self._staging if not e.done]
 
-    def after_sync(self):
+    def after_sync(self, wait=False):
         """After a sync point: what the device has finished goes back. Still through
-        the fences: another thread may have queued work since the synchronisation."""
+        the fences: another thread may have queued work since the synchronisation.
+        ``wait``: wait for those fences too (emptying the cache: everything whose
+        arrays are gone goes back now)."""
         with self.cp.cuda.Device(self.device_id):
             compute = self.cp.cuda.get_current_stream()
             with self._lock:
                 self._reap(compute)
+                if wait and (self._fenced or self._staging):
+                    for event, _ in self._fenced + self._staging:
+                        event.synchronize()
+                    self._reap(compute)
 
     def held(self):
         """(leased, fenced, staging) counts, for tests and diagnostics."""
@@ -202,8 +225,9 @@ def host_to_device(cp, host, device_id):
     return for_device(cp, device_id).host_to_device(host)
 
 
-def after_sync(device_id):
-    """Hook for the sync points: GPU ``device_id`` has just been synchronised."""
+def after_sync(device_id, wait=False):
+    """Hook for the sync points: GPU ``device_id`` has just been synchronised
+    (``wait``: for emptying the cache, see CopyStream.after_sync)."""
     c = _copiers.get(device_id)
     if c is not None:
-        c.after_sync()
+        c.after_sync(wait)
