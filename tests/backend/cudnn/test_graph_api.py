@@ -15,6 +15,7 @@ import pytest
 
 from mxnet.backend.cudnn import _lib as L
 from mxnet.backend.cudnn import graph_api as G
+from mxnet.backend.cudnn import kernels as K
 
 try:
     LIB, PATH = L.load()
@@ -177,37 +178,78 @@ def test_on_a_gpu_the_registered_convolution_uses_plans(monkeypatch):
 
 
 def _notes(cfg):
-    """Stand-in engine notes: '_rtc' compiles at run time, '_down' down-converts."""
-    return ({G.BEHAVIOR_NOTE_RUNTIME_COMPILATION} if "_rtc" in cfg else set(),
-            {G.NUMERICAL_NOTE_DOWN_CONVERT_INPUTS, 0} if "_down" in cfg else {0})
+    """Stand-in engine notes: '_rtc' compiles at run time, '_down' down-converts, '_rpr'
+    reduces in reduced precision, '_mute' has notes cuDNN cannot give."""
+    if "_mute" in cfg:
+        return None
+    numerical = {0}
+    if "_down" in cfg:
+        numerical.add(G.NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+    if "_rpr" in cfg:
+        numerical.add(G.NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+    return ({G.BEHAVIOR_NOTE_RUNTIME_COMPILATION} if "_rtc" in cfg else set(), numerical)
 
 
-def test_precompiled_engines_come_first_and_down_converting_ones_never(monkeypatch):
+def test_precompiled_engines_come_first_and_other_arithmetic_never(monkeypatch):
     """A runtime-compiled engine (an NVRTC compile per problem at plan time) is taken
     only after every precompiled one, the heuristic's order kept within each group; an
-    engine that down-converts its inputs is not taken (the legacy path's
-    ALLOW_CONVERSION math, which the plans decline)."""
-    cfgs = ["a_rtc", "b", "x_down", "c_rtc", "d", "y_rtc_down"]
+    engine that down-converts its inputs (the legacy path's ALLOW_CONVERSION math,
+    which the plans decline) or reduces below float32, or whose notes cuDNN cannot
+    give, is not taken."""
+    cfgs = ["a_rtc", "b", "x_down", "c_rtc", "d", "y_rtc_down", "e_rpr", "f_mute"]
     monkeypatch.setattr(G, "_engine_configs", lambda lib, graph: list(cfgs))
     monkeypatch.setattr(G, "engine_notes", lambda lib, cfg: _notes(cfg))
     assert G._ordered_configs(None, None) == [("b", False), ("d", False),
                                               ("a_rtc", True), ("c_rtc", True)]
 
 
-def test_a_tuned_choice_compiles_nothing_where_a_precompiled_engine_fits(monkeypatch):
-    """'limited_workspace' / 'fastest' time the fitting configurations, but stop before
-    the first runtime-compiled one when a precompiled one was found (one candidate:
-    chosen without timing, so no device is needed here)."""
+def _plan_world(monkeypatch, workspaces, known):
+    """Stand-ins under _plans: the ordered configurations, the workspace cuDNN reports
+    before finalizing (``known``; absent: cannot say) and after (``workspaces``), and a
+    log of the configurations finalized (a runtime-compiled one compiles there)."""
     monkeypatch.setattr(G, "_build", lambda *a: ("GRAPH", []))
-    found = [("P1", 0, "b", False), ("P2", 0, "a_rtc", True), ("P3", 0, "c", False)]
-    monkeypatch.setattr(G, "_plans", lambda lib, handle, graph, cap: iter(found))
+    monkeypatch.setattr(G, "_ordered_configs", lambda lib, graph: [
+        (c, c.endswith("_rtc")) for c in workspaces])
+    monkeypatch.setattr(G, "config_workspace", lambda cfg: known.get(cfg))
+    finalized = []
+
+    def finalize(lib, handle, cfg):
+        finalized.append(cfg)
+        return "PLAN_" + cfg, workspaces[cfg]
+    monkeypatch.setattr(G, "finalized_plan", finalize)
+    return finalized
+
+
+@pytest.mark.parametrize("tune", ["off", "limited_workspace", "fastest"])
+def test_no_kernel_is_compiled_where_a_precompiled_engine_fits(monkeypatch, tune):
+    """With a precompiled configuration that fits, no runtime-compiled one is
+    finalized (finalizing compiles it), and one known to need more workspace than the
+    limit is passed over unfinalized (one candidate left: chosen without timing, so no
+    device is needed here)."""
+    finalized = _plan_world(monkeypatch, {"p1": 0, "p2_big": 1 << 40, "r1_rtc": 0,
+                                          "r2_rtc": 0}, known={"p2_big": 1 << 40})
     rt = types.SimpleNamespace(lib=None, cupy=None)
-    for tune in ("limited_workspace", "fastest"):
-        plan = G._choose(rt, "H", "fwd", None, tune, 1 << 20, (0, 0, 0), None, False)
-        assert plan.plan == "P1"
-    found[0] = ("P0", 0, "z_rtc", True)     # nothing precompiled fits: compile one
-    plan = G._choose(rt, "H", "fwd", None, "off", 1 << 20, (0, 0, 0), None, False)
-    assert plan.plan == "P0"
+    plan = G._choose(rt, "H", "fwd", None, tune, 1 << 20, (0, 0, 0), None, False)
+    assert plan.plan == "PLAN_p1" and finalized == ["p1"]
+
+
+@pytest.mark.parametrize("tune", ["off", "limited_workspace"])
+def test_a_kernel_is_compiled_only_where_nothing_precompiled_fits(monkeypatch, tune):
+    """No precompiled configuration fits (one only found out by finalizing it): the
+    first runtime-compiled one that fits is compiled, and no further one."""
+    finalized = _plan_world(monkeypatch, {"p1": 1 << 30, "r0_rtc": 1 << 30, "r1_rtc": 0,
+                                          "r2_rtc": 0}, known={"r0_rtc": 1 << 30})
+    rt = types.SimpleNamespace(lib=None, cupy=None)
+    plan = G._choose(rt, "H", "fwd", None, tune, 1 << 20, (0, 0, 0), None, False)
+    assert plan.plan == "PLAN_r1_rtc" and finalized == ["p1", "r1_rtc"]
+
+
+def test_fastest_has_a_workspace_cap():
+    """MXNet's 'fastest' ignores the workspace limit; both paths still cap it (a plan's
+    workspace is allocated on every call)."""
+    assert K.workspace_cap("fastest", 1 << 20) == K._FASTEST_CAP
+    assert K.workspace_cap("fastest", K._FASTEST_CAP * 2) == K._FASTEST_CAP * 2
+    assert K.workspace_cap("limited_workspace", 1 << 20) == 1 << 20
 
 
 def test_plans_are_built_for_the_geometry_dtype_bfloat16_included(lib, monkeypatch):

@@ -50,7 +50,8 @@ T_BACKEND_DESCRIPTOR, T_BEHAVIOR_NOTE = 15, 19
 A_CONV_COMP_TYPE, A_CONV_MODE, A_CONV_DILATIONS, A_CONV_FILTER_STRIDES = 100, 101, 102, 103
 A_CONV_POST_PADDINGS, A_CONV_PRE_PADDINGS, A_CONV_SPATIAL_DIMS = 104, 105, 106
 A_HEUR_MODE, A_HEUR_OPERATION_GRAPH, A_HEUR_RESULTS = 200, 201, 202
-A_CFG_ENGINE, A_ENGINE_NUMERICAL_NOTE, A_ENGINE_BEHAVIOR_NOTE = 300, 1303, 1305
+A_CFG_ENGINE, A_CFG_WORKSPACE_SIZE = 300, 303      # (the latter: cuDNN >= 9.2)
+A_ENGINE_NUMERICAL_NOTE, A_ENGINE_BEHAVIOR_NOTE = 1303, 1305
 A_PLAN_HANDLE, A_PLAN_ENGINE_CONFIG, A_PLAN_WORKSPACE_SIZE = 400, 401, 402
 A_GRAPH_HANDLE, A_GRAPH_OPS = 800, 801
 A_TENSOR_BYTE_ALIGNMENT, A_TENSOR_DATA_TYPE, A_TENSOR_DIMENSIONS = 900, 901, 902
@@ -70,7 +71,8 @@ UIDS = {"fwd": (X_UID, W_UID, Y_UID), "bwd_data": (W_UID, Y_UID, X_UID),
         "bwd_filter": (X_UID, Y_UID, W_UID)}
 HEUR_MODE_A = 3
 BEHAVIOR_NOTE_RUNTIME_COMPILATION, BEHAVIOR_NOTE_COUNT = 0, 5
-NUMERICAL_NOTE_DOWN_CONVERT_INPUTS, NUMERICAL_NOTE_COUNT = 1, 10
+NUMERICAL_NOTE_DOWN_CONVERT_INPUTS, NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION = 1, 2
+NUMERICAL_NOTE_COUNT = 10
 CROSS_CORRELATION = 1
 ALIGNMENT = 16
 _TIMED = 8                  # configurations timed by a tuned choice
@@ -241,7 +243,8 @@ def _build(lib, handle, direction, g, accumulate):
 
 def engine_notes(lib, cfg):
     """(behaviour notes, numerical notes) of engine configuration ``cfg``'s engine, as
-    sets of cuDNN's enum values (empty where cuDNN does not say)."""
+    sets of cuDNN's enum values; None where cuDNN cannot say (the configuration is
+    then not taken: it could be one that down-converts)."""
     try:
         engine = Descriptor(lib, _ENGINE)
         n = ctypes.c_int64(0)
@@ -249,21 +252,26 @@ def engine_notes(lib, cfg):
         L.check(lib, "cudnnBackendGetAttribute",
                 lib.cudnnBackendGetAttribute(cfg.ptr, A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1,
                                              ctypes.byref(n), ctypes.byref(ref)))
-    except L.CudnnError:
-        return set(), set()
-    found = []
-    for attr, kind, count in ((A_ENGINE_BEHAVIOR_NOTE, T_BEHAVIOR_NOTE, BEHAVIOR_NOTE_COUNT),
-                              (A_ENGINE_NUMERICAL_NOTE, T_NUMERICAL_NOTE,
-                               NUMERICAL_NOTE_COUNT)):
-        notes = (ctypes.c_int * count)()
-        try:
+        found = []
+        for attr, kind, count in ((A_ENGINE_BEHAVIOR_NOTE, T_BEHAVIOR_NOTE,
+                                   BEHAVIOR_NOTE_COUNT),
+                                  (A_ENGINE_NUMERICAL_NOTE, T_NUMERICAL_NOTE,
+                                   NUMERICAL_NOTE_COUNT)):
+            notes = (ctypes.c_int * count)()
             L.check(lib, "cudnnBackendGetAttribute",
                     lib.cudnnBackendGetAttribute(engine.ptr, attr, kind, count,
                                                  ctypes.byref(n), notes))
             found.append(set(notes[:n.value]))
-        except L.CudnnError:
-            found.append(set())
+    except L.CudnnError:
+        return None
     return tuple(found)
+
+
+# engines whose arithmetic is not the legacy path's: inputs down-converted (its
+# TENSOR_OP_MATH_ALLOW_CONVERSION, which conv_plan declines) or reductions accumulated
+# below float32 (the legacy descriptors ask for float32 accumulation)
+_REFUSED_NOTES = frozenset((NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
+                            NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
 
 
 def _ordered_configs(lib, graph):
@@ -272,31 +280,60 @@ def _ordered_configs(lib, graph):
     runtime-compiled engine compiles its kernel with NVRTC when a plan is finalized (up
     to a second per problem; a model has dozens), so it is taken only where no
     precompiled one fits, as PyTorch's cuDNN path does by default. Engines that
-    down-convert their inputs are dropped (they compute as the legacy path's
-    TENSOR_OP_MATH_ALLOW_CONVERSION, which conv_plan declines; PyTorch drops them too)."""
+    down-convert their inputs or reduce in reduced precision are dropped (PyTorch
+    drops the former too), and so are those whose notes cuDNN cannot give."""
     ordered = ([], [])
     for cfg in _engine_configs(lib, graph):
-        behaviour, numerical = engine_notes(lib, cfg)
-        if NUMERICAL_NOTE_DOWN_CONVERT_INPUTS in numerical:
+        notes = engine_notes(lib, cfg)
+        if notes is None:
+            continue
+        behaviour, numerical = notes
+        if numerical & _REFUSED_NOTES:
             continue
         rtc = BEHAVIOR_NOTE_RUNTIME_COMPILATION in behaviour
         ordered[rtc].append((cfg, rtc))
     return ordered[0] + ordered[1]
 
 
-def _plans(lib, handle, graph, limit):
+def config_workspace(cfg):
+    """The workspace bytes configuration ``cfg`` needs, read before any plan is
+    finalized (cuDNN >= 9.2); None where cuDNN cannot say."""
+    try:
+        return cfg.get_int64(A_CFG_WORKSPACE_SIZE)
+    except L.CudnnError:
+        return None
+
+
+def finalized_plan(lib, handle, cfg):
+    """(plan descriptor, workspace bytes) of configuration ``cfg``, or None where this
+    problem cannot run it. Finalizing is where a runtime-compiled engine compiles."""
+    plan = Descriptor(lib, _EXECUTION_PLAN)
+    try:
+        plan.set(A_PLAN_HANDLE, T_HANDLE, ctypes.c_void_p, [handle])
+        plan.set_descriptors(A_PLAN_ENGINE_CONFIG, [cfg])
+        plan.finalize()
+        return plan, plan.get_int64(A_PLAN_WORKSPACE_SIZE)
+    except L.CudnnError:
+        return None
+
+
+def _plans(lib, handle, graph, limit, compile_ok=lambda: True):
     """(plan descriptor, workspace bytes, configuration, runtime-compiled) of each
     configuration that finalizes and fits ``limit`` (None: no limit), in
-    ``_ordered_configs``' order."""
+    ``_ordered_configs``' order. A configuration known to need more than ``limit`` is
+    passed over unfinalized, and the runtime-compiled ones (last in that order) are
+    finalized only while ``compile_ok()``, so no kernel is compiled to be thrown away."""
     for cfg, rtc in _ordered_configs(lib, graph):
-        plan = Descriptor(lib, _EXECUTION_PLAN)
-        try:
-            plan.set(A_PLAN_HANDLE, T_HANDLE, ctypes.c_void_p, [handle])
-            plan.set_descriptors(A_PLAN_ENGINE_CONFIG, [cfg])
-            plan.finalize()
-            ws = plan.get_int64(A_PLAN_WORKSPACE_SIZE)
-        except L.CudnnError:            # a configuration this problem cannot run
+        if rtc and not compile_ok():
+            return
+        if limit is not None:
+            need = config_workspace(cfg)
+            if need is not None and need > limit:
+                continue
+        made = finalized_plan(lib, handle, cfg)
+        if made is None:
             continue
+        plan, ws = made
         if limit is None or ws <= limit:
             yield plan, ws, cfg, rtc
 
@@ -306,7 +343,8 @@ _UNSUPPORTED = object()
 
 def conv_plan(rt, handle, direction, g, tune, limit, ptrs, out=None, accumulate=False):
     """The ConvPlan for ConvGeometry ``g``'s ``direction`` under ``tune`` and workspace
-    ``limit`` (bytes), built and chosen at the first call (see the module docstring);
+    ``limit`` (bytes; kernels.workspace_cap's, so 'fastest' has one too), built and
+    chosen at the first call (see the module docstring);
     None where the legacy path should run it. ``ptrs``: the call's three data pointers
     (a tuned choice times plans on them); ``out``: the output array, whose contents a
     tuned choice must keep when ``accumulate``."""
@@ -315,7 +353,7 @@ def conv_plan(rt, handle, direction, g, tune, limit, ptrs, out=None, accumulate=
     plans = g.__dict__.get("graph_plans")
     if plans is None:
         plans = g.graph_plans = {}
-    short = (handle, direction, tune, limit if tune != "fastest" else None, accumulate)
+    short = (handle, direction, tune, limit, accumulate)
     hit = plans.get(short)
     if hit is not None:
         return None if hit is _UNSUPPORTED or hit.failed else hit
@@ -336,15 +374,14 @@ def _choose(rt, handle, direction, g, tune, limit, ptrs, out, accumulate):
     lib, cp = rt.lib, rt.cupy
     graph, keep = _build(lib, handle, direction, g, accumulate)
     uids = UIDS[direction]
-    cap = None if tune == "fastest" else limit
     if tune == "off":
-        for plan, ws, cfg, _rtc in _plans(lib, handle, graph, cap):
+        for plan, ws, cfg, _rtc in _plans(lib, handle, graph, limit):
             return ConvPlan(lib, plan, ws, uids, keep + [graph, cfg])
         return None
     cands = []
-    for plan, ws, cfg, rtc in _plans(lib, handle, graph, cap):
-        if rtc and cands:       # compile a kernel only where nothing precompiled fits
-            break
+    # compile a kernel only where nothing precompiled fits
+    for plan, ws, cfg, rtc in _plans(lib, handle, graph, limit,
+                                     compile_ok=lambda: not cands):
         cands.append(ConvPlan(lib, plan, ws, uids, keep + [graph, cfg]))
         if len(cands) == _TIMED:
             break

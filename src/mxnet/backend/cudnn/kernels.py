@@ -173,11 +173,18 @@ def _math_of(g, perf):
                       L.FMA_MATH) else g.math
 
 
+def workspace_cap(tune, limit):
+    """The most scratch space a ``cudnn_tune`` choice may take: the workspace limit,
+    and for 'fastest' at least _FASTEST_CAP (MXNet lets 'fastest' ignore the limit;
+    a cap keeps one algorithm from taking the device's memory)."""
+    return max(limit, _FASTEST_CAP) if tune == "fastest" else limit
+
+
 def _find_workspace(cp, cands, limit, tune):
     """(buffer, pointer, bytes) of the scratch space the measured search may use: the
     workspace limit ('fastest': at least _FASTEST_CAP), halved while the pool cannot
     give it, never below what the heuristic's cheapest candidate needs."""
-    want = max(limit, _FASTEST_CAP) if tune == "fastest" else limit
+    want = workspace_cap(tune, limit)
     floor = min(c.memory for c in cands)
     size = max(want, floor)
     while True:
@@ -286,8 +293,9 @@ def _conv_run(direction, g, a, b, c, tune, workspace_mb, accumulate=False):
     h = rt.handle(c.device.id)
     ptrs = (_ptr(a), _ptr(b), _ptr(c))
     if _graph_api_on() and graph_api.aligned(ptrs):
-        plan = graph_api.conv_plan(rt, h, direction, g, tune, _limit(workspace_mb), ptrs,
-                                   c, accumulate)
+        plan = graph_api.conv_plan(rt, h, direction, g, tune,
+                                   workspace_cap(tune, _limit(workspace_mb)), ptrs, c,
+                                   accumulate)
         if plan is not None:
             try:
                 ws, wsp = _workspace(rt.cupy, plan.workspace)
