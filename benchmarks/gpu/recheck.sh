@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short device re-check of chosen tests (at most 7 minutes by default): after fixes
+# A short device re-check of chosen tests (at most 8 minutes by default): after fixes
 # made from an earlier device run's failures, run just those tests on the GPU again. From the
 # repository root, with .device carried (bash benchmarks/gpu/prepare_device_dir.sh):
 #   OUT=/tmp/out TOTAL_BUDGET=240 PROJECT_TESTS="tests/a.py tests/b.py" \
@@ -17,21 +17,26 @@
 # ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
 # beside the row it would replace, ResNet-50 steps that copy their batch from host
 # memory with and without the copy stream (MXNET_GPU_COPY_STREAM=1, pinned and pageable
-# sources), and an imperative ResNet-50 step with its profile; SLOW_K (default: the four tests that hit the 120 s
-# limit there) then runs alone, one worker, to time them on a warm kernel cache
-# (SLOW_K= skips it).
+# sources), an imperative ResNet-50 step and a graphed seed-CNN step with their
+# profiles. Then the switches written without a device all on at once (FLAGS_ON):
+# the project's GPU tests FLAGS_TESTS and MXNet's test_operator_gpu selection
+# FLAGS_MXNET_K, so that a run finding them faster also shows them correct. SLOW_K
+# (default: none; e.g. "test_layer_norm or test_pad") runs alone at the end, to time
+# tests on a warm kernel cache.
 # Files back in $OUT: summary.txt, env.log, project_tests.log, tests.log, train.log,
-# mxnet_recheck.json, mxnet_slow.json.
+# profile_*.txt, mxnet_recheck.json, mxnet_flags_on.json, mxnet_slow.json.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
-steps_begin recheck 420
+steps_begin recheck 480
 WORKERS=${WORKERS:-8}
 PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_reciprocal_op or test_pooling_versions or test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
-SLOW_K=${SLOW_K-test_layer_norm or test_pad or test_psroipooling or test_deformable_convolution}
+SLOW_K=${SLOW_K-}
+FLAGS_TESTS=${FLAGS_TESTS-tests/backend/cudnn tests/backend/test_copy_stream.py tests/gpu tests/executor/test_cuda_graph.py tests/gluon/test_cached_op_gradients.py tests/test_opcheck.py}
+FLAGS_MXNET_K=${FLAGS_MXNET_K-convolution or deconvolution or rnn or lstm or gru}
 
 device_env
 
@@ -74,10 +79,32 @@ if [ "${ROWS:-1}" = 1 ]; then
         | sed 's/^/  /' >> "$SUMMARY"
 fi
 
+# The switches written without a device, all on at once (the copy stream for every
+# copy, not just large ones): the GPU tests that reach them and every operator case on
+# gpu(0) against the CPU, so that a device run that finds them faster can also show
+# them correct and turn them on by default
+FLAGS_ON="MXNET_CUDNN_GRAPH_API=1 MXNET_CUDNN_RNN=1 MXNET_GPU_COPY_STREAM=1 MXNET_GPU_COPY_STREAM_MIN_BYTES=0"
+if [ -n "$FLAGS_TESTS" ]; then
+    # shellcheck disable=SC2086  (lists)
+    step project-tests-flags-on 90 "$OUT/project_tests.log" env $FLAGS_ON "$PY" -m pytest \
+        -q --no-header -p no:cacheprovider -rfE -n "$WORKERS" $FLAGS_TESTS
+    tail -n 3 "$OUT/project_tests.log" | sed 's/^/  /' >> "$SUMMARY"
+fi
+
 if [ -n "$MXNET_FILES" ]; then
     mxnet_gpu_files mxnet-recheck 120 "$MXNET_FILES" mxnet_recheck.json \
         --timeout-per-test 100 --pytest-arg=-n --pytest-arg="$WORKERS" \
         ${MXNET_K:+--pytest-arg=-k --pytest-arg="$MXNET_K"}
+fi
+
+if [ -n "$FLAGS_MXNET_K" ]; then
+    (   # a subshell: the switches for this step only
+        # shellcheck disable=SC2086,SC2163  (VAR=value words)
+        for kv in $FLAGS_ON; do export "$kv"; done
+        mxnet_gpu_files mxnet-flags-on 75 test_operator_gpu mxnet_flags_on.json \
+            --timeout-per-test 60 --pytest-arg=-n --pytest-arg="$WORKERS" \
+            --pytest-arg=-k --pytest-arg="$FLAGS_MXNET_K"
+    )
 fi
 
 # the slow ones alone, after the step above warmed CuPy's kernel cache

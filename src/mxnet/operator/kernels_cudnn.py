@@ -39,6 +39,7 @@ float32 cuDNN's DEFAULT_MATH, which allows TF32 on sm_80+ GPUs (as PyTorch's def
 NVIDIA_TF32_OVERRIDE=0 or MXNET_CUDA_ALLOW_TENSOR_CORE=0 give strict fp32 (see
 ``backend.cudnn.descriptors.conv_math_type``).
 """
+import math
 import os
 import warnings
 
@@ -556,7 +557,7 @@ def _bn_check(p, x, params):
     pt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     if any(a.dtype != pt for a in params):
         raise NotSupported("BatchNorm parameter dtype")
-    rest = int(np.prod(x.shape[2:], dtype=np.int64))
+    rest = math.prod(x.shape[2:])
     return (x.shape[0], x.shape[1], rest, 1), pt
 
 

@@ -21,6 +21,7 @@ search may pick a tensor-op algorithm and the reverse), as MXNet does.
 Workspaces come from CuPy's memory pool, so they are reused between calls.
 """
 import ctypes
+import math
 import os
 import threading
 
@@ -528,8 +529,8 @@ def _softmax_desc(lib, a, axis):
     if hit is not None:
         return hit
     shape = a.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    outer = math.prod(shape[:axis])
+    inner = math.prod(shape[axis + 1:])
     if inner > 1 and shape[axis] > SOFTMAX_CHANNEL_MAX:
         raise D.NotSupported("softmax over a long non-innermost axis")
     mode = L.SOFTMAX_MODE_INSTANCE if inner == 1 else L.SOFTMAX_MODE_CHANNEL
