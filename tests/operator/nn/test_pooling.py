@@ -286,3 +286,26 @@ def test_float16_sums_accumulate_in_float32(pool_type, p_value):
     np.testing.assert_array_equal(y16, y32.astype(np.float16))
     # the gradient reads the float16-rounded output: one float16 rounding apart
     np.testing.assert_allclose(g16.astype(np.float32), g32, rtol=2e-3, atol=1e-3)
+
+
+def test_float16_max_gradient_accumulates_in_float32(gpu):
+    """Max pooling's gradient adds dy over every window an element is the maximum of
+    (up to a hundred for overlapping 3-D windows); in float16 that sum drifted ~1 %
+    from the CPU's (whose float16 calls run in float32), failing MXNet's
+    test_pooling_versions on a GPU with cudnn_off. The operator body (what a GPU runs
+    with cudnn_off; emulated here without one) now rounds the float32 sum once."""
+    rs = np.random.RandomState(0)
+    x = rs.normal(0, 10, (1, 2, 12, 12, 12)).astype(np.float16)
+    kw = dict(kernel=(3, 5, 7), pad=(1, 2, 3), stride=(1, 1, 1), pool_type="max")
+    grads = {}
+    for name, ctx, dt, extra in (("ref", mx.cpu(), np.float64, {}),
+                                 ("gpu", gpu, np.float16, {"cudnn_off": True})):
+        xd = nd.array(x, ctx=ctx, dtype=dt)
+        xd.attach_grad()
+        with mx.autograd.record():
+            y = nd.Pooling(xd, **kw, **extra)
+        dy = np.random.RandomState(1).normal(0, 10, y.shape).astype(np.float16)
+        y.backward(nd.array(dy, ctx=ctx, dtype=dt))
+        grads[name] = xd.grad.asnumpy().astype(np.float64)
+    # one float16 rounding of the exact sum (dy is exact in both runs)
+    np.testing.assert_allclose(grads["gpu"], grads["ref"], rtol=2 ** -11, atol=1e-3)
