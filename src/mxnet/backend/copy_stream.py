@@ -46,6 +46,8 @@ import weakref
 
 import numpy as np
 
+from ..base import env_int
+
 __all__ = ["enabled", "wanted", "host_to_device", "after_sync", "for_device"]
 
 _DEFAULT_MIN_BYTES = 1 << 20
@@ -57,11 +59,9 @@ _copiers_lock = threading.Lock()
 def _read_settings():
     if not _settings:
         _settings["on"] = os.environ.get("MXNET_GPU_COPY_STREAM", "0").strip() == "1"
-        raw = os.environ.get("MXNET_GPU_COPY_STREAM_MIN_BYTES", "").strip()
-        try:
-            _settings["min_bytes"] = max(0, int(raw)) if raw else _DEFAULT_MIN_BYTES
-        except ValueError:
-            _settings["min_bytes"] = _DEFAULT_MIN_BYTES
+        # as every integer MXNET_* flag: unset or not a number means the default
+        _settings["min_bytes"] = max(0, env_int("MXNET_GPU_COPY_STREAM_MIN_BYTES",
+                                                _DEFAULT_MIN_BYTES))
     return _settings
 
 
