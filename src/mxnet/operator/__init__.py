@@ -26,6 +26,9 @@ if _ilu.find_spec("cupy") is not None:
     # Dropout's forward as one kernel drawing from the device's Philox stream
     from .kernels_gpu_dropout import register_all as _gpu_dropout_register_all
     _gpu_dropout_register_all(_register_kernel)
+    # pick (every classification loss) as one gather / one scatter kernel
+    from .kernels_gpu_pick import register_all as _gpu_pick_register_all
+    _gpu_pick_register_all(_register_kernel)
     # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion

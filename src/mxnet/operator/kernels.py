@@ -38,7 +38,8 @@ from .registry import all_ops
 
 __all__ = ["register_kernel", "lookup_kernel", "registered_kernels", "DEVICES",
            "register_fusion", "lookup_fusion", "register_backward_fusion",
-           "lookup_backward_fusion", "OutputBuffers", "exact_alias", "same_memory"]
+           "lookup_backward_fusion", "OutputBuffers", "exact_alias", "same_memory",
+           "address_span"]
 
 DEVICES = ("cpu", "gpu")
 _TABLE = {}     # (operator name, device, is_backward) -> fn
@@ -120,6 +121,22 @@ def lookup_backward_fusion(first, second, device, p_first=None, p_second=None):
     ``second`` (Op objects) on ``device`` whose ``accepts`` takes these parameters, or
     None."""
     return _lookup_pair(_BACKWARD_FUSIONS, first, second, device, p_first, p_second)
+
+
+def address_span(a):
+    """(lowest, past-the-highest) address that array ``a`` (NumPy or CuPy) may touch:
+    its strided extent, not just nbytes from its first element (a strided or reversed
+    view reaches further). Two arrays whose spans are disjoint share no memory."""
+    start = data_start(a)
+    if a.flags.c_contiguous or a.size == 0:
+        return start, start + a.nbytes
+    lo = hi = start
+    for d, st in zip(a.shape, a.strides):
+        if st > 0:
+            hi += st * (d - 1)
+        else:
+            lo += st * (d - 1)
+    return lo, hi + a.itemsize
 
 
 def data_start(a):

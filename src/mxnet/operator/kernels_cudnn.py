@@ -51,7 +51,7 @@ from ..backend.cudnn import kernels as K
 from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
 from ..backend.cudnn.descriptors import NotSupported
-from .kernels import OutputBuffers
+from .kernels import OutputBuffers, address_span
 from .kernels_onednn import _chain, _flags
 
 __all__ = ["register_all", "register_fusions", "OPS"]
@@ -85,20 +85,7 @@ def _same_float(*arrays):
                                                             for a in arrs)
 
 
-def _span(a):
-    """(lowest, past-the-highest) device address that array ``a`` may touch: its
-    strided extent, not just nbytes from its first element (a strided or reversed view
-    reaches further)."""
-    start = a.data.ptr
-    if a.flags.c_contiguous or a.size == 0:
-        return start, start + a.nbytes
-    lo = hi = start
-    for d, st in zip(a.shape, a.strides):
-        if st > 0:
-            hi += st * (d - 1)
-        else:
-            lo += st * (d - 1)
-    return lo, hi + a.itemsize
+_span = address_span       # (lowest, past-the-highest) address an array may touch
 
 
 def _overlaps(a, b):
