@@ -137,6 +137,27 @@ def test_declines_what_the_body_computes(kernels_on_host):
     assert PK.pick_forward(octx, _params(axis=None), [data, idx], []) is NotImplemented
 
 
+def test_a_source_the_compiler_refuses_leaves_the_call_to_the_body(kernels_on_host,
+                                                                    monkeypatch):
+    class CompileException(Exception):
+        pass
+
+    def refusing(cp, key, make):
+        def launch(*args):
+            raise CompileException("nvrtc: error")
+        return launch
+    monkeypatch.setattr(PK, "raw_kernel", refusing)
+    monkeypatch.setattr(PK, "_REFUSED", set())
+    octx = OpContext(np, mx.cpu(), is_train=True)
+    args = [np.ones((4, 5), np.float32), np.zeros(4, np.float32)]
+    with pytest.warns(RuntimeWarning, match="did not compile"):
+        assert PK.pick_forward(octx, _params(axis=1), args, []) is NotImplemented
+    assert PK.pick_forward(octx, _params(axis=1), args, []) is NotImplemented  # no retry
+    monkeypatch.setenv("MXNET_GPU_PICK_KERNEL", "0")
+    monkeypatch.setattr(PK, "_REFUSED", set())
+    assert PK.pick_forward(octx, _params(axis=1), args, []) is NotImplemented
+
+
 def test_trains_through_the_runner_and_autograd(kernels_on_host, monkeypatch):
     """Registered as CPU kernels here: SoftmaxCrossEntropyLoss (log_softmax, then pick)
     gives the loss and gradients the operator body gives."""

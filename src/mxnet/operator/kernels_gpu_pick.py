@@ -19,6 +19,9 @@ elements are moved as their bits (1, 2, 4 or 8 bytes), so every data type is tak
 bfloat16 included; index types: the integer and floating types of _INDEX. The sources
 use no headers: ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
+import os
+import warnings
+
 import numpy as np
 
 from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
@@ -91,7 +94,7 @@ def _geometry(p, dshape, index):
 
 
 def _usable(data, index, p):
-    return (_is_device_array(data) and _is_device_array(index)
+    return (enabled() and _is_device_array(data) and _is_device_array(index)
             and data.dtype.itemsize in _ELEMENT and np.dtype(index.dtype) in _INDEX
             and p.mode in _BOUND and data.flags.c_contiguous
             and index.flags.c_contiguous)
@@ -116,16 +119,38 @@ def _dest(given, shape, dtype, reads, xp):
     return xp.empty(shape, dtype)
 
 
+_REFUSED = set()     # kernel keys the device's compiler refused (the body runs them)
+
+
 def _launch(xp, direction, src, index, dst, p, n, inner):
+    """Queue the kernel; False where the device's compiler refused its source (once
+    per key, with a warning: the operator body computes such calls)."""
     lanes = index.size
     if not lanes:
-        return
+        return True
     dt = np.dtype(src.dtype)
     it = np.dtype(index.dtype)
-    k = raw_kernel(xp, ("pick", direction, dt.itemsize, it, p.mode),
-                   lambda: source(direction, dt.itemsize, it, p.mode))
-    k((grid_stride_blocks(lanes, _THREADS, _MAX_BLOCKS),), (_THREADS,),
-      (src, index, dst, np.int64(lanes), np.int64(n), np.int64(inner)))
+    key = ("pick", direction, dt.itemsize, it, p.mode)
+    if key in _REFUSED:
+        return False
+    k = raw_kernel(xp, key, lambda: source(direction, dt.itemsize, it, p.mode))
+    try:
+        k((grid_stride_blocks(lanes, _THREADS, _MAX_BLOCKS),), (_THREADS,),
+          (src, index, dst, np.int64(lanes), np.int64(n), np.int64(inner)))
+    except Exception as err:  # noqa: BLE001  (CuPy's CompileException: NVRTC refused it)
+        if type(err).__name__ != "CompileException":
+            raise
+        _REFUSED.add(key)
+        warnings.warn(f"pymxnet: pick's GPU kernel did not compile ({err}); the operator "
+                      "body runs instead", RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def enabled():
+    """Whether GPU pick calls use these kernels (``MXNET_GPU_PICK_KERNEL``, on by
+    default; 0 runs the operator body)."""
+    return os.environ.get("MXNET_GPU_PICK_KERNEL", "1").strip() != "0"
 
 
 def pick_forward(ctx, p, inputs, aux, out=None):
@@ -140,7 +165,8 @@ def pick_forward(ctx, p, inputs, aux, out=None):
     from .registry import get_op
     _, (oshape,), _ = get_op("pick").infer_shape(p, [tuple(data.shape), tuple(index.shape)])
     y = _dest(out[0] if out else None, oshape, data.dtype, (data, index), ctx.xp)
-    _launch(ctx.xp, "forward", data, index, y, p, *geo)
+    if not _launch(ctx.xp, "forward", data, index, y, p, *geo):
+        return NotImplemented
     return [y]
 
 
@@ -162,7 +188,8 @@ def pick_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     if need[0]:
         grad = _dest(given[0], d_shape, g.dtype, (g, index), xp)
         grad.fill(0)
-        _launch(xp, "backward", g, index, grad, p, *geo)
+        if not _launch(xp, "backward", g, index, grad, p, *geo):
+            return NotImplemented       # (the body rewrites every gradient)
     igrad = None
     if len(need) > 1 and need[1]:
         igrad = given[1] if given[1] is not None and _is_device_array(given[1]) and \
