@@ -257,3 +257,34 @@ def test_rule_in_place_equals_the_operator_with_out_weight(host_kernels, monkeyp
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=2e-6, atol=2e-7)
     assert not _kernel.rule_in_place("adam_update", W, G.astype("float64"), [Mm, V], kw)
     assert not _kernel.fused_rule_on_gpu("adam_update", W, G, [Mm, V], kw)   # on the CPU
+
+
+def test_a_repeated_table_is_copied_to_the_device_once(monkeypatch):
+    """A training step launches the same table (buffers, sizes, scalars) every step:
+    its host-to-device copy is made once and reused while its bytes stay the same; a
+    changed byte (a new learning rate, another buffer) makes a new copy."""
+    import types
+    copies = []
+    cp = types.SimpleNamespace(asarray=lambda t: copies.append(t.copy()) or t.copy())
+    dev0, dev1 = types.SimpleNamespace(id=0), types.SimpleNamespace(id=1)
+    monkeypatch.setattr(M, "_DEVICE_TABLES", {})
+    t = np.arange(8, dtype=np.uint64)
+    a = M._device_table(cp, ("update",), dev0, 0, t)
+    b = M._device_table(cp, ("update",), dev0, 0, t.copy())
+    assert len(copies) == 1 and np.array_equal(a, b)
+    t2 = t.copy()
+    t2[-1] += 1                                     # e.g. a scheduled learning rate
+    c = M._device_table(cp, ("update",), dev0, 0, t2)
+    assert len(copies) == 2 and np.array_equal(c, t2)
+    M._device_table(cp, ("update",), dev1, 0, t2)   # another device: its own copy
+    M._device_table(cp, ("nonfinite",), dev0, 0, t2)  # another launch kind: its own
+    M._device_table(cp, ("update",), dev0, 4096, t2)  # the next part of a long list
+    assert len(copies) == 5
+    # inside a CUDA-graph capture: a copy of its own every time, never cached (a
+    # captured copy runs only at replay; the graph keeps the array's address)
+    from mxnet.backend import cublas_graph
+    monkeypatch.setattr(cublas_graph, "capturing", lambda: True)
+    cached = M._DEVICE_TABLES[(("update",), 0, 0)]
+    M._device_table(cp, ("update",), dev0, 0, t2)
+    M._device_table(cp, ("update",), dev0, 0, t2)
+    assert len(copies) == 7 and M._DEVICE_TABLES[(("update",), 0, 0)] is cached

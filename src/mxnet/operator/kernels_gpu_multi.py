@@ -149,6 +149,30 @@ def nonfinite_table(pointers, sizes, dtypes):
     return table
 
 
+# (launch kind, device id, first array) -> (the table's bytes, its device copy): a
+# training step repeats the same table (same buffers, sizes and scalars) every step,
+# so its host-to-device copy is made once and reused while the bytes are the same
+_DEVICE_TABLES = {}
+
+
+def _device_table(cp, kind, device, start, table):
+    """The device copy of ``table`` (read-only to the kernels), reused when the last
+    launch of this kind, device and position had the same bytes."""
+    from ..backend.cublas_graph import capturing
+    if capturing():
+        # a captured copy runs only when the graph replays, and the graph keeps the
+        # array's address: a copy of its own, never shared with calls outside it
+        return cp.asarray(table)
+    key = (kind, device.id, start)
+    raw = table.tobytes()
+    hit = _DEVICE_TABLES.get(key)
+    if hit is not None and hit[0] == raw:
+        return hit[1]
+    dev = cp.asarray(table)
+    _DEVICE_TABLES[key] = (raw, dev)
+    return dev
+
+
 def _usable(cp, a, dtype, device):
     return (isinstance(a, cp.ndarray) and a.dtype == dtype and a.device == device
             and a.flags.c_contiguous)
@@ -189,8 +213,8 @@ def multi_update(cp, name, groups, scalars, gate=None):
                              scalars[start:start + _MAX_ARRAYS])
         with device:
             kernel(launch_grid(sizes), (_THREADS,),
-                   (cp.asarray(table), np.int32(len(part)),
-                    np.uint64(0) if gate is None else gate))
+                   (_device_table(cp, ("update", name, dtype), device, start, table),
+                    np.int32(len(part)), np.uint64(0) if gate is None else gate))
     return True
 
 
@@ -214,5 +238,6 @@ def multi_nonfinite(cp, arrays, flag):
         table = nonfinite_table([a.data.ptr for a in part], sizes, [a.dtype for a in part])
         with device:
             kernel(launch_grid(sizes), (_THREADS,),
-                   (cp.asarray(table), np.int32(len(part)), flag))
+                   (_device_table(cp, ("nonfinite",), device, start, table),
+                    np.int32(len(part)), flag))
     return True
