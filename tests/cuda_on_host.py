@@ -102,12 +102,19 @@ def _element_ctype(dtype):
     return "float" if np.dtype(dtype) == np.float32 else "unsigned short"
 
 
+def sources_ptx(tmp_dir, sources):
+    """``nvcc --ptx`` of (kernel name, source) pairs in one translation unit; asserts
+    each kernel is in the PTX."""
+    sources = list(sources)
+    ptx = compile_ptx(tmp_dir, translation_unit(src for _, src in sources))
+    for kname, _ in sources:
+        assert kname in ptx
+
+
 def per_dtype_ptx(tmp_dir, source, dtypes):
     """``nvcc --ptx`` of ``source(dtype)`` (a (kernel name, source) pair) for every dtype;
     asserts each kernel is in the PTX."""
-    ptx = compile_ptx(tmp_dir, translation_unit(source(dt)[1] for dt in dtypes))
-    for dt in dtypes:
-        assert source(dt)[0] in ptx
+    sources_ptx(tmp_dir, (source(dt) for dt in dtypes))
 
 
 def per_dtype_host_library(tmp_dir, source, dtypes, params, call):
