@@ -171,18 +171,12 @@ def test_output_buffers_allow_alias_only_for_the_same_memory():
     assert got is not shifted
 
 
-def _host_span(a):
-    """The adapters' span rule (kernels.address_span) on a NumPy array."""
-    from mxnet.operator.kernels import address_span
-    return address_span(a)
-
-
 @pytest.mark.parametrize("view", ["strided", "reversed", "column", "disjoint", "same"])
 def test_output_buffers_span_rule_agrees_with_numpy(view):
     """The span-based check (the cuDNN adapters' rule: each input's address range read
     once per call) refuses exactly the destinations NumPy says overlap an input, also
     for strided and reversed input views whose extent is larger than their nbytes."""
-    from mxnet.operator.kernels import OutputBuffers
+    from mxnet.operator.kernels import OutputBuffers, address_span
     buf = np.arange(40.0)
     x = {"strided": buf[0:40:4], "reversed": buf[39:19:-2], "column":
          buf.reshape(8, 5)[:, 1], "disjoint": buf[:10], "same": buf[10:20]}[view]
@@ -191,10 +185,10 @@ def test_output_buffers_span_rule_agrees_with_numpy(view):
         dst = buf[30:40]
     if view == "same":
         dst = buf[10:20]
-    lo, hi = _host_span(x)
-    d_lo, d_hi = _host_span(dst)
+    lo, hi = address_span(x)
+    d_lo, d_hi = address_span(dst)
     assert (lo < d_hi and d_lo < hi) == np.shares_memory(x, dst)
-    got = OutputBuffers(np, [dst], 1, [x], None, span=_host_span).get(0, (10,), np.float64)
+    got = OutputBuffers(np, [dst], 1, [x], None, span=address_span).get(0, (10,), np.float64)
     want_direct = not (lo < d_hi and d_lo < hi)
     assert (got is dst) == want_direct
     assert (got is dst) == (view == "disjoint")

@@ -19,13 +19,14 @@ elements are moved as their bits (1, 2, 4 or 8 bytes), so every data type is tak
 bfloat16 included; index types: the integer and floating types of _INDEX. The sources
 use no headers: ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
+import math
 import os
 import warnings
 
 import numpy as np
 
 from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
-from .kernels import address_span
+from .kernels import OutputBuffers, address_span
 
 __all__ = ["source", "pick_forward", "pick_backward", "register_all"]
 
@@ -80,15 +81,8 @@ def _geometry(p, dshape, index):
     ax = p.axis + len(dshape) if p.axis < 0 else p.axis
     if not 0 <= ax < len(dshape):
         return None
-    n = int(dshape[ax])
-    inner = 1
-    for s in dshape[ax + 1:]:
-        inner *= int(s)
-    lanes = index.size
-    outer = 1
-    for s in dshape[:ax]:
-        outer *= int(s)
-    if n == 0 or lanes != outer * inner:
+    n, inner = dshape[ax], math.prod(dshape[ax + 1:])
+    if n == 0 or index.size != math.prod(dshape[:ax]) * inner:
         return None
     return n, inner
 
@@ -100,23 +94,12 @@ def _usable(data, index, p):
             and index.flags.c_contiguous)
 
 
-def _disjoint(a, others):
-    s0, e0 = address_span(a)
-    for b in others:
-        s1, e1 = address_span(b)
-        if s0 < e1 and s1 < e0:
-            return False
-    return True
-
-
-def _dest(given, shape, dtype, reads, xp):
-    """``given`` when the kernel can write it (a C-contiguous device array of this shape
-    and dtype sharing no memory with what the kernel reads), else a fresh array."""
-    if (given is not None and _is_device_array(given) and tuple(given.shape) == tuple(shape)
-            and given.dtype == dtype and given.flags.c_contiguous
-            and _disjoint(given, reads)):
-        return given
-    return xp.empty(shape, dtype)
+def _destinations(xp, given, n, reads):
+    """The kernel table's destination rule (OutputBuffers): a given array is written
+    when it is a C-contiguous device array of the wanted shape and dtype sharing no
+    memory with what the kernel reads, else a fresh array is (the runner then applies
+    the result to the given one)."""
+    return OutputBuffers(xp, given, n, reads, None, span=address_span)
 
 
 _REFUSED = set()     # kernel keys the device's compiler refused (the body runs them)
@@ -164,7 +147,7 @@ def pick_forward(ctx, p, inputs, aux, out=None):
         return NotImplemented
     from .registry import get_op
     _, (oshape,), _ = get_op("pick").infer_shape(p, [tuple(data.shape), tuple(index.shape)])
-    y = _dest(out[0] if out else None, oshape, data.dtype, (data, index), ctx.xp)
+    y = _destinations(ctx.xp, out, 1, (data, index)).get(0, oshape, data.dtype)
     if not _launch(ctx.xp, "forward", data, index, y, p, *geo):
         return NotImplemented
     return [y]
@@ -183,18 +166,16 @@ def pick_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return NotImplemented
     need = ctx.need_grad if ctx.need_grad is not None else [True, True]
     xp = ctx.xp
-    given = list(in_grad) if in_grad is not None else [None, None]
+    dests = _destinations(xp, in_grad, 2, (g, index))
     grad = None
     if need[0]:
-        grad = _dest(given[0], d_shape, g.dtype, (g, index), xp)
+        grad = dests.get(0, d_shape, g.dtype)
         grad.fill(0)
         if not _launch(xp, "backward", g, index, grad, p, *geo):
             return NotImplemented       # (the body rewrites every gradient)
     igrad = None
     if len(need) > 1 and need[1]:
-        igrad = given[1] if given[1] is not None and _is_device_array(given[1]) and \
-            tuple(given[1].shape) == tuple(index.shape) and given[1].dtype == index.dtype \
-            else xp.empty(index.shape, index.dtype)
+        igrad = dests.get(1, index.shape, index.dtype)
         igrad.fill(0)
     return [grad, igrad]
 
