@@ -15,7 +15,7 @@ wait on the compute stream, no staging of pageable memory) must each be caught, 
 the check can fail.
 """
 import contextlib
-import os
+import ctypes
 import threading
 import weakref
 
@@ -203,7 +203,7 @@ class Sim:
             op[1].done = True
         elif op[0] == "copy":
             _, ptr, host_ptr, nbytes = op
-            self.memory[ptr] = bytes((ctypes_char * nbytes).from_address(host_ptr))
+            self.memory[ptr] = ctypes.string_at(host_ptr, nbytes)
         elif op[0] == "read":
             _, ptr, expected = op
             got = self.memory.get(ptr)
@@ -229,10 +229,6 @@ class Sim:
 
     def drain(self):
         self.run_until(lambda: not any(s.queue for s in self.streams))
-
-
-import ctypes  # noqa: E402  (after the classes that name it)
-ctypes_char = ctypes.c_char
 
 
 # --- the scenario -------------------------------------------------------------------------
