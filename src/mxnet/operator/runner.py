@@ -37,11 +37,6 @@ def op_context(xp, ctx, is_train=False, need_grad=None, in_shapes=None, req=None
     return OpContext(xp, ctx, is_train, need_grad, in_shapes, req)
 
 
-def _device(octx):
-    c = octx.ctx
-    return "gpu" if c is not None and c.device_typeid == 2 else "cpu"
-
-
 def _given(dst, req):
     """What the operator may write into: destinations whose req is write/inplace."""
     if req is None:
@@ -86,7 +81,7 @@ def _compute(op, body, octx, is_backward, args, given):
     arrays go only to kernels and operators that take them; the rest compute them in
     float32 (operator/bfloat16.py)."""
     c = octx.ctx
-    device = "gpu" if c is not None and c.device_typeid == 2 else "cpu"    # _device
+    device = "gpu" if c is not None and c.device_typeid == 2 else "cpu"
     kern = _KERNELS and _KERNELS.get((op.name, device, is_backward))
     if _base.BFLOAT16_IN_USE and _bf16.involved(*args[1:]):
         if kern and getattr(kern, "bfloat16", False):
