@@ -247,3 +247,22 @@ def test_an_interrupt_inside_inline_work_stops_at_once_and_poisons_its_outputs(e
         eng.run_inline(interrupted, [], [out], "interrupted")
     with pytest.raises(MXNetError):              # what it should have written is not there
         eng.wait_for_var(out)
+
+
+def test_inline_work_runs_beside_pending_reads_and_waits_for_writes():
+    """run_inline: a pending read of an input is no reason to hand the work to a worker
+    (the engine would grant both reads at once); a pending write of an input, or any
+    pending work on an output, is."""
+    eng = engine.ThreadedEngine()
+    src, dst = eng.new_variable(), eng.new_variable()
+    gate = threading.Event()
+    eng.push_sync(lambda rctx: gate.wait(10), mx.cpu(), [src], [])     # a pending read
+    ran = []
+    assert eng.run_inline(lambda rctx: ran.append("beside a read"), [src], [dst])
+    assert not eng.run_inline(lambda rctx: ran.append("writes src"), [], [src])
+    eng.push_sync(lambda rctx: None, mx.cpu(), [], [src])              # a pending write
+    assert not eng.run_inline(lambda rctx: ran.append("reads src"), [src], [dst])
+    gate.set()
+    eng.wait_for_all()
+    assert ran == ["beside a read"]
+    assert eng.run_inline(lambda rctx: ran.append("idle"), [src], [dst])

@@ -8,7 +8,7 @@ import contextlib
 import numpy as np
 
 from ..base import MXNetError
-from . import copy_stream
+from . import copy_stream, host_to_device
 
 __all__ = ["array_module", "gpu_count", "gpu_memory_info", "cupy_or_none", "to_numpy",
            "check_context", "device_scope", "device_put", "pinned_empty", "sync_device", "sync_all_devices",
@@ -105,10 +105,14 @@ def device_scope(ctx):
     return cp.cuda.Device(ctx.device_id)
 
 
-def device_put(arr, ctx):
+def device_put(arr, ctx, hold_source=None):
     """A fresh array holding arr's values in ctx's memory (host or GPU ctx.device_id).
 
-    Used for copies between devices; the caller has waited for arr's writer.
+    Used for copies between devices; the caller has waited for arr's writer. A copy
+    from page-locked host memory to a GPU may read ``arr`` after this returns: a
+    caller that can keep later writes of ``arr`` waiting passes ``hold_source``, which
+    is then called with the CUDA event that ends the read; without one, such a source
+    is staged first (backend/host_to_device.py).
     """
     if ctx.device_typeid != 2:
         pinned = pinned_empty(arr.shape, arr.dtype) if ctx.device_typeid == 3 else None
@@ -128,7 +132,7 @@ def device_put(arr, ctx):
             return arr.copy()
         if copy_stream.wanted(arr):            # MXNET_GPU_COPY_STREAM=1, large arrays
             return copy_stream.host_to_device(cp, arr, ctx.device_id)
-        return cp.array(arr, copy=True)        # from the host
+        return host_to_device.copy(cp, arr, hold_source)
 
 
 def _copy_between_gpus(cp, arr, dst_id):

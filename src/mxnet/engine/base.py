@@ -97,16 +97,18 @@ class Engine:
 
     def run_inline(self, fn, const_vars, mutate_vars, name=None, ctx=None):
         """Run ``fn(None)`` now, in the calling thread (with ``ctx``'s device current),
-        when no pushed work is pending
-        on any of the vars and none carries a failure (then the engine would run it
-        at once anyway; this skips the hand-off to a worker). A failure of ``fn`` is
+        when no pushed work is pending on ``mutate_vars``, none but reads on
+        ``const_vars``, and no var carries a failure (then the engine would run it at
+        once anyway; this skips the hand-off to a worker). A failure of ``fn`` is
         recorded on ``mutate_vars`` and raised at the next sync point, as for pushed
         work. Returns False, running nothing, when the vars are not idle or the
         profiler is recording (it sees pushed work only): push it then."""
         if profile_hook is not None:
             return False
         for v in const_vars:
-            if v.num_pending or v.exception is not None:
+            # a read may run beside pending reads, as the engine would grant it (a GPU
+            # copy's source is held by a pending read until the device has read it)
+            if v._active_write or v._queue or v.exception is not None:
                 return False
         for v in mutate_vars:
             if v.num_pending or v.exception is not None:
@@ -132,6 +134,11 @@ class Engine:
 
     def wait_for_all(self):
         raise NotImplementedError
+
+    def in_worker(self):
+        """Whether the calling thread is one of this engine's workers (running pushed
+        work), rather than a thread that pushes work."""
+        return False
 
     def blocking_section(self):
         """Context manager around Python code that runs inside pushed work and may

@@ -174,12 +174,15 @@ class ThreadedEngine(Engine):
         except BaseException as exc:
             on_complete(exc)
 
+    def in_worker(self):
+        return getattr(_current, "engine", None) is self
+
     @contextlib.contextmanager
     def blocking_section(self):
         """A worker about to run code that may wait on other pushed work (a custom
         operator's Python callback) gets a spare worker to stand in, so waiting
         workers can never leave the pool empty. Spares stay for later sections."""
-        if getattr(_current, "engine", None) is not self:
+        if not self.in_worker():
             yield
             return
         with self._ready_cv:

@@ -154,7 +154,9 @@ def setitem(arr, key, value):
             if value._ctx != arr._ctx:
                 # from another device: bring the values into arr's memory first
                 from ..backend import device_put
-                get_value = lambda: device_put(value._data, arr._ctx)  # noqa: E731
+                from .ndarray import source_hold
+                get_value = lambda: device_put(value._data, arr._ctx,  # noqa: E731
+                                               source_hold(value))
             else:
                 get_value = lambda: value._data  # noqa: E731
         else:

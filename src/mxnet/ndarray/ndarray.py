@@ -529,9 +529,34 @@ def _copy_across(src, ctx):
     """Copy between devices (host <-> GPU, GPU <-> GPU) into a new array on ctx;
     recorded by autograd like MXNet's _copyto (the gradient goes back across)."""
     from ..backend import device_put
-    out = from_data(device_put(src._read(), ctx), ctx)
+    out = from_data(device_put(src._read(), ctx, source_hold(src)), ctx)
     _record_copy(src, out)
     return out
+
+
+def source_hold(src):
+    """``device_put``'s ``hold_source`` for a copy that reads NDArray ``src``: a GPU may
+    read a page-locked source after the copy has returned (backend/host_to_device.py),
+    so writes of ``src`` are kept waiting until the event that ends the read has passed,
+    as MXNet's engine holds a copy's source until its transfer is done. Reads of ``src``
+    go on meanwhile, and the calling thread does not wait for the device."""
+    chunk, ctx = src._chunk, src._ctx
+
+    def hold(read_done):
+        eng = engine.get()
+
+        def wait(rctx=None):
+            with eng.blocking_section():        # a spare worker stands in meanwhile
+                read_done.synchronize()
+        if eng.in_worker():
+            # inside pushed work that reads src: writes of src pushed since then are
+            # queued behind it, so it ends only once the device has read src
+            wait()
+        else:
+            # from the pushing thread: a read of src pushed now, ahead of any later
+            # write, that ends when the device has read src
+            eng.push_sync(wait, ctx, [chunk], [], 0, "_copyto (device reads source)")
+    return hold
 
 
 class _CrossDeviceCopy(_Op):
@@ -565,7 +590,7 @@ def _copy_across_into(src, dst):
         check_context(dst._ctx)
 
     def run(rctx):
-        store(dst, device_put(src._data, dst._ctx))
+        store(dst, device_put(src._data, dst._ctx, source_hold(src)))
     eng = engine.get()
     # Into GPU memory the copy is only queued on the device's stream (CuPy stages host
     # memory in pinned memory and returns), so with both arrays idle it runs here: an
