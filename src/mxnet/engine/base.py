@@ -108,7 +108,7 @@ class Engine:
         for v in const_vars:
             # a read may run beside pending reads, as the engine would grant it (a GPU
             # copy's source is held by a pending read until the device has read it)
-            if v._active_write or v._queue or v.exception is not None:
+            if v.exception is not None or (v.num_pending and not self._only_read(v)):
                 return False
         for v in mutate_vars:
             if v.num_pending or v.exception is not None:
@@ -134,6 +134,11 @@ class Engine:
 
     def wait_for_all(self):
         raise NotImplementedError
+
+    def _only_read(self, var):
+        """Whether every pushed operation pending on var only reads it (a further read
+        would be granted at once). Nothing is ever pending in the base engine."""
+        return False
 
     def in_worker(self):
         """Whether the calling thread is one of this engine's workers (running pushed

@@ -177,6 +177,12 @@ class ThreadedEngine(Engine):
     def in_worker(self):
         return getattr(_current, "engine", None) is self
 
+    def _only_read(self, var):
+        # under the lock: a worker granting a queued writer sets _active_write and pops
+        # the queue in two steps, which a lock-free reader could see half done
+        with self._lock:
+            return not var._active_write and not var._queue
+
     @contextlib.contextmanager
     def blocking_section(self):
         """A worker about to run code that may wait on other pushed work (a custom
