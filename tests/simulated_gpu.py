@@ -118,7 +118,7 @@ class Sim:
         ns = type("cuda", (), {})()
         ns.Device = sim.device_scope
         ns.Stream = lambda non_blocking=False: Stream(sim, "copy", non_blocking)
-        ns.Event = lambda disable_timing=False: _Event(sim)
+        ns.Event = lambda block=False, disable_timing=False: _Event(sim)
         ns.get_current_stream = sim.current
         ns.alloc = sim.alloc
         ns.alloc_pinned_memory = sim.alloc_pinned

@@ -51,7 +51,9 @@ def copy(cp, host, hold_source=None):
         # (inside a CUDA-graph capture an event could not be waited for)
         return cp.array(_staged(cp, host), copy=True)
     out = cp.array(host, copy=True)
-    read = cp.cuda.Event(disable_timing=True)
+    # block: whoever waits for it (an engine worker, for up to a queue of kernels)
+    # sleeps instead of spinning on a core the calling thread needs
+    read = cp.cuda.Event(block=True, disable_timing=True)
     read.record(cp.cuda.get_current_stream())
     hold_source(read)
     return out
