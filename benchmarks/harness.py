@@ -324,6 +324,72 @@ def best_us(fn, n, repeat=5):
     return best * 1e6
 
 
+def source_tree_worker(script, args, src=None):
+    """Run ``script --worker ARGS`` in a fresh 1-thread process that imports pymxnet from
+    ``src`` (another checkout's src/; None: this tree) and return the JSON it prints last:
+    the host-time tools' way of timing two trees in one run."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if src:
+        env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, script, "--worker", *map(str, args)], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def tree_comparison(trees, runs, repeat):
+    """The lowest figure per tree and row: each of ``runs`` (``run(src) -> {row: value}``)
+    is run ``repeat`` times per tree, the trees alternating; ``trees``: [(name, src)].
+    Rows are tuples of their label cells."""
+    best = {name: {} for name, _ in trees}
+    for run in runs:
+        for _ in range(repeat):
+            for name, src in trees:
+                for row, value in run(src).items():
+                    best[name][row] = min(best[name].get(row, value), value)
+    return best
+
+
+def tree_table(labels, best, fmt="%.1f"):
+    """Markdown lines: a column per label, one per tree (µs) and, with two trees, this
+    tree's speed-up over the second; a row per row of the first tree's figures."""
+    names = list(best)
+    lines = ["| " + " | ".join(labels) + " | " + " | ".join(f"{n} (µs)" for n in names) +
+             (f" | this tree vs {names[1]} |" if len(names) > 1 else " |"),
+             "|" + "---|" * (len(labels) + len(names) + (len(names) > 1))]
+    for row in best[names[0]]:
+        cells = list(row) + [fmt % best[n][row] for n in names]
+        if len(names) > 1:
+            cells.append(f"{best[names[1]][row] / best[names[0]][row]:.2f}x")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def tree_arguments(ap, report):
+    """The host-time tools' command line: --out (default benchmarks/results/REPORT),
+    --baseline-src/--baseline-name (a second tree), --repeat."""
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "results", report))
+    ap.add_argument("--baseline-src", help="another checkout's src/ to time beside this "
+                    "one (e.g. a git worktree of an earlier commit)")
+    ap.add_argument("--baseline-name", default="baseline")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tree, alternating")
+
+
+def trees_of(args):
+    """[(name, src)]: this tree, and the baseline when --baseline-src names one."""
+    return [("this tree", None)] + ([(args.baseline_name, args.baseline_src)]
+                                    if args.baseline_src else [])
+
+
+def write_text(path, lines):
+    """Print the report and write it to ``path``."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def torch_simple_cnn():
     """Seed 003's SimpleCNN (conv 3x3 32, pool, conv 3x3 64, pool, 3136-128-10) in
     PyTorch: the comparison network of gluon_train.py and gpu_train.py."""

@@ -18,7 +18,6 @@ channels-last as the GPU executor holds them). Needs libcudnn (MXNET_CUDNN_LIBRA
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -101,63 +100,32 @@ def measure(n=3000):
         mp.undo()
 
 
-def _worker(src, calls):
-    """measure() in a fresh process importing pymxnet from ``src`` (None: this tree)."""
-    import json
-    import subprocess
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    if src:
-        env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, __file__, "--worker", "--calls", str(calls)],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main():
+    import harness
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(HERE, "..", "results",
-                                                  "adapter_host_time.md"))
+    harness.tree_arguments(ap, "adapter_host_time.md")
     ap.add_argument("--calls", type=int, default=3000)
-    ap.add_argument("--baseline-src", help="another checkout's src/ to time beside this "
-                    "one (e.g. a git worktree of an earlier commit)")
-    ap.add_argument("--baseline-name", default="baseline")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tree, alternating")
     ap.add_argument("--worker", action="store_true")
     args = ap.parse_args()
     if args.worker:
         import json
         print(json.dumps(measure(args.calls)))
         return 0
-    import harness
-    trees = [("this tree", None)] + ([(args.baseline_name, args.baseline_src)]
-                                     if args.baseline_src else [])
-    runs = {name: [] for name, _ in trees}
-    for _ in range(args.repeat):
-        for name, src in trees:
-            runs[name].append(_worker(src, args.calls))
-    best = {name: {k: min(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
-    names = [n for n, _ in trees]
-    lines = ["# Host time of the cuDNN adapters per call, compute stubbed out (µs, lower "
-             "is better)", "", harness.machine_note(), "",
-             "Stand-in arrays over NumPy, the real libcudnn for descriptors, cuDNN's and "
-             "the BatchNorm kernels' compute stubbed out (benchmarks/gpu/"
-             "adapter_host_time.py): the adapters' own Python, a direction for the GPU "
-             "(CuPy's own calls cost more than the stand-ins'). ResNet-50 stage-3 shapes, "
-             "channels-last. 1 thread; each figure the best of %d runs (alternating) of "
-             "the best of 5 timings of %d calls." % (args.repeat, args.calls), "",
-             "| call | " + " | ".join(f"{n} (µs)" for n in names) +
-             (f" | this tree vs {names[1]} |" if len(names) > 1 else " |"),
-             "|---|" + "---|" * (len(names) + (len(names) > 1))]
-    for k in best[names[0]]:
-        row = [f"{best[n][k]:.1f}" for n in names]
-        if len(names) > 1:
-            row.append(f"{best[names[1]][k] / best[names[0]][k]:.2f}x")
-        lines.append(f"| {k} | " + " | ".join(row) + " |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(text)
+
+    def run(src):
+        return {(name,): us for name, us in
+                harness.source_tree_worker(__file__, ["--calls", args.calls], src).items()}
+    best = harness.tree_comparison(harness.trees_of(args), [run], args.repeat)
+    harness.write_text(args.out, [
+        "# Host time of the cuDNN adapters per call, compute stubbed out (µs, lower "
+        "is better)", "", harness.machine_note(), "",
+        "Stand-in arrays over NumPy, the real libcudnn for descriptors, cuDNN's and "
+        "the BatchNorm kernels' compute stubbed out (benchmarks/gpu/"
+        "adapter_host_time.py): the adapters' own Python, a direction for the GPU "
+        "(CuPy's own calls cost more than the stand-ins'). ResNet-50 stage-3 shapes, "
+        "channels-last. 1 thread; each figure the best of %d runs (alternating) of "
+        "the best of 5 timings of %d calls." % (args.repeat, args.calls), ""] +
+        harness.tree_table(["call"], best))
     return 0
 
 

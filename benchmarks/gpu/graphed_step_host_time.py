@@ -98,67 +98,35 @@ def measure(model, precision, steps):
     return harness.best_us(loop, steps)
 
 
-def _worker(src, model, precision, steps):
-    """measure() in a fresh process importing pymxnet from ``src`` (None: this tree)."""
-    import json
-    import subprocess
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    if src:
-        env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, __file__, "--worker", model, precision,
-                          "--steps", str(steps)],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main():
+    import harness
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(HERE, "..", "results",
-                                                  "graphed_step_host_time.md"))
+    harness.tree_arguments(ap, "graphed_step_host_time.md")
     ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--baseline-src", help="another checkout's src/ to time beside this "
-                    "one (e.g. a git worktree of an earlier commit)")
-    ap.add_argument("--baseline-name", default="baseline")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tree, alternating")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "PRECISION"))
     args = ap.parse_args()
     if args.worker:
         import json
         print(json.dumps(measure(args.worker[0], args.worker[1], args.steps)))
         return 0
-    import harness
-    trees = [("this tree", None)] + ([(args.baseline_name, args.baseline_src)]
-                                     if args.baseline_src else [])
-    names = [n for n, _ in trees]
-    best = {n: {} for n in names}
-    for case in CASES:
-        for _ in range(args.repeat):
-            for name, src in trees:
-                us = _worker(src, *case, max(50, args.steps // (20 if "ResNet" in case[0]
-                                                                  else 1)))
-                best[name][case] = min(best[name].get(case, us), us)
-    lines = ["# Host time of a CUDA-graphed training step, the graphs' replays left out "
-             "(µs per step, lower is better)", "", harness.machine_note(), "",
-             "benchmarks/gpu/graphed_step_host_time.py: hybridized with static_alloc/"
-             "static_shape and MXNET_ENABLE_CUDA_GRAPHS=1, the executor's graph backend a "
-             "stand-in whose replay does nothing, small host arrays: pymxnet's own Python "
-             "around the graphs (loss, AMP, trainer, graph runner), a direction for the "
-             "GPU, where CuPy's launches add their cost (and the update is one multi-tensor "
-             "kernel, the AMP check read a step later). 1 thread; each figure the best "
-             "of %d runs (alternating) of the best of 5 timings." % args.repeat, "",
-             "| model | precision | " + " | ".join(f"{n} (µs)" for n in names) +
-             (f" | this tree vs {names[1]} |" if len(names) > 1 else " |"),
-             "|---|---|" + "---|" * (len(names) + (len(names) > 1))]
-    for case in CASES:
-        row = [f"{best[n][case]:.0f}" for n in names]
-        if len(names) > 1:
-            row.append(f"{best[names[1]][case] / best[names[0]][case]:.2f}x")
-        lines.append(f"| {case[0]} | {case[1]} | " + " | ".join(row) + " |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(text)
+
+    def run_of(model, precision):
+        steps = max(50, args.steps // (20 if "ResNet" in model else 1))
+        return lambda src: {(model, precision): harness.source_tree_worker(
+            __file__, [model, precision, "--steps", steps], src)}
+    best = harness.tree_comparison(harness.trees_of(args),
+                                   [run_of(*case) for case in CASES], args.repeat)
+    harness.write_text(args.out, [
+        "# Host time of a CUDA-graphed training step, the graphs' replays left out "
+        "(µs per step, lower is better)", "", harness.machine_note(), "",
+        "benchmarks/gpu/graphed_step_host_time.py: hybridized with static_alloc/"
+        "static_shape and MXNET_ENABLE_CUDA_GRAPHS=1, the executor's graph backend a "
+        "stand-in whose replay does nothing, small host arrays: pymxnet's own Python "
+        "around the graphs (loss, AMP, trainer, graph runner), a direction for the "
+        "GPU, where CuPy's launches add their cost (and the update is one multi-tensor "
+        "kernel, the AMP check read a step later). 1 thread; each figure the best "
+        "of %d runs (alternating) of the best of 5 timings." % args.repeat, ""] +
+        harness.tree_table(["model", "precision"], best, "%.0f"))
     return 0
 
 
