@@ -146,3 +146,21 @@ def test_a_held_source_is_copied_again_at_once(gpu_with_gate):
     src.wait_to_read()
     mx.nd.waitall()
     assert src._chunk.num_pending == 0
+
+
+class _FailingEvent(_Gate):
+    def synchronize(self):
+        raise RuntimeError("cudaErrorLaunchFailure: the device failed")
+
+
+def test_a_device_failure_while_held_surfaces_at_waitall(gpu_with_gate, monkeypatch):
+    """The device failing before it read the source: the failure is raised once, at the
+    next waitall, and the engine keeps working (the source is writable again)."""
+    monkeypatch.setattr(mx.backend.cupy_or_none().cuda, "Event", _FailingEvent)
+    src = _pinned_ones()
+    src.as_in_context(gpu_with_gate)
+    with pytest.raises(mx.base.MXNetError, match="device failed"):
+        mx.nd.waitall()
+    mx.nd.waitall()                             # raised once
+    src[:] = 7
+    np.testing.assert_array_equal(src.asnumpy(), np.full(SHAPE, 7.0))
