@@ -113,6 +113,8 @@ def test_which_sources_are_read_in_place():
     assert not H2D.read_in_place(sim, np.zeros((4, 6), np.float32))
     big_endian = sim.user_pinned((4,), np.float32).view(">f4")
     assert not H2D.read_in_place(sim, big_endian)           # CuPy converts it first
+    assert not H2D.read_in_place(sim, [1.0, 2.0])           # not an array: CuPy copies
+    assert not H2D.read_in_place(sim, np.float32(1.0))
 
 
 def test_no_pinned_memory_query_means_not_in_place():

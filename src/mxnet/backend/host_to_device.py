@@ -33,7 +33,8 @@ def read_in_place(cp, host):
     """Whether ``cupy.array(host)`` would read ``host``'s own memory after returning:
     a non-empty, contiguous host array in the machine's byte order (CuPy converts any
     other into a pageable temporary, which it stages) whose memory is page-locked."""
-    if host.ndim == 0 or host.size == 0 or not host.dtype.isnative:
+    if not isinstance(host, np.ndarray) or host.ndim == 0 or host.size == 0 or \
+            not host.dtype.isnative:
         return False
     flags = host.flags
     if not (flags.c_contiguous or flags.f_contiguous):
