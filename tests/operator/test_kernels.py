@@ -133,19 +133,16 @@ def test_output_buffers_accumulating_destination():
     else a fresh array with the destination dropped, so done() hands the fresh result
     back (for the runner to add) instead of overwriting the destination."""
     from mxnet.operator.kernels import OutputBuffers
-
-    def overlaps(a, b):
-        return np.shares_memory(a, b)
     x = np.ones((2, 3))
     dst = np.full((2, 3), 5.0)
-    ob = OutputBuffers(np, [dst], 1, [x], overlaps)
+    ob = OutputBuffers(np, [dst], 1, [x])
     arr, acc = ob.get_accumulating(0, (2, 3), np.float64)
     assert arr is dst and acc
     arr += x
     assert ob.done()[0] is dst and (dst == 6).all()
 
     strided = np.full((2, 6), 5.0)[:, ::2]                # not C-contiguous
-    ob = OutputBuffers(np, [strided], 1, [x], overlaps)
+    ob = OutputBuffers(np, [strided], 1, [x])
     arr, acc = ob.get_accumulating(0, (2, 3), np.float64)
     assert arr is not strided and not acc
     arr[...] = 1
@@ -157,24 +154,20 @@ def test_output_buffers_allow_alias_only_for_the_same_memory():
     """allow_alias lets a kernel write over that input only when the destination is
     exactly its memory; a partial overlap gets a fresh array."""
     from mxnet.operator.kernels import OutputBuffers
-
-    def overlaps(a, b):
-        return np.shares_memory(a, b)
     buf = np.arange(8.0)
     x = buf[:4]
     same = buf[:4].reshape(4)
     shifted = buf[2:6]
-    assert OutputBuffers(np, [same], 1, [x], overlaps).get(0, (4,), np.float64,
-                                                           allow_alias=x) is same
-    got = OutputBuffers(np, [shifted], 1, [x], overlaps).get(0, (4,), np.float64,
-                                                             allow_alias=x)
+    assert OutputBuffers(np, [same], 1, [x]).get(0, (4,), np.float64,
+                                                 allow_alias=x) is same
+    got = OutputBuffers(np, [shifted], 1, [x]).get(0, (4,), np.float64, allow_alias=x)
     assert got is not shifted
 
 
 @pytest.mark.parametrize("view", ["strided", "reversed", "column", "disjoint", "same"])
 def test_output_buffers_span_rule_agrees_with_numpy(view):
-    """The span-based check (the cuDNN adapters' rule: each input's address range read
-    once per call) refuses exactly the destinations NumPy says overlap an input, also
+    """The span-based check (every kernel's destination rule: each input's address
+    range read once per call) refuses exactly the destinations NumPy says overlap an input, also
     for strided and reversed input views whose extent is larger than their nbytes."""
     from mxnet.operator.kernels import OutputBuffers, address_span
     buf = np.arange(40.0)
@@ -188,7 +181,7 @@ def test_output_buffers_span_rule_agrees_with_numpy(view):
     lo, hi = address_span(x)
     d_lo, d_hi = address_span(dst)
     assert (lo < d_hi and d_lo < hi) == np.shares_memory(x, dst)
-    got = OutputBuffers(np, [dst], 1, [x], None, span=address_span).get(0, (10,), np.float64)
+    got = OutputBuffers(np, [dst], 1, [x]).get(0, (10,), np.float64)
     want_direct = not (lo < d_hi and d_lo < hi)
     assert (got is dst) == want_direct
     assert (got is dst) == (view == "disjoint")

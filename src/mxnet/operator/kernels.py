@@ -175,19 +175,17 @@ class OutputBuffers:
     and shape, C-contiguous, not overlapping an input other than ``allow_alias``), else
     a fresh array that ``done()`` copies into the given one.
 
-    ``overlaps(a, b)`` says whether two arrays share memory (or ``span(a)``, the
-    address range of a's memory, says it for spans that are contiguous ranges);
-    ``dtype`` is the default of ``get`` for kernels of a single dtype.
+    Two arrays may share memory when their address ranges (``address_span``: the
+    strided extent, NumPy's ``may_share_memory`` rule) meet; each input's range is read
+    once per call. ``dtype`` is the default of ``get`` for kernels of a single dtype.
     """
 
-    def __init__(self, xp, given, n, inputs, overlaps, dtype=None, span=None):
-        self.xp, self.overlaps, self.dtype = xp, overlaps, dtype
+    def __init__(self, xp, given, n, inputs, dtype=None):
+        self.xp, self.dtype = xp, dtype
         self.given = list(given) if given is not None else [None] * n
         self.inputs = [a for a in inputs if a is not None]
         self.arrays = [None] * n
-        # span(a) = (first, past-the-end) address of a's memory: with it each input's
-        # span is read once per call instead of once per (output, input) pair
-        self.span, self._spans = span, None
+        self._spans = None              # the inputs' address ranges, read on first need
 
     def get(self, i, shape, dtype=None, allow_alias=None):
         """The array to write output ``i`` (of ``shape`` and ``dtype``) into.
@@ -222,16 +220,11 @@ class OutputBuffers:
         if not (g is not None and isinstance(g, self.xp.ndarray) and g.dtype == dtype
                 and g.flags.c_contiguous and tuple(g.shape) == tuple(shape)):
             return False
-        if self.span is not None:
-            if self._spans is None:
-                self._spans = [self.span(a) for a in self.inputs]
-            s0, e0 = self.span(g)
-            for a, (s1, e1) in zip(self.inputs, self._spans):
-                if s0 < e1 and s1 < e0 and not (a is allow_alias and same_memory(g, a)):
-                    return False
-            return True
-        for a in self.inputs:
-            if self.overlaps(g, a) and not (a is allow_alias and same_memory(g, a)):
+        if self._spans is None:
+            self._spans = [address_span(a) for a in self.inputs]
+        s0, e0 = address_span(g)
+        for a, (s1, e1) in zip(self.inputs, self._spans):
+            if s0 < e1 and s1 < e0 and not (a is allow_alias and same_memory(g, a)):
                 return False
         return True
 

@@ -51,7 +51,7 @@ from ..backend.cudnn import kernels as K
 from ..backend.cudnn._lib import BN_MIN_EPSILON, CudnnError
 from ..backend.cudnn._runtime import try_runtime
 from ..backend.cudnn.descriptors import NotSupported
-from .kernels import OutputBuffers, address_span
+from .kernels import OutputBuffers
 from .kernels_onednn import _chain, _flags
 
 __all__ = ["register_all", "register_fusions", "OPS"]
@@ -86,9 +86,8 @@ def _same_float(*arrays):
 
 
 def _Out(cp, given, n, inputs):
-    """Destination arrays (CuPy) of a cuDNN call: see OutputBuffers; overlap is read
-    from the device pointers (each array's strided extent)."""
-    return OutputBuffers(cp, given, n, inputs, None, span=address_span)
+    """Destination arrays (CuPy) of a cuDNN call: see OutputBuffers."""
+    return OutputBuffers(cp, given, n, inputs)
 
 
 _WARNED = set()

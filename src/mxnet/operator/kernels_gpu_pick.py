@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
-from .kernels import OutputBuffers, address_span
+from .kernels import OutputBuffers
 
 __all__ = ["source", "pick_forward", "pick_backward", "register_all"]
 
@@ -99,7 +99,7 @@ def _destinations(xp, given, n, reads):
     when it is a C-contiguous device array of the wanted shape and dtype sharing no
     memory with what the kernel reads, else a fresh array is (the runner then applies
     the result to the given one)."""
-    return OutputBuffers(xp, given, n, reads, None, span=address_span)
+    return OutputBuffers(xp, given, n, reads)
 
 
 _REFUSED = set()     # kernel keys the device's compiler refused (the body runs them)

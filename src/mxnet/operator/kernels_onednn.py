@@ -173,7 +173,7 @@ def _mark(a, flags, i):
 def _Out(given, n, inputs, dtype=np.float32):
     """Destination arrays (NumPy, float32 unless said) of a oneDNN call: see
     OutputBuffers."""
-    return OutputBuffers(np, given, n, inputs, np.may_share_memory, dtype)
+    return OutputBuffers(np, given, n, inputs, dtype)
 
 
 def _need(ctx, n):
