@@ -47,6 +47,7 @@ import weakref
 import numpy as np
 
 from ..base import env_int
+from . import host_to_device as h2d      # (this module has a host_to_device of its own)
 
 __all__ = ["enabled", "wanted", "host_to_device", "after_sync", "for_device"]
 
@@ -153,10 +154,7 @@ class CopyStream:
         if host.flags.c_contiguous and \
                 cp.cuda.pinned_memory.is_memory_pinned(host.ctypes.data):
             return host, False
-        mem = cp.cuda.alloc_pinned_memory(host.nbytes)
-        staged = np.frombuffer(mem, host.dtype, host.size).reshape(host.shape)
-        staged[...] = host
-        return staged, True
+        return h2d.staged(cp, host), True
 
     def _lend(self, block, shape, dtype, nbytes):
         cp = self.cp

@@ -26,7 +26,7 @@ import numpy as np
 
 from .cublas_graph import capturing
 
-__all__ = ["copy", "read_in_place"]
+__all__ = ["copy", "read_in_place", "staged"]
 
 
 def read_in_place(cp, host):
@@ -50,7 +50,7 @@ def copy(cp, host, hold_source=None):
         return cp.array(host, copy=True)
     if hold_source is None or capturing():
         # (inside a CUDA-graph capture an event could not be waited for)
-        return cp.array(_staged(cp, host), copy=True)
+        return cp.array(staged(cp, host), copy=True)
     out = cp.array(host, copy=True)
     # block: whoever waits for it (an engine worker, for up to a queue of kernels)
     # sleeps instead of spinning on a core the calling thread needs
@@ -60,10 +60,11 @@ def copy(cp, host, hold_source=None):
     return out
 
 
-def _staged(cp, host):
-    """``host`` copied into a fresh page-locked buffer from CuPy's pinned pool (CuPy
-    keeps the buffer until the transfer that reads it has run)."""
+def staged(cp, host):
+    """``host`` copied into a fresh C-ordered page-locked buffer from CuPy's pinned pool
+    (whoever queues a transfer from it keeps it until that transfer has run: CuPy's
+    watch list, the copy stream's staging list)."""
     mem = cp.cuda.alloc_pinned_memory(host.nbytes)
-    staged = np.frombuffer(mem, host.dtype, host.size).reshape(host.shape)
-    staged[...] = host
-    return staged
+    buf = np.frombuffer(mem, host.dtype, host.size).reshape(host.shape)
+    buf[...] = host
+    return buf
