@@ -12,6 +12,7 @@ the check can fail.
 import numpy as np
 import pytest
 
+import mxnet as mx
 from mxnet.backend import copy_stream as CS
 from simulated_gpu import Sim, Stream
 
@@ -124,15 +125,9 @@ def test_settings_and_small_arrays(monkeypatch):
 
 
 # --- on a real GPU ----------------------------------------------------------------------------
-def _gpu():
-    import mxnet as mx
-    return mx.context.num_gpus() > 0
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs a CUDA GPU")
+@pytest.mark.skipif(mx.context.num_gpus() == 0, reason="needs a CUDA GPU")
 def test_gpu_copies_match_and_are_released(monkeypatch):
     import cupy as cp
-    import mxnet as mx
     monkeypatch.setattr(CS, "_settings", {})
     monkeypatch.setenv("MXNET_GPU_COPY_STREAM", "1")
     monkeypatch.setenv("MXNET_GPU_COPY_STREAM_MIN_BYTES", "0")

@@ -11,6 +11,7 @@ so the check can fail.
 import numpy as np
 import pytest
 
+import mxnet as mx
 from mxnet.backend import host_to_device as H2D
 from simulated_gpu import Sim
 
@@ -125,18 +126,12 @@ def test_no_pinned_memory_query_means_not_in_place():
 
 
 # --- on a real GPU ----------------------------------------------------------------------------
-def _gpu():
-    import mxnet as mx
-    return mx.context.num_gpus() > 0
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs a CUDA GPU")
+@pytest.mark.skipif(mx.context.num_gpus() == 0, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("route", ["as_in_context", "copyto", "assign"])
 def test_gpu_copy_of_a_rewritten_pinned_batch(monkeypatch, route):
     """CuPy's path (the copy stream off), the GPU busy with earlier work, the pinned
     batch overwritten right after each copy: the GPU gets the batch as copied."""
     import cupy as cp
-    import mxnet as mx
     from mxnet.backend import copy_stream as CS
     monkeypatch.setattr(CS, "_settings", {"on": False, "min_bytes": 0})
     rng = np.random.default_rng(0)
