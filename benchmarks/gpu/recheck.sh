@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short device re-check of chosen tests (at most 500 s by default): after fixes
+# A short device re-check of chosen tests (at most 540 s by default): after fixes
 # made from an earlier device run's failures, run just those tests on the GPU again. From the
 # repository root, with .device carried (bash benchmarks/gpu/prepare_device_dir.sh):
 #   OUT=/tmp/out TOTAL_BUDGET=240 PROJECT_TESTS="tests/a.py tests/b.py" \
@@ -17,8 +17,10 @@
 # ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
 # beside the row it would replace, ResNet-50 steps that copy their batch from host
 # memory with and without the copy stream (MXNET_GPU_COPY_STREAM=1, pinned and pageable
-# sources), an imperative ResNet-50 step and a graphed seed-CNN step with their
-# profiles. Then the switches written without a device all on at once (FLAGS_ON):
+# sources), AMP's gathered weight casts against one launch per cast
+# (MXNET_GPU_AMP_CAST_GATHER=0), PyTorch's ResNet-50 and seed-CNN rows in the same run,
+# an imperative ResNet-50 step and a graphed seed-CNN step with their profiles.
+# Then the switches written without a device all on at once (FLAGS_ON):
 # the project's GPU tests FLAGS_TESTS and MXNet's test_operator_gpu selection
 # FLAGS_MXNET_K, so that a run finding them faster also shows them correct. SLOW_K
 # (default: none; e.g. "test_layer_norm or test_pad") runs alone at the end, to time
@@ -30,9 +32,9 @@ set -u -o pipefail
 export PYTHONUNBUFFERED=1
 STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
-steps_begin recheck 500
+steps_begin recheck 540
 WORKERS=${WORKERS:-8}
-PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py tests/backend/test_host_to_device.py tests/gpu/test_pinned_memory.py tests/operator/test_kernels_gpu_pick.py tests/operator/nn/test_pooling.py}
+PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py tests/backend/test_host_to_device.py tests/gpu/test_pinned_memory.py tests/operator/test_kernels_gpu_pick.py tests/operator/nn/test_pooling.py tests/operator/test_kernels_gpu_multi_cast.py tests/executor/test_cast_gather.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_reciprocal_op or test_pooling_versions or test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
 SLOW_K=${SLOW_K-}
@@ -60,6 +62,10 @@ if [ "${ROWS:-1}" = 1 ]; then
     rnn lstm-pytorch 1 0 pytorch lstm
     train r50-amp-nographs 0 pymxnet resnet50 amp 40 3 8
     TRAIN_ENV=MXNET_CUDNN_GRAPH_API=1 train r50-amp-nographs-graphapi 0 pymxnet resnet50 amp 40 3 8
+    # AMP's weight casts one launch each way (executor/cast_gather.py, on by default):
+    # the row above with them off, one launch per cast as before session 21
+    TRAIN_ENV=MXNET_GPU_AMP_CAST_GATHER=0 train r50-amp-nographs-nogather 0 pymxnet \
+        resnet50 amp 40 3 8
     # the copy stream (backend/copy_stream.py): each step first copies its batch from
     # host memory, without and with MXNET_GPU_COPY_STREAM=1, beside data already there
     train r50-amp-graphs 1 pymxnet resnet50 amp 40 3 20
@@ -69,7 +75,11 @@ if [ "${ROWS:-1}" = 1 ]; then
         TRAIN_ENV="GPU_TRAIN_HOST_DATA=$src MXNET_GPU_COPY_STREAM=1" \
             train "r50-amp-graphs-$src-copystream" 1 pymxnet resnet50 amp 40 3 20
     done
+    # PyTorch in the same run, so that each row above has its ratio from one machine
+    train r50-amp-pytorch 0 pytorch resnet50 amp 40 3 20
     MODE=imperative train r50-amp-imperative 0 pymxnet resnet50 amp 40 3 8
+    train cnn-amp-graphs 1 pymxnet cnn amp 25 4 20
+    train cnn-amp-pytorch 0 pytorch cnn amp 20 3 20
     # where an imperative step's host time goes (no device profile of it exists yet)
     step profile-r50-amp-imperative 45 "$OUT/train.log" "$PY" benchmarks/gpu/profile_step.py \
         --model resnet50 --mode imperative --steps 2 --precision amp --out "$OUT"

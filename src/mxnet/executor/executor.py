@@ -30,6 +30,7 @@ from .infer import infer_shape_pass, infer_type_pass, is_complete
 from .fusion import fuse_forward_steps
 from .backward_fusion import fold_relu_backward
 from . import bias_fold
+from . import cast_gather
 from .memory import memory_pass
 from .layout import scheme as layout_scheme
 from . import prepared
@@ -159,6 +160,15 @@ class Executor:
             self._optimized, self._casts_bypassed = bypassed, True
             self._graph = Graph(bypassed)
             return self._plan_graph()
+        # AMP's weight casts numbered first, so that each phase runs them as one call
+        # (cast_gather.py; once: the order it gives is the one to keep)
+        if cast_gather.applies(_device(self._ctx)) and \
+                not getattr(self, "_casts_hoisted", False):
+            self._casts_hoisted = True
+            order = cast_gather.hoisted_order(g)
+            if order is not None:
+                self._graph = Graph(self._optimized, nodes=order)
+                return self._plan_graph()
         gradient_pass(g, self._grad_req)
         # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
         memory_pass(g, align=256 if self._ctx.device_typeid == 2 else 64)
@@ -280,6 +290,13 @@ class Executor:
         self._bcalls = self._prepare_bcalls(self._blocked)
         if self._blocked:           # the fused backward kernels are channels-last ones
             self._bcalls = fold_relu_backward(self._bcalls, self._none_slot, device)
+        # the input entries of the weight casts the graph lists first (cast_gather.py)
+        self._cast_sources = frozenset(
+            g.node_inputs[nid][0] for nid in cast_gather.hoisted_casts(g)) \
+            if getattr(self, "_casts_hoisted", False) else frozenset()
+        if self._cast_sources:
+            self._bcalls = cast_gather.gather_backward(self._bcalls, self._none_slot,
+                                                       self._cast_sources)
         self._plain_bcalls = self._bcalls if not self._blocked else None
         self._octx = {flag: runner.op_context(xp, self._ctx, flag) for flag in (False, True)}
         self._sync = bool(env_int("MXNET_EXEC_SYNC", 0))
@@ -455,6 +472,9 @@ class Executor:
                     self._graph, self._layout)
                 if bias_fold.applies(_device(self._ctx)):
                     calls = bias_fold.fold_conv_bias(self._graph, calls)
+                if self._cast_sources:
+                    calls = cast_gather.gather_forward(calls, self._none_slot,
+                                                       self._cast_sources)
                 self._fcalls = calls
                 self._fcalls_of = self._fsteps
             self._ran_blocked = bool(self._blocked)

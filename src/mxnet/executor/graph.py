@@ -18,9 +18,12 @@ class Graph:
     ``list_arguments()`` / ``list_auxiliary_states()`` order.
     """
 
-    def __init__(self, symbol):
+    def __init__(self, symbol, nodes=None):
+        """``nodes``: another topological order of the symbol's nodes to number them
+        in (executor/cast_gather.py); the variables must keep their relative order,
+        which is the arguments' and auxiliary states'."""
         self.symbol = symbol
-        self.nodes = topo_order(symbol._head_nodes())
+        self.nodes = topo_order(symbol._head_nodes()) if nodes is None else list(nodes)
         index = {id(n): i for i, n in enumerate(self.nodes)}
         self.row_ptr = [0]
         for node in self.nodes:

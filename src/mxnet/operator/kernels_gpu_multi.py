@@ -1,6 +1,8 @@
 """Multi-tensor CUDA kernels: one launch over many arrays, found through a table of
 their device pointers. For the per-step work that touches every parameter: the
-optimizer update of a whole list of weights, and AMP's finite check of every gradient.
+optimizer update of a whole list of weights, AMP's finite check of every gradient, and
+AMP's casts of the weights to the low-precision type and of their gradients back
+(``multi_cast``, executor/cast_gather.py).
 
 Why: a ResNet-50 step updates 161 weights and checks 161 gradients. One CuPy kernel
 call per array costs 10-25 us of host time (argument checks, then the launch), so the
@@ -15,14 +17,16 @@ same statements its ElementwiseKernels run (checked there against the operators'
 bodies). The sources use no headers; ``nvcc --ptx`` compiles them on a machine without
 a GPU, which is how the CPU tests check them.
 """
+import bisect
+
 import numpy as np
 
-from ..backend.cuda_kernels import raw_kernel
+from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
 from .kernels_gpu_optim import RULES, _split
 
-__all__ = ["update_source", "nonfinite_source", "update_table", "nonfinite_table",
-           "launch_grid", "multi_update", "multi_nonfinite", "FLOAT_TYPES",
-           "NONFINITE_TYPES"]
+__all__ = ["update_source", "nonfinite_source", "cast_source", "update_table",
+           "nonfinite_table", "cast_table", "launch_grid", "multi_update",
+           "multi_nonfinite", "multi_cast", "FLOAT_TYPES", "NONFINITE_TYPES", "CAST_PAIRS"]
 
 _THREADS = 256
 _MAX_BLOCKS_X = 256           # blocks per array; each thread strides over the rest
@@ -43,6 +47,24 @@ def _exponent_masks():
 
 _MASKS = _exponent_masks()
 NONFINITE_TYPES = tuple(_MASKS)
+
+
+def _cast_elements():
+    """dtype -> (C type of an element, its value as a float, a float stored as one):
+    float32 and the 16-bit types AMP casts between (as their bits, BITS_SOURCE)."""
+    elems = {np.dtype(np.float32): ("float", "v", "v"),
+             np.dtype(np.float16): ("unsigned short", "mx_half_to_float(v)", "mx_to_half(v)")}
+    from ..base import bfloat16
+    if bfloat16 is not None:
+        elems[np.dtype(bfloat16)] = ("unsigned short", "mx_bf16(v)", "mx_store_bf16(v)")
+    return elems
+
+
+_CAST_ELEMS = _cast_elements()
+# (source, destination) dtypes one cast launch takes: float32 to a 16-bit type and
+# back; each conversion is exact or one rounding to nearest even, as CuPy's astype
+CAST_PAIRS = tuple((a, b) for a in _CAST_ELEMS for b in _CAST_ELEMS
+                   if (a == np.float32) != (b == np.float32))
 
 
 def _arrays_of(name):
@@ -115,6 +137,31 @@ extern "C" __global__ void {kname}(const unsigned long long* table, int n, float
         bad |= (bits & mask) == mask;
     }}
     if (bad) flag[0] = 0.0f;     /* every writer stores the same value */
+}}
+"""
+    return kname, src
+
+
+def cast_source(src_dtype, dst_dtype):
+    """(kernel name, CUDA source) casting many arrays of ``src_dtype`` into arrays of
+    ``dst_dtype`` (a pair of CAST_PAIRS): a table of n source pointers, n destination
+    pointers, n element counts."""
+    sa, sb = np.dtype(src_dtype), np.dtype(dst_dtype)
+    src_t, read, _ = _CAST_ELEMS[sa]
+    dst_t, _, store = _CAST_ELEMS[sb]
+    kname = f"mxnet_multi_cast_{sa.name}_{sb.name}"
+    src = BITS_SOURCE + f"""
+extern "C" __global__ void {kname}(const unsigned long long* table, int n) {{
+    const int t = blockIdx.y;
+    const {src_t}* x = (const {src_t}*)table[t];
+    {dst_t}* y = ({dst_t}*)table[n + t];
+    const long long size = (long long)table[2 * n + t];
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
+         i += (long long)gridDim.x * blockDim.x) {{
+        float s;
+        {{ const {src_t} v = x[i]; s = {read}; }}
+        {{ const float v = s; y[i] = {store}; }}
+    }}
 }}
 """
     return kname, src
@@ -215,6 +262,76 @@ def multi_update(cp, name, groups, scalars, gate=None):
             kernel(launch_grid(sizes), (_THREADS,),
                    (_device_table(cp, ("update", name, dtype), device, start, table),
                     np.int32(len(part)), np.uint64(0) if gate is None else gate))
+    return True
+
+
+def cast_table(src_pointers, dst_pointers, sizes):
+    """The uint64 table of one cast launch (layout: ``cast_source``)."""
+    n = len(sizes)
+    table = np.empty(3 * n, np.uint64)
+    table[:n] = src_pointers
+    table[n:2 * n] = dst_pointers
+    table[2 * n:] = sizes
+    return table
+
+
+def _overlapping(dst, src):
+    """Whether a destination span meets another destination or any source span (the
+    sources may share memory: only what is written must stand apart, since the
+    threads of one launch read and write in no fixed order). Spans: (start, end)."""
+    dst = sorted(d for d in dst if d[1] > d[0])
+    if any(b0 < a1 for (_, a1), (b0, _) in zip(dst, dst[1:])):
+        return True
+    starts = [d[0] for d in dst]
+    for s0, s1 in src:
+        if s1 <= s0:
+            continue
+        # the last destination starting before this source ends is the only one that
+        # can reach into it (the destinations are disjoint and sorted)
+        i = bisect.bisect_left(starts, s1) - 1
+        if i >= 0 and dst[i][1] > s0:
+            return True
+    return False
+
+
+def multi_cast(cp, pairs):
+    """Cast many arrays: ``pairs`` of (source, destination), each destination written
+    with its source's values in its own dtype; one launch per (source dtype,
+    destination dtype) of CAST_PAIRS and ``_MAX_ARRAYS`` arrays. Returns False
+    (nothing launched) unless every array is a C-contiguous CuPy array on one device,
+    each pair of one size and of a dtype pair the kernels take, and no destination
+    overlaps another array of the call."""
+    if not pairs:
+        return True
+    first = pairs[0][0]
+    if not isinstance(first, cp.ndarray) or not type(first).__module__.startswith("cupy"):
+        return False
+    device = first.device
+    groups, dst, src = {}, [], []
+    for x, y in pairs:
+        kind = (x.dtype, y.dtype)
+        if kind not in CAST_PAIRS or x.size != y.size or not all(
+                isinstance(a, cp.ndarray) and a.device == device and a.flags.c_contiguous
+                for a in (x, y)):
+            return False
+        groups.setdefault(kind, []).append((x, y))
+        dst.append((y.data.ptr, y.data.ptr + y.nbytes))
+        src.append((x.data.ptr, x.data.ptr + x.nbytes))
+    if _overlapping(dst, src):
+        return False
+    for (sd, dd), part_all in groups.items():
+        kernel = raw_kernel(cp, ("cast", sd, dd), lambda: cast_source(sd, dd))
+        for start in range(0, len(part_all), _MAX_ARRAYS):
+            part = [(x, y) for x, y in part_all[start:start + _MAX_ARRAYS] if x.size]
+            if not part:
+                continue
+            sizes = [x.size for x, _ in part]
+            table = cast_table([x.data.ptr for x, _ in part], [y.data.ptr for _, y in part],
+                               sizes)
+            with device:
+                kernel(launch_grid(sizes), (_THREADS,),
+                       (_device_table(cp, ("cast", sd, dd), device, start, table),
+                        np.int32(len(part))))
     return True
 
 
