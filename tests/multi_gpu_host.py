@@ -648,7 +648,9 @@ def _make_module():
         memcpyHostToHost=0, memcpyHostToDevice=1, memcpyDeviceToHost=2,
         memcpyDeviceToDevice=3, memcpyDefault=4)
     mod.cuda = types.SimpleNamespace(Device=Device, runtime=runtime, Event=_Event,
-                                     get_current_stream=lambda device_id=-1: _NULL_STREAM)
+                                     get_current_stream=lambda device_id=-1: _NULL_STREAM,
+                                     # a page-locked staging buffer: host memory here
+                                     alloc_pinned_memory=lambda nbytes: bytearray(nbytes))
     return mod
 
 

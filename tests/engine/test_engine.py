@@ -266,3 +266,24 @@ def test_inline_work_runs_beside_pending_reads_and_waits_for_writes():
     eng.wait_for_all()
     assert ran == ["beside a read"]
     assert eng.run_inline(lambda rctx: ran.append("idle"), [src], [dst])
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_a_wait_to_write_also_waits_for_pending_reads(write):
+    """wait_for_var(var, write=True) (NDArray.wait_to_write, MXNet's WaitToWrite)
+    returns only once the reads pushed before it are done, since what follows writes
+    var's memory in place; a plain wait (for reading) needs only the writes."""
+    eng = engine.ThreadedEngine()
+    var = eng.new_variable()
+    gate = threading.Event()
+    eng.push_sync(lambda rctx: gate.wait(10), mx.cpu(), [var], [])     # a pending read
+    returned = threading.Event()
+    waiter = threading.Thread(target=lambda: (eng.wait_for_var(var, write=write),
+                                              returned.set()))
+    waiter.start()
+    assert returned.wait(0.2) != write        # a read-wait returns at once
+    gate.set()
+    waiter.join(10)
+    assert returned.is_set()
+    eng.wait_for_all()
+    assert var.num_pending == 0

@@ -96,10 +96,12 @@ def test_assignment_into_a_gpu_array_holds_the_source(gpu_with_gate):
     np.testing.assert_array_equal(dst.asnumpy(), np.ones(SHAPE))
 
 
-def test_a_copy_run_by_a_worker_ends_after_the_read(gpu_with_gate):
-    """With its destination busy, the copy is pushed work: a worker runs it, and it
-    ends only once the device has read the source, so a write of the source pushed
-    meanwhile (queued behind it) is held all the same."""
+def test_a_copy_run_by_a_worker_stages_the_source(gpu_with_gate):
+    """With its destination busy, the copy is pushed work run by a worker. A read
+    pushed from there could queue behind a write of the source pushed since, so the
+    worker stages the source (as CuPy does for pageable memory) instead of holding it:
+    the write pushed after the copy goes ahead without waiting for the device, and the
+    copy has the values the source had when it ran."""
     src = _pinned_ones()
     dst = mx.nd.zeros(SHAPE, ctx=gpu_with_gate)
     busy = threading.Event()
@@ -107,12 +109,60 @@ def test_a_copy_run_by_a_worker_ends_after_the_read(gpu_with_gate):
     src.copyto(dst)                             # queued behind the busy work
     src[:] = 5                                  # queued behind the copy
     busy.set()
-    time.sleep(0.05)
-    np.testing.assert_array_equal(_peek(src), np.ones(SHAPE))      # held
-    _Gate.open.set()
-    src.wait_to_read()
+    src.wait_to_read()                          # not held: the gate is still shut
     np.testing.assert_array_equal(src.asnumpy(), np.full(SHAPE, 5.0))
     np.testing.assert_array_equal(dst.asnumpy(), np.ones(SHAPE))
+    assert not _Gate.open.is_set()
+
+
+def _open_gate_after(seconds):
+    timer = threading.Timer(seconds, _Gate.open.set)
+    timer.start()
+    return timer
+
+
+def test_wait_to_write_waits_for_the_device_to_read_the_source(gpu_with_gate):
+    """NDArray.wait_to_write (before in-place writes: autograd's gradient buffers,
+    to_dlpack_for_write) waits for pending reads as MXNet's WaitToWrite does, the
+    device's read of a held source among them."""
+    src = _pinned_ones()
+    src.as_in_context(gpu_with_gate)
+    _open_gate_after(0.3)
+    t0 = time.perf_counter()
+    src.wait_to_write()
+    assert _Gate.open.is_set() and time.perf_counter() - t0 >= 0.25
+    assert src._chunk.num_pending == 0
+
+
+def test_an_in_place_gradient_write_waits_for_the_device_read(gpu_with_gate):
+    """A page-locked gradient copied to the GPU, then rewritten in place by the next
+    backward (grad_req 'write'): the write waits until the device has read it."""
+    x = mx.nd.array(np.ones(SHAPE), ctx=mx.cpu_pinned())
+    x.attach_grad()
+    with mx.autograd.record():
+        (x * 2).sum().backward()
+    buf = x.grad._chunk.data
+    x.grad.as_in_context(gpu_with_gate)         # the device reads buf in place
+    _open_gate_after(0.3)
+    with mx.autograd.record():
+        (x * 3).sum().backward()
+    assert _Gate.open.is_set()                  # written only after the read
+    assert x.grad._chunk.data is buf            # in place
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full(SHAPE, 3.0))
+
+
+def test_held_copies_take_no_engine_worker(gpu_with_gate):
+    """However many copies are in flight, the device's reads are waited for by one
+    watcher thread (backend/event_watcher.py), not by a blocked engine worker each."""
+    srcs = [_pinned_ones() for _ in range(32)]
+    before = threading.active_count()
+    copies = [s.as_in_context(gpu_with_gate) for s in srcs]
+    time.sleep(0.2)
+    assert all(s._chunk.num_pending == 1 for s in srcs)       # all held
+    assert threading.active_count() - before <= 1             # the watcher at most
+    _Gate.open.set()
+    mx.nd.waitall()
+    assert all(s._chunk.num_pending == 0 for s in srcs) and len(copies) == 32
 
 
 def test_pageable_sources_are_not_held(monkeypatch):

@@ -14,8 +14,9 @@ Two ways out, chosen by the caller:
 * a caller that can order later writes of the source (an NDArray copy: the source's
   engine variable) passes ``hold_source``; it gets a CUDA event recorded right after the
   copy and keeps writers of the source waiting until that event has passed
-  (ndarray/ndarray.py ``_hold_source_until``). Nothing extra is copied, and the calling
-  thread never waits for the device;
+  (ndarray/ndarray.py ``source_hold``; the waiting is done by one watcher thread per
+  device, backend/event_watcher.py). Nothing extra is copied, and neither the calling
+  thread nor an engine worker waits for the device;
 * any other caller gets the source copied into a fresh page-locked buffer first, as
   CuPy does for pageable memory, and may write its array as soon as this returns.
 
@@ -52,7 +53,7 @@ def copy(cp, host, hold_source=None):
         # (inside a CUDA-graph capture an event could not be waited for)
         return cp.array(staged(cp, host), copy=True)
     out = cp.array(host, copy=True)
-    # block: whoever waits for it (an engine worker, for up to a queue of kernels)
+    # block: whoever waits for it (the event watcher, for up to a queue of kernels)
     # sleeps instead of spinning on a core the calling thread needs
     read = cp.cuda.Event(block=True, disable_timing=True)
     read.record(cp.cuda.get_current_stream())

@@ -122,14 +122,16 @@ class Engine:
                 raise                  # the user stops now (the outputs stay poisoned)
         return True
 
-    def wait_for_var(self, var):
-        """Block until every write pushed to var so far is done; raise its failure."""
+    def wait_for_var(self, var, write=False):
+        """Block until every write pushed to var so far is done (``write``: every read
+        too, as before writing var's memory in place: MXNet's WaitToWrite); raise its
+        failure."""
         raise NotImplementedError
 
-    def wait_quietly(self, var):
-        """Block until every write pushed to var so far is done, leaving a failure on
-        it in place: for the engine's own waits (reusing a buffer, re-pointing an
-        executor), which are not the sync point that reports it."""
+    def wait_quietly(self, var, write=False):
+        """``wait_for_var`` leaving a failure on var in place: for the engine's own
+        waits (reusing a buffer, re-pointing an executor), which are not the sync point
+        that reports it."""
         raise NotImplementedError
 
     def wait_for_all(self):

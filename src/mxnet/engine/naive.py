@@ -45,10 +45,10 @@ class NaiveEngine(Engine):
         if failure:
             raise failure[0]
 
-    def wait_for_var(self, var):
+    def wait_for_var(self, var, write=False):
         self._raise_var(var)
 
-    def wait_quietly(self, var):
+    def wait_quietly(self, var, write=False):
         """Nothing is ever pending here: pushed work ran at push time."""
 
     def wait_for_all(self):

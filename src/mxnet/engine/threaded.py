@@ -206,15 +206,18 @@ class ThreadedEngine(Engine):
                 self._blocked -= 1
 
     # --- synchronisation ---------------------------------------------------
-    def wait_for_var(self, var):
-        self.wait_quietly(var)
+    def wait_for_var(self, var, write=False):
+        self.wait_quietly(var, write)
         self._raise_var(var)
 
-    def wait_quietly(self, var):
+    def wait_quietly(self, var, write=False):
         if var.num_pending:
+            # a marker that reads var (granted after the writes pushed before it) or,
+            # for ``write``, writes it (granted after the reads as well)
             done = threading.Event()
-            self._push_block(lambda rctx: done.set(), False, None, [var], [], 1 << 30,
-                             "WaitForVar", always_run=True)
+            const, mutate = ([], [var]) if write else ([var], [])
+            self._push_block(lambda rctx: done.set(), False, None, const, mutate, 1 << 30,
+                             "WaitToWrite" if write else "WaitForVar", always_run=True)
             done.wait()
 
     def wait_for_all(self):

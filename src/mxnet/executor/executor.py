@@ -394,8 +394,10 @@ class Executor:
         mutate = [a._chunk for a in writes] + [mem_var] + self._rng_vars()
         eng = engine.get()
         if self._monitor is not None or self._sync:
-            for v in const + mutate:
+            for v in const:
                 eng.wait_for_var(v)
+            for v in mutate:            # written in place below: pending reads too
+                eng.wait_for_var(v, write=True)
             with device_scope(self._ctx):
                 fn(None)
             return

@@ -161,7 +161,9 @@ class NDArray(OpMethods):
     def wait_to_write(self):
         c = self._chunk
         if c.num_pending or c.exception is not None:
-            engine.get().wait_for_var(c)
+            # pending reads too (a GPU copy still reading it, a worker's operator):
+            # what follows writes the memory in place (MXNet's WaitToWrite)
+            engine.get().wait_for_var(c, write=True)
 
     def asnumpy(self):
         """A NumPy copy of the array (waits for pending work)."""
@@ -539,23 +541,26 @@ def source_hold(src):
     read a page-locked source after the copy has returned (backend/host_to_device.py),
     so writes of ``src`` are kept waiting until the event that ends the read has passed,
     as MXNet's engine holds a copy's source until its transfer is done. Reads of ``src``
-    go on meanwhile, and the calling thread does not wait for the device."""
+    go on meanwhile; neither the calling thread nor an engine worker waits for the
+    device (backend/event_watcher.py does). None inside pushed work (an engine worker
+    running the copy): a read pushed from there could queue behind a write of ``src``
+    pushed since, so the copy stages the source instead, as CuPy does for pageable
+    memory."""
+    if engine.get().in_worker():
+        return None
     chunk, ctx = src._chunk, src._ctx
 
     def hold(read_done):
-        eng = engine.get()
+        from ..backend import cupy_or_none
+        from ..backend.event_watcher import when_passed
+        # (called right after the copy was queued, with its device current)
+        device_id = cupy_or_none().cuda.runtime.getDevice()
 
-        def wait(rctx=None):
-            with eng.blocking_section():        # a spare worker stands in meanwhile
-                read_done.synchronize()
-        if eng.in_worker():
-            # inside pushed work that reads src: writes of src pushed since then are
-            # queued behind it, so it ends only once the device has read src
-            wait()
-        else:
-            # from the pushing thread: a read of src pushed now, ahead of any later
-            # write, that ends when the device has read src
-            eng.push_sync(wait, ctx, [chunk], [], 0, "_copyto (device reads source)")
+        def wait(rctx, on_complete):
+            when_passed(read_done, on_complete, device_id)
+        # a read of src pushed now, ahead of any later write, that ends when the
+        # device has read src
+        engine.get().push_async(wait, ctx, [chunk], [], 0, "_copyto (device reads source)")
     return hold
 
 
