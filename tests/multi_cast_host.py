@@ -1,53 +1,75 @@
-"""kernels_gpu_multi's cast kernels built for the host (g++, tests/cuda_on_host.py) and
-a ``multi_cast`` stand-in that packs its tables and picks its launch shape as the module
-does, then runs them there: for the tests of the kernels and of the executor's gathered
-casts (executor/cast_gather.py) on machines without a GPU."""
-import ctypes
+"""kernels_gpu_multi.multi_cast run on the host: its own code (grouping, overlap rule,
+tables, launch shape), with NumPy arrays posing as CuPy ones (``as_device``) and the
+kernels compiled for the host (tests/cuda_on_host.HostKernels standing in for
+raw_kernel); for the tests of the kernels and of the executor's gathered casts
+(executor/cast_gather.py) on machines without a GPU."""
+import types
 
 import numpy as np
 
 from mxnet.operator import kernels_gpu_multi as M
 
-from cuda_on_host import build, grid_driver, translation_unit
+from cuda_on_host import HostKernels
 
 
-def build_cast_kernels(tmp_dir):
-    """The library of every CAST_PAIRS kernel, each with an ``emu_<name>`` driver."""
-    sources = [M.cast_source(a, b) for a, b in M.CAST_PAIRS]
-    code = [translation_unit(src for _, src in sources)]
-    for i, (kname, _) in enumerate(sources):
-        code.append(grid_driver(f"k{i}", kname, "const unsigned long long* table, int n",
-                                "table, n"))
-    return build(tmp_dir, "\n".join(code))
+class _Device:
+    """device 0, usable as a context manager as CuPy's Device is."""
+    id = 0
 
+    def __eq__(self, other):
+        return isinstance(other, _Device)
 
-def host_multi_cast(lib, pairs):
-    """``multi_cast`` over NumPy arrays with the kernels run by ``lib``: one launch per
-    dtype pair (the module's grouping, table and grid); False where it would decline
-    (a pair it does not take, non-contiguous arrays, overlapping destinations)."""
-    groups, dst, src = {}, [], []
-    for x, y in pairs:
-        kind = (x.dtype, y.dtype)
-        if kind not in M.CAST_PAIRS or x.size != y.size or \
-                not (x.flags.c_contiguous and y.flags.c_contiguous):
-            return False
-        groups.setdefault(kind, []).append((x, y))
-        dst.append((y.ctypes.data, y.ctypes.data + y.nbytes))
-        src.append((x.ctypes.data, x.ctypes.data + x.nbytes))
-    if M._overlapping(dst, src):
+    def __hash__(self):
+        return 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
         return False
-    for (sd, dd), part in groups.items():
-        part = [(x, y) for x, y in part if x.size]
-        if not part:
-            continue
-        sizes = [x.size for x, _ in part]
-        table = M.cast_table([x.ctypes.data for x, _ in part],
-                             [y.ctypes.data for _, y in part], sizes)
-        gx, gy = M.launch_grid(sizes)
-        fn = getattr(lib, "emu_" + M.cast_source(sd, dd)[0])
-        fn(ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(M._THREADS),
-           table.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(len(part)))
-    return True
+
+
+class DeviceView(np.ndarray):
+    """A NumPy array the kernels module takes for a CuPy array on device 0 (its memory
+    is the host memory the host-built kernels read and write)."""
+    __module__ = "cupy_on_host"
+
+    @property
+    def device(self):
+        return _Device()
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.__array_interface__["data"][0] if self.size
+                                     else 0)
+
+
+def as_device(a):
+    """``a`` (a NumPy array, same memory) as a DeviceView."""
+    return np.asarray(a).view(DeviceView)
+
+
+class HostCupy:
+    """The few CuPy names multi_cast uses; ``asarray`` counts the tables it copies."""
+    ndarray = DeviceView
+
+    def __init__(self):
+        self.table_copies = 0
+
+    def asarray(self, table):
+        self.table_copies += 1
+        return np.array(table)
+
+
+def install(monkeypatch, tmp_dir):
+    """Host-built kernels for kernels_gpu_multi's raw_kernel; returns a HostCupy."""
+    monkeypatch.setattr(M, "raw_kernel", HostKernels(tmp_dir))
+    return HostCupy()
+
+
+def host_multi_cast(cp, pairs, tables=None):
+    """``multi_cast`` over NumPy arrays (shown to it as device arrays)."""
+    return M.multi_cast(cp, [(as_device(x), as_device(y)) for x, y in pairs], tables)
 
 
 def same_values(got, want):

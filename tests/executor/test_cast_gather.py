@@ -13,28 +13,29 @@ import mxnet as mx
 from mxnet import autograd, gluon, nd
 from mxnet.base import bfloat16
 from mxnet.executor import cast_gather
+from mxnet.executor.graph import Graph
 
 from bound_runs import bind_random
-from multi_cast_host import build_cast_kernels, host_multi_cast
+from multi_cast_host import host_multi_cast, install
 
 pytestmark = pytest.mark.skipif(bfloat16 is None, reason="needs ml_dtypes")
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    return build_cast_kernels(tmp_path_factory.mktemp("gather"))
-
-
 @pytest.fixture
-def gather_on_cpu(monkeypatch, lib):
-    """Gathering on CPU executors, the gathered calls cast by the host-built kernels;
-    returns a dict counting the gathered calls that ran and that declined."""
-    seen = {"ran": 0, "declined": 0, "kernel": True}
+def gather_on_cpu(monkeypatch, tmp_path):
+    """Gathering on CPU executors, the gathered calls cast by kernels_gpu_multi's own
+    multi_cast with host-built kernels; returns a dict counting the gathered calls that
+    ran and that declined (and, under "capturing", those that ran inside a capture)."""
+    seen = {"ran": 0, "declined": 0, "kernel": True, "capturing": 0}
     monkeypatch.setattr(cast_gather, "applies", lambda device: True)
+    host = install(monkeypatch, tmp_path)
+    seen["cupy"] = host
+    from mxnet.backend import cublas_graph
 
-    def cast(xp, pairs):
-        ok = seen["kernel"] and host_multi_cast(lib, pairs)
+    def cast(xp, pairs, tables):
+        ok = seen["kernel"] and host_multi_cast(host, pairs, tables)
         seen["ran" if ok else "declined"] += 1
+        seen["capturing"] += bool(ok and cublas_graph.capturing())
         return ok
     monkeypatch.setattr(cast_gather, "_multi_cast", cast)
     return seen
@@ -100,9 +101,9 @@ def test_symbol_training_equals_the_plain_executor(gather_on_cpu, monkeypatch, k
     assert first == ["amp_cast"] * 5          # the data's cast and four weight casts
     got = _train(ex)
     _assert_equal(got, want)
-    assert ex._fcalls[0].fused is cast_gather._cast_forward
+    assert isinstance(ex._fcalls[0].fused, cast_gather.GatheredForward)
     assert len(ex._fcalls[0].then) == 5
-    assert ex._bcalls[-1].fused is cast_gather._cast_backward
+    assert isinstance(ex._bcalls[-1].fused, cast_gather.GatheredBackward)
     assert len(ex._bcalls[-1].then) == 5      # the data's gradient too (simple_bind)
     ran, declined = (4, 0) if kernel else (0, 4)     # two phases, two steps
     assert (gather_on_cpu["ran"], gather_on_cpu["declined"]) == (ran, declined)
@@ -113,8 +114,8 @@ def test_add_requests_keep_their_own_backward_calls(gather_on_cpu, monkeypatch):
     ex = _bind(_amp_mlp(), "add")
     got = _train(ex)
     _assert_equal(got, want)
-    assert ex._fcalls[0].fused is cast_gather._cast_forward
-    assert all(c.fused is None for c in ex._bcalls)
+    assert isinstance(ex._fcalls[0].fused, cast_gather.GatheredForward)
+    assert not any(isinstance(c.fused, cast_gather.GatheredBackward) for c in ex._bcalls)
 
 
 def test_a_cast_that_is_an_output_stays_in_place(gather_on_cpu):
@@ -146,8 +147,8 @@ def test_hybridized_amp_training_equals_the_plain_executor(gather_on_cpu, monkey
         amp_impl._reset()
 
 
-def _hybridized_amp_run(amp, ctx):
-    """(last loss, parameters) after three AMP SGD steps of a small CNN with
+def _hybridized_amp_run(amp, ctx, steps=3):
+    """(last loss, parameters) after ``steps`` AMP SGD steps of a small CNN with
     BatchNorm, hybridized (amp.init already called)."""
     mx.random.seed(0)
     net = gluon.nn.HybridSequential()
@@ -161,7 +162,7 @@ def _hybridized_amp_run(amp, ctx):
     x = nd.array(np.random.RandomState(1).rand(4, 3, 8, 8), ctx=ctx)
     y = nd.array([1, 2, 3, 4], ctx=ctx)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    for _ in range(3):
+    for _ in range(steps):
         with autograd.record():
             loss = loss_fn(net(x), y)
             with amp.scale_loss(loss, tr) as scaled:
@@ -182,6 +183,92 @@ def _compare_hybridized_amp_runs(amp, gather_on_cpu, monkeypatch):
     got = run(True)
     assert gather_on_cpu["ran"] - before == 6       # forward and backward, 3 steps
     assert gather_on_cpu["declined"] == 0
+    np.testing.assert_array_equal(got[0], want[0])
+    for a, b in zip(got[1], want[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_inference_executors_keep_the_graph_order(gather_on_cpu):
+    """Without a backward the casts' outputs would all live from the start (in
+    training they live until backward anyway): no reordering, no gathering."""
+    sym = _amp_mlp()
+    ex = sym.simple_bind(mx.cpu(), data=(4, 6), grad_req="null")
+    assert not cast_gather.hoisted_order(ex._graph) is None   # it could reorder ...
+    assert [n.name for n in ex._graph.nodes] == \
+        [n.name for n in Graph(ex._optimized).nodes]
+    ex.forward()
+    assert not any(isinstance(c.fused, cast_gather.GatheredForward)   # ... but does not
+                   for c in ex._fcalls)
+
+
+def test_a_weight_read_elsewhere_keeps_its_cast_in_place(gather_on_cpu, monkeypatch):
+    """A weight also read in float32 (here by a penalty on it): its gradient sums two
+    contributions, whose order a reordered backward would change; its cast stays
+    where it is. (Two casts of one weight are one node after the executor merges
+    duplicate computations, and its gradient is summed before the one cast back.)"""
+    def tied():
+        sym = mx.sym
+        w = sym.var("w")
+        h = sym.FullyConnected(sym.amp_cast(sym.var("data"), dtype="bfloat16"),
+                               sym.amp_cast(w, dtype="bfloat16"), no_bias=True,
+                               num_hidden=6, name="a")
+        h = sym.FullyConnected(sym.Activation(h, act_type="relu"),
+                               sym.amp_cast(sym.var("v"), dtype="bfloat16"),
+                               sym.amp_cast(sym.var("c"), dtype="bfloat16"),
+                               num_hidden=5, name="head")
+        out = sym.SoftmaxOutput(sym.amp_cast(h, dtype="float32"), name="out")
+        penalty = sym.make_loss(0.1 * sym.sum(sym.square(w)), name="penalty")
+        return sym.Group([out, penalty])
+    want = _plain(monkeypatch, tied())
+    ex = _bind(tied())
+    g = ex._graph
+    hoisted = {g.nodes[g.entry_node[g.node_inputs[i][0]]].name
+               for i in cast_gather.hoisted_casts(g)}
+    assert hoisted == {"data", "v", "c"}
+    _assert_equal(_train(ex), want)
+
+
+def test_with_cuda_graphs_on_training_equals_the_plain_run(gather_on_cpu, monkeypatch):
+    """MXNET_ENABLE_CUDA_GRAPHS=1 (a stand-in graph backend whose replay reruns the
+    captured phase): the gathered calls run in the replayed phases and the training
+    equals the plain run. (Inside a real capture the calls use the launch tables made
+    in the warm-up runs: tests/operator/test_kernels_gpu_multi_cast.py; on a GPU,
+    test_on_gpu_gathered_casts_are_captured.)"""
+    from mxnet.executor import cuda_graph
+
+    class ReplayBackend:
+        def __init__(self):
+            self.captures, self.launches = 0, 0
+
+        @staticmethod
+        def ident(arr):
+            return arr.__array_interface__["data"][0], arr.strides
+
+        def capture(self, fn, owner):
+            self.captures += 1
+            return fn
+
+        def launch(self, graph):
+            self.launches += 1
+            graph()
+
+    from mxnet.contrib import amp
+    from mxnet.contrib.amp import amp as amp_impl
+    amp_impl._reset()
+    amp.init(target_dtype="bfloat16")
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(cast_gather, "applies", lambda device: False)
+            want = _hybridized_amp_run(amp, mx.cpu(), steps=5)
+        backend = ReplayBackend()
+        monkeypatch.setenv("MXNET_ENABLE_CUDA_GRAPHS", "1")
+        monkeypatch.setattr(cuda_graph, "_test_backend", backend)
+        ran = gather_on_cpu["ran"]
+        got = _hybridized_amp_run(amp, mx.cpu(), steps=5)
+    finally:
+        amp_impl._reset()
+    assert backend.captures >= 2 and backend.launches >= 2
+    assert gather_on_cpu["ran"] - ran == 10 and gather_on_cpu["declined"] == 0
     np.testing.assert_array_equal(got[0], want[0])
     for a, b in zip(got[1], want[1]):
         np.testing.assert_array_equal(a, b)
@@ -218,4 +305,39 @@ def test_on_gpu_gathered_casts_train_as_the_plain_executor(monkeypatch):
     (loss0, params0), (loss1, params1) = runs
     np.testing.assert_array_equal(loss1, loss0)
     for a, b in zip(params1, params0):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
+def test_on_gpu_gathered_casts_are_captured(monkeypatch):
+    """With CUDA graphs on a GPU: the gathered casts run inside the captures (their
+    launch tables made in the warm-up runs), the phases replay, and training equals
+    the run without graphs bit for bit."""
+    import warnings
+    from mxnet.backend import cublas_graph
+    from mxnet.contrib import amp
+    from mxnet.contrib.amp import amp as amp_impl
+    in_capture = []
+    real = cast_gather._multi_cast
+
+    def counted(xp, pairs, tables):
+        ok = real(xp, pairs, tables)
+        if cublas_graph.capturing():
+            in_capture.append(ok)
+        return ok
+    monkeypatch.setattr(cast_gather, "_multi_cast", counted)
+    amp_impl._reset()
+    amp.init(target_dtype="bfloat16")
+    try:
+        monkeypatch.setenv("MXNET_ENABLE_CUDA_GRAPHS", "0")
+        want = _hybridized_amp_run(amp, mx.gpu(0), steps=6)
+        monkeypatch.setenv("MXNET_ENABLE_CUDA_GRAPHS", "1")
+        with warnings.catch_warnings():         # a failed capture warns
+            warnings.filterwarnings("error", message=".*CUDA graph capture failed")
+            got = _hybridized_amp_run(amp, mx.gpu(0), steps=6)
+    finally:
+        amp_impl._reset()
+    assert in_capture and all(in_capture)
+    np.testing.assert_array_equal(got[0], want[0])
+    for a, b in zip(got[1], want[1]):
         np.testing.assert_array_equal(a, b)

@@ -12,15 +12,16 @@ from mxnet.base import bfloat16
 from mxnet.operator import kernels_gpu_multi as M
 
 from cuda_on_host import sources_ptx
-from multi_cast_host import build_cast_kernels, host_multi_cast, same_values
+from multi_cast_host import host_multi_cast, install, same_values
 
 HALVES = [np.dtype(np.float16)] + ([np.dtype(bfloat16)] if bfloat16 is not None else [])
 gpu = pytest.mark.skipif(mx.context.num_gpus() == 0, reason="no GPU")
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    return build_cast_kernels(tmp_path_factory.mktemp("cast"))
+@pytest.fixture
+def lib(monkeypatch, tmp_path):
+    """multi_cast's own code with host-built kernels: the fake CuPy module to pass."""
+    return install(monkeypatch, tmp_path)
 
 
 def test_the_pairs_are_float32_and_each_16_bit_type_both_ways():
@@ -62,10 +63,14 @@ def test_float32_narrows_as_numpy_rounds(lib, half):
     x = _float32_cases()
     y = np.zeros(x.shape, half)
     assert host_multi_cast(lib, [(x, y)])
-    same_values(y, x.astype(half))
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x.astype(half)
+    same_values(y, want)
 
 
-def test_one_call_casts_many_arrays_of_both_directions(lib):
+@pytest.mark.parametrize("per_launch", [4096, 3])
+def test_one_call_casts_many_arrays_of_both_directions(lib, monkeypatch, per_launch):
+    monkeypatch.setattr(M, "_MAX_ARRAYS", per_launch)    # (3: several launches a pair)
     rng = np.random.RandomState(1)
     shapes = [(0,), (1,), (3, 5), (70001,), (64, 3, 7, 7), (257,)]
     pairs, want = [], []
@@ -80,6 +85,34 @@ def test_one_call_casts_many_arrays_of_both_directions(lib):
     assert host_multi_cast(lib, pairs)
     for (_, y), w in zip(pairs, want):
         same_values(y, w)
+
+
+def test_overlapping_destinations_decline(lib):
+    buf = np.zeros(16, np.float32)
+    x = np.ones(16, np.float32)
+    inside = buf.view(np.float16)[:16]          # a destination within another one
+    assert not host_multi_cast(lib, [(x, inside), (np.ones(8, np.float16), buf[4:12])])
+    assert not host_multi_cast(lib, [(x, x.view(np.float16)[:16])])   # over its source
+    assert np.all(buf == 0)                     # nothing launched
+
+
+def test_tables_are_copied_once_and_none_inside_a_capture(lib, monkeypatch):
+    """A caller's DeviceTables: the same pointers again reuse the device table; inside
+    a CUDA-graph capture (no host-to-device copy allowed) only a table made before it
+    is used, else the call declines without launching."""
+    from mxnet.backend import cublas_graph
+    x, y = np.ones(5, np.float32), np.zeros(5, np.float16)
+    tables = M.DeviceTables()
+    assert host_multi_cast(lib, [(x, y)], tables) and lib.table_copies == 1
+    assert host_multi_cast(lib, [(x, y)], tables) and lib.table_copies == 1
+    monkeypatch.setattr(cublas_graph, "capturing", lambda: True)
+    assert host_multi_cast(lib, [(x, y)], tables) and lib.table_copies == 1
+    z = np.zeros(5, np.float16)
+    assert not host_multi_cast(lib, [(x, z)], tables)       # a new table: not now
+    assert lib.table_copies == 1 and np.all(z == 0)
+    monkeypatch.setattr(cublas_graph, "capturing", lambda: False)
+    assert host_multi_cast(lib, [(x, z)], tables) and lib.table_copies == 2
+    assert len(tables.kept) == 1                # the captured table stays alive
 
 
 def test_overlap_rule_guards_destinations_only():
@@ -120,4 +153,5 @@ def test_multi_cast_on_gpu_declines_what_it_cannot_take():
     x = cp.ones((4, 8), np.float32)
     assert not M.multi_cast(cp, [(x[:, ::2], cp.empty((4, 4), np.float16))])   # strided
     assert not M.multi_cast(cp, [(x, cp.empty((4, 8), np.float64))])          # a pair
-    assert not M.multi_cast(cp, [(x, x.view(np.float16)[:, :8])])              # overlap
+    assert not M.multi_cast(cp, [(x, x.view(np.float16).reshape(-1)[:32].reshape(4, 8))])
+    assert not M.multi_cast(cp, [(x, cp.empty((4, 8), np.float16)[:, ::1][::-1])])  # strided

@@ -18,20 +18,24 @@ is read by nothing in the step. So:
   gradient casts becomes one call (``gather_backward``), each one multi-tensor kernel
   launch per (source, destination) dtype pair (operator/kernels_gpu_multi.multi_cast).
 
-When the kernel declines (arrays it does not take), the gathered call runs the plain
-calls it stands for. Gathered are casts whose input is an argument variable (not an
-auxiliary state), whose output is no graph output and is written, and, backward, whose
-gradient is a plain write ('add' requests keep their own calls). Monitors and the
-profiler run the plain steps, in the graph's order. ``MXNET_GPU_AMP_CAST_GATHER=0``
-turns it off.
+When the kernel declines (arrays it does not take; inside a CUDA-graph capture, a
+launch table not made before it), the gathered call runs the plain calls it stands
+for. Gathered are casts whose input is an argument variable (not an auxiliary state)
+that nothing else reads, between float32 and float16 / bfloat16, whose output is no
+graph output and is written, and, backward, whose gradient is a plain write ('add'
+requests keep their own calls). Only executors with a backward reorder: in an
+inference executor the casts' outputs would otherwise all live from the start (in
+training they live until their operators' backward anyway). Monitors and the profiler
+run the plain steps, in the graph's order, so on a GPU they report these casts first.
+``MXNET_GPU_AMP_CAST_GATHER=0`` turns it off.
 """
 import os
 
-from ..operator.kernels_gpu_multi import multi_cast
+from ..operator.kernels_gpu_multi import CAST_PAIRS, DeviceTables, multi_cast
 from .prepared import BwdCall, FwdCall
 
 __all__ = ["enabled", "applies", "hoisted_casts", "hoisted_order", "gather_forward",
-           "gather_backward"]
+           "gather_backward", "GatheredForward", "GatheredBackward"]
 
 _CAST = "amp_cast"
 
@@ -50,7 +54,9 @@ def applies(device):
 
 def hoisted_casts(g):
     """Node ids of the casts to gather in graph ``g`` (dtypes inferred): amp_cast of an
-    argument variable to another dtype, its output not a graph output."""
+    argument variable that nothing else reads (so that its gradient has this one
+    contribution, whose place in backward does not change a sum's order), between
+    dtypes the multi-tensor kernel takes, its output not a graph output."""
     args, heads = set(g.arg_nodes), set(g.heads)
     found = []
     for nid, node in enumerate(g.nodes):
@@ -58,8 +64,8 @@ def hoisted_casts(g):
             continue
         src = g.node_inputs[nid][0]
         out = g.row_ptr[nid]
-        if g.entry_node[src] in args and out not in heads and \
-                g.dtypes[src] != g.dtypes[out]:
+        if g.entry_node[src] in args and out not in heads and len(g.users[src]) == 1 \
+                and (g.dtypes[src], g.dtypes[out]) in CAST_PAIRS:
             found.append(nid)
     return found
 
@@ -108,7 +114,7 @@ def gather_forward(calls, none_slot, sources):
     c.aux0 = n
     c.outs = [r.outs[0] for r in run]
     c.req = ["write"] * n
-    c.fused, c.then = _cast_forward, tuple(run)
+    c.fused, c.then = GatheredForward(), tuple(run)
     c.lay, c.agnostic, c.convert, c.scheme = None, False, False, run[0].scheme
     c.low_precision = False
     return [c] + list(calls[n:])
@@ -147,29 +153,41 @@ def gather_backward(calls, none_slot, sources):
     c.req = ["write"] * n
     c.given = None
     c.lay, c.agnostic, c.convert, c.scheme = None, False, False, first.scheme
-    c.fused, c.then = _cast_backward, tuple(run)
+    c.fused, c.then = GatheredBackward(), tuple(run)
     return list(calls[:len(calls) - n]) + [c]
 
 
-def _multi_cast(xp, pairs):
+def _multi_cast(xp, pairs, tables):
     """Cast each source into its destination with the multi-tensor kernel (``xp``:
-    the executor's array module); False when it declines (not CuPy arrays, or arrays
-    it does not take)."""
+    the executor's array module; ``tables``: the call's DeviceTables); False when it
+    declines (not CuPy arrays, arrays it does not take, a capture finding no table)."""
     if not type(pairs[0][0]).__module__.startswith("cupy"):
         return False
-    return multi_cast(xp, pairs)
+    return multi_cast(xp, pairs, tables)
 
 
-def _cast_forward(octx, p, args, aux, out):
-    """The gathered forward: every weight cast into its planned output."""
-    if not _multi_cast(octx.xp, list(zip(args, out))):
-        return NotImplemented
-    return out
+class GatheredForward:
+    """The gathered forward call's kernel: every weight cast into its planned output.
+    Each call keeps its own launch tables (same pointers every step: copied to the
+    device once, and there before a CUDA graph captures the call)."""
+
+    def __init__(self):
+        self.tables = DeviceTables()
+
+    def __call__(self, octx, p, args, aux, out):
+        if not _multi_cast(octx.xp, list(zip(args, out)), self.tables):
+            return NotImplemented
+        return out
 
 
-def _cast_backward(octx, p, ograds, ins, outd, aux, tgts):
-    """The gathered backward: every weight-cast gradient cast back into the weight's
-    gradient."""
-    if not _multi_cast(octx.xp, list(zip(ograds, tgts))):
-        return NotImplemented
-    return tgts
+class GatheredBackward:
+    """The gathered backward call's kernel: every weight-cast gradient cast back into
+    the weight's gradient."""
+
+    def __init__(self):
+        self.tables = DeviceTables()
+
+    def __call__(self, octx, p, ograds, ins, outd, aux, tgts):
+        if not _multi_cast(octx.xp, list(zip(ograds, tgts)), self.tables):
+            return NotImplemented
+        return tgts

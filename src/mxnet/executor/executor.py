@@ -163,7 +163,8 @@ class Executor:
         # AMP's weight casts numbered first, so that each phase runs them as one call
         # (cast_gather.py; once: the order it gives is the one to keep)
         if cast_gather.applies(_device(self._ctx)) and \
-                not getattr(self, "_casts_hoisted", False):
+                not getattr(self, "_casts_hoisted", False) and \
+                any(r != REQ_NULL for r in self._grad_req):
             self._casts_hoisted = True
             order = cast_gather.hoisted_order(g)
             if order is not None:

@@ -26,7 +26,8 @@ from .kernels_gpu_optim import RULES, _split
 
 __all__ = ["update_source", "nonfinite_source", "cast_source", "update_table",
            "nonfinite_table", "cast_table", "launch_grid", "multi_update",
-           "multi_nonfinite", "multi_cast", "FLOAT_TYPES", "NONFINITE_TYPES", "CAST_PAIRS"]
+           "multi_nonfinite", "multi_cast", "DeviceTables", "FLOAT_TYPES", "NONFINITE_TYPES",
+           "CAST_PAIRS"]
 
 _THREADS = 256
 _MAX_BLOCKS_X = 256           # blocks per array; each thread strides over the rest
@@ -294,13 +295,45 @@ def _overlapping(dst, src):
     return False
 
 
-def multi_cast(cp, pairs):
+class DeviceTables:
+    """The device copies of one caller's launch tables, kept while their bytes stay the
+    same (a static executor's pointers repeat every step: one host-to-device copy in
+    all). Inside a CUDA-graph capture no copy can be made (CuPy's host-to-device copy
+    records and queries events, which a capture refuses), so only a table made before
+    the capture with the same bytes is used, and a graph reading it keeps it alive:
+    a table replaced after it was captured stays in ``kept``."""
+
+    def __init__(self):
+        self.current, self.kept = {}, []
+
+    def get(self, cp, key, table):
+        """The device copy of ``table`` (uint64) for launch position ``key``, or None
+        inside a capture when there is none with these bytes."""
+        from ..backend.cublas_graph import capturing
+        raw = table.tobytes()
+        hit = self.current.get(key)
+        if hit is not None and hit[0] == raw:
+            if capturing():
+                hit[2] = True
+            return hit[1]
+        if capturing():
+            return None
+        if hit is not None and hit[2]:
+            self.kept.append(hit)           # a captured graph reads it on every replay
+        dev = cp.asarray(table)
+        self.current[key] = [raw, dev, False]
+        return dev
+
+
+def multi_cast(cp, pairs, tables=None):
     """Cast many arrays: ``pairs`` of (source, destination), each destination written
     with its source's values in its own dtype; one launch per (source dtype,
-    destination dtype) of CAST_PAIRS and ``_MAX_ARRAYS`` arrays. Returns False
+    destination dtype) of CAST_PAIRS and ``_MAX_ARRAYS`` arrays, their tables kept in
+    ``tables`` (a DeviceTables of the caller's; None: made afresh). Returns False
     (nothing launched) unless every array is a C-contiguous CuPy array on one device,
-    each pair of one size and of a dtype pair the kernels take, and no destination
-    overlaps another array of the call."""
+    each pair of one size and of a dtype pair the kernels take, no destination overlaps
+    another array of the call, and (inside a CUDA-graph capture) every table is in
+    ``tables`` already."""
     if not pairs:
         return True
     first = pairs[0][0]
@@ -319,8 +352,9 @@ def multi_cast(cp, pairs):
         src.append((x.data.ptr, x.data.ptr + x.nbytes))
     if _overlapping(dst, src):
         return False
+    tables = DeviceTables() if tables is None else tables
+    launches = []               # every table first: nothing runs unless all are there
     for (sd, dd), part_all in groups.items():
-        kernel = raw_kernel(cp, ("cast", sd, dd), lambda: cast_source(sd, dd))
         for start in range(0, len(part_all), _MAX_ARRAYS):
             part = [(x, y) for x, y in part_all[start:start + _MAX_ARRAYS] if x.size]
             if not part:
@@ -329,9 +363,14 @@ def multi_cast(cp, pairs):
             table = cast_table([x.data.ptr for x, _ in part], [y.data.ptr for _, y in part],
                                sizes)
             with device:
-                kernel(launch_grid(sizes), (_THREADS,),
-                       (_device_table(cp, ("cast", sd, dd), device, start, table),
-                        np.int32(len(part))))
+                dev = tables.get(cp, (sd, dd, start), table)
+            if dev is None:
+                return False
+            launches.append((sd, dd, launch_grid(sizes), dev, len(part)))
+    for sd, dd, grid, dev, n in launches:
+        kernel = raw_kernel(cp, ("cast", sd, dd), lambda: cast_source(sd, dd))
+        with device:
+            kernel(grid, (_THREADS,), (dev, np.int32(n)))
     return True
 
 
