@@ -118,6 +118,28 @@ def test_which_sources_are_read_in_place():
     assert not H2D.read_in_place(sim, np.float32(1.0))
 
 
+def test_with_cupys_unified_memory_the_device_array_owns_a_copy(monkeypatch):
+    """CUPY_ENABLE_UMP=1: CuPy's array() aliases the host memory it is given, so the
+    copy hands it a private copy of the source, never the source itself."""
+    given = []
+
+    class UmpCupy:
+        cuda = type("cuda", (), {})()
+
+        @staticmethod
+        def array(host, copy=True):
+            given.append(host)
+            return host                          # what CuPy does under UMP: no copy
+    monkeypatch.setenv("CUPY_ENABLE_UMP", "1")
+    src = np.arange(6, dtype=np.float32)
+    out = H2D.copy(UmpCupy, src, hold_source=lambda event: None)
+    src[:] = -1                                  # the caller's next batch
+    np.testing.assert_array_equal(out, np.arange(6, dtype=np.float32))
+    assert not np.shares_memory(given[0], src)
+    monkeypatch.setenv("CUPY_ENABLE_UMP", "0")
+    assert H2D.copy(UmpCupy, src) is src         # (without UMP CuPy copies itself)
+
+
 def test_no_pinned_memory_query_means_not_in_place():
     """The emulated GPU (tests/multi_gpu_host.py) and CuPy builds without the query."""
     class NoQuery:

@@ -20,9 +20,16 @@ Two ways out, chosen by the caller:
 * any other caller gets the source copied into a fresh page-locked buffer first, as
   CuPy does for pageable memory, and may write its array as soon as this returns.
 
+With ``CUPY_ENABLE_UMP=1`` (on systems whose GPU addresses host memory: Grace Hopper's
+HMM/ATS), ``cupy.array(host)`` makes no copy at all: the device array is the host
+memory, so a later write of the source would change it. There the source is copied
+into a private host buffer first, which the device array then owns.
+
 The copy-stream path (``MXNET_GPU_COPY_STREAM=1``, backend/copy_stream.py) has its own
 rule for pinned sources and does not come here.
 """
+import os
+
 import numpy as np
 
 from .cublas_graph import capturing
@@ -47,6 +54,8 @@ def read_in_place(cp, host):
 def copy(cp, host, hold_source=None):
     """A new array on the current device holding ``host``'s values, queued on the
     current stream. ``hold_source(event)``: see the module docstring."""
+    if _ump_enabled() and isinstance(host, np.ndarray):
+        return cp.array(np.array(host, copy=True), copy=True)   # aliases the copy only
     if not read_in_place(cp, host):
         return cp.array(host, copy=True)
     if hold_source is None or capturing():
@@ -59,6 +68,14 @@ def copy(cp, host, hold_source=None):
     read.record(cp.cuda.get_current_stream())
     hold_source(read)
     return out
+
+
+def _ump_enabled():
+    """CuPy's CUPY_ENABLE_UMP (read by CuPy at import; the same rule here)."""
+    try:
+        return int(os.environ.get("CUPY_ENABLE_UMP", "0")) != 0
+    except ValueError:
+        return False
 
 
 def staged(cp, host):
