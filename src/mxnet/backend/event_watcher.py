@@ -11,6 +11,7 @@ however many copies are in flight, one thread per device does the waiting.
 import collections
 import os
 import threading
+import warnings
 
 __all__ = ["when_passed"]
 
@@ -41,10 +42,15 @@ class _Watcher:
                 event, done = self.queue.popleft()
             try:
                 event.synchronize()     # (a blocking-sync event: the thread sleeps)
-            except BaseException as exc:    # a device failure: the callback records it
-                done(exc)
+            except Exception as exc:    # a device failure: the callback records it
+                failure = exc
             else:
-                done()
+                failure = None
+            try:
+                done() if failure is None else done(failure)
+            except Exception as exc:    # noqa: BLE001  the thread must serve the rest
+                warnings.warn(f"pymxnet: a callback after a CUDA event failed: {exc!r}",
+                              RuntimeWarning)
 
 
 _watchers = {}
