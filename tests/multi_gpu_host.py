@@ -723,6 +723,9 @@ def emulated_gpus(count):
     from mxnet.ndarray import dispatch
     from mxnet.operator import runner
     saved = (backend._cupy, backend._cupy_checked, set(backend._used_devices))
+    # (an emulation entered inside another one, as the conformance step's process-wide
+    # one: leaving it gives the outer one its GPUs back)
+    saved_count, saved_device = _state["count"], getattr(_local, "device", 0)
     # the imperative calls' cached operator contexts hold the array module they were
     # made with: each emulation's calls must get its own module
     dispatch._fwd_ctx.clear()
@@ -764,5 +767,5 @@ def emulated_gpus(count):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        _state["count"] = 0
-        _local.device = 0
+        _state["count"] = saved_count
+        _local.device = saved_device
