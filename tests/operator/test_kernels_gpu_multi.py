@@ -267,7 +267,7 @@ def test_a_repeated_table_is_copied_to_the_device_once(monkeypatch):
     copies = []
     cp = types.SimpleNamespace(asarray=lambda t: copies.append(t.copy()) or t.copy())
     dev0, dev1 = types.SimpleNamespace(id=0), types.SimpleNamespace(id=1)
-    monkeypatch.setattr(M, "_DEVICE_TABLES", {})
+    monkeypatch.setattr(M, "_DEVICE_TABLES", M.DeviceTables())
     t = np.arange(8, dtype=np.uint64)
     a = M._device_table(cp, ("update",), dev0, 0, t)
     b = M._device_table(cp, ("update",), dev0, 0, t.copy())
@@ -284,7 +284,7 @@ def test_a_repeated_table_is_copied_to_the_device_once(monkeypatch):
     # captured copy runs only at replay; the graph keeps the array's address)
     from mxnet.backend import cublas_graph
     monkeypatch.setattr(cublas_graph, "capturing", lambda: True)
-    cached = M._DEVICE_TABLES[(("update",), 0, 0)]
+    cached = M._DEVICE_TABLES.current[(("update",), 0, 0)]
     M._device_table(cp, ("update",), dev0, 0, t2)
     M._device_table(cp, ("update",), dev0, 0, t2)
-    assert len(copies) == 7 and M._DEVICE_TABLES[(("update",), 0, 0)] is cached
+    assert len(copies) == 7 and M._DEVICE_TABLES.current[(("update",), 0, 0)] is cached

@@ -197,10 +197,40 @@ def nonfinite_table(pointers, sizes, dtypes):
     return table
 
 
-# (launch kind, device id, first array) -> (the table's bytes, its device copy): a
-# training step repeats the same table (same buffers, sizes and scalars) every step,
-# so its host-to-device copy is made once and reused while the bytes are the same
-_DEVICE_TABLES = {}
+class DeviceTables:
+    """The device copies of one caller's launch tables, kept while their bytes stay the
+    same (a static executor's pointers repeat every step: one host-to-device copy in
+    all). Inside a CUDA-graph capture no copy can be made (CuPy's host-to-device copy
+    records and queries events, which a capture refuses), so only a table made before
+    the capture with the same bytes is used, and a graph reading it keeps it alive:
+    a table replaced after it was captured stays in ``kept``."""
+
+    def __init__(self):
+        self.current, self.kept = {}, []
+
+    def get(self, cp, key, table):
+        """The device copy of ``table`` (uint64) for launch position ``key``, or None
+        inside a capture when there is none with these bytes."""
+        from ..backend.cublas_graph import capturing
+        raw = table.tobytes()
+        hit = self.current.get(key)
+        if hit is not None and hit[0] == raw:
+            if capturing():
+                hit[2] = True
+            return hit[1]
+        if capturing():
+            return None
+        if hit is not None and hit[2]:
+            self.kept.append(hit)           # a captured graph reads it on every replay
+        dev = cp.asarray(table)
+        self.current[key] = [raw, dev, False]
+        return dev
+
+
+# the update and finite-check launches' tables, by (launch kind, device id, first
+# array): a training step repeats the same table (same buffers, sizes and scalars)
+# every step, so its host-to-device copy is made once and reused
+_DEVICE_TABLES = DeviceTables()
 
 
 def _device_table(cp, kind, device, start, table):
@@ -211,14 +241,7 @@ def _device_table(cp, kind, device, start, table):
         # a captured copy runs only when the graph replays, and the graph keeps the
         # array's address: a copy of its own, never shared with calls outside it
         return cp.asarray(table)
-    key = (kind, device.id, start)
-    raw = table.tobytes()
-    hit = _DEVICE_TABLES.get(key)
-    if hit is not None and hit[0] == raw:
-        return hit[1]
-    dev = cp.asarray(table)
-    _DEVICE_TABLES[key] = (raw, dev)
-    return dev
+    return _DEVICE_TABLES.get(cp, (kind, device.id, start), table)
 
 
 def _usable(cp, a, dtype, device):
@@ -293,36 +316,6 @@ def _overlapping(dst, src):
         if i >= 0 and dst[i][1] > s0:
             return True
     return False
-
-
-class DeviceTables:
-    """The device copies of one caller's launch tables, kept while their bytes stay the
-    same (a static executor's pointers repeat every step: one host-to-device copy in
-    all). Inside a CUDA-graph capture no copy can be made (CuPy's host-to-device copy
-    records and queries events, which a capture refuses), so only a table made before
-    the capture with the same bytes is used, and a graph reading it keeps it alive:
-    a table replaced after it was captured stays in ``kept``."""
-
-    def __init__(self):
-        self.current, self.kept = {}, []
-
-    def get(self, cp, key, table):
-        """The device copy of ``table`` (uint64) for launch position ``key``, or None
-        inside a capture when there is none with these bytes."""
-        from ..backend.cublas_graph import capturing
-        raw = table.tobytes()
-        hit = self.current.get(key)
-        if hit is not None and hit[0] == raw:
-            if capturing():
-                hit[2] = True
-            return hit[1]
-        if capturing():
-            return None
-        if hit is not None and hit[2]:
-            self.kept.append(hit)           # a captured graph reads it on every replay
-        dev = cp.asarray(table)
-        self.current[key] = [raw, dev, False]
-        return dev
 
 
 def multi_cast(cp, pairs, tables=None):
