@@ -85,11 +85,6 @@ def _same_float(*arrays):
                                                             for a in arrs)
 
 
-def _Out(cp, given, n, inputs):
-    """Destination arrays (CuPy) of a cuDNN call: see OutputBuffers."""
-    return OutputBuffers(cp, given, n, inputs)
-
-
 _WARNED = set()
 
 
@@ -252,7 +247,7 @@ def conv_forward(cp, ctx, p, inputs, aux, out=None):
         return _conv_forward_cl(cp, p, inputs, out, oshape, _flag(fin, 0), _flag(fout, 0))
     x, w = _c(cp, inputs[0]), _c(cp, inputs[1])
     g, xs, ws, ys = _conv_setup(p, x.shape, w.shape, oshape, x.dtype)
-    o = _Out(cp, out, 1, inputs)
+    o = OutputBuffers(cp, out, 1, inputs)
     y = o.get(0, oshape, x.dtype)
     K.conv_forward(g, x.reshape(xs), w.reshape(ws), y.reshape(ys), _tune(p), p.workspace)
     if not p.no_bias:
@@ -265,7 +260,7 @@ def _conv_forward_cl(cp, p, inputs, out, oshape, x_cl, y_cl):
     x = _cl_in(cp, inputs[0], x_cl)
     wt = _cl_in(cp, inputs[1], False)          # the filter as a KRSC copy
     g = _conv_setup(p, x.shape, wt.shape, oshape, x.dtype, nhwc=True)[0]
-    o = _Out(cp, out, 1, inputs)
+    o = OutputBuffers(cp, out, 1, inputs)
     y = _ClDest(cp, o.get(0, oshape, x.dtype), False, y_cl)
     K.conv_forward(g, x, wt, y.view, _tune(p), p.workspace)
     if not p.no_bias:
@@ -288,7 +283,7 @@ def _grads(cp, p, ctx, in_grad, dy, x, w, bias_shape):
     n = 2 if p.no_bias else 3
     need = _need(ctx, n)
     adds = _adds(ctx, in_grad, n)
-    g = _Out(cp, in_grad, n, [dy, x, w])
+    g = OutputBuffers(cp, in_grad, n, [dy, x, w])
     shapes = [(x.shape, x.dtype), (w.shape, w.dtype), (bias_shape, dy.dtype)]
     res = []
     for i in range(3):
@@ -371,7 +366,7 @@ def deconv_forward(cp, ctx, p, inputs, aux, out=None):
     _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(cp, inputs[0]), _c(cp, inputs[1])
     g, oshape, cs, ws, ds = _deconv_setup(p, x.shape, w.shape, x.dtype)
-    o = _Out(cp, out, 1, inputs)
+    o = OutputBuffers(cp, out, 1, inputs)
     y = o.get(0, oshape, x.dtype)
     K.conv_backward_data(g, w.reshape(ws), x.reshape(ds), y.reshape(cs), _tune(p),
                          p.workspace)
@@ -453,14 +448,14 @@ def pool_forward(cp, ctx, p, inputs, aux, out=None):
     if (_flag(fin, 0) or _flag(fout, 0)) and x.ndim == 4:
         descs = _pool_descs(p, x.shape, oshape, x.dtype, nhwc=True)
         xv = _cl_in(cp, x, _flag(fin, 0))
-        o = _Out(cp, out, 1, inputs)
+        o = OutputBuffers(cp, out, 1, inputs)
         y = _ClDest(cp, o.get(0, oshape, x.dtype), False, _flag(fout, 0))
         K.pool_forward(descs, xv, y.view)
         y.finish()
         return o.done()
     descs = _pool_descs(p, x.shape, oshape, x.dtype)
     x = _c(cp, x)
-    o = _Out(cp, out, 1, inputs)
+    o = OutputBuffers(cp, out, 1, inputs)
     K.pool_forward(descs, x, o.get(0, oshape, x.dtype))
     return o.done()
 
@@ -476,14 +471,14 @@ def pool_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         descs = _pool_descs(p, x.shape, y.shape, x.dtype, nhwc=True)
         dyv, xv = _cl_in(cp, dy, _flag(fog, 0)), _cl_in(cp, x, _flag(fin, 0))
         yv = _cl_in(cp, y, _flag(fout, 0))
-        g = _Out(cp, in_grad, 1, [dy, x, y])
+        g = OutputBuffers(cp, in_grad, 1, [dy, x, y])
         dx = _ClDest(cp, g.get(0, x.shape, x.dtype), False, _flag(ftg, 0))
         K.pool_backward(descs, xv, yv, dyv, dx.view)
         dx.finish()
         return g.done()
     descs = _pool_descs(p, x.shape, y.shape, x.dtype)
     dy, x, y = _c(cp, dy), _c(cp, x), _c(cp, y)
-    g = _Out(cp, in_grad, 1, [dy, x, y])
+    g = OutputBuffers(cp, in_grad, 1, [dy, x, y])
     K.pool_backward(descs, x, y, dy, g.get(0, x.shape, x.dtype))
     return g.done()
 
@@ -573,7 +568,7 @@ def _bn_forward(cp, ctx, p, inputs, aux, out=None, relu=False):
         xc = _c(cp, x)
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
     shift = _c(cp, beta)
-    o = _Out(cp, out, 3, inputs + list(aux))
+    o = OutputBuffers(cp, out, 3, inputs + list(aux))
     yd = _ClDest(cp, o.get(0, x.shape, x.dtype), False, _flag(fout, 0)) if cl else None
     y = yd.view if cl else o.get(0, x.shape, x.dtype)
     mean, invstd = o.get(1, (c,), pt), o.get(2, (c,), pt)
@@ -632,7 +627,7 @@ def _bn_backward(cp, ctx, p, out_grads, inputs, outputs, in_grad, relu=False):
     need = _need(ctx, 3)
     c = x.shape[1]
     scale = _ones(cp, c, pt) if p.fix_gamma else _c(cp, gamma)
-    g = _Out(cp, in_grad, 3, [dy, x, gamma])
+    g = OutputBuffers(cp, in_grad, 3, [dy, x, gamma])
     if cl:
         # channels-last: x, dy and dx as NHWC views
         fog, fin, ftg = _flags(ctx, 0), _flags(ctx, 1), _flags(ctx, 3)
@@ -682,7 +677,7 @@ def _softmax_pair(log):
         from .nn.softmax import check_axis
         axis = check_axis(name, p.axis, x.ndim)
         x = _c(cp, x)
-        o = _Out(cp, out, 1, [x])
+        o = OutputBuffers(cp, out, 1, [x])
         K.softmax_forward(x, o.get(0, x.shape, x.dtype, allow_alias=x), axis, log)
         return o.done()
 
@@ -693,7 +688,7 @@ def _softmax_pair(log):
             return NotImplemented
         axis = p.axis % y.ndim
         dy, y = _c(cp, dy), _c(cp, y)
-        g = _Out(cp, in_grad, 1, [dy, y])
+        g = OutputBuffers(cp, in_grad, 1, [dy, y])
         K.softmax_backward(y, dy, g.get(0, y.shape, y.dtype), axis, log)
         return g.done()
     forward.__name__ = f"{name}_forward"
@@ -712,7 +707,7 @@ def act_forward(cp, ctx, p, inputs, aux, out=None):
     if p.act_type not in _ACTS or not _same_float(x):
         return NotImplemented
     x = _c(cp, x)
-    o = _Out(cp, out, 1, [x])
+    o = OutputBuffers(cp, out, 1, [x])
     K.act_forward(x, o.get(0, x.shape, x.dtype, allow_alias=x), p.act_type)
     return o.done()
 
@@ -724,7 +719,7 @@ def act_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     if p.act_type not in _ACTS or not _same_float(dy, y):
         return NotImplemented
     dy, y = _c(cp, dy), _c(cp, y)
-    g = _Out(cp, in_grad, 1, [dy, y])
+    g = OutputBuffers(cp, in_grad, 1, [dy, y])
     # cuDNN allows dx == dy (identical descriptors): an in-place plan costs no copy
     K.act_backward(y, dy, g.get(0, y.shape, y.dtype, allow_alias=dy), p.act_type)
     return g.done()

@@ -19,7 +19,8 @@ import numpy as np
 from ..backend.cudnn import rnn as R
 from ..backend.cudnn import descriptors as D
 from ..backend.cudnn._runtime import runtime
-from .kernels_cudnn import _Out, _guard, _need
+from .kernels import OutputBuffers
+from .kernels_cudnn import _guard, _need
 
 __all__ = ["register_all", "enabled", "covered", "OPS"]
 
@@ -114,7 +115,7 @@ def rnn_forward(cp, ctx, p, inputs, aux, out=None):
     lstm = p.mode == "lstm"
     x, flat, hx = (_ready(cp, a) for a in inputs[:3])
     cx = _ready(cp, inputs[3]) if lstm else None
-    o = _Out(cp, out, len(oshapes), inputs)
+    o = OutputBuffers(cp, out, len(oshapes), inputs)
     dt = x.dtype
     y = _dest(cp, o, 0, oshapes[0], dt)
     hy = cy = None
@@ -150,7 +151,7 @@ def rnn_backward(cp, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dhy = _ready(cp, out_grads[1], dt) if p.state_outputs else None
     dcy = _ready(cp, out_grads[2], dt) if (p.state_outputs and lstm) else None
     reads = [a for a in (x, flat, hx, cx, y, reserve, dy, dhy, dcy) if a is not None]
-    g = _Out(cp, in_grad, len(inputs), reads)
+    g = OutputBuffers(cp, in_grad, len(inputs), reads)
     # cuDNN always writes dx; dhx and dcx only where wanted
     dx = _dest(cp, g, 0, x.shape, dt) if need[0] else cp.empty(x.shape, dt)
     dflat = _dest(cp, g, 1, flat.shape, dt) if need[1] else None

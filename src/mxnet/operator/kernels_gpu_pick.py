@@ -94,14 +94,6 @@ def _usable(data, index, p):
             and index.flags.c_contiguous)
 
 
-def _destinations(xp, given, n, reads):
-    """The kernel table's destination rule (OutputBuffers): a given array is written
-    when it is a C-contiguous device array of the wanted shape and dtype sharing no
-    memory with what the kernel reads, else a fresh array is (the runner then applies
-    the result to the given one)."""
-    return OutputBuffers(xp, given, n, reads)
-
-
 _REFUSED = set()     # kernel keys the device's compiler refused (the body runs them)
 
 
@@ -147,7 +139,7 @@ def pick_forward(ctx, p, inputs, aux, out=None):
         return NotImplemented
     from .registry import get_op
     _, (oshape,), _ = get_op("pick").infer_shape(p, [tuple(data.shape), tuple(index.shape)])
-    y = _destinations(ctx.xp, out, 1, (data, index)).get(0, oshape, data.dtype)
+    y = OutputBuffers(ctx.xp, out, 1, (data, index)).get(0, oshape, data.dtype)
     if not _launch(ctx.xp, "forward", data, index, y, p, *geo):
         return NotImplemented
     return [y]
@@ -166,7 +158,7 @@ def pick_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return NotImplemented
     need = ctx.need_grad if ctx.need_grad is not None else [True, True]
     xp = ctx.xp
-    dests = _destinations(xp, in_grad, 2, (g, index))
+    dests = OutputBuffers(xp, in_grad, 2, (g, index))
     grad = None
     if need[0]:
         grad = dests.get(0, d_shape, g.dtype)
