@@ -10,8 +10,9 @@ from .control_flow import foreach, while_loop, cond  # noqa: F401
 
 __all__ = ["isfinite", "isnan", "isinf", "rand_zipfian", "foreach", "while_loop", "cond"]
 
-# Graph operators of MXNet's DGL integration (on CSR storage) are not implemented yet:
-# calling them says so.
+# Graph operators of MXNet's DGL integration (on CSR storage): their symbolic forms
+# (mx.sym.contrib takes this list) are not implemented, and calling them says so; the
+# imperative ones below replace these placeholders.
 _NEEDS_SPARSE = ("dgl_adjacency", "dgl_csr_neighbor_non_uniform_sample",
                  "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph",
                  "edge_id")
@@ -29,7 +30,9 @@ def _needs_sparse(name):
 for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
 # the graph functions pymxnet has (imperative, on csr arrays)
-from .dgl_graph import edge_id, dgl_adjacency, dgl_subgraph  # noqa: E402,F401
+from .dgl_graph import (edge_id, dgl_adjacency, dgl_subgraph,  # noqa: E402,F401
+                        dgl_csr_neighbor_uniform_sample, dgl_csr_neighbor_non_uniform_sample,
+                        dgl_graph_compact)
 
 
 def _csr_getnnz(data=None, axis=None, out=None, name=None, **kwargs):

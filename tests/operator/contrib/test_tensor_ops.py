@@ -158,13 +158,10 @@ def test_rand_zipfian():
                                   "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact",
                                   "dgl_subgraph", "edge_id"])
 def test_sparse_graph_ops_say_not_implemented(name):
-    # edge_id, dgl_adjacency and dgl_subgraph work imperatively (tests/ndarray/
-    # test_dgl_graph.py); the samplers, graph_compact and every symbolic form do not
-    spaces = (mx.sym.contrib,) if name in ("dgl_adjacency", "dgl_subgraph", "edge_id") \
-        else (nd.contrib, mx.sym.contrib)
-    for ns in spaces:
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(ns, name)(nd.zeros((2, 2)))
+    # all six work imperatively (tests/ndarray/test_dgl_graph*.py); their symbolic
+    # forms do not
+    with pytest.raises(NotImplementedError, match=name):
+        getattr(mx.sym.contrib, name)(nd.zeros((2, 2)))
 
 
 def test_backward_gradientmultiplier():
