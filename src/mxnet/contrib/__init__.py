@@ -2,9 +2,11 @@
 
 ``mx.contrib.ndarray`` / ``nd`` and ``mx.contrib.symbol`` / ``sym`` are the contrib
 operators (the same functions as ``mx.nd.contrib`` and ``mx.sym.contrib``);
-``mx.contrib.autograd`` is the pre-1.0 autograd interface. Other subpackages
-(quantization, amp, onnx, text, io, ...) are imported on first use when this pymxnet
-has them; a missing one is an ImportError naming it.
+``mx.contrib.autograd`` is the pre-1.0 autograd interface; ``mx.contrib.text``
+(vocabularies and token embeddings) and ``mx.contrib.io`` (DataLoaderIter) are
+imported with it, as in MXNet. Other subpackages (quantization, amp, onnx,
+svrg_optimization, ...) are imported on first use when this pymxnet has them; a
+missing one is an ImportError naming it.
 """
 import importlib
 
@@ -13,6 +15,8 @@ from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
+from . import text  # noqa: F401
+from . import io  # noqa: F401
 
 _ALIASES = {"quant": "quantization"}
 
