@@ -2,6 +2,7 @@
 attributes to every symbol created inside the block (nested scopes merge, the inner
 value winning)."""
 import threading
+from collections import defaultdict
 
 __all__ = ["AttrScope", "current"]
 
@@ -26,6 +27,9 @@ class AttrScope(metaclass=_AttrScopeMeta):
     """Attributes (string keys and values) for the symbols created in its scope."""
 
     _current = None          # set below, once the class exists
+    # How many subgraphs of each name the control-flow symbols have made (foreach0,
+    # cond_then1, ...): a subgraph's nodes carry ``__subgraph_name__`` = name + count.
+    _subgraph_names = defaultdict(int)
 
     def __init__(self, **kwargs):
         self._old_scope = None

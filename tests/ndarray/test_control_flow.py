@@ -70,7 +70,35 @@ def test_cond():
     assert float(nd.contrib.cond(a > 5, lambda: a * 3, lambda: a - 1).asscalar()) == 1
 
 
-@pytest.mark.parametrize("name", ["foreach", "while_loop", "cond"])
-def test_symbolic_control_flow_says_not_implemented(name):
-    with pytest.raises(NotImplementedError, match=name):
-        getattr(mx.sym.contrib, name)(None, None, None)
+def test_nested_structures_keep_their_layout():
+    # (MXNet 1.9.1's layouts: a tuple of loop vars comes back as a list, a single
+    # array as itself; nested state lists stay nested)
+    d, s = nd.ones((3, 2)), nd.ones((2,))
+    outs, st = nd.contrib.foreach(lambda x, st: ([x], st), d, [s, [s + 1]])
+    assert isinstance(outs, list) and isinstance(st[1], list)
+    assert_almost_equal(st[1][0].asnumpy(), 2 * np.ones(2))
+    outs, st = nd.contrib.foreach(lambda x, st: ((x[0], x[1] * 2), st), [d, d + 1], s)
+    assert isinstance(outs, list) and isinstance(st, nd.NDArray)
+    assert_almost_equal(outs[1].asnumpy(), 4 * np.ones((3, 2)))
+    out, vars_ = nd.contrib.while_loop(lambda a, b: a.sum() < 5,
+                                       lambda a, b: (a * 1, [a + 1, [b[0] * 2]]),
+                                       [s, [s]], max_iterations=4)
+    assert isinstance(out, nd.NDArray) and out.shape == (4, 2)
+    assert_almost_equal(out.asnumpy()[:, 0], [1, 2, 0, 0])
+    assert_almost_equal(vars_[1][0].asnumpy(), [4, 4])
+    out, v = nd.contrib.while_loop(lambda a: a.sum() < 5, lambda a: (None, a + 1), (s,),
+                                   max_iterations=4)
+    assert out == [] and isinstance(v, list)
+
+
+def test_bad_arguments_say_what_is_wrong():
+    with pytest.raises(TypeError, match="NDArray"):
+        nd.contrib.foreach(lambda x, st: (x, st), [nd.ones((2, 2)), 3], nd.ones(1))
+    with pytest.raises(mx.base.MXNetError, match="same length"):
+        nd.contrib.foreach(lambda x, st: (x[0], st), [nd.ones((2, 2)), nd.ones((3, 2))],
+                           nd.ones(1))
+    with pytest.raises(mx.base.MXNetError, match="scalar"):
+        nd.contrib.cond(nd.ones((2,)), lambda: 1, lambda: 2)
+    with pytest.raises(mx.base.MXNetError, match="loop variables"):
+        nd.contrib.while_loop(lambda a: a.sum() < 5, lambda a: (None, [a, a]), [nd.ones(1)],
+                              max_iterations=2)

@@ -17,8 +17,9 @@ from .graph import topo_order
 
 __all__ = ["eliminate_common_expr", "enabled"]
 
-# Stateful operators: their outputs depend on more than the inputs.
-_STATEFUL = frozenset({"Custom"})
+# Operators whose outputs depend on more than their inputs and attributes: Custom
+# (state in Python), the control-flow nodes (their subgraphs, which attributes omit).
+_STATEFUL = frozenset({"Custom", "_foreach", "_while_loop", "_cond"})
 
 
 def enabled():

@@ -195,7 +195,9 @@ _RANDOM_PREFIXES = ("_sample_", "sample_", "_npi_choice", "_npi_normal", "_npi_u
                     "_npi_gamma", "_npi_exponential", "_npi_laplace", "_npi_gumbel",
                     "_npi_logistic", "_npi_pareto", "_npi_powerd", "_npi_rayleigh",
                     "_npi_weibull")
-_HOST_OPS = frozenset(("Custom", "_NDArray", "_Native"))
+# operators that run Python on the host every call (callbacks; control flow, whose
+# loop counts and branches are decided there from the values)
+_HOST_OPS = frozenset(("Custom", "_NDArray", "_Native", "_foreach", "_while_loop", "_cond"))
 
 
 def ineligible_reason(nodes, is_train):

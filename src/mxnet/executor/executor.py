@@ -273,6 +273,9 @@ class Executor:
             names = node.output_names()[:node.num_visible_outputs()]
             s.mon_names = names
             self._fsteps.append(s)
+        # backward runs with its forward's parameters: complete_params may give a node
+        # state of its own that both read (a control-flow node's recording)
+        self._step_params = {s.nid: s.p for s in self._fsteps}
         # The plain steps serve monitors and the profiler, which see every operator.
         self._plain_fsteps = self._fsteps
         self._fsteps = fuse_forward_steps(g, self._plain_fsteps, _device(self._ctx))
@@ -317,7 +320,7 @@ class Executor:
         g, xp = self._graph, _xp(self._ctx)
         node = g.nodes[step.nid]
         b = _BwdStep()
-        b.op, b.p, b.name = node.op, node.params, node.name
+        b.op, b.p, b.name = node.op, self._step_params.get(step.nid, node.params), node.name
         b.n_args = g.num_args[step.nid]
         outs = range(g.row_ptr[step.nid], g.row_ptr[step.nid + 1])
         b.n_out = len(outs)

@@ -26,7 +26,8 @@ Markers are first given one per unknown input dimension; when the rule rejects t
 (it needs two inputs to agree, as Concat or batch_dot do), one per axis position,
 shared by all inputs. An operator that must see complete inputs before it says
 anything (MXNet's ``where``) sets ``infers_partial = False``; one that needs more (the
-RNN's parameter concat) defines ``infer_shape_partial(p, arg_shapes, out_shapes)``; one whose output axes
+RNN's parameter concat) defines ``infer_shape_partial(p, arg_shapes, out_shapes)``
+(written for 0 = unknown, unless it sets ``partial_rule_any_marker``); one whose output axes
 are its first input's axes narrowed (``slice``) sets ``narrows_input_axes = True``: an
 output axis over an input axis of unknown length is unknown, whatever the probes say;
 one whose output holds exactly its data's elements (``Reshape``) sets ``keeps_size =
@@ -216,7 +217,9 @@ def infer_node(op, p, arg_shapes, out_shapes):
     unknown dimension) or None, from what is known of its arguments and outputs."""
     rule = getattr(op, "infer_shape_partial", None)
     if rule is not None:            # an operator with its own rule for partial shapes
-        if UNKNOWN() == 0:
+        # (one that reads the pass's marker itself, as the control-flow operators'
+        # subgraph passes do, takes either)
+        if UNKNOWN() == 0 or getattr(op, "partial_rule_any_marker", False):
             return rule(p, arg_shapes, out_shapes)
         return _legacy_rule(rule, p, arg_shapes, out_shapes)
     if getattr(op, "elemwise_shape", type(op).infer_shape is Op.infer_shape):

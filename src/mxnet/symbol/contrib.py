@@ -1,33 +1,20 @@
 """mx.sym.contrib: the ``_contrib_*`` operators (attached by symbol/__init__.py from the
-registry) plus MXNet 1.9.1's Python-level helpers (rand_zipfian, AttrScope, uniform)."""
+registry) plus MXNet 1.9.1's Python-level helpers (rand_zipfian, AttrScope, uniform, and
+the control flow foreach / while_loop / cond of symbol/control_flow.py)."""
 import math
 
 from ..attribute import AttrScope  # noqa: F401  (MXNet exposes it here too)
 from ..ndarray.contrib import _NEEDS_SPARSE, _needs_sparse, _gradient_node
 from .random import uniform
+from .control_flow import foreach, while_loop, cond  # noqa: F401
 
 backward_index_copy = _gradient_node("backward_index_copy", 4)
 backward_hawkesll = _gradient_node("backward_hawkesll", 10)
 
-__all__ = ["rand_zipfian"]
+__all__ = ["rand_zipfian", "foreach", "while_loop", "cond"]
 
 for _name in _NEEDS_SPARSE:
     globals()[_name] = _needs_sparse(_name)
-
-
-def _needs_subgraphs(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(
-            f"mx.sym.contrib.{name}: symbolic control flow (a graph node holding "
-            f"subgraphs) is not implemented yet; mx.nd.contrib.{name} works imperatively")
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}: not implemented for symbols yet (needs subgraph operators)."
-    return fn
-
-
-foreach = _needs_subgraphs("foreach")
-while_loop = _needs_subgraphs("while_loop")
-cond = _needs_subgraphs("cond")
 
 
 def rand_zipfian(true_classes, num_sampled, range_max):

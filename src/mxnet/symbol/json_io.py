@@ -10,6 +10,7 @@ import ast
 import json
 
 from ..base import MXNetError
+from ..operator.control_flow import ControlFlowOp, with_subgraphs
 from ..operator.registry import get_op
 from .graph import Node, is_dunder, topo_order
 from .symbol import Symbol
@@ -21,6 +22,16 @@ MXNET_VERSION = 10901
 
 
 def to_json(symbol):
+    doc = _graph_doc(symbol)
+    doc["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
+    if is_np_shape():       # MXNet marks graphs saved under NumPy shape semantics
+        doc["attrs"]["is_np_shape"] = ["int", 1]
+    return _dump(doc, 0)
+
+
+def _graph_doc(symbol):
+    """nodes, arg_nodes, node_row_ptr and heads of a graph; a control-flow node's
+    subgraphs go under its ``subgraphs`` key, each laid out the same way."""
     order = topo_order(symbol._head_nodes())
     index = {id(n): i for i, n in enumerate(order)}
     nodes, row_ptr = [], [0]
@@ -33,18 +44,17 @@ def to_json(symbol):
         # MXNet marks inputs the operator mutates (auxiliary states) with version 1.
         entry["inputs"] = [[index[id(src)], k, 0 if j < n_args else 1]
                            for j, (src, k) in enumerate(node.inputs)]
+        subgraphs = getattr(node.params, "subgraphs", None)
+        if subgraphs:
+            entry["subgraphs"] = [_graph_doc(g) for g in subgraphs]
         nodes.append(entry)
         row_ptr.append(row_ptr[-1] + node.num_outputs())
-    doc = {
+    return {
         "nodes": nodes,
         "arg_nodes": [i for i, n in enumerate(order) if n.op is None],
         "node_row_ptr": row_ptr,
         "heads": [[index[id(n)], k, 0] for n, k in symbol._outputs],
-        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
     }
-    if is_np_shape():       # MXNet marks graphs saved under NumPy shape semantics
-        doc["attrs"]["is_np_shape"] = ["int", 1]
-    return _dump(doc, 0)
 
 
 def _dump(value, depth):
@@ -84,12 +94,16 @@ def load_json(json_str):
         raise MXNetError("invalid symbol JSON: nested too deeply") from None
     except (ValueError, KeyError, TypeError) as err:
         raise MXNetError(f"invalid symbol JSON: {err}") from None
-    if not isinstance(raw_nodes, list) or not isinstance(heads, list):
-        raise MXNetError("invalid symbol JSON: 'nodes' and 'heads' must be lists")
     graph_attrs = doc.get("attrs") if isinstance(doc.get("attrs"), dict) else {}
     # a graph saved under legacy shape semantics (0 = unknown dimension), loaded under
     # np_shape: its variables' unknown dimensions become -1 there, as MXNet converts them
     legacy_shapes = "is_np_shape" not in graph_attrs and is_np_shape()
+    return _symbol_from_doc(raw_nodes, heads, legacy_shapes)
+
+
+def _symbol_from_doc(raw_nodes, heads, legacy_shapes):
+    if not isinstance(raw_nodes, list) or not isinstance(heads, list):
+        raise MXNetError("invalid symbol JSON: 'nodes' and 'heads' must be lists")
     built = []
     for i, raw in enumerate(raw_nodes):
         if not isinstance(raw, dict):
@@ -147,6 +161,17 @@ def _build_node(raw, built, position, legacy_shapes=False):
             raise MXNetError(f"Operator {op.name} (node {name}) got an unknown parameter "
                              f"'{key}'. Valid parameters: {', '.join(fields)}")
     params = op.parse(given)
+    subgraphs = raw.get("subgraphs")
+    if isinstance(op, ControlFlowOp):
+        if not isinstance(subgraphs, list):
+            raise MXNetError(f"invalid symbol JSON: node {name} ({op.name}) has no "
+                             "'subgraphs' list")
+        params = with_subgraphs(op, params, [
+            _symbol_from_doc(g.get("nodes"), g.get("heads"), legacy_shapes)
+            if isinstance(g, dict) else _not_a_graph(name) for g in subgraphs])
+    elif subgraphs:
+        raise MXNetError(f"invalid symbol JSON: node {name} ({op.name}) holds subgraphs; "
+                         "only _foreach, _while_loop and _cond do")
     node = Node(op, name, params, given, extra, inputs)
     if op.variadic is None:
         expected = len(op.arguments(params)) + len(op.aux_states(params))
@@ -155,6 +180,10 @@ def _build_node(raw, built, position, legacy_shapes=False):
                              f"{len(inputs)} inputs, the operator takes {expected} "
                              f"({', '.join(node.input_names())})")
     return node
+
+
+def _not_a_graph(name):
+    raise MXNetError(f"invalid symbol JSON: a subgraph of node {name} is not an object")
 
 
 def load(fname):
