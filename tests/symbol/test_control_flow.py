@@ -233,3 +233,29 @@ def test_backward_uses_the_forward_recording():
         ex.backward([mx.nd.ones((4, 50))])
         assert 0 < (o == 0).sum() < o.size
         assert_almost_equal(grad.asnumpy(), o / xv, rtol=1e-5)
+
+
+def test_runs_on_a_gpu_context():
+    """The bound foreach fixture on gpu(0) (the real device where CuPy sees one, else
+    one emulated on the host) gives MXNet's outputs and gradients."""
+    from mxnet.backend import cupy_or_none
+    import contextlib
+    if cupy_or_none() is not None:
+        scope = contextlib.nullcontext()
+    else:
+        from multi_gpu_host import emulated_gpus
+        scope = emulated_gpus(1)
+    text, data = _fixture("foreach_rnn")
+    sym = mx.sym.load_json(text)
+    with scope:
+        ctx = mx.gpu(0)
+        args = {k[3:]: mx.nd.array(data[k], ctx=ctx) for k in data.files
+                if k.startswith("in_")}
+        grads = {k: mx.nd.zeros(v.shape, ctx=ctx) for k, v in args.items()}
+        ex = sym.bind(ctx, args=args, args_grad=grads)
+        outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+        ex.backward([mx.nd.array(data[f"head_{i}"], ctx=ctx) for i in range(2)])
+        for i, o in enumerate(outs):
+            assert_almost_equal(o, data[f"out_{i}"], rtol=1e-4, atol=1e-5)
+        for k, g in grads.items():
+            assert_almost_equal(g.asnumpy(), data[f"grad_{k}"], rtol=1e-4, atol=1e-5)
