@@ -52,8 +52,11 @@ def test_graph_and_json_match_mxnet(case):
     assert mx.sym.load_json(text).tojson() == text   # and read back unchanged
 
 
+@pytest.mark.parametrize("step_executors", ["1", "0"])
 @pytest.mark.parametrize("case", graphs.CASES)
-def test_bound_run_matches_mxnet(case):
+def test_bound_run_matches_mxnet(case, step_executors, monkeypatch):
+    # (foreach runs its body on step executors, or operator by operator with 0)
+    monkeypatch.setenv("MXNET_FOREACH_STEP_EXECUTORS", step_executors)
     text, data = _fixture(case)
     sym = mx.sym.load_json(text)
     heads = [data[f"head_{i}"] for i in range(len(sym.list_outputs()))]
@@ -259,3 +262,43 @@ def test_runs_on_a_gpu_context():
             assert_almost_equal(o, data[f"out_{i}"], rtol=1e-4, atol=1e-5)
         for k, g in grads.items():
             assert_almost_equal(g.asnumpy(), data[f"grad_{k}"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("step_executors", ["1", "0"])
+def test_integer_data_and_both_foreach_paths(step_executors, monkeypatch):
+    """Token ids (int64, no gradient) through an Embedding in the body: the same
+    outputs and weight gradient with the body bound once per step and operator by
+    operator (MXNET_FOREACH_STEP_EXECUTORS=0), as the imperative loop gives."""
+    monkeypatch.setenv("MXNET_FOREACH_STEP_EXECUTORS", step_executors)
+    rs = np.random.RandomState(4)
+    ids = rs.randint(0, 6, (5, 3)).astype(np.int64)
+    wv = rs.randn(6, 4).astype(np.float32)
+    hv = rs.randn(3, 4).astype(np.float32)
+
+    def body(F, w):
+        return lambda tok, s: (F.Embedding(tok, w, input_dim=6, output_dim=4) * s[0],
+                               [F.tanh(s[0] + 1)])
+    w, tok, h = mx.sym.var("w"), mx.sym.var("tok", dtype="int64"), mx.sym.var("h")
+    out, st = mx.sym.contrib.foreach(body(mx.sym, w), tok, [h])
+    sym = mx.sym.Group([out] + st)
+    args = {"w": mx.nd.array(wv), "tok": mx.nd.array(ids, dtype="int64"),
+            "h": mx.nd.array(hv)}
+    grads = {"w": mx.nd.zeros((6, 4)), "h": mx.nd.zeros((3, 4)),
+             "tok": mx.nd.zeros((5, 3), dtype="int64")}
+    ex = sym.bind(mx.cpu(), args=args, args_grad=grads)
+    heads = [mx.nd.array(rs.randn(5, 3, 4)), mx.nd.array(rs.randn(3, 4))]
+    for train in (False, True):
+        outs = [o.asnumpy() for o in ex.forward(is_train=train)]
+    ex.backward(heads)
+    wi, hi = mx.nd.array(wv), mx.nd.array(hv)
+    wi.attach_grad()
+    hi.attach_grad()
+    with mx.autograd.record():
+        o, s = mx.nd.contrib.foreach(body(mx.nd, wi), mx.nd.array(ids, dtype="int64"), [hi])
+        loss = (o * heads[0]).sum() + (s[0] * heads[1]).sum()
+    loss.backward()
+    assert_almost_equal(outs[0], o.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert_almost_equal(outs[1], s[0].asnumpy(), rtol=1e-5, atol=1e-6)
+    assert_almost_equal(grads["w"].asnumpy(), wi.grad.asnumpy(), rtol=1e-4, atol=1e-5)
+    assert_almost_equal(grads["h"].asnumpy(), hi.grad.asnumpy(), rtol=1e-4, atol=1e-5)
+    assert (grads["tok"].asnumpy() == 0).all()

@@ -36,15 +36,15 @@ __all__ = ["ControlFlowOp", "with_subgraphs"]
 
 class _ControlFlowParams(Params):
     """Parameters plus the node's subgraphs (Symbols) and the runtime's per-node data:
-    ``state`` (what a training forward recorded for backward) and ``plans`` (the
-    subgraphs prepared for running). Compared by identity: two nodes with equal
-    attributes hold different subgraphs."""
+    ``state`` (what a training forward recorded for backward), ``plans`` (the
+    subgraphs prepared for running) and ``plans_cache`` (executors bound for them).
+    Compared by identity: two nodes with equal attributes hold different subgraphs."""
 
-    __slots__ = ("subgraphs", "state", "plans")
+    __slots__ = ("subgraphs", "state", "plans", "plans_cache")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.subgraphs, self.state, self.plans = None, None, None
+        self.subgraphs, self.state, self.plans, self.plans_cache = None, None, None, None
 
     def __eq__(self, other):
         return self is other

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from .. import engine, tape
-from ..base import MXNetError
+from ..base import MXNetError, env_int
 from ..executor.graph import Graph, topo_order
 from ..executor.infer import infer_shape_pass, infer_type_pass
 from ..executor.partial_shape import UNKNOWN, merge_dims
@@ -62,6 +62,10 @@ class _Plan:
                     res = [res]
             values[id(node)] = res
         return [values[id(n)][k] for n, k in self.heads]
+
+    def has_aux(self):
+        """Whether an operator of the subgraph has auxiliary states."""
+        return any(n.op is not None and n.op.aux_states(n.params) for n in self.order)
 
     def _entries(self):
         g = self._graph
@@ -231,14 +235,20 @@ def _record(op, octx, p, inputs):
 
 
 def forward(op, octx, p, inputs, out):
-    """The node's forward on device arrays; in training mode the recording stays on
-    ``p`` for backward."""
+    """The node's forward on device arrays; in training mode the recording (or the
+    step executors, which hold each step's values) stays on ``p`` for backward."""
     p.state = None
     with engine.get().blocking_section():
-        args, res = _record(op, octx, p, inputs)
+        steps = _step_executors(op, octx, p, inputs)
+        if steps is not None:
+            res = steps.forward(inputs)
+            args = None
+        else:
+            args, res = _record(op, octx, p, inputs)
         values = [r._read() for r in res]
     if octx.is_train:
-        p.state = (list(inputs), args, res)
+        p.state = (list(inputs), args, res) if steps is None else \
+            (list(inputs), steps, None)
     results = []
     for i, v in enumerate(values):
         if (out is None or out[i] is None) and any(v is x for x in inputs):
@@ -252,7 +262,12 @@ def backward(op, octx, p, out_grads, inputs):
     recording (made again when it is not this call's)."""
     state = p.state
     with engine.get().blocking_section():
+        if state is not None and isinstance(state[1], _ForeachSteps) and \
+                len(state[0]) == len(inputs) and \
+                all(a is b for a, b in zip(state[0], inputs)):
+            return state[1].backward(octx, out_grads)
         if state is None or len(state[0]) != len(inputs) or \
+                not isinstance(state[1], list) or \
                 any(a is not b for a, b in zip(state[0], inputs)):
             train = octx.is_train
             octx.is_train = True
@@ -277,6 +292,141 @@ def backward(op, octx, p, out_grads, inputs):
                           train_mode=bool(octx.is_train))
         grads = [a._ag[0].grad._read() if wanted else None for a, wanted in zip(args, need)]
     return grads
+
+
+# ------------------------------------------------------------------ step executors
+def _step_executors(op, octx, p, inputs):
+    """The foreach body's step executors for these inputs (made once per shapes,
+    types and mode, kept on ``p``), or None where the body runs operator by operator:
+    another operator than foreach, a body with auxiliary states (their updates would
+    have to pass from step to step), or MXNET_FOREACH_STEP_EXECUTORS=0."""
+    if op.kind != "foreach" or not env_int("MXNET_FOREACH_STEP_EXECUTORS", 1):
+        return None
+    (body,) = _plans(p)
+    if body.has_aux():
+        return None
+    key = (octx.ctx, bool(octx.is_train)) + tuple((tuple(x.shape), str(x.dtype))
+                                                  for x in inputs)
+    cache = p.plans_cache if p.plans_cache is not None else {}
+    p.plans_cache = cache
+    steps = cache.get(key)
+    if steps is None:
+        if len(cache) >= 8:
+            cache.clear()
+        steps = cache[key] = _ForeachSteps(p, body, octx, inputs)
+    return steps
+
+
+class _ForeachSteps:
+    """A foreach body bound once per step (one executor for inference, whose values
+    need not outlive a step): a step copies its slices and states into its executor's
+    arguments and runs the executor's prepared forward; backward runs the executors
+    in reverse, passing state gradients down and summing the free inputs' gradients.
+    MXNet's foreach keeps each iteration's state the same way."""
+
+    def __init__(self, p, body, octx, inputs):
+        from .. import ndarray as nd
+        self.p, self.ctx, self.train = p, octx.ctx, bool(octx.is_train)
+        n_data = len(p.in_data_locs)
+        self.length = inputs[0].shape[0] if len(inputs[0].shape) else 0
+        if self.length == 0:
+            raise MXNetError("foreach: data has length 0 on axis 0")
+        locs = list(p.in_data_locs) + list(p.in_state_locs) + list(p.remain_locs)
+        shapes = [None] * len(body.inputs)
+        types = [None] * len(body.inputs)
+        for k, (loc, x) in enumerate(zip(locs, inputs)):
+            shapes[loc] = _step_shape(x.shape) if k < n_data else tuple(x.shape)
+            types[loc] = np.dtype(x.dtype)
+        self.names = [n.name for n in body.inputs]
+        self.input_meta = [(tuple(x.shape), np.dtype(x.dtype)) for x in inputs]
+        self.float_inputs = [np.issubdtype(t, np.floating) for t in types]
+        self.executors = []
+        for _ in range(self.length if self.train else 1):
+            args = {nm: nd.zeros(s, ctx=self.ctx, dtype=t)
+                    for nm, s, t in zip(self.names, shapes, types)}
+            grads = {nm: nd.zeros(s, ctx=self.ctx, dtype=t)
+                     for nm, s, t, f in zip(self.names, shapes, types, self.float_inputs)
+                     if f} if self.train else None
+            req = {nm: ("write" if f and self.train else "null")
+                   for nm, f in zip(self.names, self.float_inputs)}
+            self.executors.append(body.symbol.bind(self.ctx, args, args_grad=grads,
+                                                   grad_req=req))
+
+    def forward(self, inputs):
+        from .. import ndarray as nd
+        p = self.p
+        wrap = frontend.need("wrap_array")
+        arrays = [wrap(x, self.ctx) for x in inputs]
+        n_data, n_states = len(p.in_data_locs), len(p.in_state_locs)
+        n_out = p.num_out_data
+        data = arrays[:n_data]
+        states = arrays[n_data:n_data + n_states]
+        for ex in self.executors:           # the free inputs: the same every step
+            for loc, x in zip(p.remain_locs, arrays[n_data + n_states:]):
+                x.copyto(ex.arg_arrays[loc])
+        steps = []
+        for t in range(self.length):
+            ex = self.executors[t if self.train else 0]
+            for loc, d in zip(p.in_data_locs, data):
+                d[t].copyto(ex.arg_arrays[loc])
+            for loc, s in zip(p.in_state_locs, states):
+                s.copyto(ex.arg_arrays[loc])
+            outs = ex.forward(is_train=self.train)
+            # (one executor for every step: its outputs are rewritten by the next)
+            steps.append(outs[:n_out] if self.train else [o.copy() for o in outs[:n_out]])
+            states = outs[n_out:] if self.train else [o.copy() for o in outs[n_out:]]
+        stacked = [nd.stack(*[s[k] for s in steps], axis=0) for k in range(n_out)]
+        return stacked + list(states)
+
+    def backward(self, octx, out_grads):
+        p = self.p
+        xp = octx.xp
+        wrap = frontend.need("wrap_array")
+        n_data, n_states, n_out = len(p.in_data_locs), len(p.in_state_locs), p.num_out_data
+        heads = [ex.outputs for ex in self.executors]
+        og = list(out_grads)
+        for k in range(n_out):
+            if og[k] is None:
+                o = heads[0][k]
+                og[k] = xp.zeros((self.length,) + tuple(o.shape), o.dtype)
+        for k in range(n_states):
+            if og[n_out + k] is None:
+                o = heads[-1][n_out + k]
+                og[n_out + k] = xp.zeros(o.shape, o.dtype)
+        state_grads = [wrap(g, self.ctx) for g in og[n_out:]]
+        data_grads = [[None] * self.length for _ in range(n_data)]
+        free_locs = list(p.remain_locs)
+        free_grads = [None] * len(free_locs)
+        for t in reversed(range(self.length)):
+            ex = self.executors[t]
+            ex.backward([wrap(og[k][t], self.ctx) for k in range(n_out)] + state_grads)
+            grads = ex.grad_arrays
+            for k, loc in enumerate(p.in_data_locs):
+                data_grads[k][t] = grads[loc]
+            state_grads = [grads[loc] if grads[loc] is not None else
+                           wrap(xp.zeros(ex.arg_arrays[loc].shape,
+                                         ex.arg_arrays[loc].dtype), self.ctx)
+                           for loc in p.in_state_locs]
+            for k, loc in enumerate(free_locs):
+                g = grads[loc]
+                if g is not None:
+                    free_grads[k] = g.copy() if free_grads[k] is None else free_grads[k] + g
+        from .. import ndarray as nd
+        result = []
+        for k in range(n_data):
+            rows = data_grads[k]
+            result.append(None if rows[0] is None else nd.stack(*rows, axis=0))
+        result += state_grads + free_grads
+        need = octx.need_grad or [True] * len(result)
+        out = []
+        for g, wanted, (shape, dtype) in zip(result, need, self.input_meta):
+            if not wanted:
+                out.append(None)
+            elif g is None:             # an integer input: no gradient flows to it
+                out.append(xp.zeros(shape, dtype))
+            else:
+                out.append(g._read().astype(dtype, copy=False))
+        return out
 
 
 # ------------------------------------------------------------------ inference
