@@ -297,9 +297,10 @@ def backward(op, octx, p, out_grads, inputs):
 # ------------------------------------------------------------------ step executors
 def _step_executors(op, octx, p, inputs):
     """The foreach body's step executors for these inputs (made once per shapes,
-    types and mode, kept on ``p``), or None where the body runs operator by operator:
-    another operator than foreach, a body with auxiliary states (their updates would
-    have to pass from step to step), or MXNET_FOREACH_STEP_EXECUTORS=0."""
+    types, mode and the gradients the last backward wanted; kept on ``p``), or None
+    where the body runs operator by operator: another operator than foreach, a body
+    with auxiliary states (their updates would have to pass from step to step), or
+    MXNET_FOREACH_STEP_EXECUTORS=0."""
     if op.kind != "foreach" or not env_int("MXNET_FOREACH_STEP_EXECUTORS", 1):
         return None
     (body,) = _plans(p)
@@ -309,94 +310,121 @@ def _step_executors(op, octx, p, inputs):
                                                   for x in inputs)
     cache = p.plans_cache if p.plans_cache is not None else {}
     p.plans_cache = cache
+    need = cache.get("need")        # the inputs the last backward wanted gradients for
     steps = cache.get(key)
-    if steps is None:
+    if steps is None or (steps.train and need is not None and steps.need != need):
         if len(cache) >= 8:
             cache.clear()
-        steps = cache[key] = _ForeachSteps(p, body, octx, inputs)
+        steps = cache[key] = _ForeachSteps(p, body, octx, inputs, need)
     return steps
 
 
 class _ForeachSteps:
-    """A foreach body bound once per step (one executor for inference, whose values
-    need not outlive a step): a step copies its slices and states into its executor's
-    arguments and runs the executor's prepared forward; backward runs the executors
-    in reverse, passing state gradients down and summing the free inputs' gradients.
-    MXNet's foreach keeps each iteration's state the same way."""
+    """A foreach body bound once per step (training) or once (inference).
 
-    def __init__(self, p, body, octx, inputs):
+    In training, step t's executor takes its data slice as a view of one buffer
+    holding the whole data (one copy per forward), the free inputs from arrays all
+    steps share, and its states straight from step t-1's outputs, so a forward copies
+    nothing per step; backward runs the executors in reverse, passing state gradients
+    down and summing the free inputs' gradients. MXNet's foreach keeps each
+    iteration's state the same way. In inference one executor runs every step, its
+    states copied back into it. Inputs get gradients as the last backward wanted
+    (all floating-point ones before the first)."""
+
+    def __init__(self, p, body, octx, inputs, need):
         from .. import ndarray as nd
         self.p, self.ctx, self.train = p, octx.ctx, bool(octx.is_train)
-        n_data = len(p.in_data_locs)
+        n_data, n_states = len(p.in_data_locs), len(p.in_state_locs)
         self.length = inputs[0].shape[0] if len(inputs[0].shape) else 0
         if self.length == 0:
             raise MXNetError("foreach: data has length 0 on axis 0")
-        locs = list(p.in_data_locs) + list(p.in_state_locs) + list(p.remain_locs)
-        shapes = [None] * len(body.inputs)
-        types = [None] * len(body.inputs)
-        for k, (loc, x) in enumerate(zip(locs, inputs)):
-            shapes[loc] = _step_shape(x.shape) if k < n_data else tuple(x.shape)
-            types[loc] = np.dtype(x.dtype)
-        self.names = [n.name for n in body.inputs]
         self.input_meta = [(tuple(x.shape), np.dtype(x.dtype)) for x in inputs]
-        self.float_inputs = [np.issubdtype(t, np.floating) for t in types]
+        self.need = need
+        locs = list(p.in_data_locs) + list(p.in_state_locs) + list(p.remain_locs)
+        names = [n.name for n in body.inputs]
+        step_shapes = [_step_shape(x.shape) if k < n_data else tuple(x.shape)
+                       for k, x in enumerate(inputs)]
+        types = [np.dtype(x.dtype) for x in inputs]
+
+        def zeros(shape, dtype):
+            return nd.zeros(shape, ctx=self.ctx, dtype=dtype)
+        # the node inputs' arrays the executors read, filled by forward
+        self.data_in = [zeros(x.shape, t) for x, t in zip(inputs[:n_data], types)]
+        self.state_in = [zeros(x.shape, t) for x, t in
+                         zip(inputs[n_data:n_data + n_states], types[n_data:])]
+        self.free_in = [zeros(x.shape, t) for x, t in
+                        zip(inputs[n_data + n_states:], types[n_data + n_states:])]
+        grads_wanted = [np.issubdtype(t, np.floating) and self.train and
+                        (need is None or k >= n_data and k < n_data + n_states or need[k])
+                        for k, t in enumerate(types)]
+        req = {names[loc]: "write" if w else "null" for loc, w in zip(locs, grads_wanted)}
         self.executors = []
-        for _ in range(self.length if self.train else 1):
-            args = {nm: nd.zeros(s, ctx=self.ctx, dtype=t)
-                    for nm, s, t in zip(self.names, shapes, types)}
-            grads = {nm: nd.zeros(s, ctx=self.ctx, dtype=t)
-                     for nm, s, t, f in zip(self.names, shapes, types, self.float_inputs)
-                     if f} if self.train else None
-            req = {nm: ("write" if f and self.train else "null")
-                   for nm, f in zip(self.names, self.float_inputs)}
-            self.executors.append(body.symbol.bind(self.ctx, args, args_grad=grads,
-                                                   grad_req=req))
+        states = self.state_in
+        for t in range(self.length if self.train else 1):
+            args = [None] * len(names)
+            for k, loc in enumerate(p.in_data_locs):
+                args[loc] = self.data_in[k][t].reshape(step_shapes[k]) if self.train \
+                    else zeros(step_shapes[k], types[k])
+            for loc, a in zip(p.in_state_locs, states):
+                args[loc] = a
+            for loc, a in zip(p.remain_locs, self.free_in):
+                args[loc] = a
+            grads = {names[loc]: zeros(a.shape, a.dtype)
+                     for loc, a, w in zip(locs, [args[loc] for loc in locs], grads_wanted)
+                     if w}
+            ex = body.symbol.bind(self.ctx, dict(zip(names, args)), args_grad=grads or None,
+                                  grad_req=req)
+            self.executors.append(ex)
+            states = ex.outputs[p.num_out_data:]
 
     def forward(self, inputs):
         from .. import ndarray as nd
         p = self.p
         wrap = frontend.need("wrap_array")
         arrays = [wrap(x, self.ctx) for x in inputs]
-        n_data, n_states = len(p.in_data_locs), len(p.in_state_locs)
-        n_out = p.num_out_data
-        data = arrays[:n_data]
-        states = arrays[n_data:n_data + n_states]
-        for ex in self.executors:           # the free inputs: the same every step
-            for loc, x in zip(p.remain_locs, arrays[n_data + n_states:]):
-                x.copyto(ex.arg_arrays[loc])
-        steps = []
-        for t in range(self.length):
-            ex = self.executors[t if self.train else 0]
-            for loc, d in zip(p.in_data_locs, data):
-                d[t].copyto(ex.arg_arrays[loc])
-            for loc, s in zip(p.in_state_locs, states):
-                s.copyto(ex.arg_arrays[loc])
-            outs = ex.forward(is_train=self.train)
-            # (one executor for every step: its outputs are rewritten by the next)
-            steps.append(outs[:n_out] if self.train else [o.copy() for o in outs[:n_out]])
-            states = outs[n_out:] if self.train else [o.copy() for o in outs[n_out:]]
+        n_data, n_states, n_out = len(p.in_data_locs), len(p.in_state_locs), p.num_out_data
+        for a, dst in zip(arrays, self.data_in + self.state_in + self.free_in):
+            a.copyto(dst)
+        if self.train:
+            for ex in self.executors:
+                ex.forward(is_train=True)
+            steps = [ex.outputs[:n_out] for ex in self.executors]
+            states = self.executors[-1].outputs[n_out:]
+        else:
+            ex = self.executors[0]
+            steps = []
+            for t in range(self.length):
+                for loc, d in zip(p.in_data_locs, self.data_in):
+                    d[t].reshape(ex.arg_arrays[loc].shape).copyto(ex.arg_arrays[loc])
+                if t:
+                    for loc, s in zip(p.in_state_locs, states):
+                        s.copyto(ex.arg_arrays[loc])
+                outs = ex.forward(is_train=False)
+                # (its outputs are rewritten by the next step)
+                steps.append([o.copy() for o in outs[:n_out]])
+                states = outs[n_out:]
         stacked = [nd.stack(*[s[k] for s in steps], axis=0) for k in range(n_out)]
         return stacked + list(states)
 
     def backward(self, octx, out_grads):
+        from .. import ndarray as nd
         p = self.p
         xp = octx.xp
         wrap = frontend.need("wrap_array")
         n_data, n_states, n_out = len(p.in_data_locs), len(p.in_state_locs), p.num_out_data
-        heads = [ex.outputs for ex in self.executors]
+        need = list(octx.need_grad or [True] * len(self.input_meta))
+        if self.p.plans_cache is not None:
+            self.p.plans_cache["need"] = tuple(need)
         og = list(out_grads)
-        for k in range(n_out):
+        last = self.executors[-1].outputs
+        for k in range(n_out + n_states):
             if og[k] is None:
-                o = heads[0][k]
-                og[k] = xp.zeros((self.length,) + tuple(o.shape), o.dtype)
-        for k in range(n_states):
-            if og[n_out + k] is None:
-                o = heads[-1][n_out + k]
-                og[n_out + k] = xp.zeros(o.shape, o.dtype)
+                o = self.executors[0].outputs[k] if k < n_out else last[k]
+                og[k] = xp.zeros(((self.length,) if k < n_out else ()) + tuple(o.shape),
+                                 o.dtype)
         state_grads = [wrap(g, self.ctx) for g in og[n_out:]]
         data_grads = [[None] * self.length for _ in range(n_data)]
-        free_locs = list(p.remain_locs)
-        free_grads = [None] * len(free_locs)
+        free_grads = [None] * len(p.remain_locs)
         for t in reversed(range(self.length)):
             ex = self.executors[t]
             ex.backward([wrap(og[k][t], self.ctx) for k in range(n_out)] + state_grads)
@@ -404,20 +432,17 @@ class _ForeachSteps:
             for k, loc in enumerate(p.in_data_locs):
                 data_grads[k][t] = grads[loc]
             state_grads = [grads[loc] if grads[loc] is not None else
-                           wrap(xp.zeros(ex.arg_arrays[loc].shape,
-                                         ex.arg_arrays[loc].dtype), self.ctx)
+                           nd.zeros(ex.arg_arrays[loc].shape, ctx=self.ctx,
+                                    dtype=ex.arg_arrays[loc].dtype)
                            for loc in p.in_state_locs]
-            for k, loc in enumerate(free_locs):
+            for k, loc in enumerate(p.remain_locs):
                 g = grads[loc]
                 if g is not None:
                     free_grads[k] = g.copy() if free_grads[k] is None else free_grads[k] + g
-        from .. import ndarray as nd
-        result = []
-        for k in range(n_data):
-            rows = data_grads[k]
-            result.append(None if rows[0] is None else nd.stack(*rows, axis=0))
+        result = [None if rows[0] is None else
+                  nd.stack(*rows, axis=0).reshape(self.input_meta[k][0])
+                  for k, rows in enumerate(data_grads)]
         result += state_grads + free_grads
-        need = octx.need_grad or [True] * len(result)
         out = []
         for g, wanted, (shape, dtype) in zip(result, need, self.input_meta):
             if not wanted:
