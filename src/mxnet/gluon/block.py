@@ -24,6 +24,7 @@ from .. import initializer, name as _name, ndarray, symbol
 from ..atomic_file import together, write_text
 from ..base import MXNetError, mx_real_t
 from ..ndarray import NDArray
+from ..symbol.backends import check_backend
 from ..symbol import Symbol
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _brief_print_list, _indent
@@ -599,11 +600,12 @@ class HybridBlock(Block):
 
         Executors are always bound once per input signature and reused, which is what
         ``static_alloc``/``static_shape`` ask MXNet for; the flags are accepted for
-        compatibility. ``backend`` (subgraph backends) is not supported.
+        compatibility. ``backend``: a subgraph backend; the oneDNN ones (``MKLDNN``,
+        ``MKLDNN_QUANTIZE``) leave the graph as it is, since the executor applies its
+        oneDNN kernels itself (``symbol/backends.py``).
         """
         if backend is not None:
-            raise MXNetError(f"hybridize: backend {backend!r} is not supported by pymxnet "
-                             "(no subgraph backends)")
+            check_backend(backend, "hybridize")
         self._active = active
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
                        ("inline_limit", inline_limit)] + list(kwargs.items())
@@ -623,11 +625,10 @@ class HybridBlock(Block):
     def optimize_for(self, x, *args, backend=None, clear=False, static_alloc=False,
                      static_shape=False, inline_limit=2, forward_bulk_size=None,
                      backward_bulk_size=None, **kwargs):
-        """Hybridize and run once on the given inputs. Only ``backend=None`` is
-        supported (pymxnet has no subgraph backends)."""
+        """Hybridize (for subgraph ``backend``, as ``hybridize`` takes it) and run once
+        on the given inputs."""
         if backend is not None:
-            raise MXNetError(f"optimize_for: backend {backend!r} is not supported by "
-                             "pymxnet (no subgraph backends)")
+            check_backend(backend, "optimize_for")
         self.hybridize(True, clear=clear, static_alloc=static_alloc,
                        static_shape=static_shape, inline_limit=inline_limit, **kwargs)
         return self(x, *args)

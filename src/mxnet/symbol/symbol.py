@@ -392,13 +392,23 @@ class Symbol(OpMethods):
         raise MXNetError("Symbol.gradient is not implemented (as in MXNet 1.x); bind the "
                          "symbol and call Executor.backward instead")
 
-    def optimize_for(self, backend, *args, **kwargs):
-        raise MXNetError(f"Symbol.optimize_for: backend {backend!r} is not supported by "
-                         "pymxnet (no subgraph backends)")
+    def optimize_for(self, backend, args=None, aux=None, ctx=None, shape_dict=None,
+                     type_dict=None, stype_dict=None, skip_infer=False, **kwargs):
+        """The graph partitioned for subgraph ``backend`` (a new Symbol). The oneDNN
+        backends (``MKLDNN``, ``MKLDNN_QUANTIZE``) leave the graph as it is: pymxnet's
+        executor applies its oneDNN kernels and fusions when it binds the graph (see
+        ``symbol/backends.py``). An unknown backend warns and leaves it unchanged, as
+        MXNet 1.9.1 does."""
+        from .backends import check_backend
+        check_backend(backend, "Symbol.optimize_for")
+        return self.__copy__()
 
     def get_backend_symbol(self, backend):
-        raise MXNetError(f"Symbol.get_backend_symbol: backend {backend!r} is not "
-                         "supported by pymxnet")
+        """The graph partitioned for ``backend`` (see ``optimize_for``); an unknown
+        backend is an MXNetError."""
+        from .backends import check_backend
+        check_backend(backend, "Symbol.get_backend_symbol", strict=True)
+        return self.__copy__()
 
 
 def _without_amp_casts(symbol):

@@ -1,0 +1,43 @@
+"""Subgraph backends (``Symbol.optimize_for``, ``get_backend_symbol``, Gluon's
+``hybridize(backend=...)`` / ``optimize_for``).
+
+MXNet 1.9.1's CPU wheel registers the oneDNN backends ``MKLDNN`` and
+``MKLDNN_QUANTIZE``, which rewrite a graph into fused ``_sg_mkldnn_*`` nodes for
+oneDNN. pymxnet's executor applies its oneDNN kernels and fusions to every graph it
+binds on a CPU (executor/fusion.py, executor/bias_fold.py), so for these backends the
+graph is left as it is: the symbol computes the same outputs, without MXNet's
+``_sg_mkldnn_*`` node names. ``default`` and ``default_v2`` partition by operator
+names set through MXNet's C API (``MXSetSubgraphPropertyOpNames``), which pymxnet does
+not have. Any other name is not a backend: ``optimize_for`` warns and leaves the graph
+unchanged, as MXNet 1.9.1 logs "cannot be found" and goes on, and
+``get_backend_symbol`` raises, as MXNet's does.
+"""
+import warnings
+
+from ..base import MXNetError
+
+__all__ = ["check_backend", "ONEDNN_BACKENDS"]
+
+ONEDNN_BACKENDS = ("MKLDNN", "MKLDNN_QUANTIZE")
+_C_API_BACKENDS = ("default", "default_v2")
+
+
+def check_backend(backend, what, strict=False):
+    """Whether ``backend`` may be applied (it then leaves the graph as it is): True for
+    the oneDNN backends; MXNetError for the C-API test backends and, with ``strict``
+    (get_backend_symbol), for an unknown name; otherwise a warning and False."""
+    if not isinstance(backend, str):
+        raise MXNetError(f"{what}: backend must be a string, got {type(backend).__name__}")
+    if backend in ONEDNN_BACKENDS:
+        return True
+    if backend in _C_API_BACKENDS:
+        raise MXNetError(f"{what}: backend {backend!r} partitions by operator names set "
+                         "through MXNet's C API (MXSetSubgraphPropertyOpNames), which "
+                         "pymxnet does not have")
+    if strict:
+        raise MXNetError(f"{what}: SubgraphProperty {backend} is not found; the backends "
+                         f"are {', '.join(ONEDNN_BACKENDS)}")
+    warnings.warn(f"{what}: backend {backend!r} cannot be found (the backends are "
+                  f"{', '.join(ONEDNN_BACKENDS)}); the graph is left unchanged",
+                  stacklevel=3)
+    return False
