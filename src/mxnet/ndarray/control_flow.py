@@ -16,7 +16,7 @@ __all__ = ["foreach", "while_loop", "cond"]
 
 
 # ------------------------------------------------------------ nested structures
-def flatten(obj, what, is_leaf=None, leaf_name="NDArray"):
+def flatten(obj, what, is_leaf=None, leaf_name="an NDArray"):
     """(flat list of leaves, format) of a leaf or a nested list/tuple of leaves; the
     format is 0 for a leaf, else the list of its items' formats. ``is_leaf`` defaults
     to "is an NDArray"; anything else is a TypeError naming ``what``."""
@@ -29,8 +29,8 @@ def flatten(obj, what, is_leaf=None, leaf_name="NDArray"):
             flat += f
             fmt.append(sub)
         return flat, fmt
-    raise TypeError(f"{what} should be an {leaf_name} or a nested list of {leaf_name}s, "
-                    f"got {type(obj).__name__}")
+    raise TypeError(f"{what} should be {leaf_name} or a nested list of them, got "
+                    f"{type(obj).__name__}")
 
 
 def regroup(flat, fmt):

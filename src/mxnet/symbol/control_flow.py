@@ -42,7 +42,7 @@ def _single_outputs(obj):
 
 
 def _flatten(obj, what):
-    return flatten(_single_outputs(obj), what, lambda v: isinstance(v, Symbol), "Symbol")
+    return flatten(_single_outputs(obj), what, lambda v: isinstance(v, Symbol), "a Symbol")
 
 
 def _scope_name(key):
