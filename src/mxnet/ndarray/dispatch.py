@@ -98,6 +98,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
         from .sparse_dispatch import sparse_invoke
         return sparse_invoke(op, p, inputs, out, ctx)
     n_args, nvis = _call_meta(op, p)
+    if op.permutes_inputs:          # (auxiliary states among the inputs: subgraph nodes)
+        inputs = [inputs[j] for j in op.input_order(p)]
     if n_args is None or n_args == len(inputs):
         args, aux = inputs, ()
     else:

@@ -6,6 +6,7 @@ from . import ops as _ops  # noqa: F401  (registers the built-in operators)
 from . import nn as _nn  # noqa: F401
 from . import contrib as _contrib  # noqa: F401  (MXNet's _contrib_* operators)
 from . import control_flow as _control_flow  # noqa: F401  (_foreach, _while_loop, _cond)
+from . import subgraph_ops as _subgraph_ops  # noqa: F401  (_CachedOp, _sg_mkldnn_*)
 from . import kernels_cpu as _kernels_cpu  # noqa: F401  (CPU kernels in the kernel table)
 # oneDNN kernels first on CPU (the library loads on first use; MXNET_MKLDNN_ENABLED=0 or
 # a missing library falls back to the kernels above and the NumPy bodies)

@@ -156,6 +156,10 @@ class Op:
     # graph holding such an operator runs its operators one by one, as MXNet's CachedOp
     # does for dynamic shapes, since no executor can be planned ahead.
     dynamic_shape = False
+    # True: the node's inputs are not arguments-then-auxiliary-states but in the order
+    # ``input_order(p)`` permutes into that (MXNet's subgraph nodes, whose auxiliary
+    # states sit among their inputs)
+    permutes_inputs = False
     # True: the body takes bfloat16 arrays as they are (casts, data movement); else
     # the runner computes bfloat16 in float32 (operator/bfloat16.py).
     bfloat16_native = False
@@ -178,6 +182,11 @@ class Op:
 
     def num_visible_outputs(self, p):
         return len(self.outputs(p))
+
+    def input_order(self, p):
+        """With ``permutes_inputs``: the positions of the node's inputs that are its
+        arguments, then those that are its auxiliary states."""
+        return None
 
     def complete_params(self, p, out_shapes):
         """Parameters an executor runs with, once inference found ``out_shapes``."""

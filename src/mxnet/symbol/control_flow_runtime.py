@@ -32,7 +32,8 @@ from ..operator.control_flow import ControlFlowOp
 from ..operator.registry import store
 from ..util import is_np_shape
 
-__all__ = ["check", "infer_shape", "infer_type", "forward", "backward"]
+__all__ = ["check", "infer_shape", "infer_type", "forward", "backward", "input_names",
+           "n_outputs", "load_json"]
 
 
 # ------------------------------------------------------------------ a subgraph
@@ -46,6 +47,7 @@ class _Plan:
         self.inputs = [n for n in self.order if n.op is None]
         self.heads = list(symbol._outputs)
         self._graph = None
+        self.order_of_inputs = None     # arguments, then auxiliary states (input_order)
 
     def run(self, feed):
         """The outputs (NDArrays) for ``feed``, one NDArray per input."""
@@ -62,6 +64,14 @@ class _Plan:
                     res = [res]
             values[id(node)] = res
         return [values[id(n)][k] for n, k in self.heads]
+
+    def input_names(self):
+        """(argument names, auxiliary-state names) of the subgraph's inputs, in
+        ``list_inputs()`` order."""
+        g = self._entries()
+        aux = {g.nodes[i].name for i in g.aux_nodes}
+        return ([n.name for n in self.inputs if n.name not in aux],
+                [n.name for n in self.inputs if n.name in aux])
 
     def has_aux(self):
         """Whether an operator of the subgraph has auxiliary states."""
@@ -101,11 +111,13 @@ def _plans(p):
 def check(op, p):
     """MXNetError unless the parameters' positions fit the subgraphs."""
     plans = _plans(p)
-    n_in = op.n_inputs(p)
 
     def positions(locs, size, what):
         if any(not 0 <= i < size for i in locs):
             raise MXNetError(f"{op.name}: {what} {list(locs)} point outside 0..{size - 1}")
+    if op.kind == "subgraph":
+        return
+    n_in = op.n_inputs(p)
     if op.kind == "foreach":
         (body,) = plans
         parts = list(p.in_data_locs) + list(p.in_state_locs) + list(p.remain_locs)
@@ -216,7 +228,12 @@ def _run_cond(p, args):
     return else_g.run([args[i] for i in p.else_input_locs])
 
 
-_RUN = {"foreach": _run_foreach, "while_loop": _run_while_loop, "cond": _run_cond}
+def _run_subgraph(p, args):
+    return _plans(p)[0].run(args)
+
+
+_RUN = {"foreach": _run_foreach, "while_loop": _run_while_loop, "cond": _run_cond,
+        "subgraph": _run_subgraph}
 
 
 def _record(op, octx, p, inputs):
@@ -558,8 +575,20 @@ def _cond_shapes(p, arg_shapes, out_shapes):
     return values, outs, []
 
 
+def _subgraph_shapes(p, arg_shapes, out_shapes):
+    (sub,) = _plans(p)
+    order = input_order(p)
+    n_args = len(sub.input_names()[0])
+    given = [None] * len(sub.inputs)
+    for j, s in zip(order, arg_shapes[:n_args]):
+        given[j] = s
+    ins, outs = sub.infer_shapes(given, out_shapes)
+    ordered = [ins[j] for j in order]
+    return ordered[:n_args], outs, ordered[n_args:]
+
+
 _SHAPE = {"foreach": _foreach_shapes, "while_loop": _while_loop_shapes,
-          "cond": _cond_shapes}
+          "cond": _cond_shapes, "subgraph": _subgraph_shapes}
 
 
 def _merge_type(a, b, what):
@@ -575,6 +604,15 @@ def infer_type(op, p, in_types, kind=None):
     kind = kind or op.kind
     plans = _plans(p)
     values = list(in_types)
+    if kind == "subgraph":
+        order = input_order(p)
+        n_args = len(plans[0].input_names()[0])
+        given = [None] * len(plans[0].inputs)
+        for j, t in zip(order, values[:n_args]):
+            given[j] = t
+        ins, outs = plans[0].infer_types(given)
+        ordered = [ins[j] for j in order]
+        return ordered[:n_args], outs, ordered[n_args:]
     if kind == "foreach":
         (body,) = plans
         n_data, n_states, n_out = len(p.in_data_locs), len(p.in_state_locs), p.num_out_data
@@ -609,6 +647,35 @@ def infer_type(op, p, in_types, kind=None):
             outs = [_merge_type(a, b, "cond: then and else outputs")
                     for a, b in zip(outs, got)]
     return values, outs, []
+
+
+def input_names(p):
+    """(argument names, auxiliary-state names) of a subgraph node's one subgraph."""
+    return _plans(p)[0].input_names()
+
+
+def input_order(p):
+    """The positions of a subgraph node's inputs that are arguments, then those that
+    are auxiliary states."""
+    (sub,) = _plans(p)
+    order = sub.order_of_inputs
+    if order is None:
+        args, aux = sub.input_names()
+        names = [n.name for n in sub.inputs]
+        order = sub.order_of_inputs = [names.index(n) for n in args + aux]
+    return order
+
+
+def n_outputs(p):
+    return len(_plans(p)[0].heads)
+
+
+def load_json(text):
+    """The Symbol of a ``subgraph`` parameter's JSON text."""
+    from .json_io import load_json as load
+    if not isinstance(text, str):
+        raise MXNetError(f"subgraph must be a symbol's JSON text, got {type(text).__name__}")
+    return load(text)
 
 
 frontend.provide(control_flow_runtime=sys.modules[__name__])

@@ -64,6 +64,19 @@ class Node:
             return len(self.inputs) - len(self.op.aux_states(self.params))
         return len(self.op.arguments(self.params))
 
+    def ordered_inputs(self):
+        """The input entries as arguments, then auxiliary states (the order the
+        operator's calls take; ``inputs`` itself unless the operator permutes it)."""
+        if self.op is None or not self.op.permutes_inputs:
+            return self.inputs
+        return [self.inputs[j] for j in self.op.input_order(self.params)]
+
+    def aux_positions(self):
+        """The positions in ``inputs`` of the auxiliary states."""
+        if self.op is not None and self.op.permutes_inputs:
+            return set(self.op.input_order(self.params)[self.num_args():])
+        return set(range(self.num_args(), len(self.inputs)))
+
     def arg_names(self):
         op, p = self.op, self.params
         names = list(op.arguments(p))

@@ -40,9 +40,9 @@ def _graph_doc(symbol):
         attrs = node.all_attrs()
         if attrs:
             entry["attrs"] = dict(sorted(attrs.items()))
-        n_args = node.num_args()
+        aux = node.aux_positions() if node.op is not None else ()
         # MXNet marks inputs the operator mutates (auxiliary states) with version 1.
-        entry["inputs"] = [[index[id(src)], k, 0 if j < n_args else 1]
+        entry["inputs"] = [[index[id(src)], k, 1 if j in aux else 0]
                            for j, (src, k) in enumerate(node.inputs)]
         subgraphs = getattr(node.params, "subgraphs", None)
         if subgraphs:

@@ -257,7 +257,7 @@ class Symbol(OpMethods):
         aux = set()
         for node in order:
             if node.op is not None:
-                for src, _ in node.inputs[node.num_args():]:
+                for src, _ in node.ordered_inputs()[node.num_args():]:
                     aux.add(id(src))
         return aux
 
