@@ -12,10 +12,13 @@ from mxnet.base import (SymbolHandle, _LIB, c_array, c_str, c_str_array, check_c
 
 def test_c_api_functions_say_they_are_not_available():
     with pytest.raises(mx.base.MXNetNotImplementedError,
-                       match="MXBuildSubgraphByOpNames is not available"):
-        _LIB.MXBuildSubgraphByOpNames(None, c_str("default"), mx_uint(0), None,
-                                      ctypes.byref(SymbolHandle()))
+                       match="MXExecutorBindEX is not available"):
+        _LIB.MXExecutorBindEX(None, 1, 0, mx_uint(0), None, None, None,
+                              ctypes.byref(SymbolHandle()))
     with pytest.raises(NotImplementedError):        # catchable as either
+        _LIB.MXNDArrayFromDLPack(None, ctypes.byref(SymbolHandle()))
+    # (the subgraph functions are emulated: tests/symbol/test_backends.py)
+    with pytest.raises(mx.base.MXNetError, match="not found"):
         _LIB.MXSetSubgraphPropertyOpNamesV2(c_str("x"), mx_uint(0), None)
     with pytest.raises(AttributeError):
         _LIB.__wrapped__                               # dunders are not C functions

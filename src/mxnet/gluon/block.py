@@ -24,7 +24,7 @@ from .. import initializer, name as _name, ndarray, symbol
 from ..atomic_file import together, write_text
 from ..base import MXNetError, mx_real_t
 from ..ndarray import NDArray
-from ..symbol.backends import check_backend
+from ..symbol.backends import check_backend, partitioned
 from ..symbol import Symbol
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _brief_print_list, _indent
@@ -606,6 +606,7 @@ class HybridBlock(Block):
         """
         if backend is not None:
             check_backend(backend, "hybridize")
+        self._backend = backend
         self._active = active
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
                        ("inline_limit", inline_limit)] + list(kwargs.items())
@@ -627,9 +628,7 @@ class HybridBlock(Block):
                      backward_bulk_size=None, **kwargs):
         """Hybridize (for subgraph ``backend``, as ``hybridize`` takes it) and run once
         on the given inputs."""
-        if backend is not None:
-            check_backend(backend, "optimize_for")
-        self.hybridize(True, clear=clear, static_alloc=static_alloc,
+        self.hybridize(True, backend=backend, clear=clear, static_alloc=static_alloc,
                        static_shape=static_shape, inline_limit=inline_limit, **kwargs)
         return self(x, *args)
 
@@ -736,6 +735,8 @@ class HybridBlock(Block):
 
     def _build_cache(self, *args):
         data, out = self._get_graph(*args)
+        if getattr(self, "_backend", None) is not None:
+            out = partitioned(out, self._backend)
         data_pos = {d.name: i for i, d in enumerate(data)}
         params = dict(self.collect_params().items())
         if self._trace is not None:

@@ -16,6 +16,7 @@ from .register import make_function as _make_function
 from ..operator.ops.concat_split import split_v2_params as _split_v2_params
 from . import _internal, op, contrib, linalg, image  # noqa: F401
 from . import control_flow_runtime as _control_flow_runtime  # noqa: F401  (installs it)
+from . import partition as _partition  # noqa: F401  (the subgraph C API it emulates)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create_symbol",
            "zeros", "ones", "full", "arange", "pow", "power", "maximum", "minimum",

@@ -6,6 +6,7 @@ turn it into an Executor. Operator functions (``mx.sym.FullyConnected``), fluent
 methods (``x.sum()``) and Python operators (``a + 1``) all create symbols through
 ``create.create_symbol``.
 """
+import ctypes
 import numbers
 
 import numpy as np
@@ -47,6 +48,10 @@ _BINARY = {
 }
 
 
+# Symbols whose handle was asked for, by handle value (see Symbol.handle)
+_HANDLES = {}
+
+
 class Symbol(OpMethods):
     """Symbolic outputs of a computation graph.
 
@@ -57,7 +62,28 @@ class Symbol(OpMethods):
     __slots__ = ("_outputs", "__weakref__")
 
     def __init__(self, outputs):
+        if isinstance(outputs, ctypes.c_void_p):     # Symbol(handle), MXNet's spelling
+            outputs = Symbol.from_handle(outputs)._outputs
         self._outputs = tuple(outputs)
+
+    # ------------------------------------------------------------------ handles
+    @property
+    def handle(self):
+        """A ``SymbolHandle`` standing for this symbol in the C API functions pymxnet
+        emulates (``mxnet.base._LIB``); the symbol stays alive as long as the handle
+        may be used, as a handle MXNet hands out does."""
+        _HANDLES[id(self)] = self
+        return ctypes.c_void_p(id(self))
+
+    @staticmethod
+    def from_handle(handle):
+        """The Symbol a handle from ``Symbol.handle`` (or an emulated C API call)
+        stands for."""
+        value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
+        sym = _HANDLES.get(value)
+        if sym is None:
+            raise MXNetError(f"{handle!r} is not a symbol handle pymxnet handed out")
+        return sym
 
     # ------------------------------------------------------------------ hooks
     def _fluent_fn(self, name):
@@ -370,8 +396,9 @@ class Symbol(OpMethods):
         bound to the same arrays see each other's updates. grad_req: 'write', 'add',
         'null', or a per-argument list or dict ('null' for names left out).
         """
-        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx,
-                    shared_exec)
+        from .partition import partition_for_bind
+        return bind(partition_for_bind(self), ctx, args, args_grad, grad_req, aux_states,
+                    group2ctx, shared_exec)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
@@ -380,8 +407,9 @@ class Symbol(OpMethods):
         values are shape tuples; others are ignored, as MXNet does), allocate
         zero-filled arguments, gradients and auxiliary states, and bind them."""
         shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
-        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
-                           shared_arg_names, shared_exec, shared_buffer, shapes)
+        from .partition import partition_for_bind
+        return simple_bind(partition_for_bind(self), ctx, grad_req, type_dict, stype_dict,
+                           group2ctx, shared_arg_names, shared_exec, shared_buffer, shapes)
 
     def eval(self, ctx=None, **kwargs):
         """Bind the given arrays (by name), run forward and return the outputs."""
@@ -399,16 +427,16 @@ class Symbol(OpMethods):
         executor applies its oneDNN kernels and fusions when it binds the graph (see
         ``symbol/backends.py``). An unknown backend warns and leaves it unchanged, as
         MXNet 1.9.1 does."""
-        from .backends import check_backend
+        from .backends import check_backend, partitioned
         check_backend(backend, "Symbol.optimize_for")
-        return self.__copy__()
+        return partitioned(self, backend)
 
     def get_backend_symbol(self, backend):
         """The graph partitioned for ``backend`` (see ``optimize_for``); an unknown
         backend is an MXNetError."""
-        from .backends import check_backend
+        from .backends import check_backend, partitioned
         check_backend(backend, "Symbol.get_backend_symbol", strict=True)
-        return self.__copy__()
+        return partitioned(self, backend, version=1)
 
 
 def _without_amp_casts(symbol):
