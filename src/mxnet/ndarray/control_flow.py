@@ -52,9 +52,14 @@ def _regroup(flat, fmt):
     return out, flat
 
 
-def count(fmt):
-    """How many leaves a format holds."""
-    return 1 if fmt == 0 else sum(count(f) for f in fmt)
+def iteration_limit(max_iterations):
+    """while_loop's ``max_iterations`` as an int (required, at least 0)."""
+    if max_iterations is None:
+        raise ValueError("max_iterations should be specified")
+    max_iterations = int(max_iterations)
+    if max_iterations < 0:
+        raise ValueError(f"while_loop: max_iterations must be >= 0, got {max_iterations}")
+    return max_iterations
 
 
 # --------------------------------------------------------------------- the loops
@@ -153,11 +158,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
     stacked on a new axis 0 and padded with zeros to max_iterations rows (MXNet leaves
     those rows undefined; ``[]`` when no step ran), and the final loop variables laid
     out as ``loop_vars``."""
-    if max_iterations is None:
-        raise ValueError("max_iterations should be specified")
-    max_iterations = int(max_iterations)
-    if max_iterations < 0:
-        raise ValueError(f"while_loop: max_iterations must be >= 0, got {max_iterations}")
+    max_iterations = iteration_limit(max_iterations)
     flat_vars, var_fmt = flatten(loop_vars, "while_loop: loop_vars")
 
     def call(fn, flat):

@@ -17,7 +17,7 @@ gave or returned one, else (nested) lists.
 """
 from ..attribute import AttrScope
 from ..base import MXNetError
-from ..ndarray.control_flow import flatten, regroup
+from ..ndarray.control_flow import flatten, iteration_limit, regroup
 from ..operator.control_flow import with_subgraphs
 from ..operator.registry import get_op
 from .create import Variable, create_symbol
@@ -222,11 +222,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None, name="while_loop"):
     holds, at most ``max_iterations`` times, as one graph node (``_while_loop``).
     Returns (the step outputs stacked into ``max_iterations`` rows, zero after the
     last step; the final loop variables laid out as ``loop_vars``)."""
-    if max_iterations is None:
-        raise ValueError("max_iterations should be specified")
-    max_iterations = int(max_iterations)
-    if max_iterations < 0:
-        raise ValueError(f"while_loop: max_iterations must be >= 0, got {max_iterations}")
+    max_iterations = iteration_limit(max_iterations)
     flat_vars, var_fmt = _flatten(loop_vars, "while_loop: loop_vars")
     placeholders = {}
 
