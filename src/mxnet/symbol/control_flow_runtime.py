@@ -268,8 +268,12 @@ def forward(op, octx, p, inputs, out):
             (list(inputs), steps, None)
     results = []
     for i, v in enumerate(values):
-        if (out is None or out[i] is None) and any(v is x for x in inputs):
-            v = v.copy()            # a loop that ran no step returns its inputs
+        # a loop that ran no step returns its inputs, and step executors' outputs are
+        # their own buffers, rewritten by their next run: a result kept as it is (no
+        # destination to write into) must be a copy
+        if (out is None or out[i] is None) and (steps is not None or
+                                                any(v is x for x in inputs)):
+            v = v.copy()
         results.append(store(out, i, v))
     return results
 
@@ -466,8 +470,8 @@ class _ForeachSteps:
                 out.append(None)
             elif g is None:             # an integer input: no gradient flows to it
                 out.append(xp.zeros(shape, dtype))
-            else:
-                out.append(g._read().astype(dtype, copy=False))
+            else:       # (a copy: the executors' gradient buffers are rewritten)
+                out.append(g._read().astype(dtype, copy=True))
         return out
 
 
