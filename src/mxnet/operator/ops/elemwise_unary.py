@@ -96,8 +96,14 @@ def _sign(xp, x, p):
     return y
 
 
-def _sigmoid(xp, x, p):
+def _sigmoid(xp, x, p, out=None):
     with np.errstate(over="ignore"):
+        if out is not None and x.dtype.kind == "f" and out.dtype == x.dtype:
+            # the same operations, step by step in the destination (it may be x itself)
+            xp.negative(x, out=out)
+            xp.exp(out, out=out)
+            out += 1
+            return xp.reciprocal(out, out=out)
         return _keep(1 / (1 + xp.exp(-x)), x)
 
 
