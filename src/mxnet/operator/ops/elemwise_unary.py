@@ -107,6 +107,21 @@ def _sigmoid(xp, x, p, out=None):
         return _keep(1 / (1 + xp.exp(-x)), x)
 
 
+def _sigmoid_gradient(xp, g, y, p, out=None):
+    """g * y * (1 - y), in that order (into ``out``, which may be g itself)."""
+    if out is None:
+        return g * y * (1 - y)
+    xp.multiply(g, y, out=out)
+    out *= 1 - y
+    return out
+
+
+def _tanh_gradient(xp, g, y, p, out=None):
+    """g * (1 - y * y) (into ``out``, which may be g itself)."""
+    t = 1 - y * y
+    return xp.multiply(g, t, out=out) if out is not None else g * t
+
+
 def _zero_gradient(xp, g, value, p):
     return xp.zeros_like(g)
 
@@ -188,8 +203,7 @@ _TABLE = {
     "arctan": dict(forward=_math("arctan"), gradient=lambda xp, g, x, p: g / (1 + x * x)),
     "sinh": dict(forward=_math("sinh"), gradient=lambda xp, g, x, p: g * xp.cosh(x)),
     "cosh": dict(forward=_math("cosh"), gradient=lambda xp, g, x, p: g * xp.sinh(x)),
-    "tanh": dict(forward=_math("tanh"), gradient=lambda xp, g, y, p: g * (1 - y * y),
-                 uses="out"),
+    "tanh": dict(forward=_math("tanh"), gradient=_tanh_gradient, uses="out"),
     "arcsinh": dict(forward=_math("arcsinh"),
                     gradient=lambda xp, g, x, p: g / xp.sqrt(x * x + 1)),
     "arccosh": dict(forward=_math("arccosh"),
@@ -204,8 +218,7 @@ _TABLE = {
                  # sign(y): 1 where y > 0, 0 at 0, NaN where x was NaN (as MXNet's relu)
                  gradient=lambda xp, g, y, p, out=None: xp.multiply(g, xp.sign(y), out=out),
                  uses="out"),
-    "sigmoid": dict(forward=_sigmoid, gradient=lambda xp, g, y, p: g * y * (1 - y),
-                    uses="out"),
+    "sigmoid": dict(forward=_sigmoid, gradient=_sigmoid_gradient, uses="out"),
     "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -x), x),
                         gradient=lambda xp, g, y, p: g * (1 - xp.exp(y)), uses="out"),
     "mish": dict(forward=lambda xp, x, p: _keep(x * xp.tanh(xp.logaddexp(0, x)), x),
