@@ -30,15 +30,15 @@ class Graph:
             self.row_ptr.append(self.row_ptr[-1] + node.num_outputs())
         self.num_entries = self.row_ptr[-1]
         # (arguments, then auxiliary states: the order an operator's calls take)
-        self.node_inputs = [[self.row_ptr[index[id(src)]] + k for src, k in
-                             (n.ordered_inputs() if n.op is not None else n.inputs)]
-                            for n in self.nodes]
+        ordered = [n.ordered_inputs() for n in self.nodes]
+        self.node_inputs = [[self.row_ptr[index[id(src)]] + k for src, k in ins]
+                            for ins in ordered]
         self.num_args = [n.num_args() for n in self.nodes]
         self.heads = [self.row_ptr[index[id(n)]] + k for n, k in symbol._outputs]
         aux = set()
         for i, node in enumerate(self.nodes):
             if node.op is not None:
-                for src, _ in node.ordered_inputs()[self.num_args[i]:]:
+                for src, _ in ordered[i][self.num_args[i]:]:
                     aux.add(index[id(src)])
         variables = [i for i, n in enumerate(self.nodes) if n.op is None]
         self.arg_nodes = [i for i in variables if i not in aux]

@@ -17,6 +17,7 @@ named ``output0``, ``output1``, ...
 one (``quantized=true``) computes in int8 with calibrated ranges, which running the
 float subgraph would not reproduce: it raises NotImplementedError.
 """
+from .call import is_dunder
 from .control_flow import ControlFlowOp, _ControlFlowParams, _runtime
 from .params import Schema, Str
 from .registry import register
@@ -30,7 +31,7 @@ class _AnyFields(dict):
     _field = Str()
 
     def __contains__(self, key):
-        return not (isinstance(key, str) and key.startswith("__") and key.endswith("__"))
+        return not is_dunder(key)
 
     def get(self, key, default=None):
         return dict.get(self, key, self._field)
@@ -54,6 +55,7 @@ class SubgraphOp(ControlFlowOp):
     kind = "subgraph"
     n_subgraphs = 1
     params = _OpenSchema()
+    permutes_inputs = True
 
     def parse(self, kwargs):
         p = self.params.parse(self.name, kwargs)
@@ -88,8 +90,6 @@ class SubgraphOp(ControlFlowOp):
     def infer_shape(self, p, in_shapes):
         return self.infer_shape_partial(p, in_shapes, [None] * len(self.outputs(p)))
 
-    permutes_inputs = True
-
     def input_order(self, p):
         if getattr(p, "subgraphs", None) is None:
             return []
@@ -97,10 +97,7 @@ class SubgraphOp(ControlFlowOp):
 
     def _as_given(self, p, inputs, aux):
         """Arguments and auxiliary states back in the node's (the subgraph's) order."""
-        ordered = [None] * (len(inputs) + len(aux))
-        for j, v in zip(self.input_order(p), list(inputs) + list(aux)):
-            ordered[j] = v
-        return ordered
+        return _runtime().in_subgraph_order(p, list(inputs) + list(aux))
 
     def forward(self, ctx, p, inputs, aux, out=None):
         self.subgraphs(p)
@@ -108,19 +105,16 @@ class SubgraphOp(ControlFlowOp):
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         self.subgraphs(p)
-        order = self.input_order(p)
         asked = ctx.need_grad
-        need = asked or [True] * len(inputs)
-        given_need = [False] * len(order)       # (no gradient for auxiliary states)
-        for j, wanted in zip(order, need):
-            given_need[j] = wanted
-        ctx.need_grad = given_need
+        # (no gradient for auxiliary states: they are not given, hence False)
+        ctx.need_grad = [bool(w) for w in _runtime().in_subgraph_order(
+            p, asked or [True] * len(inputs))]
         try:
             grads = _runtime().backward(self, ctx, p, out_grads,
                                         self._as_given(p, inputs, aux))
         finally:
             ctx.need_grad = asked
-        return [grads[j] for j in order[:len(inputs)]]
+        return [grads[j] for j in self.input_order(p)[:len(inputs)]]
 
 
 @register

@@ -9,8 +9,8 @@ graph is left as it is: the symbol computes the same outputs, without MXNet's
 ``_sg_mkldnn_*`` node names. ``default`` and ``default_v2`` group the operators named
 through MXNet's C API (``_LIB.MXSetSubgraphPropertyOpNamesV2``, emulated) into
 ``_CachedOp`` nodes (symbol/partition.py). Any other name is not a backend:
-``optimize_for`` warns and leaves the graph unchanged, as MXNet 1.9.1 logs "cannot be found" and goes on, and
-``get_backend_symbol`` raises, as MXNet's does.
+``optimize_for`` warns and leaves the graph unchanged, as MXNet 1.9.1 logs "cannot be
+found" and goes on, and ``get_backend_symbol`` raises, as MXNet's does.
 """
 import warnings
 
@@ -23,16 +23,17 @@ _C_API_BACKENDS = ("default", "default_v2")
 
 
 def check_backend(backend, what, strict=False):
-    """Whether ``backend`` may be applied (it then leaves the graph as it is): True for
-    the oneDNN backends; MXNetError for the C-API test backends and, with ``strict``
-    (get_backend_symbol), for an unknown name; otherwise a warning and False."""
+    """Whether ``backend`` applies: True for the oneDNN backends and for
+    ``default``/``default_v2`` once operator names are set for them (MXNetError
+    before); for an unknown name MXNetError with ``strict`` (get_backend_symbol), else
+    a warning and False."""
     if not isinstance(backend, str):
         raise MXNetError(f"{what}: backend must be a string, got {type(backend).__name__}")
     if backend in ONEDNN_BACKENDS:
         return True
     if backend in _C_API_BACKENDS:
         from .partition import op_names_for
-        if op_names_for(backend, 2) is None and op_names_for(backend, 1) is None:
+        if op_names_for(backend, 2) is None:
             raise MXNetError(f"{what}: backend {backend!r} partitions by operator names, "
                              "and none are set: set them with _LIB."
                              "MXSetSubgraphPropertyOpNamesV2 (symbol/partition.py)")
@@ -51,8 +52,5 @@ def partitioned(symbol, backend, version=2):
     unknown names; grouped into _CachedOp nodes for ``default``/``default_v2``."""
     if backend in _C_API_BACKENDS:
         from .partition import op_names_for, partition
-        names = op_names_for(backend, version)
-        if names is None:
-            names = op_names_for(backend, 3 - version)
-        return partition(symbol, names or ())
+        return partition(symbol, op_names_for(backend, version) or ())
     return symbol.__copy__()

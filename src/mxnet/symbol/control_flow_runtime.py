@@ -33,7 +33,7 @@ from ..operator.registry import store
 from ..util import is_np_shape
 
 __all__ = ["check", "infer_shape", "infer_type", "forward", "backward", "input_names",
-           "n_outputs", "load_json"]
+           "input_order", "in_subgraph_order", "n_outputs", "load_json"]
 
 
 # ------------------------------------------------------------------ a subgraph
@@ -75,7 +75,7 @@ class _Plan:
 
     def has_aux(self):
         """Whether an operator of the subgraph has auxiliary states."""
-        return any(n.op is not None and n.op.aux_states(n.params) for n in self.order)
+        return bool(self.input_names()[1])
 
     def _entries(self):
         g = self._graph
@@ -579,16 +579,31 @@ def _cond_shapes(p, arg_shapes, out_shapes):
     return values, outs, []
 
 
+def in_subgraph_order(p, values):
+    """A subgraph node's values, given as arguments then auxiliary states (all of them,
+    or the arguments alone), in the node's (its subgraph's) input order; None for the
+    ones not given."""
+    order = input_order(p)
+    given = [None] * len(order)
+    for j, v in zip(order, values):
+        given[j] = v
+    return given
+
+
+def _as_arguments_and_aux(p, values):
+    """The inverse of ``in_subgraph_order``: (arguments, auxiliary states)."""
+    order = input_order(p)
+    n_args = len(input_names(p)[0])
+    ordered = [values[j] for j in order]
+    return ordered[:n_args], ordered[n_args:]
+
+
 def _subgraph_shapes(p, arg_shapes, out_shapes):
     (sub,) = _plans(p)
-    order = input_order(p)
     n_args = len(sub.input_names()[0])
-    given = [None] * len(sub.inputs)
-    for j, s in zip(order, arg_shapes[:n_args]):
-        given[j] = s
-    ins, outs = sub.infer_shapes(given, out_shapes)
-    ordered = [ins[j] for j in order]
-    return ordered[:n_args], outs, ordered[n_args:]
+    ins, outs = sub.infer_shapes(in_subgraph_order(p, arg_shapes[:n_args]), out_shapes)
+    args, aux = _as_arguments_and_aux(p, ins)
+    return args, outs, aux
 
 
 _SHAPE = {"foreach": _foreach_shapes, "while_loop": _while_loop_shapes,
@@ -609,14 +624,10 @@ def infer_type(op, p, in_types, kind=None):
     plans = _plans(p)
     values = list(in_types)
     if kind == "subgraph":
-        order = input_order(p)
         n_args = len(plans[0].input_names()[0])
-        given = [None] * len(plans[0].inputs)
-        for j, t in zip(order, values[:n_args]):
-            given[j] = t
-        ins, outs = plans[0].infer_types(given)
-        ordered = [ins[j] for j in order]
-        return ordered[:n_args], outs, ordered[n_args:]
+        ins, outs = plans[0].infer_types(in_subgraph_order(p, values[:n_args]))
+        args, aux = _as_arguments_and_aux(p, ins)
+        return args, outs, aux
     if kind == "foreach":
         (body,) = plans
         n_data, n_states, n_out = len(p.in_data_locs), len(p.in_state_locs), p.num_out_data

@@ -166,9 +166,12 @@ def _build_node(raw, built, position, legacy_shapes=False):
         if not isinstance(subgraphs, list):
             raise MXNetError(f"invalid symbol JSON: node {name} ({op.name}) has no "
                              "'subgraphs' list")
+        if not all(isinstance(g, dict) for g in subgraphs):
+            raise MXNetError(f"invalid symbol JSON: a subgraph of node {name} is not an "
+                             "object")
         params = with_subgraphs(op, params, [
             _symbol_from_doc(g.get("nodes"), g.get("heads"), legacy_shapes)
-            if isinstance(g, dict) else _not_a_graph(name) for g in subgraphs])
+            for g in subgraphs])
     elif subgraphs:
         raise MXNetError(f"invalid symbol JSON: node {name} ({op.name}) holds subgraphs; "
                          "only _foreach, _while_loop and _cond do")
@@ -180,10 +183,6 @@ def _build_node(raw, built, position, legacy_shapes=False):
                              f"{len(inputs)} inputs, the operator takes {expected} "
                              f"({', '.join(node.input_names())})")
     return node
-
-
-def _not_a_graph(name):
-    raise MXNetError(f"invalid symbol JSON: a subgraph of node {name} is not an object")
 
 
 def load(fname):

@@ -16,7 +16,7 @@ groups of their own.
 import ctypes
 import os
 
-from ..base import MXNetError, emulate_c_api, py_str
+from ..base import MXNetError, _c_out, emulate_c_api, py_str
 from ..operator.registry import get_op
 from .graph import Node, topo_order
 from .symbol import Symbol
@@ -66,7 +66,6 @@ emulate_c_api("MXRemoveSubgraphPropertyOpNamesV2")(_remover(2))
 
 @emulate_c_api("MXBuildSubgraphByOpNames")
 def _build_by_op_names(handle, backend, n, names, out):
-    from ..base import _c_out
     _backend(backend)
     part = partition(Symbol.from_handle(handle), _names(n, names))
     _c_out(out).value = part.handle.value
@@ -74,15 +73,17 @@ def _build_by_op_names(handle, backend, n, names, out):
 
 
 def op_names_for(backend, version):
-    """The operator names set for ``backend`` (None when none are)."""
-    return _OP_NAMES.get((backend, version))
+    """The operator names set for ``backend`` through the API of ``version`` (1 or 2),
+    else through the other one; None when neither set any."""
+    names = _OP_NAMES.get((backend, version))
+    return names if names is not None else _OP_NAMES.get((backend, 3 - version))
 
 
 def partition_for_bind(symbol):
     """``symbol`` partitioned for the backend MXNET_SUBGRAPH_BACKEND names, when
     operator names are set for it (else itself)."""
     backend = os.environ.get("MXNET_SUBGRAPH_BACKEND")
-    names = op_names_for(backend, 1) if backend in BACKENDS else None
+    names = _OP_NAMES.get((backend, 1)) if backend in BACKENDS else None
     return partition(symbol, names) if names is not None else symbol
 
 
