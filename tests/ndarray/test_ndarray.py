@@ -1,5 +1,6 @@
 """NDArray core behaviour against NumPy: creation, views, indexing, copies,
 asynchrony through the engine, failures at sync points."""
+import pickle
 import time
 
 import numpy as np
@@ -186,3 +187,21 @@ def test_unknown_and_bad_parameters_name_operator_and_parameter():
         mx.nd.Reshape(x, shape=(4,), reverse="maybe")
     with pytest.raises(MXNetError, match="dtype"):
         x.astype("notatype")
+
+
+def test_asnumpy_one_element_converts_to_python_scalar():
+    # MXNet 1.9.1 on NumPy 1.x: '%f' % nd.array([2.5]).asnumpy() == '2.500000' and
+    # float()/int() of a one-element (1,) or (1, 1) copy work; NumPy 2 refuses them
+    # for plain ndarrays of ndim > 0, so asnumpy() must keep them working.
+    one = mx.nd.array([2.5]).asnumpy()
+    assert "%f" % one == "2.500000"
+    assert float(one) == 2.5 and int(mx.nd.array([[3.0]]).asnumpy()) == 3
+    assert complex(one) == 2.5 + 0j
+    # otherwise a plain NumPy array: repr, pickling and np.asarray
+    assert repr(one) == repr(np.array([2.5], dtype=np.float32))
+    assert type(pickle.loads(pickle.dumps(one))) is np.ndarray
+    assert type(np.asarray(mx.nd.array([1.0]))) is np.ndarray
+    assert type(mx.nd.ones((2,)).asnumpy()) is np.ndarray
+    # grown past one element (broadcasting), NumPy's own TypeError again
+    with pytest.raises(TypeError):
+        float(one + np.ones(3))

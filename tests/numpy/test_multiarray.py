@@ -30,6 +30,16 @@ def test_repr_matches_mxnet():
     assert repr(np.array(3.0)) == "array(3.)"
 
 
+def test_ndarray_class_public_module_and_pickle():
+    # MXNet 1.9.1: repr(type(mx.np.ones(1))) == "<class 'mxnet.numpy.ndarray'>"
+    import pickle
+    assert repr(type(np.ones(1))) == "<class 'mxnet.numpy.ndarray'>"
+    a = np.arange(4).reshape(2, 2)
+    b = pickle.loads(pickle.dumps(a))
+    assert type(b) is np.ndarray
+    onp.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+
+
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "true_divide", "maximum",
                                   "minimum", "power"])
 def test_binary_ufuncs_broadcast_like_numpy(name):
@@ -198,3 +208,16 @@ def test_np_reshape_operator_under_autograd():
     y.backward()
     assert y.shape == () and float(y) == 6.0
     onp.testing.assert_array_equal(x.grad.asnumpy(), [[2.0]])
+
+
+def test_float_int_of_multi_element_array_raise_type_error():
+    # NumPy and MXNet 1.9.1 both raise TypeError ("only size-1 arrays ..."), which
+    # math.isfinite-based callers (matplotlib's contour/plot unit checks) rely on
+    import math
+    a = np.ones((3,))
+    for conv in (float, int, math.isfinite):
+        with pytest.raises(TypeError):
+            conv(a)
+        with pytest.raises(TypeError):
+            conv(onp.ones((3,)))
+    assert float(np.array([2.5])) == 2.5 and int(np.ones((1, 1)) * 3.7) == 3

@@ -100,3 +100,14 @@ def test_multivariate_normal_covariance():
     v = out.asnumpy().astype(np.float64)
     np.testing.assert_allclose(v.mean(axis=0), [1.0, -1.0], atol=0.05)
     np.testing.assert_allclose(np.cov(v.T), cov, atol=0.08)
+
+
+def test_dir_lists_the_samplers_not_imported_helpers():
+    # MXNet 1.9.1: the public names of dir(mx.np.random) are samplers only
+    # (no MXNetError / NDArray / helper imports), as the d2l "Documentation" page shows.
+    public = [n for n in dir(mnp.random) if not n.startswith("_")]
+    assert public == sorted(mnp.random.__all__)
+    for name in ("normal", "uniform", "multinomial", "randint", "choice", "shuffle"):
+        assert name in public
+    for helper in ("MXNetError", "NDArray", "dtype_np", "wrap"):
+        assert helper not in public

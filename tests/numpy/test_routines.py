@@ -59,6 +59,18 @@ def test_creation_helpers_default_float32():
         [(2, 3), (2, 3)]
 
 
+def test_array_from_object_ndarray_of_numbers_and_bools():
+    # pandas >= 2 gives such an object array for DataFrame.values with bool dummies
+    src = onp.array([[3.0, True, False], [onp.nan, False, True]], dtype=object)
+    out = np.array(src)
+    assert out.dtype == onp.float32          # like the same nested list would give
+    onp.testing.assert_array_equal(out.asnumpy(),
+                                   onp.array([[3, 1, 0], [onp.nan, 0, 1]], onp.float32))
+    assert np.array(src, dtype="float64").dtype == onp.float64
+    with pytest.raises(mx.MXNetError):
+        np.array(onp.array([["a", 1]], dtype=object))
+
+
 def test_gradients_flow_through_composed_routines():
     x = np.array(A)
     y = np.array(B)

@@ -44,6 +44,38 @@ def _from_handle(handle):
     return src
 
 
+class _HostArray(_np_ndarray):
+    """The NumPy array ``asnumpy()`` gives for a one-element NDArray of ndim > 0.
+
+    A plain ``numpy.ndarray`` in every way (its repr, its pickle and what
+    ``numpy.asarray`` makes of it), except that ``float()``, ``int()`` and
+    ``complex()`` accept it as NumPy 1.x did, where MXNet 1.x ran.
+    """
+
+    def _one(self, kind, method):
+        if self.size != 1:      # grown by broadcasting: NumPy's own error
+            return method(self.view(_np_ndarray))
+        return kind(self.item())
+
+    def __float__(self):
+        return self._one(float, _np_ndarray.__float__)
+
+    def __int__(self):
+        return self._one(int, _np_ndarray.__int__)
+
+    def __complex__(self):
+        return self._one(complex, _np_ndarray.__complex__)
+
+    def __repr__(self):
+        return repr(self.view(_np_ndarray))
+
+    def __format__(self, spec):
+        return format(self.view(_np_ndarray), spec)
+
+    def __reduce__(self):
+        return self.view(_np_ndarray).__reduce__()
+
+
 class NDArray(OpMethods):
     """An array on a device with MXNet 1.x semantics.
 
@@ -171,7 +203,12 @@ class NDArray(OpMethods):
         if self._ctx.device_typeid == 2:
             _sync_gpu(self._ctx)
         out = to_numpy(d)
-        return out.copy() if out is d else out
+        out = out.copy() if out is d else out
+        if out.size == 1 and out.ndim:
+            # NumPy 2 refuses float()/int() on one-element arrays with ndim > 0,
+            # which MXNet 1.x code (on NumPy 1.x) does: '%f' % loss.mean().asnumpy()
+            out = out.view(_HostArray)
+        return out
 
     def asscalar(self):
         if self.size != 1:
@@ -205,9 +242,15 @@ class NDArray(OpMethods):
         raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
 
     def __float__(self):
+        # like NumPy (and MXNet's np.ndarray): a TypeError, so callers such as
+        # math.isfinite/matplotlib can tell "not a scalar" from a real failure
+        if self.size != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         return float(self.asscalar())
 
     def __int__(self):
+        if self.size != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
         return int(self.asscalar())
 
     def __index__(self):

@@ -31,6 +31,11 @@ def array(object, dtype=None, ctx=None, device=None):  # noqa: A002
         return out if dtype is None else out.astype(dtype, copy=False)
     if object is None:
         raise MXNetError("mx.np.array: object must be array-like, got None")
+    if isinstance(object, _onp.ndarray) and object.dtype.kind == "O" and object.size:
+        # An object array of Python numbers/bools (what pandas >= 2 gives for
+        # ``DataFrame.values`` mixing floats and bool dummies) is taken as the nested
+        # sequence it holds: float32 by default, like a list would be.
+        object = object.tolist()
     if isinstance(object, _onp.ndarray):
         src, dt = object, _dt(dtype, object.dtype)
     else:

@@ -138,6 +138,9 @@ class ndarray(NDArray):
     ``npx.waitall()`` wait.
     """
 
+    # MXNet registers the class under its public path, so type() prints and
+    # pickles as ``mxnet.numpy.ndarray``.
+    __module__ = 'mxnet.numpy'
     __slots__ = ()
 
     # --- NumPy-style properties and conversions --------------------------------

@@ -362,3 +362,8 @@ def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
                  ctx=mean.context)
     z = normal(0.0, 1.0, _size(size) + batch + (k, 1), dtype=mean.dtype, ctx=mean.context)
     return m.add(m.matmul(chol, z).reshape(_size(size) + batch + (k,)), mean)
+
+
+def __dir__():
+    # dir(mx.np.random) lists the samplers, as in MXNet, not the helpers imported above
+    return sorted(set(__all__) | {name for name in globals() if name.startswith("_")})
