@@ -66,6 +66,62 @@ def test_deferred_initialization():
     assert p.data().asnumpy().sum() == 10
 
 
+def test_unknown_dims_read_as_minus_one_under_np_shape(tmp_path):
+    # MXNet 1.9.1 after npx.set_np(): nn.Dense(1).weight.shape == (1, -1) and
+    # repr(nn.Dense(256)) == 'Dense(-1 -> 256, linear)'; legacy mode keeps 0.
+    from mxnet.gluon import nn
+    dense = nn.Dense(256)
+    assert dense.weight.shape == (256, 0)
+    mx.npx.set_np()
+    try:
+        assert dense.weight.shape == (256, -1)
+        assert repr(dense) == "Dense(-1 -> 256, linear)"
+        assert "shape=(256, -1)" in repr(dense.weight)
+        dense.initialize()          # still deferred, -1 must not be taken as a size
+        assert dense(mx.np.ones((2, 7))).shape == (2, 256)
+        assert dense.weight.shape == (256, 7)
+        # loading into a parameter whose input size is unknown fills it in
+        dense.save_parameters(str(tmp_path / "d.params"))
+        fresh = nn.Dense(256)
+        fresh.load_parameters(str(tmp_path / "d.params"))
+        assert fresh.weight.shape == (256, 7)
+        # sharing the params of a layer whose input size is still unknown
+        shared = nn.Dense(8)
+        tied = nn.Dense(8, params=shared.params)
+        tied.initialize()
+        assert tied(mx.np.ones((2, 5))).shape == (2, 8) and shared.weight.shape == (8, 5)
+    finally:
+        mx.npx.reset_np()
+
+
+def test_initializer_gets_np_array_in_np_mode():
+    # MXNet 1.9.1: under npx.set_np() a custom Initializer's _init_weight receives an
+    # mx.np.ndarray, so NumPy-style code (multiplying by a bool mask) works.
+    from mxnet.gluon import nn
+
+    seen = []
+
+    class MaskInit(mx.init.Initializer):
+        def _init_weight(self, name, data):
+            seen.append(type(data))
+            data[:] = mx.np.arange(data.size).reshape(data.shape) - 5
+            data *= mx.np.abs(data) >= 3
+
+    mx.npx.set_np()
+    try:
+        dense = nn.Dense(3)
+        dense.initialize(MaskInit())
+        dense(mx.np.ones((1, 4)))
+        assert seen == [mx.np.ndarray]
+        ref = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+        np.testing.assert_array_equal(dense.weight.data().asnumpy(), ref * (np.abs(ref) >= 3))
+    finally:
+        mx.npx.reset_np()
+    legacy = nn.Dense(3, in_units=4)
+    legacy.initialize(mx.init.Constant(2))
+    assert float(legacy.weight.data().asnumpy().sum()) == 24.0
+
+
 def test_grad_req_null_add_and_differentiable():
     p = Parameter("a", shape=(2,))
     p.initialize()

@@ -127,7 +127,10 @@ class Parameter:
 
     @property
     def shape(self):
-        """The shape, with 0 for dimensions not known yet (None if never given)."""
+        """The shape (None if never given). Dimensions not known yet read as 0, or as
+        -1 under NumPy shape semantics (``npx.set_np()``), as in MXNet."""
+        if self._shape is not None and is_np_shape():
+            return tuple(-1 if d == 0 else d for d in self._shape)
         return self._shape
 
     @shape.setter
@@ -214,33 +217,37 @@ class Parameter:
             return
         init, ctx, default_init, data = self._deferred_init
         self._deferred_init = ()
-        if not shape_is_known(self.shape):
+        if not shape_is_known(self._shape):
             raise AssertionError(
                 f"Cannot initialize Parameter '{self.name}' because it has invalid shape: "
                 f"{self.shape}. Please specify in_units, in_channels, etc for `Block`s.")
         with autograd.pause():
             if data is None:
                 data = ndarray.zeros(self.shape, cpu(), dtype=self.dtype)
+                # In NumPy mode MXNet hands initializers an mx.np array (custom
+                # _init_weight code uses np semantics); a view writes into ``data``.
+                target = to_np(data) if is_np_array() and self._stype == "default" \
+                    else data
                 initializer.create(default_init)(
-                    initializer.InitDesc(self.name, {"__init__": init}), data)
+                    initializer.InitDesc(self.name, {"__init__": init}), target)
             self._init_impl(data, ctx)
 
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source="current"):
         """Set the value from loaded data, initialising the parameter if needed."""
         if cast_dtype and dtype_source not in ("current", "saved"):
             raise AssertionError("dtype_source must be either 'current' or 'saved'")
-        if self.shape:
-            for mine, saved in zip(self.shape, data.shape):
+        if self._shape:     # the stored shape: 0 marks an unknown dimension
+            for mine, saved in zip(self._shape, data.shape):
                 if mine not in (0, saved):
                     raise AssertionError(
                         f"Failed loading Parameter '{self.name}' from saved params: shape "
                         f"incompatible expected {self.shape} vs saved {data.shape}")
-            if len(self.shape) != len(data.shape):
+            if len(self._shape) != len(data.shape):
                 raise AssertionError(
                     f"Failed loading Parameter '{self.name}' from saved params: shape "
                     f"incompatible expected {self.shape} vs saved {data.shape}")
             self.shape = tuple(saved if mine == 0 else mine
-                               for mine, saved in zip(self.shape, data.shape))
+                               for mine, saved in zip(self._shape, data.shape))
         if self.dtype:
             mine = np.dtype(self.dtype).type
             if cast_dtype and mine != data.dtype:
@@ -309,7 +316,7 @@ class Parameter:
             ctx = [ctx]
         if init is None:
             init = default_init if self.init is None else self.init
-        if not shape_is_known(self.shape):
+        if not shape_is_known(self._shape):
             if self._allow_deferred_init:
                 self._deferred_init = (init, ctx, default_init, None)
                 return
@@ -551,7 +558,8 @@ class ParameterDict:
             self._params[name] = param
             return param
         for key, value in kwargs.items():
-            existing = getattr(param, key, None)
+            # the stored shape (0 = unknown), not the -1 that np mode shows
+            existing = param._shape if key == "shape" else getattr(param, key, None)
             if existing is None:
                 setattr(param, key, value)
                 continue
