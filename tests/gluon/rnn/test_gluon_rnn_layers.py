@@ -268,3 +268,37 @@ def test_hybridized_nested_layer_learns_its_input_size(bidirectional):
                               sorted(hybrid.collect_params().items())):
         a.set_data(b.data())
     assert_almost_equal(plain(x).asnumpy(), out_h.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_save_parameters_uses_mxnet_unfused_keys(tmp_path):
+    # The keys MXNet 1.9.1 writes for these layers (read back from its files with
+    # mx.nd.load): the unfused cell stack's names, so .params files move both ways.
+    lstm = rnn.LSTM(4, 2, bidirectional=True)
+    lstm.initialize()
+    x = mx.nd.array(np.random.RandomState(0).randn(3, 2, 5))
+    want = lstm(x).asnumpy()
+    path = str(tmp_path / "lstm.params")
+    lstm.save_parameters(path)
+    assert sorted(mx.nd.load(path)) == sorted(
+        f"_unfused.{layer}.{d}_cell.{m}_{k}" for layer in (0, 1) for d in "lr"
+        for m in ("i2h", "h2h") for k in ("weight", "bias"))
+    again = rnn.LSTM(4, 2, bidirectional=True)
+    again.load_parameters(path)
+    assert_almost_equal(again(x).asnumpy(), want)
+
+    gru = rnn.GRU(4, 2)
+    gru.initialize()
+    gru(x)
+    path = str(tmp_path / "gru.params")
+    gru.save_parameters(path)
+    assert sorted(mx.nd.load(path)) == sorted(
+        f"_unfused.{layer}.{m}_{k}" for layer in (0, 1)
+        for m in ("i2h", "h2h") for k in ("weight", "bias"))
+    # a file written with those keys (as MXNet writes it) loads into a fresh layer
+    weights = {key: mx.nd.array(np.full(arr.shape, 0.01 * i, dtype=np.float32))
+               for i, (key, arr) in enumerate(sorted(mx.nd.load(path).items()))}
+    mx.nd.save(path, weights)
+    fresh = rnn.GRU(4, 2)
+    fresh.load_parameters(path)
+    assert_almost_equal(fresh.l1_h2h_bias.data().asnumpy(),
+                        weights["_unfused.1.h2h_bias"].asnumpy())

@@ -6,6 +6,8 @@ index) and concatenates them on every call into the operator's flat parameter ve
 all weights (layer by layer, forward then backward direction, i2h then h2h), then all
 biases in the same order.
 """
+import re
+
 from ... import ndarray, symbol
 from ..block import HybridBlock
 from . import rnn_cell
@@ -13,6 +15,8 @@ from . import rnn_cell
 __all__ = ["RNN", "LSTM", "GRU"]
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+# a layer parameter's name: direction (l/r), layer index, matrix and kind
+_PARAM_KEY = re.compile(r"(l|r)(\d+)_((?:i2h|h2h|h2r)_(?:weight|bias))\Z")
 
 
 class _RNNLayer(HybridBlock):
@@ -100,6 +104,27 @@ class _RNNLayer(HybridBlock):
                             dtype=dtype)
         setattr(self, name, p)
         return p
+
+    def _collect_params_with_prefix(self, prefix=""):
+        """The keys ``save_parameters``/``load_parameters`` use. As in MXNet 1.x they
+        are those of the unfused cell stack, which older MXNet saved: ``l0_i2h_weight``
+        is ``_unfused.0.i2h_weight``, and with two directions ``r1_h2h_bias`` is
+        ``_unfused.1.r_cell.h2h_bias``; so ``.params`` files move between the two."""
+        if prefix:
+            prefix += "."
+        two_way = self._dir == 2
+        ret = {}
+        for key, param in self._reg_params.items():
+            match = _PARAM_KEY.match(key)
+            if match is None:       # a parameter a subclass added: its own name
+                ret[prefix + key] = param
+                continue
+            direction, layer, kind = match.groups()
+            cell = f"{direction}_cell." if two_way else ""
+            ret[f"{prefix}_unfused.{layer}.{cell}{kind}"] = param
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
 
     def __repr__(self):
         s = "{name}({mapping}, {_layout}"
