@@ -114,3 +114,37 @@ def test_tracing_a_constant_output_leaves_autograd_as_it_was(np_mode):
     y = np.zeros((2,))
     y[:] = 1                     # an in-place write works (no recording left on)
     onp.testing.assert_array_equal(y.asnumpy(), [1, 1])
+
+
+def test_printing_inside_hybrid_forward_shows_symbols_and_keeps_the_graph(np_mode, capsys):
+    # MXNet 1.9.1 prints "<_Symbol data>" / "<_Symbol ..._relu0>" on the first hybridized
+    # call and nothing on later ones (the cached graph runs); printing is no host read
+    calls = []
+
+    class Printing(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.dense = nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            calls.append(1)
+            print("x:", x)
+            h = F.npx.relu(self.dense(x))
+            print("h:", repr(h))
+            return h * 2
+
+    net = Printing()
+    net.initialize()
+    x = np.array(onp.random.RandomState(0).randn(2, 5).astype("float32"))
+    expect = net(x).asnumpy()
+    net.hybridize()
+    capsys.readouterr()
+    got = net(x)
+    out = capsys.readouterr().out
+    assert "x: <_Symbol data>" in out and "h: <_Symbol " in out and "relu" in out
+    n = len(calls)
+    onp.testing.assert_allclose(net(x).asnumpy(), expect, rtol=1e-6)
+    assert len(calls) == n and capsys.readouterr().out == ""      # the cached graph ran
+    onp.testing.assert_allclose(got.asnumpy(), expect, rtol=1e-6)
+    assert "<_Symbol" not in str(got) and "<_Symbol" not in repr(x)   # restored afterwards

@@ -162,13 +162,34 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
         tracer.check_host_read(self)
         return orig_read(self)
 
+    # print(x) inside hybrid_forward: MXNet shows the symbol (``<_Symbol data>``) while
+    # it builds the graph, so printing is no host read and the block stays hybridized
+    from ..numpy.multiarray import ndarray as np_ndarray
+    saved_text = {(cls, m): cls.__dict__[m] for cls in (NDArray, np_ndarray)
+                  for m in ("__repr__", "__str__") if m in cls.__dict__}
+
+    def symbolic_text(orig):
+        def text(self):
+            e = tracer.entries.get(id(self))
+            if e is not None and id(self._chunk) in tracer.derived:
+                node, index = e
+                name = node.name if node.num_outputs() == 1 or node.op is None \
+                    else f"{node.name}_output{index}"
+                return f"<_Symbol {name}>"
+            return orig(self)
+        return text
+
     NDArray.asnumpy = guarded_asnumpy
+    for (cls, m), fn in saved_text.items():
+        setattr(cls, m, symbolic_text(fn))
     state.recording, state.tracer = True, tracer
     try:
         outs = run()
     finally:
         state.recording, state.tracer = prev
         NDArray.asnumpy = orig_read
+        for (cls, m), fn in saved_text.items():
+            setattr(cls, m, fn)
     from .block import _flatten, _to_np
     _to_np(outs)                 # mixed mx.np / classic outputs: TypeError, as imperatively
     flat_out, out_format = _flatten(outs, "output")
