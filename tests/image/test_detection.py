@@ -84,6 +84,18 @@ def test_create_det_augmenter_output_shape():
     assert label.shape[1] == 5 and (label[:, 3] > label[:, 1]).all()
 
 
+def test_create_det_augmenter_order():
+    # MXNet 1.9.1 lists: crop select, mirror, pad select, ForceResize, Cast, Normalize
+    augs = CreateDetAugmenter((3, 32, 48), rand_crop=0.5, rand_pad=0.5, rand_mirror=True,
+                              mean=True, std=True)
+    names = [type(a).__name__ for a in augs]
+    assert names == ["DetRandomSelectAug", "DetHorizontalFlipAug", "DetRandomSelectAug",
+                     "DetBorrowAug", "DetBorrowAug", "DetBorrowAug"]
+    assert type(augs[2].aug_list[0]).__name__ == "DetRandomPadAug"
+    assert [type(a.augmenter).__name__ for a in augs[3:]] == \
+        ["ForceResizeAug", "CastAug", "ColorNormalizeAug"]
+
+
 def _png(img):
     pil = pytest.importorskip("PIL.Image")
     buf = io.BytesIO()
@@ -126,6 +138,19 @@ def test_image_det_iter(tmp_path):
     other = ImageDetIter(1, (3, 20, 30), imglist=imglist[:1], path_root=str(tmp_path))
     it.sync_label_shape(other)
     assert other.label_shape == (4, 5)
+
+
+def test_image_det_iter_np_mode(tmp_path):
+    # MXNet 1.9.1 under npx.set_np(): the batches are mxnet.numpy.ndarray, so
+    # batch.data[0].transpose(0, 2, 3, 1) works as in NumPy
+    (tmp_path / "0.png").write_bytes(_png(np.full((H, W, 3), 7, np.uint8)))
+    imglist = [[[2, 5, 0, 0.1, 0.2, 0.5, 0.6], "0.png"]]
+    with mx.util.np_array(True):
+        b = ImageDetIter(1, (3, 20, 30), imglist=imglist, path_root=str(tmp_path)).next()
+        assert isinstance(b.data[0], mx.np.ndarray) and isinstance(b.label[0], mx.np.ndarray)
+        assert b.data[0].transpose(0, 2, 3, 1).shape == (1, 20, 30, 3)
+    np.testing.assert_allclose(b.label[0].asnumpy()[0, 0], [0, 0.1, 0.2, 0.5, 0.6], rtol=1e-6)
+    np.testing.assert_allclose(b.data[0].asnumpy(), 7.0)
 
 
 def test_image_det_iter_rejects_bad_labels(tmp_path):

@@ -190,6 +190,25 @@ def test_crops(rgb):
         mx.image.fixed_crop(a, 8, 0, 5, 2)
 
 
+def test_functions_return_np_arrays_under_set_np(rgb, tmp_path):
+    # MXNet 1.9.1 under npx.set_np(): imread, imresize and the crops give
+    # mxnet.numpy.ndarray (checked with the real library); legacy NDArray otherwise
+    (tmp_path / "x.png").write_bytes(png(rgb))
+    with mx.util.np_array(True):
+        img = mx.image.imread(str(tmp_path / "x.png"))
+        outs = [img, mx.image.imdecode(png(rgb)), mx.image.imresize(img, 4, 3),
+                mx.image.resize_short(img, 5), mx.image.fixed_crop(img, 1, 2, 3, 4),
+                mx.image.center_crop(img, (4, 3))[0], mx.image.random_crop(img, (4, 3))[0]]
+        assert mx.image.is_np_array()
+    for out in outs:
+        assert isinstance(out, mx.np.ndarray), type(out)
+    np.testing.assert_array_equal(outs[0].asnumpy(), rgb)
+    np.testing.assert_array_equal(outs[4].asnumpy(), rgb[2:6, 1:4])
+    legacy = mx.image.imread(str(tmp_path / "x.png"))
+    assert not mx.image.is_np_array()
+    assert type(legacy) is mx.nd.NDArray
+
+
 def test_color_normalize_in_place(rgb):
     a = mx.nd.array(rgb)
     mean, std = np.array([1, 2, 3], np.float32), np.array([2, 4, 8], np.float32)
@@ -282,6 +301,19 @@ def test_image_iter_rec(image_set):
         for k, i in enumerate(ids):
             np.testing.assert_array_equal(data[k], center(imgs[i], 8, 8))
         it.reset()
+
+
+def test_image_iter_batches_are_np_arrays_under_set_np(image_set):
+    # MXNet 1.9.1 under npx.set_np(): ImageIter (and ImageDetIter) batches hold
+    # mxnet.numpy.ndarray data and labels (checked with the real library)
+    root, imgs = image_set
+    with mx.util.np_array(True):
+        b = mx.image.ImageIter(2, (3, 8, 8), path_imgrec=str(root / "a.rec")).next()
+    assert isinstance(b.data[0], mx.np.ndarray) and isinstance(b.label[0], mx.np.ndarray)
+    np.testing.assert_array_equal(b.data[0].asnumpy()[1], center(imgs[1], 8, 8))
+    np.testing.assert_array_equal(b.label[0].asnumpy(), [0, 1])
+    b = mx.image.ImageIter(2, (3, 8, 8), path_imgrec=str(root / "a.rec")).next()
+    assert type(b.data[0]) is mx.nd.NDArray and type(b.label[0]) is mx.nd.NDArray
 
 
 def test_image_iter_list_and_modes(image_set):

@@ -2,6 +2,7 @@
 
 Decoding and encoding need Pillow (``pip install pillow``); everything else is NumPy.
 """
+from ..util import is_np_array as _util_is_np_array
 from .image import (imread, imdecode, imresize, scale_down, resize_short,  # noqa: F401
                     fixed_crop, random_crop, center_crop, color_normalize,
                     random_size_crop)
@@ -20,5 +21,6 @@ from .detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug,  # noqa:
 
 
 def is_np_array():
-    """Whether NumPy-array semantics are on: pymxnet has no numpy mode, so never."""
-    return False
+    """Whether NumPy-array semantics are on (``npx.set_np()``): image functions then
+    return ``mx.np.ndarray``."""
+    return _util_is_np_array()

@@ -274,9 +274,9 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
                        pad_val=(127, 127, 127)):
     """The standard detection augmenter list for images of shape ``data_shape``
     (C, H, W): resize the shorter edge (``resize``), random crop (probability
-    ``rand_crop``, area up to 1 of ``area_range``), random pad (probability
-    ``rand_pad``, area from 1 of ``area_range``), force-resize to data_shape, mirror,
-    cast to float32, colour jitter, hue, PCA lighting, random gray, normalise."""
+    ``rand_crop``, area up to 1 of ``area_range``), mirror, random pad (probability
+    ``rand_pad``, area from 1 of ``area_range``), force-resize to data_shape, cast to
+    float32, colour jitter, hue, PCA lighting, random gray, normalise."""
     auglist = []
     if resize > 0:
         auglist.append(DetBorrowAug(ResizeAug(resize, inter_method)))
@@ -286,14 +286,14 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
         auglist.append(CreateMultiRandCropAugmenter(min_object_covered, aspect_ratio_range,
                                                     crop_area, min_eject_coverage,
                                                     max_attempts, skip_prob=1 - rand_crop))
+    if rand_mirror:           # MXNet's order: crop, mirror, pad, force-resize, cast
+        auglist.append(DetHorizontalFlipAug(0.5))
     if rand_pad > 0:
         pad = DetRandomPadAug(aspect_ratio_range, (1.0, max(1.0, area_range[1])),
                               max_attempts, pad_val)
         auglist.append(DetRandomSelectAug([pad], 1 - rand_pad))
     auglist.append(DetBorrowAug(ForceResizeAug((data_shape[2], data_shape[1]),
                                                inter_method)))
-    if rand_mirror:
-        auglist.append(DetHorizontalFlipAug(0.5))
     auglist.append(DetBorrowAug(CastAug()))
     if brightness or contrast or saturation:
         auglist.append(DetBorrowAug(ColorJitterAug(brightness, contrast, saturation)))

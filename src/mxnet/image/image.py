@@ -12,6 +12,7 @@ import random as _random
 import numpy as np
 
 from ..base import MXNetError, numeric_types
+from ..util import is_np_array
 from ..context import cpu
 from ..ndarray.ndarray import NDArray, from_data
 from ..backend import image_codec as codec
@@ -28,11 +29,14 @@ def as_numpy(src):
 
 
 def as_nd(arr, ctx=None):
-    """Wraps a numpy array (copied when it is a view) as an NDArray."""
+    """Wraps a numpy array (copied when it is a view) as an NDArray, or as an
+    ``mx.np.ndarray`` under ``npx.set_np()`` (MXNet's image functions then return
+    NumPy-semantics arrays)."""
     arr = np.ascontiguousarray(arr)
     if arr.base is not None:
         arr = arr.copy()
-    return from_data(arr, ctx or cpu())
+    out = from_data(arr, ctx or cpu())
+    return out.as_np_ndarray() if is_np_array() else out
 
 
 def _write_out(result, out):

@@ -13,7 +13,7 @@ from ..io.record_file import RecordFile
 from ..ndarray.ndarray import NDArray, from_data
 from ..recordio import unpack
 from .augmenters import CreateAugmenter
-from .image import as_numpy, imdecode
+from .image import as_nd, as_numpy, imdecode
 
 __all__ = ["ImageIter"]
 
@@ -242,7 +242,8 @@ class ImageIter(DataIter):
             return False
         ids, pad = step
         data, label = self._batchify(ids)
-        self._batch = (from_data(data, cpu()), from_data(label, cpu()), pad)
+        # as_nd: mx.np arrays under npx.set_np(), as MXNet's iterators give them then
+        self._batch = (as_nd(data), as_nd(label), pad)
         return True
 
     def next(self):

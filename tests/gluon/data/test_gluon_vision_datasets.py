@@ -67,6 +67,33 @@ def test_mnist_from_idx_files(tmp_path, gz):
         MNIST(root=str(tmp_path), train=True)
 
 
+def test_mnist_and_cifar_made_in_np_mode_hold_np_arrays(tmp_path):
+    # MXNet 1.9.1 under npx.set_np(): FashionMNIST(...)[0] is
+    # (mx.np.ndarray uint8 (28, 28, 1), mx.np.ndarray array(9, dtype=int32)).
+    rng = np.random.RandomState(3)
+    imgs = rng.randint(0, 256, (5, 28, 28)).astype(np.uint8)
+    labels = rng.randint(0, 10, 5).astype(np.uint8)
+    _write_idx(tmp_path / "t10k-images-idx3-ubyte", imgs, False)
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte", labels, False)
+    raw, lab, hwc = _cifar_records(rng, 2, 1)
+    (tmp_path / "test_batch.bin").write_bytes(raw)
+    mx.npx.set_np()
+    try:
+        for ds, want_img, want_label in (
+                (MNIST(root=str(tmp_path), train=False), imgs[2][:, :, None], labels[2]),
+                (CIFAR10(root=str(tmp_path), train=False), hwc[1], lab[1, 0])):
+            img, label = ds[2 if isinstance(ds, MNIST) else 1]
+            assert isinstance(img, mx.np.ndarray) and img.dtype == np.uint8
+            assert isinstance(label, mx.np.ndarray) and label.dtype == np.int32
+            assert label.shape == () and int(label) == want_label
+            np.testing.assert_array_equal(img.asnumpy(), want_img)
+    finally:
+        mx.npx.reset_np()
+    img, label = MNIST(root=str(tmp_path), train=False)[0]
+    assert isinstance(img, mx.nd.NDArray) and not isinstance(img, mx.np.ndarray)
+    assert isinstance(label, np.int32)
+
+
 def test_missing_files_give_clear_error(tmp_path):
     with pytest.raises(MXNetError, match="t10k-labels-idx1-ubyte.*does not download"):
         MNIST(root=str(tmp_path), train=False)
@@ -148,6 +175,23 @@ def test_image_folder_dataset(tmp_path):
     with pytest.warns(UserWarning):
         gray = ImageFolderDataset(str(tmp_path), flag=0)[0][0]
     assert gray.shape == (5, 4, 1)
+
+
+def test_image_folder_dataset_np_mode_gives_np_images(tmp_path):
+    # MXNet 1.9.1 reads ImageFolderDataset samples with mx.image.imread, which under
+    # npx.set_np() gives mx.np.ndarray (so np-only transforms such as
+    # RandomFlipLeftRight accept them); the label stays a Python int
+    pytest.importorskip("PIL")
+    arr = np.random.RandomState(5).randint(0, 256, (5, 4, 3)).astype(np.uint8)
+    (tmp_path / "cls").mkdir()
+    (tmp_path / "cls" / "a.png").write_bytes(_png(arr))
+    with mx.util.np_array(True):
+        img, label = ImageFolderDataset(str(tmp_path))[0]
+    assert isinstance(img, mx.np.ndarray) and img.dtype == np.uint8
+    assert label == 0
+    np.testing.assert_array_equal(img.asnumpy(), arr)
+    img, _ = ImageFolderDataset(str(tmp_path))[0]
+    assert type(img) is mx.nd.NDArray
 
 
 def test_image_record_dataset(tmp_path):

@@ -32,6 +32,14 @@ def test_to_tensor_and_cast():
         T.ToTensor()(mx.nd.ones((3, 4)))
 
 
+def test_to_tensor_divides_exactly_by_255():
+    # MXNet's kernel divides in float32: 254 -> 0.9960784316062927 (MXNet 1.9.1),
+    # where multiplying by 1/255 gives 0.9960784912109375.
+    x = np.arange(256, dtype=np.uint8).reshape(16, 16, 1)
+    out = T.ToTensor()(mx.nd.array(x, dtype=np.uint8)).asnumpy()
+    np.testing.assert_array_equal(out[0], x[:, :, 0].astype(np.float32) / np.float32(255))
+
+
 def test_normalize():
     t = np.random.RandomState(2).rand(3, 4, 5).astype(np.float32)
     mean, std = (0.1, 0.2, 0.3), (0.5, 0.6, 0.7)

@@ -47,7 +47,7 @@ def to_tensor(x):
     _check_image(x, "to_tensor")
     axes = (2, 0, 1) if x.ndim == 3 else (0, 3, 1, 2)
     out = np.ascontiguousarray(x.transpose(axes), dtype=np.float32)
-    out *= np.float32(1 / 255.0)
+    out /= np.float32(255.0)    # a true division, as MXNet's kernel: x * (1/255) is 1 ulp off
     return out
 
 

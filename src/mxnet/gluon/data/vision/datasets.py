@@ -13,6 +13,8 @@ import numpy as np
 
 from .... import ndarray as nd, recordio
 from ....base import MXNetError, data_dir
+from ....util import is_np_array
+from .... import numpy as _mx_np
 from ...data import dataset
 from ....io.idx import read_idx
 from ....backend import image_codec as codec
@@ -30,7 +32,10 @@ def _has_files(folder, names):
 
 
 def _imdecode(buf, flag):
-    return nd.array(codec.decode(buf, flag=flag, to_rgb=True), dtype=np.uint8)
+    # as mx.image.imdecode: an mx.np array under npx.set_np() (ImageFolderDataset and
+    # ImageRecordDataset samples then feed NumPy-semantics transforms)
+    img = nd.array(codec.decode(buf, flag=flag, to_rgb=True), dtype=np.uint8)
+    return img.as_np_ndarray() if is_np_array() else img
 
 
 class _DownloadedDataset(dataset.Dataset):
@@ -112,6 +117,9 @@ class MNIST(_DownloadedDataset):
                              "expected (N, rows, cols) images and N labels")
         self._label = label.astype(np.int32)
         self._data = nd.array(data.reshape(data.shape + (1,)), dtype=data.dtype)
+        if is_np_array():   # made under npx.set_np(): samples are mx.np arrays
+            self._label = _mx_np.array(self._label, dtype=np.int32)
+            self._data = self._data.as_np_ndarray()
 
 
 class FashionMNIST(MNIST):
@@ -206,6 +214,9 @@ class CIFAR10(_DownloadedDataset):
         data = np.concatenate(data)
         self._data = nd.array(data, dtype=data.dtype)
         self._label = np.concatenate(label)
+        if is_np_array():   # made under npx.set_np(): samples are mx.np arrays
+            self._label = _mx_np.array(self._label, dtype=self._label.dtype)
+            self._data = self._data.as_np_ndarray()
 
 
 class CIFAR100(CIFAR10):
