@@ -151,7 +151,8 @@ class _SlowFailingOp(Op):
 
 
 def test_large_work_is_asynchronous_and_ordered():
-    x = mx.nd.ones((1 << 18,))
+    from mxnet.ndarray import dispatch
+    x = mx.nd.ones((dispatch.ASYNC_MIN_ELEMS + 1,))
     t0 = time.perf_counter()
     y = mx.nd._internal._test_slow_op(x, delay=0.3)
     z = y + 1
@@ -162,7 +163,8 @@ def test_large_work_is_asynchronous_and_ordered():
 
 
 def test_failure_surfaces_at_sync_point_and_arrays_keep_working():
-    x = mx.nd.ones((1 << 18,))
+    from mxnet.ndarray import dispatch
+    x = mx.nd.ones((dispatch.ASYNC_MIN_ELEMS + 1,))      # pushed to the engine
     bad = mx.nd._internal._test_slow_op(x, fail=1, delay=0.05)   # returns at once
     dependent = bad + 1
     with pytest.raises(MXNetError, match="failed on purpose"):

@@ -58,8 +58,11 @@ def test_seed_reproduces_a_sequence():
         np.testing.assert_array_equal(a, b)
 
 
-def test_seed_reproduces_engine_pushed_draws():
+def test_seed_reproduces_engine_pushed_draws(monkeypatch):
     """Inputs above MXNET_ASYNC_MIN_ELEMS go through the threaded engine."""
+    from mxnet.ndarray import dispatch
+    monkeypatch.setattr(dispatch, "ASYNC_MIN_ELEMS", 1 << 17)
+
     def run():
         mx.random.seed(5)
         a = nd.random.uniform(nd.zeros((300000,)), nd.ones((300000,)), shape=2)
