@@ -1,5 +1,7 @@
 """NumPy mode (``mx.np``/``mx.npx``) cost: µs per op for ``a + b`` on (10,), ``npx.relu``
-on (10,) and a 64x64 ``np.dot``, beside the same ops in nd mode, and the d2l-style
+on (10,) and a 64x64 ``np.dot``, beside the same ops in nd mode; one call of the d2l
+book's hybridize-section MLP (Dense 256-relu, 128-relu, 2 on one 512-wide sample),
+imperative and hybridized; and the d2l-style
 LeNet (sigmoid, avg-pool, hybridized) training throughput in np mode, for pymxnet, the
 real MXNet 1.9.1 and the PyTorch equivalent, in one run with 2 threads.
 
@@ -15,7 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 CASES = ["np a+b (10,) µs", "nd a+b (10,) µs", "npx.relu (10,) µs", "nd.relu (10,) µs",
-         "np.dot 64x64 µs", "nd.dot 64x64 µs", "LeNet np-mode train samples/s"]
+         "np.dot 64x64 µs", "nd.dot 64x64 µs", "d2l MLP call, imperative µs",
+         "d2l MLP call, hybridized µs", "LeNet np-mode train samples/s"]
+LENET = CASES.index("LeNet np-mode train samples/s")
 
 
 def _loop(op, sync):
@@ -46,6 +50,14 @@ def worker_mxnet():
     res[CASES[2]] = harness.best_us(_loop(lambda: npx.relu(pa), wait), 20000)
     res[CASES[4]] = harness.best_us(_loop(lambda: np.dot(pm, pm), wait), 5000)
 
+    mlp = nn.HybridSequential()
+    mlp.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(2))
+    mlp.initialize()
+    x = np.random.normal(size=(1, 512))
+    res[CASES[6]] = harness.best_us(_loop(lambda: mlp(x), wait), 2000)
+    mlp.hybridize()
+    res[CASES[7]] = harness.best_us(_loop(lambda: mlp(x), wait), 2000)
+
     net = nn.HybridSequential()
     net.add(nn.Conv2D(6, 5, padding=2, activation="sigmoid"), nn.AvgPool2D(2, 2),
             nn.Conv2D(16, 5, activation="sigmoid"), nn.AvgPool2D(2, 2),
@@ -71,7 +83,7 @@ def worker_mxnet():
     for _ in range(steps):
         ls = step()
     ls.wait_to_read()
-    res[CASES[6]] = steps * 256 / (time.perf_counter() - t0)
+    res[CASES[LENET]] = steps * 256 / (time.perf_counter() - t0)
     return res
 
 
@@ -85,6 +97,11 @@ def worker_torch():
     for case, op in ((CASES[0], lambda: a + b), (CASES[2], lambda: torch.relu(a))):
         res[case] = harness.best_us(_loop(op, lambda c: None), 20000)
     res[CASES[4]] = harness.best_us(_loop(lambda: torch.mm(m, m), lambda c: None), 5000)
+    mlp = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                        nn.Linear(128, 2))
+    x = torch.randn(1, 512)
+    with torch.no_grad():
+        res[CASES[6]] = harness.best_us(_loop(lambda: mlp(x), lambda c: None), 2000)
     net = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.Sigmoid(), nn.AvgPool2d(2, 2),
                         nn.Conv2d(6, 16, 5), nn.Sigmoid(), nn.AvgPool2d(2, 2), nn.Flatten(),
                         nn.Linear(400, 120), nn.Sigmoid(), nn.Linear(120, 84), nn.Sigmoid(),
@@ -103,7 +120,7 @@ def worker_torch():
     t0 = time.perf_counter()
     for _ in range(20):
         step()
-    res[CASES[6]] = 20 * 256 / (time.perf_counter() - t0)
+    res[CASES[LENET]] = 20 * 256 / (time.perf_counter() - t0)
     return res
 
 
@@ -121,9 +138,9 @@ def main():
             "pytorch": harness.run_worker(me, "pytorch")}
     text = ["# NumPy mode: per-op cost and d2l-style LeNet training", "",
             harness.machine_note(), "", "Per op (lower is better):", "",
-            harness.table(runs, CASES[:6], unit="µs"), "",
+            harness.table(runs, CASES[:LENET], unit="µs"), "",
             "LeNet training, batch 256 (higher is better):", "",
-            harness.table(runs, CASES[6:], lower_is_better=False, unit="samples/s"), ""]
+            harness.table(runs, CASES[LENET:], lower_is_better=False, unit="samples/s"), ""]
     harness.write_report(args.out, text, runs)
 
 
