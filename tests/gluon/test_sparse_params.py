@@ -91,3 +91,33 @@ def test_hybridized_block_on_csr_input():
     np.testing.assert_allclose(net.w.grad().asnumpy(), 2 * xd.T @ xd, rtol=1e-6)
     # a dense call after the csr ones uses its own cached executor
     np.testing.assert_allclose(net(mx.nd.array(xd)).asnumpy(), (xd @ w) * xd, rtol=1e-6)
+
+
+def test_hybridized_csr_input_dense_grad_repeated_steps():
+    """GluonNLP's CSREmbeddingModel: F.sparse.dot(csr, weight) hybridized, dense weight
+    gradient, several backward/step rounds (the second backward writes into the
+    Parameter's gradient buffer, checked against the csr input's memory); weights
+    against NumPy SGD."""
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.weight = self.params.get("weight", shape=(4, 2))
+
+        def hybrid_forward(self, F, x, weight):
+            return F.sparse.dot(x, weight)
+
+    net = Net()
+    net.initialize(mx.init.Constant(0.5))
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    xd = np.array([[1, 0, 0, 1], [0, 2, 0, 0], [0, 0, 0, 3]], np.float32)
+    w = np.full((4, 2), 0.5, np.float32)
+    for _ in range(3):
+        x = mx.nd.sparse.csr_matrix(xd)
+        with autograd.record():
+            loss = (net(x) ** 2).sum()
+        loss.backward()
+        trainer.step(1)
+        w = w - 0.1 * (xd.T @ (2 * (xd @ w)))
+    np.testing.assert_allclose(net.weight.data().asnumpy(), w, rtol=1e-5)

@@ -138,3 +138,18 @@ def test_clip_global_norm_of_sparse_arrays(stype):
     assert abs(norm - total) < 1e-5
     assert_almost_equal(xs[0].asnumpy(), a / total)
     assert_almost_equal(xs[1].asnumpy(), b / total)
+
+
+def test_repo_url_helpers(monkeypatch):
+    # values from MXNet 1.9.1's mxnet.gluon.utils._get_repo_url/_get_repo_file_url
+    # (GluonNLP and GluonCV import both to build their file URLs)
+    from mxnet.gluon.utils import _get_repo_file_url, _get_repo_url
+    monkeypatch.delenv("MXNET_GLUON_REPO", raising=False)
+    assert _get_repo_url() == "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+    assert _get_repo_file_url("gluon/dataset", "a.zip") == (
+        "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/gluon/dataset/a.zip")
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror.local/repo")
+    assert _get_repo_url() == "http://mirror.local/repo/"
+    assert _get_repo_file_url("ns", "f.txt") == "http://mirror.local/repo/ns/f.txt"
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror.local/")
+    assert _get_repo_url() == "http://mirror.local/"

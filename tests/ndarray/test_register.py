@@ -91,3 +91,21 @@ def test_an_operators_own_parsing_keeps_per_call_state():
     nd.Custom(x, op_type="test_register_count").wait_to_read()
     nd.Custom(x, op_type="test_register_count").wait_to_read()
     assert len(made) == 2
+
+
+def test_symbol_argument_is_named_assertion():
+    # MXNet 1.9.1's generated nd functions: nd.X given a Symbol (nd used where F was
+    # meant in a hybridized hybrid_forward) raises AssertionError naming the argument,
+    # messages copied from its output
+    s = mx.sym.var("x")
+    cases = [(lambda: nd.expand_dims(s, axis=0), "Argument data must"),
+             (lambda: nd.Dropout(s, p=0.1), "Argument data must"),
+             (lambda: nd.Dropout(data=s, p=0.1), "Argument data must"),
+             (lambda: nd.elemwise_add(nd.ones(1), s), "Argument rhs must"),
+             (lambda: nd.concat(nd.ones(1), s, dim=0), "Positional arguments must"),
+             (lambda: nd.FullyConnected(nd.ones((1, 2)), s, num_hidden=3, no_bias=True),
+              "Argument weight must"),
+             (lambda: nd.relu(s), "Argument data must")]
+    for call, msg in cases:
+        with pytest.raises(AssertionError, match=msg + r" have NDArray type, but got <Symbol x>"):
+            call()

@@ -208,8 +208,9 @@ def _point_grads(entry, given):
         if d is not None and g._chunk.data is not d:
             if inputs is None:
                 from ..operator.kernels import data_start
+                # (dense inputs only: a CSR/row-sparse input holds a scipy matrix)
                 inputs = {data_start(a._chunk.data) for a in entry.args + entry.aux
-                          if a._chunk.data is not None}
+                          if isinstance(a._chunk.data, entry.xp.ndarray)}
             if tuple(d.shape) != g._shape or d.dtype != g._dtype or \
                     not isinstance(d, entry.xp.ndarray) or data_start(d) in inputs:
                 d = None

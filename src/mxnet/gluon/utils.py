@@ -84,6 +84,21 @@ def check_sha1(filename, sha1_hash):
     return sha1.hexdigest() == sha1_hash
 
 
+def _get_repo_url():
+    """Base URL of the Gluon dataset and model repository, always ending in ``/``:
+    ``$MXNET_GLUON_REPO`` when set, otherwise Apache MXNet's public S3 bucket. pymxnet
+    never fetches from it; callers pass the URLs built from it to ``download``, which
+    asks for the file to be placed locally."""
+    repo_url = os.environ.get("MXNET_GLUON_REPO",
+                              "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/")
+    return repo_url if repo_url.endswith("/") else repo_url + "/"
+
+
+def _get_repo_file_url(namespace, filename):
+    """URL of ``filename`` under ``namespace`` in the Gluon repository."""
+    return f"{_get_repo_url()}{namespace}/{filename}"
+
+
 def replace_file(src, dst):
     """Atomically move ``src`` over ``dst``."""
     os.replace(src, dst)

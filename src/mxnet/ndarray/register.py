@@ -1,6 +1,6 @@
 """Generate ``mx.nd.<op>`` functions from the operator registry (closures with an
 ``inspect.Signature``; no generated source)."""
-from ..operator.call import bind_call, signature
+from ..operator.call import bind_call, input_names, signature
 from ..operator.params import Schema
 from ..operator.registry import Op
 from .dispatch import invoke
@@ -66,6 +66,30 @@ def _call_key(args, kwargs):
     return key
 
 
+_SYMBOL = []
+
+
+def _reject_symbols(op, args, kwargs):
+    """A Symbol given to an imperative function (``nd.X`` where ``F.X`` was meant, in a
+    hybridized ``hybrid_forward``) fails as in MXNet 1.9.1, whose generated functions
+    assert each array argument is an NDArray and name it."""
+    if not _SYMBOL:
+        from ..symbol.symbol import Symbol
+        _SYMBOL.append(Symbol)
+    sym_cls = _SYMBOL[0]
+    for i, a in enumerate(args):
+        if isinstance(a, sym_cls):
+            if op.variadic is not None:
+                raise AssertionError(
+                    f"Positional arguments must have NDArray type, but got {a}")
+            names = input_names(op)
+            name = names[i] if i < len(names) else "data"
+            raise AssertionError(f"Argument {name} must have NDArray type, but got {a}")
+    for k, v in kwargs.items():
+        if isinstance(v, sym_cls):
+            raise AssertionError(f"Argument {k} must have NDArray type, but got {v}")
+
+
 def make_function(op, public_name):
     """The imperative function for op: ``f(*inputs, out=None, name=None, **params)``."""
     arity = simple_arity(op)
@@ -92,6 +116,7 @@ def make_function(op, public_name):
             p = bound.get(key)
             if p is not None:
                 return invoke(op, list(args[:key[0]]), None, out, ctx, p)
+        _reject_symbols(op, args, kwargs)
         inputs, p = bind_call(op, args, kwargs, _is_input)
         for i, v in enumerate(inputs):
             if v is None:

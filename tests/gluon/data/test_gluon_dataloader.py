@@ -231,3 +231,19 @@ def test_workers_exit_when_main_process_is_killed(tmp_path):
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids)
+
+
+def test_forking_pickler_exported_and_pickles_ndarrays():
+    # MXNet 1.9.1 re-exports multiprocessing's ForkingPickler from gluon.data.dataloader
+    # (GluonNLP's loaders import it from there with _as_in_context)
+    import io
+    import pickle
+    from multiprocessing.reduction import ForkingPickler as reference
+    from mxnet.gluon.data.dataloader import ForkingPickler, _as_in_context
+    assert ForkingPickler is reference
+    buf = io.BytesIO()
+    ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump([mx.nd.array([1., 2.]), 3])
+    back = pickle.loads(buf.getvalue())
+    assert back[0].asnumpy().tolist() == [1., 2.] and back[1] == 3
+    moved = _as_in_context((mx.nd.ones(2), 5), mx.cpu())
+    assert isinstance(moved, list) and moved[1] == 5

@@ -1,4 +1,6 @@
 """DataLoader: mini-batches from a Dataset, optionally loaded by parallel workers."""
+from multiprocessing.reduction import ForkingPickler  # noqa: F401  (MXNet re-exports it)
+
 import numpy as np
 
 from ... import context, ndarray as nd
