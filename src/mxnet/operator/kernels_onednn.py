@@ -302,12 +302,34 @@ def _deconv_geo(p, x_shape):
     return (stride, dilate, pad, pad_r), out
 
 
+# oneDNN's deconvolution slows down with the kernel's size far faster than the NumPy
+# body's block path (nn/deconvolution.py, large strides: one GEMM per batch chunk), so
+# calls with a stride product from these on are left to it. Measured (2 threads,
+# fwd / bwd ms, oneDNN against blocks): 2-D K=16 s=8 (8,21,28,28) 17.2/38.7 against
+# 20.1/26.8, (8,64,28,28) 57.9/166.5 against 91.8/154.3, depthwise 8.3/24.4 against
+# 10.2/13.7; K=32 s=16 (8,21,14,14) 54.2/48.4 against 17.7/25.8, depthwise 9.0/25.9
+# against 10.8/18.0; FCN's K=64 s=32 (32,21,10,15) 1306/510 against 194/359; K=12 s=6
+# 6.6/18.1 against 11.7/17.3.
+_DECONV_BLOCKS_FWD = 256
+_DECONV_BLOCKS_BWD = 64
+
+
+def _deconv_blocks(p, x_shape, min_stride):
+    """Whether the NumPy body computes this Deconvolution by blocks and its stride
+    product reaches ``min_stride``."""
+    from .nn.deconvolution import deconv_geometry, use_blocks
+    kernel, stride, dilate, _, _ = deconv_geometry(p, tuple(x_shape))
+    return math.prod(stride) >= min_stride and use_blocks(kernel, stride, dilate)
+
+
 @_guard
 def deconv_forward(ctx, p, inputs, aux, out=None):
     """Deconvolution forward on oneDNN."""
     if _declined("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
     _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
+    if _deconv_blocks(p, inputs[0].shape, _DECONV_BLOCKS_FWD):
+        return NotImplemented
     x, w = _c(inputs[0]), _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo, _ = _deconv_geo(p, x.shape)
@@ -319,6 +341,8 @@ def deconv_forward(ctx, p, inputs, aux, out=None):
 @_guard
 def deconv_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """Deconvolution's gradients on oneDNN."""
+    if _deconv_blocks(p, inputs[0].shape, _DECONV_BLOCKS_BWD):
+        return NotImplemented
     return _conv_family_backward("Deconvolution", ctx, p, out_grads, inputs, in_grad,
                                  lambda x, dy: _deconv_geo(p, x.shape)[0],
                                  K.deconv_backward_data, K.deconv_backward_weights)

@@ -171,3 +171,26 @@ def test_fused_conv_relu_and_fc_relu_adapters_match_the_operator_pair():
     want = act.forward(ctx_for(), relu, get_op("FullyConnected").forward(ctx_for(), pf,
                                                                            inputs, []), [])
     close(want[0], fc_relu_forward(ctx_for(), pf, inputs, [])[0], atol=1e-4)
+
+
+def test_deconvolution_leaves_large_strides_to_the_block_body():
+    """oneDNN's deconvolution slows down with the kernel's size, so FCN's upsampler
+    (kernel 2s, stride s) runs on the NumPy body's block path: the forward from stride
+    16x16, the gradients from 8x8. Where oneDNN keeps the forward it agrees with the
+    block body."""
+    x = rand(2, 3, 2, 3)
+    for s, fwd_dnn, bwd_dnn in ((32, False, False), (16, False, False), (8, True, False),
+                                (4, True, True)):
+        p = params("Deconvolution", kernel=(2 * s, 2 * s), stride=(s, s),
+                   pad=(s // 2, s // 2), num_filter=4)
+        w = rand(3, 4, 2 * s, 2 * s)
+        ref, got, _, _ = both_forward("Deconvolution", p, [x, w])
+        assert (got is not NotImplemented) == fwd_dnn, s
+        if fwd_dnn:
+            close(ref[0], got[0], atol=1e-3)
+        dy = rand(*ref[0].shape)
+        gref, ggot = both_backward("Deconvolution", p, [dy], [x, w], ref)
+        assert (ggot is not NotImplemented) == bwd_dnn, s
+        if bwd_dnn:
+            for a, b in zip(gref, ggot):
+                close(a, b, atol=2e-3)
