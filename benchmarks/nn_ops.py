@@ -1,6 +1,7 @@
 """Forward+backward time of the hot NN operators — Convolution (batch 64, 32->64
 channels, 14x14, 3x3, pad 1), FullyConnected (64x3136 -> 128), max Pooling 2x2 and
-BatchNorm on (64, 64, 14, 14) — for pymxnet, the real MXNet 1.9.1 (oneDNN) and PyTorch
+BatchNorm on (64, 64, 14, 14), and the FCN upsampler of the d2l book (Deconvolution
+21 -> 21 channels, 64x64 kernel, stride 32, pad 16, on (8, 21, 10, 15)) — for pymxnet, the real MXNet 1.9.1 (oneDNN) and PyTorch
 CPU, 2 threads each, plus pymxnet with oneDNN off (its NumPy kernels). Each worker
 reports the best of 5 timings of 20 calls; the table gives the median of ``--repeat``
 alternating runs per framework (this machine's timings drift by 20% between runs, for
@@ -18,7 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 CASES = ["Convolution 64x32x14x14 -> 64, 3x3", "FullyConnected 64x3136 -> 128",
-         "Pooling max 2x2 on 64x64x14x14", "BatchNorm 64x64x14x14 (train)"]
+         "Pooling max 2x2 on 64x64x14x14", "BatchNorm 64x64x14x14 (train)",
+         "Deconvolution 8x21x10x15 -> 21, 64x64 stride 32 (FCN)"]
+FCN = dict(kernel=(64, 64), stride=(32, 32), pad=(16, 16))
 
 
 VARIANTS = dict([harness.NUMPY_VARIANT])
@@ -64,8 +67,11 @@ def worker_mxnet():
     g, be = arr(64), arr(64)
     mm, mv = nd.zeros(64), nd.ones(64)
     bn = fwd_bwd(lambda p, g, be: nd.BatchNorm(p, g, be, mm, mv, fix_gamma=False), p, g, be)
+    u, uw = arr(8, 21, 10, 15), arr(21, 21, 64, 64)
+    up = fwd_bwd(lambda u, uw: nd.Deconvolution(u, uw, num_filter=21, no_bias=True, **FCN),
+                 u, uw)
     return {CASES[0]: _time(conv), CASES[1]: _time(fc), CASES[2]: _time(pool),
-            CASES[3]: _time(bn)}
+            CASES[3]: _time(bn), CASES[4]: _time(up, n=3)}
 
 
 def worker_torch():
@@ -87,12 +93,15 @@ def worker_torch():
     p = arr(64, 64, 14, 14)
     g, be = arr(64), arr(64)
     mm, mv = torch.zeros(64), torch.ones(64)
+    u, uw = arr(8, 21, 10, 15), arr(21, 21, 64, 64)
     return {
         CASES[0]: _time(fwd_bwd(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b)),
         CASES[1]: _time(fwd_bwd(lambda d, w, b: F.linear(d, w, b), d, fw, fb)),
         CASES[2]: _time(fwd_bwd(lambda p: F.max_pool2d(p, 2, 2), p)),
         CASES[3]: _time(fwd_bwd(lambda p, g, be: F.batch_norm(p, mm, mv, g, be, True), p, g,
                                 be)),
+        CASES[4]: _time(fwd_bwd(lambda u, uw: F.conv_transpose2d(u, uw, stride=32, padding=16),
+                                u, uw), n=3),
     }
 
 
