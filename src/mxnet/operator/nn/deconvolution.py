@@ -233,30 +233,29 @@ class _Blocks:
         v = x.reshape((m, groups, c // groups) + self.in_size)
         return v.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,))
 
+    def _pairs(self):
+        """(columns index, x index) for every kernel block a that meets the input."""
+        lead = (slice(None), slice(None))
+        for a in itertools.product(*(range(r) for r in self.R)):
+            pl = [self.places[d][ad] for d, ad in enumerate(a)]
+            if not any(q is None for q in pl):
+                yield (lead + tuple(q[0] for q in pl) + (slice(None),) + a,
+                       lead + tuple(q[1] for q in pl))
+
     def im2col(self, x, col, groups):
         """col (G, m, *B, Cg, *R) <- the R-block windows of x (m, C, *in)."""
         col.fill(0)
         xv = self._xview(x, groups)
-        lead = (slice(None), slice(None))
-        for a in itertools.product(*(range(r) for r in self.R)):
-            pl = [self.places[d][ad] for d, ad in enumerate(a)]
-            if any(q is None for q in pl):
-                continue
-            col[lead + tuple(q[0] for q in pl) + (slice(None),) + a] = \
-                xv[lead + tuple(q[1] for q in pl)]
+        for ci, xi in self._pairs():
+            col[ci] = xv[xi]
         return col
 
     def col2im(self, col, dx, groups):
         """dx (m, C, *in) = the adjoint of im2col applied to col."""
         dx.fill(0)
         xv = self._xview(dx, groups)
-        lead = (slice(None), slice(None))
-        for a in itertools.product(*(range(r) for r in self.R)):
-            pl = [self.places[d][ad] for d, ad in enumerate(a)]
-            if any(q is None for q in pl):
-                continue
-            xv[lead + tuple(q[1] for q in pl)] += \
-                col[lead + tuple(q[0] for q in pl) + (slice(None),) + a]
+        for ci, xi in self._pairs():
+            xv[xi] += col[ci]
         return dx
 
     def _canvas(self, can, fg):
