@@ -327,9 +327,9 @@ def deconv_forward(ctx, p, inputs, aux, out=None):
     """Deconvolution forward on oneDNN."""
     if _declined("Deconvolution", _conv_work(inputs)) or not _layout_ok(p) or not _f32(*inputs):
         return NotImplemented
-    _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     if _deconv_blocks(p, inputs[0].shape, _DECONV_BLOCKS_FWD):
         return NotImplemented
+    _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo, _ = _deconv_geo(p, x.shape)

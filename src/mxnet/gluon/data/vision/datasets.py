@@ -18,6 +18,7 @@ from .... import numpy as _mx_np
 from ...data import dataset
 from ....io.idx import read_idx
 from ....backend import image_codec as codec
+from ....image import image as _image
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
@@ -32,10 +33,10 @@ def _has_files(folder, names):
 
 
 def _imdecode(buf, flag):
-    # as mx.image.imdecode: an mx.np array under npx.set_np() (ImageFolderDataset and
-    # ImageRecordDataset samples then feed NumPy-semantics transforms)
-    img = nd.array(codec.decode(buf, flag=flag, to_rgb=True), dtype=np.uint8)
-    return img.as_np_ndarray() if is_np_array() else img
+    # through mx.image's as_nd, as mx.image.imdecode: an mx.np array under npx.set_np()
+    # (ImageFolderDataset and ImageRecordDataset samples then feed NumPy-semantics
+    # transforms)
+    return _image.as_nd(codec.decode(buf, flag=flag, to_rgb=True))
 
 
 class _DownloadedDataset(dataset.Dataset):
