@@ -142,3 +142,16 @@ def test_get_symbol_of_hybridized_block_follows_inline_limit():
     assert ops == ["_CachedOp"]
     assert n_inline == n_cached + 2           # 7 leaves (data, 4 params, 2 stats)
     assert _recorded_ops(net, x, inline_limit=100, static_alloc=True)[0] == ["_CachedOp"]
+
+
+def test_first_order_grad_through_op_without_rule_that_keeps_no_outputs():
+    # broadcast_maximum has no higher-order rule and its backward keeps no outputs;
+    # create_graph=True must still give the first derivative (MXNet 1.9.1: [2, 0, 6])
+    x = mx.nd.array([1.0, -2.0, 3.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.broadcast_maximum(x, mx.nd.array([0.5]))
+        z = (y * y).sum()
+    g = mx.autograd.grad(z, [x], create_graph=True)[0]
+    xn = x.asnumpy()
+    np.testing.assert_allclose(g.asnumpy(), np.where(xn > 0.5, 2 * xn, 0.0))

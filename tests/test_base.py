@@ -46,3 +46,21 @@ def test_ctypes_helpers():
     check_call(0)
     with pytest.raises(mx.base.MXNetError):
         check_call(-1)
+
+
+def test_an_ndarray_given_as_dtype_means_its_dtype():
+    # sockeye's loss: output.astype(label, copy=False). MXNet 1.9.1 (NumPy 1.23, which
+    # read the .dtype attribute) gives int32 for nd and np arrays alike; a NumPy array
+    # given as a dtype is refused there ("Cannot construct a dtype from an array").
+    import numpy as np
+    from mxnet.base import dtype_np
+    label = mx.nd.zeros((2,), dtype="int32")
+    assert mx.nd.zeros((2,)).astype(label).dtype == np.int32
+    assert mx.nd.zeros((2,)).astype(label, copy=False).dtype == np.int32
+    assert mx.np.zeros((2,)).astype(label.as_np_ndarray()).dtype == np.int32
+    assert dtype_np(mx.np.ones((1,), dtype="float16")) == np.float16
+    # names stay names, also as NumPy strings (MXNet's test_np_full_like draws them
+    # with np.random.choice)
+    assert dtype_np(np.str_("int8")) == np.int8
+    with pytest.raises((TypeError, mx.base.MXNetError)):
+        dtype_np(np.zeros(1))

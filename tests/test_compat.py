@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import mxnet  # noqa: F401  (restores the aliases)
 
@@ -7,3 +8,29 @@ def test_legacy_numpy_aliases_exist_for_mxnet_era_code():
     # seed 001: `in_data[1].asnumpy().ravel().astype(np.int)`
     assert np.array([1.7, 2.2]).astype(np.int).tolist() == [1, 2]
     assert np.float is float and np.object is object
+
+
+def test_np_lib_submodules_that_numpy2_made_private():
+    # sockeye.lexicon: np.lib.arraysetops.unique(ids); NumPy 1.x had these submodules
+    assert np.lib.arraysetops.unique([3, 1, 3]).tolist() == [1, 3]
+    assert np.lib.index_tricks.r_[1:3].tolist() == [1, 2]
+    assert np.lib.function_base.diff([1, 4, 9]).tolist() == [3, 5]
+
+
+def test_np_save_of_a_ragged_list_stores_an_object_array(tmp_path):
+    # sockeye saves one permutation per bucket (different lengths) as
+    # np.save(f, [a, b], allow_pickle=True); NumPy 1.23 (MXNet 1.9.1's) saved a 1-d
+    # object array, which np.load(allow_pickle=True) gives back
+    parts = [np.arange(3), np.arange(5), np.arange(0)]
+    path = tmp_path / "ragged.npy"
+    with open(path, "wb") as f:
+        np.save(f, parts, allow_pickle=True)
+    back = np.load(path, allow_pickle=True)
+    assert back.dtype == object and back.shape == (3,)
+    for got, want in zip(back, parts):
+        assert got.tolist() == want.tolist()
+    # a regular list still becomes a plain array; a ragged one needs allow_pickle
+    np.save(tmp_path / "even.npy", [[1, 2], [3, 4]])
+    assert np.load(tmp_path / "even.npy").tolist() == [[1, 2], [3, 4]]
+    with pytest.raises(ValueError):
+        np.save(tmp_path / "no.npy", parts, allow_pickle=False)

@@ -46,6 +46,7 @@ from . import test_utils  # noqa: F401
 # MXNet 1.9.1's util/runtime/contrib/log/rnn modules, NumPy mode (mx.np, mx.npx) and
 # the top-level np switches
 from . import util, runtime, log, contrib, rnn  # noqa: F401,E402
+from . import error, library, executor_manager  # noqa: F401,E402
 from . import notebook  # noqa: F401,E402
 from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401,E402
 from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402

@@ -249,9 +249,13 @@ def _node_grads(node, ograds, train_mode, need, xp_of):
     raw_og = [None if o is None else o._read() for o in ograds]
     octx = runner.op_context(xp_of(node), node.ctx, node.is_train if train_mode else False,
                              need, node.in_shapes, ["write" if w else "null" for w in need])
-    read = lambda arrs: None if arrs is None else [a._read() for a in arrs]  # noqa: E731
-    raw = runner.backward(op, octx, node.p, raw_og, read(node.in_data), read(node.out_data),
-                          read(node.aux) or [], out_meta=node.out_meta)
+    # What the operator does not keep for its backward is passed as Nones, one per
+    # input/output, as the first-order pass does (a kernel may index them)
+    read = lambda arrs, n: [None] * n if arrs is None else \
+        [None if a is None else a._read() for a in arrs]  # noqa: E731
+    raw = runner.backward(op, octx, node.p, raw_og, read(node.in_data, len(node.parents)),
+                          read(node.out_data, node.n_out), read(node.aux, 0),
+                          out_meta=node.out_meta)
     if getattr(op, "borrowed_results", False):       # the op reuses them: keep copies
         raw = [None if r is None else r.copy() for r in raw]
     grads = [None if r is None else from_data(r, node.ctx) for r in raw]

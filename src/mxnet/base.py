@@ -129,6 +129,12 @@ def dtype_np(dtype, default=np.float32):
             return np.dtype(_DTYPE_ALIASES[dtype])
         if dtype.isdigit():
             return FLAG_TO_DTYPE[int(dtype)]
+    if not isinstance(dtype, (type, str, bytes, np.ndarray, np.generic)) and \
+            hasattr(dtype, "dtype"):
+        # An NDArray given as a dtype (``x.astype(label)``) means its dtype: NumPy 1.x
+        # read the ``.dtype`` attribute; NumPy 2 refuses it when it is a type, as
+        # NDArray's is. (NumPy's own arrays and scalars are left to np.dtype.)
+        return dtype_np(dtype.dtype, default)
     try:
         dt = np.dtype(dtype)
     except TypeError as err:

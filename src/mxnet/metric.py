@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 import numpy
 
+from . import ndarray  # noqa: F401  (MXNet's metric module has it; GluonTS imports mxnet.metric.ndarray)
 from . import registry
 from .base import numeric_types, string_types
 

@@ -183,8 +183,9 @@ def _resnet_block_net(F, x, w, blocks=3, channels=16):
 
 
 class _SymWeights(dict):
-    def __missing__(self, name):
-        return mx.sym.Variable(name)
+    def __missing__(self, name):        # one variable per name (shared weights)
+        self[name] = mx.sym.Variable(name)
+        return self[name]
 
 
 def _mlp_net(F, x, w, layers=3, hidden=32):
@@ -194,8 +195,21 @@ def _mlp_net(F, x, w, layers=3, hidden=32):
     return F.FullyConnected(x, w["out_weight"], w["out_bias"], num_hidden=10, name="out")
 
 
+def _unrolled_rnn_net(F, x, w, steps=12, hidden=8):
+    """A tanh RNN unrolled over the time axis: many entries, staggered lifetimes."""
+    h = None
+    for t in range(steps):
+        xt = F.slice_axis(x, axis=1, begin=t, end=t + 1)
+        i2h = F.FullyConnected(xt, w["i2h_weight"], w["i2h_bias"], num_hidden=hidden,
+                               name=f"i2h{t}")
+        h = F.tanh(i2h if h is None else i2h + F.FullyConnected(
+            h, w["h2h_weight"], w["h2h_bias"], num_hidden=hidden, name=f"h2h{t}"))
+    return F.FullyConnected(h, w["out_weight"], w["out_bias"], num_hidden=10, name="out")
+
+
 @pytest.mark.parametrize("net,shape", [(_mlp_net, (16, 20)),
-                                       (_resnet_block_net, (8, 3, 16, 16))])
+                                       (_resnet_block_net, (8, 3, 16, 16)),
+                                       (_unrolled_rnn_net, (4, 12, 5))])
 def test_arena_places_live_entries_apart(net, shape):
     """No two entries alive at one step overlap in the arena (an in-place pair shares
     its place by design), every entry lies inside it, the arena is the peak of bytes

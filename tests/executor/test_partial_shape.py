@@ -91,6 +91,21 @@ def test_where_needs_a_complete_condition():
     assert _partial(w, c=(2,), x=(2, 2), y=(2, 2))[1] == [(2, 2)]
 
 
+def test_where_merges_x_y_and_output_once_the_condition_is_complete():
+    # MXNet 1.9.1's infer_shape_partial gives exactly these
+    c, x, y = mx.sym.var("c"), mx.sym.var("x"), mx.sym.var("y")
+    w = mx.sym.where(c, x, y)
+    assert _partial(w, c=(3, 2), x=(0, 2), y=(0, 2))[:2] == ([(3, 2), (0, 2), (0, 2)],
+                                                             [(0, 2)])
+    assert _partial(w, c=(3, 2), x=(3, 0), y=(0, 2))[:2] == ([(3, 2)] * 3, [(3, 2)])
+    out = mx.sym.elemwise_add(w, mx.sym.var("z"))
+    assert _partial(out, c=(3, 2), x=(0, 2), y=(0, 2), z=(3, 2))[0] == [(3, 2)] * 4
+    assert _partial(out, c=(0, 2), x=(0, 2), y=(0, 2), z=(3, 2))[0] == \
+        [(0, 2), (0, 2), (0, 2), (3, 2)]
+    with pytest.raises(mx.MXNetError):
+        _partial(w, c=(3, 2), x=(3, 0), y=(4, 2))
+
+
 def test_np_shape_notation():
     x = mx.sym.var("x")
     with mx.np_shape(True):

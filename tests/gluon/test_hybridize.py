@@ -280,3 +280,44 @@ def test_plain_block_with_hybridized_children_trains():
         nets.append(net)
     for pa, pb in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
         assert_almost_equal(pb.data().asnumpy(), pa.data().asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def _signatures(block):
+    return list(block._cached_op._pools)
+
+
+def test_executors_kept_for_other_shapes_stay_within_the_memory_budget(monkeypatch):
+    # a decoder run step by step feeds a new length every call; MXNet's CachedOp
+    # holds one signature's memory at a time, so the kept executors must be bounded
+    monkeypatch.setenv("MXNET_CACHEDOP_MEMORY_MB", "0")
+    net = nn.Dense(5, flatten=False)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    w = None
+    for t in range(1, 8):
+        x = np.random.uniform(-1, 1, (2, t, 3)).astype(np.float32)
+        out = net(mx.nd.array(x)).asnumpy()
+        if w is None:
+            w, b = net.weight.data().asnumpy(), net.bias.data().asnumpy()
+        assert_almost_equal(out, x @ w.T + b, rtol=1e-5, atol=1e-6)
+        assert len(_signatures(net)) == 1          # only the current one is kept
+    # a recorded run whose backward is still to come keeps its executor's values
+    net.collect_params().setattr("grad_req", "write")
+    xa = mx.nd.array(np.random.uniform(-1, 1, (2, 3, 3)))
+    xb = mx.nd.array(np.random.uniform(-1, 1, (2, 4, 3)))
+    with autograd.record():
+        ya = net(xa)
+        net(xb)
+    ya.backward()
+    # d(sum y)/dW = sum over rows of x, for each output unit
+    want = np.tile(xa.asnumpy().reshape(-1, 3).sum(0), (5, 1))
+    assert_almost_equal(net.weight.grad().asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_executors_for_every_shape_are_kept_under_the_default_budget():
+    net = nn.Dense(5, flatten=False)
+    net.initialize()
+    net.hybridize()
+    for t in range(1, 6):
+        net(mx.nd.ones((2, t, 3)))
+    assert len(_signatures(net)) == 5              # each reused when its shape returns

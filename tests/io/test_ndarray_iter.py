@@ -222,3 +222,13 @@ def test_csr_batches_match_dense_rows(shuffle):
         np.testing.assert_array_equal(csr.asnumpy(), dns.asnumpy())
         n += 1
     assert n == 7 // 3 and not batch.label
+
+
+def test_legacy_module_paths_name_the_same_classes():
+    # scripts written for MXNet import from the modules MXNet defined these in
+    from mxnet.io.io import DataIter, NDArrayIter
+    from mxnet.executor_manager import DataParallelExecutorManager
+    from mxnet.metric import ndarray
+    assert (DataIter, NDArrayIter) == (mx.io.DataIter, mx.io.NDArrayIter)
+    assert DataParallelExecutorManager is mx.model.DataParallelExecutorManager
+    assert ndarray is mx.nd

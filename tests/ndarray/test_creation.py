@@ -38,3 +38,13 @@ def test_an_array_within_memory_is_made(monkeypatch):
     np.testing.assert_array_equal(a.asnumpy(), np.full((16, 16), 3.0, np.float32))
     monkeypatch.setattr(creation, "host_memory_bytes", lambda: None)   # unknown: no check
     assert mx.nd.zeros((512, 1024)).shape == (512, 1024)
+
+
+def test_list_values_outside_the_dtype_wrap_like_a_c_cast():
+    # MXNet 1.9.1 (NumPy 1.x) gives [[1 2 3] [255 254 0]] and [44 -1]; NumPy 2 alone
+    # would raise OverflowError for these Python ints
+    got = mx.nd.array([[1, 2, 3], [-1, -2, 0]], dtype=np.uint8)
+    np.testing.assert_array_equal(got.asnumpy(), np.array([[1, 2, 3], [-1, -2, 0]]).astype(np.uint8))
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(mx.nd.array([300, -1.5], dtype="int8").asnumpy(), [44, -1])
+    np.testing.assert_array_equal(mx.np.array([-1, 2], dtype="uint8").asnumpy(), [255, 2])

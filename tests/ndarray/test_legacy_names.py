@@ -47,3 +47,22 @@ def test_identity_copies_and_sym_pow():
     np.testing.assert_allclose(out.asnumpy(), [8.0, np.sqrt(3.0)], rtol=1e-6)
     out = mx.sym.pow(a, 2).eval(a=mx.nd.array([2.0, -3.0]))[0]
     np.testing.assert_allclose(out.asnumpy(), [4.0, 9.0])
+
+
+def test_free_functions_importable_from_the_modules_mxnet_defined_them_in():
+    # GluonTS: from mxnet.ndarray.ndarray import maximum
+    from mxnet.ndarray.ndarray import maximum, onehot_encode, concatenate
+    from mxnet.symbol.symbol import Group, var, power
+    a, b = mx.nd.array([1, 5]), mx.nd.array([3, 2])
+    np.testing.assert_array_equal(maximum(a, b).asnumpy(), [3, 5])
+    np.testing.assert_array_equal(concatenate([a, b]).asnumpy(), [1, 5, 3, 2])
+    out = mx.nd.zeros((2, 3))
+    onehot_encode(mx.nd.array([2, 0]), out)
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(3)[[2, 0]])
+    x = var("x")
+    y = power(x, 2)
+    group = Group([x, y])
+    assert group.list_outputs() == ["x"] + y.list_outputs()
+    np.testing.assert_allclose(y.eval(x=mx.nd.array([3.0]))[0].asnumpy(), [9.0])
+    with pytest.raises(ImportError):
+        from mxnet.ndarray.ndarray import no_such_function  # noqa: F401

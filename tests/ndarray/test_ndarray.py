@@ -137,6 +137,38 @@ def test_numpy_interop_and_pickle():
     assert "<NDArray 2x2 @cpu(0)>" in repr(x)
 
 
+# Pickles written by real MXNet 1.9.1 (pickle.dumps(..., protocol=4)): the class called
+# with a None handle, then __setstate__ with the raw bytes of the array record.
+_MX_PICKLE_ND = (  # mx.nd.array([[1, 2], [3, 4.5]])
+    b'\x80\x04\x95\x8f\x00\x00\x00\x00\x00\x00\x00\x8c\x15mxnet.ndarray.ndarray\x94\x8c\x07'
+    b'NDArray\x94\x93\x94N\x85\x94R\x94}\x94\x8c\x06handle\x94\x8c\x08builtins\x94\x8c\tbytearray'
+    b'\x94\x93\x94C8\xc9\xfa\x93\xf9\x00\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00'
+    b'\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+    b'\x00\x80?\x00\x00\x00@\x00\x00@@\x00\x00\x90@\x94\x85\x94R\x94sb.')
+_MX_PICKLE_NP = (  # under npx.set_np(): mx.np.array([1, 2, 3], dtype='int32')
+    b'\x80\x04\x95y\x00\x00\x00\x00\x00\x00\x00\x8c\x0bmxnet.numpy\x94\x8c\x07ndarray\x94\x93'
+    b'\x94N\x85\x94R\x94}\x94\x8c\x06handle\x94\x8c\x08builtins\x94\x8c\tbytearray\x94\x93\x94C,'
+    b'\xca\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x01\x00'
+    b'\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00'
+    b'\x94\x85\x94R\x94sb.')
+
+
+def test_pickles_are_mxnet_pickles_both_ways():
+    # Gluon's Trainer.save_states pickles the optimizer states: files written by MXNet
+    # must load here and the other way round (sockeye resumes training from them)
+    x = pickle.loads(_MX_PICKLE_ND)
+    assert type(x) is mx.nd.NDArray and x.dtype == np.float32
+    np.testing.assert_array_equal(x.asnumpy(), [[1, 2], [3, 4.5]])
+    assert pickle.dumps(mx.nd.array([[1, 2], [3, 4.5]]), protocol=4) == _MX_PICKLE_ND
+    with mx.util.np_shape(True), mx.util.np_array(True):
+        y = pickle.loads(_MX_PICKLE_NP)
+        assert type(y) is mx.np.ndarray and y.dtype == np.int32
+        assert y.asnumpy().tolist() == [1, 2, 3]
+        # the numpy-shape record magic, which MXNet needs to load it under set_np()
+        assert pickle.dumps(mx.np.array([1, 2, 3], dtype="int32"), protocol=4) == \
+            _MX_PICKLE_NP
+
+
 @register
 class _SlowFailingOp(Op):
     """Test-only: sleeps, then fails when ``fail`` is set (runs through the engine)."""
@@ -203,7 +235,40 @@ def test_asnumpy_one_element_converts_to_python_scalar():
     assert repr(one) == repr(np.array([2.5], dtype=np.float32))
     assert type(pickle.loads(pickle.dumps(one))) is np.ndarray
     assert type(np.asarray(mx.nd.array([1.0]))) is np.ndarray
-    assert type(mx.nd.ones((2,)).asnumpy()) is np.ndarray
+    # pieces of a larger result too (NumPy 2.4 refuses float() of a plain one),
+    # as Sockeye's float(scores[i]) of an (n, 1) result
+    scores = mx.nd.array([[0.5], [0.75]]).asnumpy()
+    assert [float(s) for s in scores] == [0.5, 0.75]
+    assert int((scores * 4)[1]) == 3 and "%.2f" % scores[0] == "0.50"
+    assert repr(scores) == repr(np.array([[0.5], [0.75]], dtype=np.float32))
+    assert type(pickle.loads(pickle.dumps(scores))) is np.ndarray
+    with pytest.raises(TypeError):          # more than one element: NumPy's error
+        float(scores)
+    # reductions give NumPy scalars, as on plain arrays
+    assert type(scores.mean()) is np.float32 and type(scores.max()) is np.float32
+    assert type((scores > 0.6).all()) is np.bool_ and isinstance(scores.sum(), np.floating)
     # grown past one element (broadcasting), NumPy's own TypeError again
     with pytest.raises(TypeError):
         float(one + np.ones(3))
+
+
+def test_broadcast_methods_prepend_axes_like_numpy():
+    # MXNet 1.9.1's NDArray.broadcast_to/broadcast_like methods (not the operators) pad
+    # the shape with leading 1s first; GluonTS's Box-Cox transform relies on it
+    x = mx.nd.array(np.arange(3).reshape(3, 1))
+    want = np.broadcast_to(np.arange(3).reshape(3, 1), (2, 3, 4))
+    np.testing.assert_array_equal(x.broadcast_to((2, 3, 4)).asnumpy(), want)
+    np.testing.assert_array_equal(x.broadcast_like(mx.nd.zeros((2, 3, 4))).asnumpy(), want)
+    with pytest.raises(ValueError, match="requested shape"):
+        x.broadcast_to((3,))
+    with pytest.raises(ValueError):
+        x.broadcast_to((2, 2, 4))
+    with pytest.raises(mx.MXNetError):          # the operator keeps its own rule
+        mx.nd.broadcast_to(x, shape=(2, 3, 4))
+    # the gradient flows back through the padding: sum over the broadcast axes
+    x.attach_grad()
+    weights = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    with mx.autograd.record():
+        y = (x.broadcast_to((2, 3, 4)) * mx.nd.array(weights)).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), weights.sum(axis=(0, 2))[:, None])

@@ -103,3 +103,29 @@ def test_zero_dims_of_creation_ops_run_with_the_inferred_shape():
     exe = y.bind(mx.cpu(), {"b": mx.nd.array(b)})
     assert np.array_equal(exe.forward()[0].asnumpy(), 2 * b)
     assert '"shape": "(0, 3)"' in y.tojson()          # the graph keeps the unknown
+
+
+def test_known_shapes_run_each_rule_once_and_partial_ones_until_settled(monkeypatch):
+    # binding a hybridized block for a new input shape runs the shape pass on a graph
+    # whose inputs are all known: each operator's rule is needed once (MXNet's pass
+    # likewise visits each node once when nothing is left to infer)
+    from mxnet.operator.nn.fully_connected import FullyConnected
+    calls = []
+    rule = FullyConnected.infer_shape
+
+    def counted(self, p, shapes):
+        calls.append([None if s is None else tuple(s) for s in shapes])
+        return rule(self, p, shapes)
+    monkeypatch.setattr(FullyConnected, "infer_shape", counted)
+    with NameManager():
+        x = mx.sym.Variable("x")
+        h = mx.sym.FullyConnected(x, num_hidden=5, name="fc1")
+        net = mx.sym.FullyConnected(mx.sym.relu(h), num_hidden=3, name="fc2")
+    assert net.infer_shape(x=(2, 4))[1] == [(2, 3)]
+    assert len(calls) == 2
+    # a weight learnt from the data it multiplies still reaches every node
+    calls.clear()
+    arg, out, _ = net.infer_shape_partial(fc2_weight=(3, 5))
+    assert out == [()] and arg[0] == ()
+    arg, out, _ = net.infer_shape(x=(7, 4), fc1_weight=(5, 4))
+    assert out == [(7, 3)] and arg == [(7, 4), (5, 4), (5,), (3, 5), (3,)]

@@ -157,3 +157,16 @@ def test_attribute_strings_are_str_of_given_values():
     assert nodes[1]["attrs"] == {"global_pool": "True", "kernel": "(2, 2)", "pool_type": "avg"}
     assert nodes[2]["attrs"] == {"scalar": "10.0"}
     np.testing.assert_equal(mx.sym.load_json(s.tojson()).list_outputs(), s.list_outputs())
+
+
+@pytest.mark.parametrize("make, dtype", [
+    (lambda a, dt: mx.sym.random.gamma(alpha=a, beta=a, dtype=dt), np.float32),
+    (lambda a, dt: mx.sym.random.normal(loc=a, scale=a, dtype=dt), np.float64),
+    (lambda a, dt: mx.sym.Cast(a, dtype=dt), np.int32),
+])
+def test_dtype_classes_are_stored_by_name(make, dtype):
+    # MXNet 1.9.1 writes dtype=np.float32 as "float32"; the class's str() would not load
+    sym = make(mx.sym.var("a"), dtype)
+    (node,) = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    assert node["attrs"]["dtype"] == np.dtype(dtype).name
+    assert mx.sym.load_json(sym.tojson()).tojson() == sym.tojson()

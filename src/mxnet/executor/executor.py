@@ -279,6 +279,8 @@ class Executor:
         # The plain steps serve monitors and the profiler, which see every operator.
         self._plain_fsteps = self._fsteps
         self._fsteps = fuse_forward_steps(g, self._plain_fsteps, _device(self._ctx))
+        # gradients planned over an output gradient's buffer (in-place requests)
+        self._inplace_dsts = {dst for _, dst in g.memory.inplace}
         self._bsteps = [self._prepare_backward(st) for st in g.backward.steps]
         self._zeros = {}
         self._shadows = {}
@@ -331,7 +333,7 @@ class Executor:
         b.in_data, b.out_data, b.aux = step.in_data, step.out_data, step.aux
         b.targets = step.targets
         # a gradient planned over an output gradient's buffer is an 'inplace' request
-        over = {dst for _, dst in g.memory.inplace}
+        over = self._inplace_dsts
         b.req = [REQ_NULL if t is None else
                  "inplace" if t[0] == "grad" and t[1] in over and t[2] == REQ_WRITE
                  else t[2] for t in step.targets]

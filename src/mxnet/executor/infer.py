@@ -76,11 +76,14 @@ def _fmt_shape(s):
     return "()" if s is None else str(tuple(s))
 
 
-def _run_pass(graph, values, call, merge, fmt, kind):
+def _run_pass(graph, values, call, merge, fmt, kind, complete):
     """Apply ``call(node, values of its arguments, values of its outputs) -> (args,
     outs, aux)`` to every operator node until a fixpoint; merge the results into
-    ``values``."""
+    ``values``. A node runs again only when a value it reads or writes has changed
+    since (``version`` counts the changes of each entry); once its values are all
+    ``complete`` its own results are no reason to run it again."""
     nodes, seen = graph.nodes, {}
+    version = [0] * len(values)
     for _ in range(len(nodes) + 1):
         changed = False
         for nid, node in enumerate(nodes):
@@ -88,7 +91,8 @@ def _run_pass(graph, values, call, merge, fmt, kind):
                 continue
             eids = graph.node_inputs[nid]
             outs = list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
-            state = tuple(_key(values[e]) for e in eids) + tuple(_key(values[e]) for e in outs)
+            touched = eids + outs
+            state = tuple([version[e] for e in touched])
             if seen.get(nid) == state:
                 continue
             seen[nid] = state
@@ -117,15 +121,13 @@ def _run_pass(graph, values, call, merge, fmt, kind):
                 if (old is None) != (merged is None) or \
                         (old is not None and merged != old):   # (np.dtype == None is True)
                     values[eid] = merged
+                    version[eid] += 1
                     changed = True
+            if all([complete(values[e]) for e in touched]):
+                seen[nid] = tuple([version[e] for e in touched])
         if not changed:
             break
     return values
-
-
-def _key(value):
-    """A comparable stand-in (numpy dtypes compare equal to None)."""
-    return value if value is None or isinstance(value, tuple) else str(value)
 
 
 def _shape_semantics(fn):
@@ -155,7 +157,9 @@ def infer_shape_pass(graph, given):
             a = back(node.params, a, out_shapes)
         return [_as_shape(s) for s in a], [_as_shape(s) for s in o], [_as_shape(s) for s in x]
 
-    graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape")
+    u = UNKNOWN()
+    graph.shapes = _run_pass(graph, shapes, call, _merge_shape, _fmt_shape, "shape",
+                             lambda s: s is not None and all([d > u for d in s]))
     return graph
 
 
@@ -173,7 +177,8 @@ def infer_type_pass(graph, known):
         return conv(a), conv(o), conv(x)
 
     graph.dtypes = _run_pass(graph, dtypes, call, _merge_dtype,
-                             lambda t: "unknown" if t is None else np.dtype(t).name, "type")
+                             lambda t: "unknown" if t is None else np.dtype(t).name, "type",
+                             lambda t: t is not None)
     return graph
 
 

@@ -224,17 +224,32 @@ def _assign_offsets(plan, steps, align):
         span[g] = (min(f, plan.first[e]), max(l, plan.last[e]))
         members.setdefault(g, []).append(e)
     order = sorted(span, key=lambda g: (-plan.entry_bytes[g], span[g][0], g))
-    placed = []                         # (offset, end, first, last)
+    # The groups placed so far, as arrays (offset, end, first, last): finding those
+    # alive with the next group is one vectorised test instead of a Python loop over
+    # all of them (an unrolled recurrent graph has tens of thousands of groups)
+    n = len(order)
+    p_off, p_end = np.empty(n, np.int64), np.empty(n, np.int64)
+    p_first, p_last = np.empty(n, np.int64), np.empty(n, np.int64)
     top = 0
-    for g in order:
+    for k, g in enumerate(order):
         need = plan.entry_bytes[g]
         f, l = span[g]
         offset = 0
-        for lo, hi in sorted((o, end) for o, end, a, b in placed if not (b < f or l < a)):
-            if offset + need <= lo:
-                break
-            offset = max(offset, -(-hi // align) * align)
-        placed.append((offset, offset + need, f, l))
+        alive = np.flatnonzero((p_last[:k] >= f) & (p_first[:k] <= l))
+        if alive.size:
+            # the lowest gap: walking the alive groups by offset, the candidate before
+            # each is the highest aligned end seen so far; take the first candidate
+            # that ends before that group starts, else the one after them all
+            by_offset = np.argsort(p_off[alive], kind="stable")
+            lows = p_off[alive][by_offset]
+            ends = -(-p_end[alive][by_offset] // align) * align
+            before = np.empty_like(ends)
+            before[0] = 0
+            np.maximum.accumulate(ends[:-1], out=before[1:])
+            np.maximum(before, 0, out=before)
+            fits = np.flatnonzero(before + need <= lows)
+            offset = int(before[fits[0]]) if fits.size else max(0, int(ends.max()))
+        p_off[k], p_end[k], p_first[k], p_last[k] = offset, offset + need, f, l
         top = max(top, offset + need)
         for e in members[g]:
             plan.offset_of[e] = offset

@@ -13,13 +13,24 @@ adapter like ``autograd._FunctionOp``) whose backward runs the executor's backwa
 The executor keeps the forward's intermediate values for that backward, so it is
 leased to the tape node until the node is differentiated (or dropped); a forward
 that finds every executor of its signature leased binds another one.
+
+A CachedOp keeps the executors of the signatures it has seen for their next call, but
+not without bound: once those of other signatures hold more than
+``MXNET_CACHEDOP_MEMORY_MB`` (default 2048; -1: no bound) of planned buffers, outputs
+and gradients, the least recently used idle ones are dropped (and bound again if their
+shapes come back). MXNet's CachedOp holds the memory of one signature at a time;
+a decoder run step by step (a new sequence length every step) would otherwise keep
+every step's buffers alive.
 """
+import collections
 import weakref
+
+import numpy as np
 
 from .. import autograd, engine, storage
 from ..autograd import VarNode
 from .. import ndarray as _nd
-from ..base import MXNetError
+from ..base import MXNetError, env_int
 from ..executor import cuda_graph
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
@@ -40,7 +51,7 @@ def _needs_grad(arr):
 class _Entry:
     """One bound executor with the arrays it reads and writes."""
     __slots__ = ("ex", "ctx", "args", "aux", "grads", "lease", "used", "own_outputs",
-                 "out_pos", "xp", "graph", "pointed", "bound")
+                 "out_pos", "xp", "graph", "pointed", "bound", "nbytes")
 
     def __init__(self, op, ctx, inputs, need):
         self.ctx = ctx
@@ -76,6 +87,10 @@ class _Entry:
             self.out_pos.append(seen[id(o)])
         self.lease = None
         self.used = False
+        # what this executor keeps allocated: its planned buffers, outputs, gradients
+        held = self.own_outputs + [g for g in self.grads if g is not None]
+        self.nbytes = getattr(getattr(self.ex, "memory_plan", None), "planned_bytes", 0) + \
+            sum(a.size * np.dtype(a._dtype).itemsize for a in held)
         from ..backend import array_module
         self.xp = array_module(ctx)
         self.graph = cuda_graph.runner(op.graph_cfg, self)     # None: no CUDA graphs
@@ -246,7 +261,9 @@ class CachedOp:
         if len(self.arg_pos) != len(args):
             raise MXNetError(f"cached graph: input names are not unique: {inputs}")
         self.monitor = None
-        self._pools = {}
+        self._pools = collections.OrderedDict()    # signature -> entries, oldest use first
+        self._budget = env_int("MXNET_CACHEDOP_MEMORY_MB", 2048) << 20
+        self._held = 0                              # bytes the kept executors hold
 
     def inlined(self):
         """Whether MXNet would record a run of this graph operator by operator."""
@@ -260,6 +277,25 @@ class CachedOp:
         for pool in self._pools.values():
             for entry in pool:
                 _install_monitor(entry.ex, self.monitor)
+
+    def _trim(self, current):
+        """Drop the least recently used idle executors of signatures other than
+        ``current`` until the executors kept hold at most the memory budget."""
+        for key in list(self._pools):
+            if self._held <= self._budget:
+                break
+            if key == current:
+                continue
+            keep = []
+            for e in self._pools[key]:
+                if self._held > self._budget and e.free():
+                    self._held -= e.nbytes      # its buffers go back to the storage pool
+                else:
+                    keep.append(e)
+            if keep:
+                self._pools[key] = keep
+            else:
+                del self._pools[key]
 
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""
@@ -281,6 +317,8 @@ class CachedOp:
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = []
+        else:
+            self._pools.move_to_end(key)
         entry = None
         for e in pool:
             if e.free():
@@ -289,6 +327,9 @@ class CachedOp:
         if entry is None:
             entry = _Entry(self, ctx, inputs, need)
             pool.append(entry)
+            self._held += entry.nbytes
+            if 0 <= self._budget < self._held:
+                self._trim(key)
         entry.load(inputs, self)
         if entry.graph is not None:
             outs = entry.graph.forward(state.training)

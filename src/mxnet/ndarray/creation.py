@@ -49,7 +49,7 @@ def array(source_array, ctx=None, dtype=None):
     else:
         dt = dtype_np(dtype, mx_real_t)
         try:
-            data = np.array(source_array, dtype=dt)
+            data = _host_array(source_array, dt)
         except (TypeError, ValueError) as err:
             raise MXNetError(f"cannot create an NDArray from {type(source_array).__name__}: "
                              f"{err}") from None
@@ -59,6 +59,16 @@ def array(source_array, ctx=None, dtype=None):
     # device_put: cpu_pinned gets page-locked memory; a large copy to a GPU may take
     # its copy stream (backend/copy_stream.py)
     return from_data(device_put(data, ctx), ctx)
+
+
+def _host_array(source, dtype):
+    """``source`` as a NumPy array of ``dtype``. Python numbers that do not fit it wrap
+    around as a C cast does (``-1`` as uint8 is 255), which is what MXNet 1.9.1 gives
+    under NumPy 1.x; NumPy 2 refuses them, so they are converted first and cast after."""
+    try:
+        return np.array(source, dtype=dtype)
+    except OverflowError:
+        return np.asarray(source).astype(dtype)
 
 
 def _is_scipy_sparse(x):

@@ -45,11 +45,13 @@ def _from_handle(handle):
 
 
 class _HostArray(_np_ndarray):
-    """The NumPy array ``asnumpy()`` gives for a one-element NDArray of ndim > 0.
+    """The NumPy array ``asnumpy()`` gives (for arrays of ndim > 0).
 
     A plain ``numpy.ndarray`` in every way (its repr, its pickle and what
     ``numpy.asarray`` makes of it), except that ``float()``, ``int()`` and
-    ``complex()`` accept it as NumPy 1.x did, where MXNet 1.x ran.
+    ``complex()`` accept it, and the one-element pieces indexed or computed from it
+    (``scores.asnumpy()[i]`` of an ``(n, 1)`` result), as NumPy 1.x did where MXNet 1.x
+    ran; NumPy 2.4 refuses them for arrays of ndim > 0.
     """
 
     def _one(self, kind, method):
@@ -75,6 +77,13 @@ class _HostArray(_np_ndarray):
     def __reduce__(self):
         return self.view(_np_ndarray).__reduce__()
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # a reduction to one value gives a NumPy scalar, as on a plain array (NumPy
+        # would give a 0-d subclass array, which isinstance(x, float) checks reject)
+        if return_scalar:
+            return array[()]
+        return super().__array_wrap__(array, context, return_scalar)
+
 
 class NDArray(OpMethods):
     """An array on a device with MXNet 1.x semantics.
@@ -87,7 +96,12 @@ class NDArray(OpMethods):
     _sparse = False             # True on sparse storage (ndarray.sparse)
 
     def __init__(self, chunk, shape=None, dtype=None, ctx=None, view=None, writable=True):
-        if shape is None:       # NDArray(handle, writable=...): MXNet's handle wrapping
+        if shape is None and chunk is None:
+            # NDArray(None): an empty array that __setstate__ fills in; MXNet's pickles
+            # rebuild arrays this way
+            chunk, shape, dtype = Chunk(None), (0,), np.dtype(np.float32)
+            ctx = Context("cpu", 0)
+        elif shape is None:     # NDArray(handle, writable=...): MXNet's handle wrapping
             src = _from_handle(chunk)
             chunk, view, shape, dtype, ctx = (src._chunk, src._view, src._shape,
                                               src._dtype, src._ctx)
@@ -204,9 +218,11 @@ class NDArray(OpMethods):
             _sync_gpu(self._ctx)
         out = to_numpy(d)
         out = out.copy() if out is d else out
-        if out.size == 1 and out.ndim:
+        if out.ndim:
             # NumPy 2 refuses float()/int() on one-element arrays with ndim > 0,
-            # which MXNet 1.x code (on NumPy 1.x) does: '%f' % loss.mean().asnumpy()
+            # which MXNet 1.x code (on NumPy 1.x) does, on the result itself ('%f' %
+            # loss.mean().asnumpy()) or on a piece of it (float(scores[i]) of an
+            # (n, 1) result); the subclass's pieces keep accepting them
             out = out.view(_HostArray)
         return out
 
@@ -264,7 +280,9 @@ class NDArray(OpMethods):
         return f"\n{body}\n<NDArray {shape} @{self._ctx}>"
 
     def __reduce__(self):
-        return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
+        # MXNet's pickle: the class called with a None handle, then __setstate__ with the
+        # raw bytes, so pickles load both here and in MXNet 1.x (optimizer states, say)
+        return (self.__class__, (None,), self.__getstate__())
 
     def __getstate__(self):
         """{'handle': the array's bytes in MXNet's raw single-array format}."""
@@ -362,6 +380,29 @@ class NDArray(OpMethods):
             return invoke_by_name("Reshape", [self], {"shape": tuple(shape),
                                                      "reverse": reverse})
         return self._as_view(new_shape, 0)
+
+    def broadcast_to(self, shape):
+        """This array broadcast to ``shape`` (a new array, never a view).
+
+        Unlike the ``broadcast_to`` operator, the method first prepends size-1 axes
+        when ``shape`` has more (NumPy's rule, as MXNet 1.9.1's method does), so a
+        ``(3, 1)`` array broadcasts to ``(2, 3, 4)``. A shape it cannot reach raises
+        ValueError.
+        """
+        shape = tuple(shape)
+        padded = (1,) * (len(shape) - len(self._shape)) + self._shape
+        if len(shape) < len(self._shape) or any(
+                have != want and have != 1 for have, want in zip(padded, shape)):
+            raise ValueError("operands could not be broadcast together with remapped "
+                             f"shapes[original->remapped]: {self._shape} and requested "
+                             f"shape {shape}")
+        source = self if padded == self._shape else self.reshape(padded)
+        return nd.broadcast_to(source, shape=shape)
+
+    def broadcast_like(self, other):
+        """This array broadcast to ``other``'s shape, by the rule of ``broadcast_to``
+        (size-1 axes are prepended first, as MXNet 1.9.1's method does)."""
+        return self.broadcast_to(other.shape)
 
     def _as_view(self, shape, offset_elems):
         base_off = 0 if self._view is None else self._view[0]
@@ -562,6 +603,7 @@ def _recording():
 
 
 def _rebuild(data, devtype, devid):
+    """Unpickles arrays pickled by earlier pymxnet releases."""
     return from_data(np.ascontiguousarray(data), Context(devtype, devid))
 
 
@@ -692,3 +734,23 @@ frontend.provide(wrap_array=lambda data, ctx: NDArray(Chunk(data), tuple(data.sh
                                                       np.dtype(data.dtype), ctx),
                  failed_array=_failed_array, is_array=lambda v: isinstance(v, NDArray),
                  ndarray_class=NDArray)
+
+
+# MXNet 1.9.1 defines these free functions in this module, and code imports them from
+# here (``from mxnet.ndarray.ndarray import maximum``); they live in the mx.nd package.
+_PACKAGE_FUNCTIONS = frozenset(
+    "add subtract multiply divide true_divide modulo power maximum minimum equal "
+    "not_equal greater greater_equal lesser lesser_equal logical_and logical_or "
+    "logical_xor array empty zeros ones full arange linspace eye concatenate moveaxis "
+    "onehot_encode histogram imdecode split_v2 from_numpy from_dlpack to_dlpack_for_read "
+    "to_dlpack_for_write".split())
+
+
+def __getattr__(name):
+    if name in _PACKAGE_FUNCTIONS:
+        from .. import ndarray as package
+        return getattr(package, name)
+    if name == "is_np_array":
+        from ..util import is_np_array
+        return is_np_array
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,8 +3,8 @@
 ``NDArray.__getstate__`` / ``__setstate__``."""
 import io
 
-from .serialization import V2_MAGIC, V3_MAGIC, _Reader, _read_record, _to_ndarrays, \
-    _write_record
+from .serialization import V2_MAGIC, V3_MAGIC, _Reader, _current_semantics, _read_record, \
+    _to_ndarrays, _write_record
 
 __all__ = ["save_raw_bytes", "load_raw_bytes"]
 
@@ -12,7 +12,10 @@ __all__ = ["save_raw_bytes", "load_raw_bytes"]
 def save_raw_bytes(arr):
     """The bytes of one array record for NDArray arr."""
     host = arr.asnumpy()
-    legacy = host.shape and all(host.shape)
+    # As MXNet (and ``nd.save``): the numpy-shape magic under mx.np_shape(True), which
+    # MXNet requires to load the record there; the classic one outside it, unless the
+    # shape is one classic shapes cannot express (0-d, zero-size)
+    legacy = not _current_semantics() and host.shape and all(host.shape)
     buf = io.BytesIO()
     _write_record(buf.write, arr, host, V2_MAGIC if legacy else V3_MAGIC)
     return buf.getvalue()

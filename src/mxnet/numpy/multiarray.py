@@ -14,6 +14,7 @@ from ..ndarray import register as _nd_register
 from ..ndarray import dispatch as _nd_dispatch
 from ..ndarray.dispatch import binary as _nd_binary
 from ..ndarray.ndarray import NDArray
+from ..op_methods import OpMethods
 from ..tape import is_recording as _is_recording
 
 __all__ = ["ndarray", "as_np", "wrap"]
@@ -228,10 +229,6 @@ class ndarray(NDArray):
         raise ValueError("The truth value of an array with more than one element is "
                          "ambiguous. Use a.any() or a.all()")
 
-    def __reduce__(self):
-        from .creation import array
-        return (array, (self.asnumpy(), self._dtype, self._ctx))
-
     __hash__ = None          # NumPy arrays are unhashable
 
     # --- indexing -------------------------------------------------------------------
@@ -335,6 +332,10 @@ class ndarray(NDArray):
         return self.asnumpy().tolist()
 
     # --- NumPy-style methods over the mx.np functions ------------------------------
+    # NumPy's rules, not the legacy NDArray methods' (which pad axes their own way)
+    broadcast_to = OpMethods.broadcast_to
+    broadcast_like = OpMethods.broadcast_like
+
     def _fluent_fn(self, name):
         from .. import numpy as mnp
         fn = getattr(mnp, name, None)

@@ -13,7 +13,7 @@ from ..attribute import AttrScope
 from ..base import DTYPE_TO_FLAG, MXNetError, dtype_np
 from ..name import NameManager
 from ..operator import frontend
-from ..operator.params import DType, Params
+from ..operator.params import Params
 from ..operator.registry import get_op
 from .graph import Node, attr_key, is_dunder
 from .symbol import Symbol
@@ -99,7 +99,9 @@ def _normalise_given(op, given):
     out = {}
     for key, value in given.items():
         field = op.params.fields.get(key)
-        if isinstance(field, DType) and value is not None and not isinstance(value, str):
+        # every dtype-valued field (DType and the random operators' optional enum)
+        if getattr(field, "kind", None) == "dtype" and value is not None and \
+                not isinstance(value, str):
             value = np.dtype(value).name
         out[key] = value
     return out

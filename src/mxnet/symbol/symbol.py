@@ -470,3 +470,17 @@ def _listed(attrs):
             out[key[2:-2]] = value
     return out
 
+
+
+# MXNet 1.9.1 defines these free functions in this module, and code imports them from
+# here (``from mxnet.symbol.symbol import Group``); they live in the mx.sym package.
+_PACKAGE_FUNCTIONS = frozenset(
+    "Group Variable var load load_json zeros ones full arange linspace eye histogram "
+    "hypot maximum minimum pow power split_v2".split())
+
+
+def __getattr__(name):
+    if name in _PACKAGE_FUNCTIONS:
+        from .. import symbol as package
+        return getattr(package, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from mxnet import autograd
+from mxnet import autograd, gluon
 from mxnet.gluon import rnn
 from mxnet.test_utils import assert_almost_equal
 
@@ -276,3 +276,31 @@ def test_symbolic_unroll_default_states():
         c = mx.nd.sigmoid(f) * c + mx.nd.sigmoid(i) * mx.nd.tanh(g)
         h = mx.nd.sigmoid(o) * mx.nd.tanh(c)
         assert np.allclose(got[t], h.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_hybridized_zero_begin_state_learns_batch_size_through_where():
+    # GluonTS's DeepAR pattern: begin_state(func=F.zeros, batch_size=0) in the graph,
+    # passed through where(...) into unroll; the batch size comes back from the cell
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.rnn = gluon.rnn.HybridSequentialRNNCell()
+                self.rnn.add(gluon.rnn.LSTMCell(4))
+
+        def hybrid_forward(self, F, x, pad):
+            batch = x.shape[0] if isinstance(x, mx.nd.NDArray) else 0
+            begin = self.rnn.begin_state(func=F.zeros, batch_size=batch)
+            mask = pad.slice_axis(axis=1, begin=0, end=1).repeat(repeats=4, axis=1)
+            state = [F.where(mask, b, b) for b in begin]
+            out, _ = self.rnn.unroll(inputs=x, length=3, layout="NTC", merge_outputs=True,
+                                     begin_state=state)
+            return out
+
+    net = Net()
+    net.initialize()
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((2, 3, 5)))
+    pad = mx.nd.zeros((2, 3))
+    want = net(x, pad).asnumpy()            # imperative: real batch size
+    net.hybridize()
+    np.testing.assert_allclose(net(x, pad).asnumpy(), want, rtol=1e-5, atol=1e-6)

@@ -398,10 +398,31 @@ class Where(Op):
     name = "where"
     params = Schema()
     backward_uses = _INDEX_GRAD
-    infers_partial = False      # MXNet says nothing until the condition is fully known
 
     def arguments(self, p):
         return ["condition", "x", "y"]
+
+    def infer_shape_partial(self, p, arg_shapes, out_shapes):
+        """Partial shapes (0 = unknown), by MXNet's rule: nothing is said until the
+        condition is complete; then x, y and the output are one shape, merged
+        dimension by dimension (so a recurrent cell's ``where`` over zero begin states
+        learns the batch size from the step that uses its result). The condition
+        itself is checked against that shape, not merged into it."""
+        c, x, y = arg_shapes
+        if c is None or not all(c):
+            return list(arg_shapes), [None], []
+        merged = None
+        for s in (x, y, out_shapes[0] if out_shapes else None):
+            if s is None or merged is None:
+                merged = merged if s is None else s
+            elif len(s) != len(merged) or any(a and b and a != b for a, b in zip(s, merged)):
+                raise ShapeError(f"where: x, y and the output must have one shape, got "
+                                 f"{tuple(merged)} and {tuple(s)}")
+            else:
+                merged = tuple(a or b for a, b in zip(merged, s))
+        if merged is not None and all(merged):
+            _where_cond(self.name, c, merged)
+        return [c, merged, merged], [merged], []
 
     def infer_shape(self, p, in_shapes):
         c, x, y = in_shapes
