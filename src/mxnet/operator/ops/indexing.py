@@ -413,13 +413,13 @@ class Where(Op):
             return list(arg_shapes), [None], []
         merged = None
         for s in (x, y, out_shapes[0] if out_shapes else None):
-            if s is None or merged is None:
-                merged = merged if s is None else s
-            elif len(s) != len(merged) or any(a and b and a != b for a, b in zip(s, merged)):
+            if s is None:
+                continue
+            if merged is not None and (len(s) != len(merged) or
+                                       any(a and b and a != b for a, b in zip(s, merged))):
                 raise ShapeError(f"where: x, y and the output must have one shape, got "
                                  f"{tuple(merged)} and {tuple(s)}")
-            else:
-                merged = tuple(a or b for a, b in zip(merged, s))
+            merged = s if merged is None else tuple(a or b for a, b in zip(merged, s))
         if merged is not None and all(merged):
             _where_cond(self.name, c, merged)
         return [c, merged, merged], [merged], []
