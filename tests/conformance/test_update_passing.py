@@ -66,3 +66,23 @@ def test_another_list_of_the_folder(keeper, tmp_path, monkeypatch):
     assert "emulated on the host" in path.read_text()
     assert keeper.read_list(keeper.LIST) == set()        # passing.txt untouched
     assert keeper.main(["--list", "passing_gpu_emulated.txt", "--check", r1]) == 0
+
+
+def test_slow_companion_list_is_kept_out_and_not_checked(keeper, tmp_path, monkeypatch):
+    monkeypatch.setattr(keeper, "HERE", str(tmp_path))
+    name = "passing_gpu_emulated.txt"
+    assert keeper.slow_path(str(tmp_path / name)) == str(tmp_path / "slow_gpu_emulated.txt")
+    assert keeper.slow_path(keeper.LIST) == str(tmp_path / "slow.txt")
+    r1 = _result(tmp_path, "r1.json", {"test_operator_gpu::fast": "passed",
+                                      "test_operator_gpu::slow": "passed"})
+    assert keeper.main(["--list", name, r1]) == 0
+    assert keeper.read_list(str(tmp_path / name)) == {"test_operator_gpu::fast",
+                                                      "test_operator_gpu::slow"}
+    (tmp_path / "slow_gpu_emulated.txt").write_text("# too slow\ntest_operator_gpu::slow\n")
+    # a run without the slow test passes the check, and the next write drops it
+    r2 = _result(tmp_path, "r2.json", {"test_operator_gpu::fast": "passed"})
+    assert keeper.main(["--list", name, "--check", r2]) == 0
+    assert keeper.main(["--list", name, r1]) == 0
+    assert keeper.read_list(str(tmp_path / name)) == {"test_operator_gpu::fast"}
+    r3 = _result(tmp_path, "r3.json", {"test_operator_gpu::fast": "failed"})
+    assert keeper.main(["--list", name, "--check", r3]) == 1

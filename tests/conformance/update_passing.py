@@ -8,6 +8,10 @@
         failed, errored, was skipped or did not run is reported).
     --list passing_gpu_emulated.txt: the same for another list of this folder (MXNet's
         GPU test files run on a GPU emulated on the host, .ci/conformance.sh).
+
+Each list has a companion of tests that pass but take too long for CI's 30 minutes
+(slow.txt for passing.txt, slow_gpu_emulated.txt for passing_gpu_emulated.txt): they
+are never written into the list, not checked, and their number is reported.
 """
 import argparse
 import json
@@ -16,9 +20,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "passing.txt")
-# Tests that pass but take too long for CI's time budget: kept out of passing.txt, named
-# here (one id per line, '#' comments) and reported by every --check.
-SLOW = os.path.join(HERE, "slow.txt")
 HEADER = ("# MXNet 1.9.1 unit tests (tests/python/unittest) that pass on pymxnet.\n"
           "# Written by tests/conformance/update_passing.py; checked by .ci/conformance.sh.\n")
 HEADERS = {"passing_gpu_emulated.txt": (
@@ -64,6 +65,13 @@ def write_list(ids, path=None):
     os.replace(tmp, path)
 
 
+def slow_path(list_path):
+    """The companion list of too-slow tests: passing.txt -> slow.txt,
+    passing_gpu_emulated.txt -> slow_gpu_emulated.txt (one id per line, '#' comments)."""
+    folder, name = os.path.split(list_path)
+    return os.path.join(folder, name.replace("passing", "slow", 1))
+
+
 def files_of(ids):
     """The test files (test_x) the ids belong to, sorted."""
     return sorted({i.split("::", 1)[0] for i in ids})
@@ -80,15 +88,15 @@ def main(argv=None):
                     help="another list of this folder instead of passing.txt")
     args = ap.parse_args(argv)
     path = os.path.join(HERE, args.list) if args.list else LIST
-    listed = read_list(path)
+    slow = read_list(slow_path(path))
+    listed = read_list(path) - slow
     if args.files:
         print(",".join(files_of(listed)))
         return 0
-    slow = read_list(SLOW) if not args.list else set()
     if args.check:
         if slow:
             print(f"conformance: {len(slow)} passing tests are not run here (too slow for "
-                  f"CI): tests/conformance/slow.txt")
+                  f"CI): tests/conformance/{os.path.basename(slow_path(path))}")
         got = outcomes(args.check)
         bad = sorted((i, got.get(i, "missing")) for i in listed if got.get(i) != "passed")
         for test_id, outcome in bad:
@@ -102,7 +110,7 @@ def main(argv=None):
     for result in args.results:
         added |= {i for i, o in outcomes(result).items() if o == "passed"}
     added -= slow
-    write_list(listed | added, path)
+    write_list(listed | added, path)        # a test newly named slow leaves the list
     print(f"{os.path.basename(path)}: {len(listed | added)} tests "
           f"({len(added - listed)} new)")
     return 0
