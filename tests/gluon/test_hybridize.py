@@ -61,7 +61,8 @@ def test_hybridized_equals_imperative_forward_backward():
     assert_almost_equal(b(x).asnumpy(), a(x).asnumpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_outputs_are_fresh_and_executors_are_cached():
+def test_outputs_are_fresh_and_executors_are_cached(monkeypatch):
+    monkeypatch.setenv("MXNET_CACHEDOP_BIND_AT", "1")       # bind at the first call
     net = nn.Dense(3, in_units=4)
     net.initialize()
     net.hybridize()
@@ -290,6 +291,7 @@ def test_executors_kept_for_other_shapes_stay_within_the_memory_budget(monkeypat
     # a decoder run step by step feeds a new length every call; MXNet's CachedOp
     # holds one signature's memory at a time, so the kept executors must be bounded
     monkeypatch.setenv("MXNET_CACHEDOP_MEMORY_MB", "0")
+    monkeypatch.setenv("MXNET_CACHEDOP_BIND_AT", "1")
     net = nn.Dense(5, flatten=False)
     net.initialize(mx.init.Xavier())
     net.hybridize()
@@ -314,10 +316,57 @@ def test_executors_kept_for_other_shapes_stay_within_the_memory_budget(monkeypat
     assert_almost_equal(net.weight.grad().asnumpy(), want, rtol=1e-5, atol=1e-5)
 
 
-def test_executors_for_every_shape_are_kept_under_the_default_budget():
+def test_executors_for_every_shape_are_kept_under_the_default_budget(monkeypatch):
+    monkeypatch.setenv("MXNET_CACHEDOP_BIND_AT", "1")
     net = nn.Dense(5, flatten=False)
     net.initialize()
     net.hybridize()
     for t in range(1, 6):
         net(mx.nd.ones((2, t, 3)))
     assert len(_signatures(net)) == 5              # each reused when its shape returns
+
+
+def test_a_new_shape_runs_without_an_executor_until_it_comes_back():
+    # a decoder's every step is a new length: the first call of a signature runs the
+    # graph's operators directly; a signature seen again is bound and then reused
+    net = nn.HybridSequential()
+    net.add(nn.Dense(6, flatten=False, activation="tanh"), nn.Dense(2, flatten=False))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    rng = np.random.RandomState(3)
+
+    def want(x):
+        w0, b0 = net[0].weight.data().asnumpy(), net[0].bias.data().asnumpy()
+        w1, b1 = net[1].weight.data().asnumpy(), net[1].bias.data().asnumpy()
+        return np.tanh(x @ w0.T + b0) @ w1.T + b1
+
+    for t in (1, 2, 3):
+        x = rng.randn(2, t, 4).astype(np.float32)
+        assert_almost_equal(net(mx.nd.array(x)).asnumpy(), want(x), rtol=1e-5, atol=1e-6)
+    assert len(_signatures(net)) == 0              # each seen once: nothing bound
+    x = rng.randn(2, 2, 4).astype(np.float32)
+    assert_almost_equal(net(mx.nd.array(x)).asnumpy(), want(x), rtol=1e-5, atol=1e-6)
+    assert len(_signatures(net)) == 1              # length 2 came back: bound
+    ex = next(iter(net._cached_op._pools.values()))[0].ex
+    net(mx.nd.array(x))
+    assert next(iter(net._cached_op._pools.values()))[0].ex is ex      # and reused
+    # a recorded call binds at once (its backward runs the executor's)
+    x4 = mx.nd.array(rng.randn(2, 4, 4))
+    with autograd.record():
+        net(x4).sum().backward()
+    assert len(_signatures(net)) == 2
+
+
+def test_a_graph_whose_parameters_need_shape_inference_is_always_bound():
+    # zeros(shape=(0, 3)): the batch size comes from shape inference, which only an
+    # executor runs
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            batch = x.shape[0] if isinstance(x, mx.nd.NDArray) else 0
+            return x + (F.zeros((batch, 3)) + 1)
+
+    net = Net()
+    net.hybridize()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_almost_equal(net(mx.nd.array(x)).asnumpy(), x + 1)
+    assert len(_signatures(net)) == 1

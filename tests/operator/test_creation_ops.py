@@ -105,3 +105,21 @@ def test_npi_arange_matches_numpy_and_allows_empty(start, stop, step):
     if len(np.arange(start, stop, step)) == 0:
         with pytest.raises(MXNetError, match="empty"):
             nd.arange(start, stop, step)
+
+
+def test_which_creation_nodes_need_shape_inference_to_run():
+    # a node that completes its parameters from inferred shapes cannot run through the
+    # imperative dispatcher before inference (gluon's CachedOp replays only others)
+    from mxnet.symbol.graph import topo_order
+
+    def needs(sym):
+        node = [n for n in topo_order([h for h, _ in sym._outputs]) if n.op is not None][-1]
+        return node.op.needs_inferred_params(node.params)
+    assert not needs(mx.sym.zeros((2, 3)))
+    assert needs(mx.sym.zeros((0, 3)))
+    assert needs(mx.sym.ones((2, -1)))
+    assert not needs(mx.sym.arange(0, 5))
+    assert needs(mx.sym.arange(0, None, infer_range=True))
+    assert not needs(mx.sym.random.uniform(shape=(2,)))
+    assert needs(mx.sym.random.uniform())
+    assert not needs(mx.sym.relu(mx.sym.var("x")))

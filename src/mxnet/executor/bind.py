@@ -68,10 +68,10 @@ def _grad_reqs(grad_req, names):
 
 
 def _executor(symbol, ctx, args, grads, reqs, aux, shared_exec=None, group2ctx=None,
-              output_base=None, graph=None, placement=None):
+              output_base=None, graph=None, placement=None, template=None):
     """An Executor, or a PlacedExecutor when group2ctx puts nodes on several devices
     (``graph``, ``placement``: the symbol's Graph and its nodes' placement when the
-    caller made them already)."""
+    caller made them already; ``template``: the symbol's BindTemplate, template.py)."""
     if group2ctx:
         graph = graph if graph is not None else Graph(symbol)
         if placement is None:
@@ -81,7 +81,7 @@ def _executor(symbol, ctx, args, grads, reqs, aux, shared_exec=None, group2ctx=N
             return PlacedExecutor(symbol, ctx, args, grads, reqs, aux, group2ctx,
                                   graph=graph, placed=placement)
     return Executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx=group2ctx,
-                    output_base=output_base)
+                    output_base=output_base, template=template)
 
 
 def _check_ctx(ctx, group2ctx):
@@ -91,10 +91,14 @@ def _check_ctx(ctx, group2ctx):
 
 
 def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
-         group2ctx=None, shared_exec=None):
+         group2ctx=None, shared_exec=None, template=None):
+    """``template``: a BindTemplate of ``symbol`` (template.py) to plan with."""
     _check_ctx(ctx, group2ctx)
-    arg_names = symbol.list_arguments()
-    aux_names = symbol.list_auxiliary_states()
+    if template is not None:
+        arg_names, aux_names = template.arg_names, template.aux_names
+    else:
+        arg_names = symbol.list_arguments()
+        aux_names = symbol.list_auxiliary_states()
     args = _arrays(args, arg_names, "args")
     grads = _arrays(args_grad, arg_names, "args_grad", allow_missing=True) \
         if args_grad is not None else [None] * len(arg_names)
@@ -119,7 +123,7 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
             raise MXNetError(f"bind: gradient of {name} has shape {g.shape}, the argument "
                              f"{a.shape}")
     return _executor(symbol, ctx, args, grads, reqs, aux, shared_exec, group2ctx,
-                     graph=graph, placement=placement)
+                     graph=graph, placement=placement, template=template)
 
 
 def _infer_all(symbol, shapes, types):

@@ -26,7 +26,7 @@ from .cse import eliminate_common_expr, enabled as cse_enabled
 from .noop_cast import bypass_noop_casts
 from .gradient import gradient_pass
 from .graph import Graph
-from .infer import infer_shape_pass, infer_type_pass, is_complete
+from .infer import incomplete_entries, infer_shape_pass, infer_type_pass
 from .fusion import fuse_forward_steps
 from .backward_fusion import fold_relu_backward
 from . import bias_fold
@@ -105,7 +105,9 @@ class Executor:
     """
 
     def __init__(self, symbol, ctx, args, args_grad, grad_reqs, aux_states, shared_exec=None,
-                 output_base=None, group2ctx=None):
+                 output_base=None, group2ctx=None, template=None):
+        """``template``: the symbol's BindTemplate (template.py), whose shape-independent
+        results this bind reuses and adds to; None plans everything afresh."""
         self._keep_bound(symbol, ctx, args, args_grad, grad_reqs, aux_states, group2ctx)
         # reshape(): the old executor's outputs, which ours view where they fit (MXNet
         # carves a reshaped executor's outputs from the memory of the one it came from)
@@ -113,10 +115,14 @@ class Executor:
         # an executor's monitor also reports variable inputs under their own names (as
         # MXNet's executor does); a hybridized block's op hook does not (CachedOp)
         self._monitor_variables = True
+        self._template = template
         # the graph actually run: duplicate computations merged (executor/cse.py)
-        self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
-        self._graph = Graph(self._optimized)
-        self._plan_graph()          # may replace the graph (noop_cast.py)
+        if template is None:
+            self._optimized = eliminate_common_expr(symbol) if cse_enabled() else symbol
+            self._graph = Graph(self._optimized)
+            self._plan_graph()      # may replace the graph (noop_cast.py)
+        else:
+            self._plan_from_template(template)
         self._mem = shared_exec._mem if shared_exec is not None else _Memory(ctx)
         with device_scope(ctx):     # constant and zero buffers are made on its device
             self._allocate()
@@ -138,19 +144,53 @@ class Executor:
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
 
     # ------------------------------------------------------------------ planning
-    def _plan_graph(self):
+    def _var_entries(self):
         g = self._graph
         var_entries = [(g.entry(n), a) for n, a in zip(g.arg_nodes, self.arg_arrays)]
-        var_entries += [(g.entry(n), a) for n, a in zip(g.aux_nodes, self.aux_arrays)]
-        infer_shape_pass(g, {e: a.shape for e, a in var_entries})
-        infer_type_pass(g, {e: a.dtype for e, a in var_entries})
+        return var_entries + [(g.entry(n), a) for n, a in zip(g.aux_nodes, self.aux_arrays)]
+
+    def _check_shapes(self, var_entries):
+        g = self._graph
         for e, a in var_entries:
             if tuple(g.shapes[e]) != tuple(a.shape):
                 raise MXNetError(f"bind: argument {g.entry_name(e)} has shape {a.shape}, the "
                                  f"graph needs {g.shapes[e]}")
-        unknown = [g.entry_name(e) for e in range(g.num_entries) if not is_complete(g.shapes[e])]
+        unknown = [g.entry_name(e) for e in incomplete_entries(g.shapes)]
         if unknown:
             raise MXNetError("bind: cannot infer the shapes of " + ", ".join(unknown))
+
+    def _plan_from_template(self, template):
+        """_plan_graph, reusing what an earlier bind of the template's symbol with the
+        same dtypes, gradient requests and device settled on (template.py)."""
+        key = template.key(self.arg_arrays, self.aux_arrays, self._grad_req,
+                           _device(self._ctx))
+        typed = template.typed(key)
+        if typed is None:
+            self._optimized, self._graph = template.graph_of(cse_enabled())
+            self._plan_graph()
+            template.keep(key, self._optimized, getattr(self, "_casts_bypassed", False),
+                          getattr(self, "_casts_hoisted", False), self._graph)
+            return
+        self._optimized = typed.optimized
+        self._casts_bypassed, self._casts_hoisted = typed.bypassed, typed.hoisted
+        self._graph = g = typed.graph.fresh()
+        var_entries = self._var_entries()
+        infer_shape_pass(g, {e: a.shape for e, a in var_entries})
+        self._check_shapes(var_entries)
+        g.dtypes = list(typed.dtypes)
+        self._plan_backward_and_memory()
+
+    def _plan_backward_and_memory(self):
+        gradient_pass(self._graph, self._grad_req)
+        # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
+        memory_pass(self._graph, align=256 if self._ctx.device_typeid == 2 else 64)
+
+    def _plan_graph(self):
+        g = self._graph
+        var_entries = self._var_entries()
+        infer_shape_pass(g, {e: a.shape for e, a in var_entries})
+        infer_type_pass(g, {e: a.dtype for e, a in var_entries})
+        self._check_shapes(var_entries)
         g.dtypes = [np.dtype(np.float32) if t is None else np.dtype(t) for t in g.dtypes]
         # AMP's casts to the type an input already has: readers take the input itself
         # (once: the casts a rewrite leaves, it leaves on purpose)
@@ -170,9 +210,7 @@ class Executor:
             if order is not None:
                 self._graph = Graph(self._optimized, nodes=order)
                 return self._plan_graph()
-        gradient_pass(g, self._grad_req)
-        # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
-        memory_pass(g, align=256 if self._ctx.device_typeid == 2 else 64)
+        self._plan_backward_and_memory()
 
     def _allocate(self):
         g, plan = self._graph, self._graph.memory

@@ -58,6 +58,15 @@ class Graph:
         self.backward = None
         self.memory = None
 
+    def fresh(self):
+        """The same indexed graph with no pass run yet. The structure is shared (no
+        pass changes it), so a graph bound again for other shapes is not renumbered
+        (executor/template.py)."""
+        g = object.__new__(Graph)
+        g.__dict__.update(self.__dict__)
+        g.shapes = g.dtypes = g.backward = g.memory = None
+        return g
+
     def entry(self, nid, k=0):
         return self.row_ptr[nid] + k
 

@@ -11,6 +11,7 @@ for partly known shapes from their rules (forwards and backwards). A contradicti
 an MXNetError naming the operator, the input and both shapes.
 """
 import ast
+import functools
 import warnings
 
 import numpy as np
@@ -33,9 +34,17 @@ def is_complete(shape):
         return all(known(d) for d in shape)
 
 
+def incomplete_entries(shapes):
+    """The entry ids whose shape is not complete (see is_complete)."""
+    with unknown_marker(-1 if is_np_shape() else 0):
+        return [e for e, s in enumerate(shapes) if s is None or not all(known(d) for d in s)]
+
+
 def _as_shape(value):
     if value is None:
         return None
+    if type(value) is tuple and _plain_known(value):
+        return value            # the common case: a rule's tuple of known Python ints
     if isinstance(value, (int, np.integer)):
         value = (int(value),)
     # operators say None; -1 (np_shape's spelling, creation ops' shape=(-1, 3)) is
@@ -44,14 +53,29 @@ def _as_shape(value):
     return tuple(u if d is None or not known(d) else int(d) for d in value)
 
 
+def _plain_known(dims):
+    """Whether every dimension is a Python int that is known."""
+    u = UNKNOWN()
+    for d in dims:
+        if type(d) is not int or d <= u:
+            return False
+    return True
+
+
 def _var_shape(node):
     text = node.attrs.get("__shape__")
     if text is None:
         return None
     try:
-        return _as_shape(ast.literal_eval(text))
+        return _as_shape(_parse_shape(text))
     except (ValueError, SyntaxError, TypeError):
         raise MXNetError(f"variable {node.name}: cannot parse __shape__ {text!r}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_shape(text):
+    # (a graph bound for every new input shape parses the same attributes each time)
+    return ast.literal_eval(text)
 
 
 def _var_dtype(node):
@@ -83,6 +107,8 @@ def _run_pass(graph, values, call, merge, fmt, kind, complete):
     since (``version`` counts the changes of each entry); once its values are all
     ``complete`` its own results are no reason to run it again."""
     nodes, seen = graph.nodes, {}
+    node_outputs = [list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
+                    for nid in range(len(nodes))]
     version = [0] * len(values)
     for _ in range(len(nodes) + 1):
         changed = False
@@ -90,7 +116,7 @@ def _run_pass(graph, values, call, merge, fmt, kind, complete):
             if node.op is None:
                 continue
             eids = graph.node_inputs[nid]
-            outs = list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
+            outs = node_outputs[nid]
             touched = eids + outs
             state = tuple([version[e] for e in touched])
             if seen.get(nid) == state:
@@ -105,14 +131,15 @@ def _run_pass(graph, values, call, merge, fmt, kind, complete):
             except Exception as err:           # an operator's rule failed outright
                 raise MXNetError(f"Error in operator {node.name}: {kind} inference failed: "
                                  f"{type(err).__name__}: {err}") from None
-            names = node.input_names()
-            targets = list(zip(eids, list(res_args or []) + list(res_aux or []), names))
-            targets += [(e, v, graph.entry_name(e)) for e, v in zip(outs, res_outs or [])]
-            for eid, new, label in targets:
+            results = list(zip(eids, list(res_args or []) + list(res_aux or [])))
+            results += zip(outs, res_outs or [])
+            for pos, (eid, new) in enumerate(results):
                 old = values[eid]
                 try:
                     merged = merge(old, new)
                 except (ValueError, TypeError):
+                    names = node.input_names()
+                    label = names[pos] if pos < len(eids) else graph.entry_name(eid)
                     src = graph.describe_entry(eid)
                     raise MXNetError(
                         f"Error in operator {node.name}: {kind} inconsistent for '{label}'"

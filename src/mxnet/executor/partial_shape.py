@@ -95,7 +95,7 @@ def merge_dims(old, new):
     raise ValueError when they contradict."""
     if new is None:
         return old
-    if old is None:
+    if old is None or old == new:
         return new
     if len(old) != len(new) or any(known(a) and known(b) and a != b
                                    for a, b in zip(old, new)):

@@ -21,6 +21,13 @@ and gradients, the least recently used idle ones are dropped (and bound again if
 shapes come back). MXNet's CachedOp holds the memory of one signature at a time;
 a decoder run step by step (a new sequence length every step) would otherwise keep
 every step's buffers alive.
+
+Binding costs far more than one run, and such a decoder may never see a shape twice
+within a sentence: outside ``autograd.record()``, without ``static_alloc`` and without
+a monitor, the first call with a new signature runs the graph's operators one by one
+through the imperative dispatcher (as a dynamic-shape graph always does), and only a
+signature that comes back is bound (``MXNET_CACHEDOP_BIND_AT``: the sighting that
+binds, default 2; 1 binds at once).
 """
 import collections
 import weakref
@@ -32,6 +39,8 @@ from ..autograd import VarNode
 from .. import ndarray as _nd
 from ..base import MXNetError, env_int
 from ..executor import cuda_graph
+from ..executor.bind import bind as _bind
+from ..executor.template import BindTemplate
 from ..ndarray.chunk import Chunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
@@ -69,8 +78,8 @@ class _Entry:
                       for a, n in zip(self.args, need)]
         reqs = [REQ_WRITE if n else REQ_NULL for n in need]
         self.pointed = set()       # gradients written into the variables' buffers
-        self.ex = op.symbol.bind(ctx, self.args, args_grad=self.grads, grad_req=reqs,
-                                 aux_states=self.aux)
+        self.ex = _bind(op.template.symbol, ctx, self.args, args_grad=self.grads,
+                        grad_req=reqs, aux_states=self.aux, template=op.template)
         if op.monitor is not None:
             _install_monitor(self.ex, op.monitor)
         bound = {id(a) for a in wrap}
@@ -250,10 +259,17 @@ class CachedOp:
         # operator by operator, not as one _CachedOp node; autograd.get_symbol shows it so
         static = cuda_graph._truthy(flags.get("static_alloc", False))
         self.inline_limit = 0 if static else int(flags.get("inline_limit", 2))
+        self.static = static
+        # the symbol's nodes in topological order (replay)
+        self._order = order = topo_order([h for h, _ in symbol._outputs])
         # an operator whose output shape depends on values: no executor can be planned
-        self.dynamic = any(node.op is not None and node.op.dynamic_shape
-                           for node in topo_order([h for h, _ in symbol._outputs]))
-        inputs = symbol.list_inputs()
+        self.dynamic = any(node.op is not None and node.op.dynamic_shape for node in order)
+        # whether a call may run without an executor: no node needs shape inference
+        # to complete its parameters (zeros of batch size 0 in a begin_state)
+        self._replayable = not any(node.op is not None and
+                                   node.op.needs_inferred_params(node.params)
+                                   for node in order)
+        self.input_names = inputs = symbol.list_inputs()
         args = symbol.list_arguments()
         aux = set(symbol.list_auxiliary_states())
         self.arg_pos = [i for i, n in enumerate(inputs) if n not in aux]
@@ -261,14 +277,25 @@ class CachedOp:
         if len(self.arg_pos) != len(args):
             raise MXNetError(f"cached graph: input names are not unique: {inputs}")
         self.monitor = None
+        self._template = None
+        self._bind_at = max(1, env_int("MXNET_CACHEDOP_BIND_AT", 2))
+        self._sightings = {}        # signature -> calls run without an executor
         self._pools = collections.OrderedDict()    # signature -> entries, oldest use first
         self._budget = env_int("MXNET_CACHEDOP_MEMORY_MB", 2048) << 20
         self._held = 0                              # bytes the kept executors hold
 
+    @property
+    def template(self):
+        """What the binds for each input signature share (executor/template.py)."""
+        if self._template is None:
+            from ..symbol.partition import partition_for_bind
+            # a subgraph backend's partition is the symbol actually bound (Symbol.bind)
+            self._template = BindTemplate(partition_for_bind(self.symbol))
+        return self._template
+
     def inlined(self):
         """Whether MXNet would record a run of this graph operator by operator."""
-        n_ops = sum(1 for node in topo_order([h for h, _ in self.symbol._outputs])
-                    if node.op is not None)
+        n_ops = sum(1 for node in self._order if node.op is not None)
         return n_ops <= self.inline_limit
 
     def set_monitor(self, callback, monitor_all):
@@ -297,13 +324,30 @@ class CachedOp:
             else:
                 del self._pools[key]
 
+    def _sighted(self, key):
+        """Count a call with signature ``key`` that has no executor; whether it is to
+        run without one (it has not yet come back often enough to be bound)."""
+        seen = self._sightings
+        n = seen.get(key, 0) + 1
+        if n >= self._bind_at:
+            seen.pop(key, None)
+            return False
+        if len(seen) >= 4096:       # a bound on what is remembered, not on correctness
+            seen.clear()
+        seen[key] = n
+        return True
+
+    def _replay(self, inputs):
+        """Run the symbol's operators in order on ``inputs`` (np_trace.replay)."""
+        from .np_trace import replay
+        from ..util import is_np_array
+        return replay(self.symbol, dict(zip(self.input_names, inputs)),
+                      np_arrays=is_np_array(), order=self._order)
+
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""
         if self.dynamic:
-            from .np_trace import replay
-            from ..util import is_np_array
-            return replay(self.symbol, dict(zip(self.symbol.list_inputs(), inputs)),
-                          np_arrays=is_np_array())
+            return self._replay(inputs)
         state = autograd._state
         recording = state.recording
         need = None
@@ -315,6 +359,9 @@ class CachedOp:
         key = (ctx, need) + tuple([(a._shape, a._dtype, a._sparse and a.stype)
                                    for a in inputs])
         pool = self._pools.get(key)
+        if pool is None and need is None and self._replayable and self._bind_at > 1 and \
+                not self.static and self.monitor is None and self._sighted(key):
+            return self._replay(inputs)
         if pool is None:
             pool = self._pools[key] = []
         else:

@@ -204,18 +204,18 @@ def trace_graph(block, flat_inputs, input_syms, params, param_syms, run):
             zero_size)
 
 
-def replay(sym, feed, np_arrays=True):
+def replay(sym, feed, np_arrays=True, order=None):
     """Run the traced graph's operators in order on arrays (``feed``: variable name ->
     array), through the imperative dispatcher: autograd records them as usual. Used
     where the graph executor's legacy shape rules (0 = unknown) cannot hold the traced
     shapes (zero-size arrays) and for graphs with dynamic output shapes. The results are
-    mx.np arrays unless ``np_arrays`` is False."""
+    mx.np arrays unless ``np_arrays`` is False. ``order``: the symbol's nodes in
+    topological order, when the caller keeps them."""
     from ..executor.graph import topo_order
     from ..ndarray.dispatch import invoke
     from ..numpy.multiarray import wrap
     values = {}
-    heads = [e[0] for e in sym._outputs]
-    for node in topo_order(heads):
+    for node in order if order is not None else topo_order([e[0] for e in sym._outputs]):
         if node.op is None:
             values[id(node)] = [feed[node.name]]
             continue

@@ -192,6 +192,13 @@ class Op:
         """Parameters an executor runs with, once inference found ``out_shapes``."""
         return p
 
+    def needs_inferred_params(self, p):
+        """Whether a node with parameters ``p`` can run only with what shape inference
+        finds (``complete_params`` may change them), so not straight through the
+        imperative dispatcher. An operator that completes its parameters is taken to
+        unless it says otherwise."""
+        return type(self).complete_params is not Op.complete_params
+
     def input_var_attrs(self, p, input_name):
         """Attributes for the variable the symbol front end creates for a missing
         input: by default an initializer for BatchNorm-style moving statistics."""

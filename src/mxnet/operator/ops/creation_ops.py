@@ -56,6 +56,9 @@ class _Filled(_Creation):
     def values(self, xp, p):
         return xp.full(self.shape(p), self.fill, dtype=self.dtype(p))
 
+    def needs_inferred_params(self, p):
+        return not all(d > 0 for d in p.shape)
+
     def complete_params(self, p, out_shapes):
         """The parameters an executor runs with once inference has found the output
         shape: unknown (0 or -1) dimensions of ``shape`` filled in from it."""
@@ -137,6 +140,9 @@ class Arange(_Creation):
         if p.infer_range:
             return (0,)                 # unknown until inference reaches the output
         return (self._range(p)[1] * p.repeat,)
+
+    def needs_inferred_params(self, p):
+        return bool(p.infer_range)
 
     def complete_params(self, p, out_shapes):
         """With ``infer_range``: the parameters of the range that fills the inferred

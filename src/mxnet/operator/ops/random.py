@@ -200,6 +200,9 @@ class _NoInputSampler(Op):
     def infer_type(self, p, in_types):
         return [], [np.dtype(p.dtype or self.default_dtype)], []
 
+    def needs_inferred_params(self, p):
+        return p.shape is None or len(p.shape) == 0
+
     def complete_params(self, p, out_shapes):
         """Without a shape, the output takes the one the graph infers for it (from the
         operator consuming it), as MXNet's legacy shape inference allows."""
