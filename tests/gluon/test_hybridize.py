@@ -370,3 +370,18 @@ def test_a_graph_whose_parameters_need_shape_inference_is_always_bound():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     assert_almost_equal(net(mx.nd.array(x)).asnumpy(), x + 1)
     assert len(_signatures(net)) == 1
+
+
+def test_an_input_returned_by_a_graph_run_without_an_executor_is_a_copy():
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return x, y * 2
+
+    net = Net()
+    net.hybridize()
+    x, y = mx.nd.ones((2,)), mx.nd.ones((2,))
+    a, b = net(x, y)                         # the first call: no executor yet
+    assert len(_signatures(net)) == 0
+    a += 5
+    assert_almost_equal(x.asnumpy(), np.ones(2))
+    assert_almost_equal(b.asnumpy(), np.full(2, 2.0))

@@ -341,8 +341,11 @@ class CachedOp:
         """Run the symbol's operators in order on ``inputs`` (np_trace.replay)."""
         from .np_trace import replay
         from ..util import is_np_array
-        return replay(self.symbol, dict(zip(self.input_names, inputs)),
+        outs = replay(self.symbol, dict(zip(self.input_names, inputs)),
                       np_arrays=is_np_array(), order=self._order)
+        # an input returned as it is comes back as a copy, as from an executor
+        given = {id(a._chunk) for a in inputs}
+        return [o.copy() if id(o._chunk) in given else o for o in outs]
 
     def __call__(self, inputs, ctx):
         """Run the graph; returns the list of outputs."""
