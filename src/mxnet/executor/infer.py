@@ -19,7 +19,7 @@ import numpy as np
 from ..base import FLAG_TO_DTYPE, MXNetError, dtype_np
 from .graph import Graph
 from ..util import is_np_shape
-from .partial_shape import UNKNOWN, infer_node, known, merge_dims as _merge_shape
+from .partial_shape import UNKNOWN, _complete, infer_node, known, merge_dims as _merge_shape
 from .partial_shape import unknown_marker
 
 __all__ = ["infer_shape_pass", "infer_type_pass", "infer_symbol_shapes",
@@ -28,16 +28,14 @@ __all__ = ["infer_shape_pass", "infer_type_pass", "infer_symbol_shapes",
 
 def is_complete(shape):
     """Whether every dimension is known (0 counts as known under np_shape)."""
-    if shape is None:
-        return False
     with unknown_marker(-1 if is_np_shape() else 0):
-        return all(known(d) for d in shape)
+        return _complete(shape)
 
 
 def incomplete_entries(shapes):
     """The entry ids whose shape is not complete (see is_complete)."""
     with unknown_marker(-1 if is_np_shape() else 0):
-        return [e for e, s in enumerate(shapes) if s is None or not all(known(d) for d in s)]
+        return [e for e, s in enumerate(shapes) if not _complete(s)]
 
 
 def _as_shape(value):
