@@ -313,6 +313,35 @@ def command_line(report_name, worker_mxnet, worker_torch, extra=()):
     return None
 
 
+def one_thread_comparison(script, report_name, worker_mxnet, worker_torch, title,
+                          describe, cases, unit):
+    """The main() of a side-by-side benchmark run on one thread per framework: pymxnet,
+    MXNet 1.9.1 and PyTorch, alternating, ``--repeat`` runs each (medians), and with
+    ``--baseline-src`` another checkout's src/ as a pymxnet column (e.g. a git worktree
+    of an earlier commit, named by ``--baseline-name``). Writes a report headed
+    ``title`` whose method line ends with ``describe``, one row per case."""
+    args = command_line(report_name, worker_mxnet, worker_torch,
+                        [("--repeat", {"type": int, "default": 3}),
+                         ("--baseline-src", {"help": "another checkout's src/ to time "
+                                                     "as a column"}),
+                         ("--baseline-name", {"default": "pymxnet-baseline"})])
+    if args is None:
+        return
+    frameworks = ["pymxnet", "mxnet-1.9.1", "pytorch"]
+    env = {}
+    if args.baseline_src:
+        frameworks.insert(1, args.baseline_name)
+        env[args.baseline_name] = {"PYTHONPATH": os.path.abspath(args.baseline_src)}
+    runs = run_alternating(os.path.abspath(script), frameworks, lambda fw: [[]],
+                           repeat=args.repeat, env_of=lambda fw: env.get(fw), threads=1)
+    loads = ", ".join(f"{fw} {r.pop('load', float('nan')):.1f}" for fw, r in runs.items())
+    text = [f"# {title}", "", machine_note(), "",
+            f"1 thread per framework; medians of {args.repeat} runs per framework, "
+            f"alternating (median load average at the start: {loads}). {describe}", "",
+            table(runs, cases, unit=unit), ""]
+    write_report(args.out, text, runs)
+
+
 def best_us(fn, n, repeat=5):
     """Per-call cost in µs of ``fn(n)`` (a loop of n calls): the best of ``repeat``
     timings, which is the least disturbed by the rest of the machine."""

@@ -122,32 +122,14 @@ def worker_torch():
 
 
 def main():
-    args = harness.command_line(
-        "new_shapes.md", worker_mxnet, worker_torch,
-        [("--repeat", {"type": int, "default": 3}),
-         ("--baseline-src", {"help": "another checkout's src/ to time as a column"}),
-         ("--baseline-name", {"default": "pymxnet-baseline"})])
-    if args is None:
-        return
-    me = os.path.abspath(__file__)
-    frameworks = ["pymxnet", "mxnet-1.9.1", "pytorch"]
-    env = {}
-    if args.baseline_src:
-        frameworks.insert(1, args.baseline_name)
-        env[args.baseline_name] = {"PYTHONPATH": os.path.abspath(args.baseline_src)}
-    runs = harness.run_alternating(me, frameworks, lambda fw: [[]], repeat=args.repeat,
-                                   env_of=lambda fw: env.get(fw), threads=1)
-    loads = ", ".join(f"{fw} {r.pop('load', float('nan')):.1f}" for fw, r in runs.items())
-    text = ["# A hybridized decoder fed a new sequence length at every call "
-            "(ms per call, lower is better)", "",
-            harness.machine_note(), "",
-            f"1 thread per framework; medians of {args.repeat} runs per framework, "
-            f"alternating (median load average at the start: {loads}). Lengths 1..40, "
-            "batch 5, 6 layers, d=64, vocabulary 1000. The first row binds a graph per "
-            "call; the second and third are the best of 3 passes. PyTorch runs eagerly: "
-            "its one figure fills the three rows.", "",
-            harness.table(runs, CASES + ["peak RSS (MB)"], unit="ms"), ""]
-    harness.write_report(args.out, text, runs)
+    harness.one_thread_comparison(
+        __file__, "new_shapes.md", worker_mxnet, worker_torch,
+        "A hybridized decoder fed a new sequence length at every call (ms per call, "
+        "lower is better)",
+        "Lengths 1..40, batch 5, 6 layers, d=64, vocabulary 1000. The first row binds a "
+        "graph per call; the second and third are the best of 3 passes. PyTorch runs "
+        "eagerly: its one figure fills the three rows.",
+        CASES + ["peak RSS (MB)"], "ms")
 
 
 if __name__ == "__main__":

@@ -47,11 +47,19 @@ def test_seed_reproduces_random_numbers_per_context():
         mx.random.seed("seven")
 
 
-def test_temp_space_comes_from_the_pool():
-    from mxnet.resource import temp_space
+def test_temp_space_large_from_the_pool_small_from_the_allocator():
+    from mxnet.resource import SMALL_HOST_TEMP_BYTES, temp_space
     pool = storage.get_pool(mx.cpu())
     before = pool.bytes_in_use
-    arr, release = temp_space(mx.cpu(), (256,), np.float32)
-    assert arr.shape == (256,) and pool.bytes_in_use == before + 1024
+    n = SMALL_HOST_TEMP_BYTES // 4 + 1
+    arr, release = temp_space(mx.cpu(), (n,), np.float32)
+    assert arr.shape == (n,) and arr.dtype == np.float32
+    assert pool.bytes_in_use >= before + 4 * n
+    release()
+    assert pool.bytes_in_use == before
+    # small scratch costs the pool's bookkeeping more than malloc: not pooled
+    arr, release = temp_space(mx.cpu(), (2, 128), np.float64)
+    assert arr.shape == (2, 128) and arr.dtype == np.float64
+    assert pool.bytes_in_use == before
     release()
     assert pool.bytes_in_use == before

@@ -94,6 +94,12 @@ def _count(shape):
     return math.prod(int(d) for d in shape)
 
 
+def nbytes_of(shape, dtype):
+    """Bytes of an array of shape (a tuple or an int) and dtype."""
+    n = shape if shape.__class__ is int else _count(shape)
+    return n * np.dtype(dtype).itemsize
+
+
 def size_class(nbytes):
     """Round a request up: powers of two below 1 MiB, whole pages above."""
     if nbytes <= 0:

@@ -30,3 +30,26 @@ def test_symbol_json_keeps_the_given_type():
     x = mx.sym.var("x")
     assert (x + 10.0).list_attr()["scalar"] == "10.0"
     assert (x + 10).list_attr()["scalar"] == "10"
+
+
+def test_hash_is_kept_until_the_values_change():
+    """Kernels key per-geometry caches by the parameters at every call: the hash is
+    computed once, and every way of changing the values gives the new values' hash."""
+    from mxnet.operator.params import Params
+    p = Params(kernel=(3, 3), stride=(1, 1), num_filter=8)
+    h = hash(p)
+    assert hash(p) == h and hash(Params(dict(p))) == h
+    changes = [lambda q: setattr(q, "kernel", (5, 5)),
+               lambda q: q.__setitem__("num_filter", 4),
+               lambda q: q.update(stride=(2, 2)),
+               lambda q: q.pop("stride"),
+               lambda q: q.setdefault("pad", (1, 1)),
+               lambda q: q.__delitem__("kernel"),
+               lambda q: q.popitem(),
+               lambda q: q.__ior__({"dilate": (2, 2)}),
+               lambda q: q.clear()]
+    for change in changes:
+        before = dict(p)
+        change(p)
+        assert dict(p) != before
+        assert hash(p) == hash(Params(dict(p)))

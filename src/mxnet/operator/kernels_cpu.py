@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..backend import parallel
-from .kernels import register_kernel
+from .kernels import output_shapes, register_kernel
 from .nn.embedding import sorted_scatter_add
 from .nn.pooling import cache_blocked
 from .ops.sort import packed_order
@@ -58,7 +58,9 @@ def register_batch_split(op_name):
 
     def forward(ctx, p, inputs, aux, out=None):
         x = inputs[0]
-        out_shape = tuple(op.infer_shape(p, [a.shape for a in inputs])[1][0])
+        if parallel.num_parts() < 2 or x.shape[0] < 2:
+            return NotImplemented       # (before inferring the output's shape)
+        out_shape = output_shapes(op, p, [a.shape for a in inputs])[0]
         parts = _parts(x.shape[0], _work(inputs, out_shape))
         if parts is None:
             return NotImplemented

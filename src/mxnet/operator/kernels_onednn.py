@@ -36,7 +36,7 @@ from . import bfloat16 as _bf16
 from ..backend.onednn import kernels as K
 from ..backend.onednn._runtime import try_runtime
 from ..backend.onednn.primitive import NotSupported
-from .kernels import OutputBuffers
+from .kernels import OutputBuffers, output_shapes
 
 __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_WORK",
            "forced", "layout_agnostic", "blocked_capable"]
@@ -231,7 +231,7 @@ def conv_forward(ctx, p, inputs, aux, out=None, relu=False):
     dt = _lp_dtype(*inputs)
     if not _layout_ok(p) or dt is None:
         return NotImplemented
-    _, (oshape,), _ = _op("Convolution").infer_shape(p, [a.shape for a in inputs])
+    (oshape,) = output_shapes(_op("Convolution"), p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo = _conv_geo(p, x.shape, oshape[2:])
@@ -329,7 +329,7 @@ def deconv_forward(ctx, p, inputs, aux, out=None):
         return NotImplemented
     if _deconv_blocks(p, inputs[0].shape, _DECONV_BLOCKS_FWD):
         return NotImplemented
-    _, (oshape,), _ = _op("Deconvolution").infer_shape(p, [a.shape for a in inputs])
+    (oshape,) = output_shapes(_op("Deconvolution"), p, [a.shape for a in inputs])
     x, w = _c(inputs[0]), _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)
     geo, _ = _deconv_geo(p, x.shape)
@@ -457,7 +457,7 @@ def pool_forward(ctx, p, inputs, aux, out=None):
     dt = _lp_dtype(x)
     if dt is None:
         return NotImplemented
-    _, (oshape,), _ = _op("Pooling").infer_shape(p, [x.shape])
+    (oshape,) = output_shapes(_op("Pooling"), p, [x.shape])[:1]
     plan = _pool_plan(p, x.shape, oshape)
     if plan is None:
         return NotImplemented
@@ -592,7 +592,7 @@ def fc_forward(ctx, p, inputs, aux, out=None, relu=False):
     dt = _lp_dtype(*inputs)
     if dt is None:
         return NotImplemented
-    _, (oshape,), _ = _op("FullyConnected").infer_shape(p, [a.shape for a in inputs])
+    (oshape,) = output_shapes(_op("FullyConnected"), p, [a.shape for a in inputs])
     x = _c(inputs[0]).reshape(_fc_rows(p, inputs[0].shape))
     w = _c(inputs[1])
     b = None if p.no_bias else _c(inputs[2]).reshape(-1)

@@ -214,7 +214,7 @@ class Params(dict):
     # attribute read (operators read their parameters on every call). A key then
     # hides a dict method of its name: only _npi_nan_to_num's 'copy' is one, and
     # nothing calls p.copy(); Custom's open-ended keywords keep __getattr__.
-    __slots__ = ("given", "__dict__")
+    __slots__ = ("given", "__dict__", "_hash")
 
     def __init__(self, *args, **kwargs):
         dict.__init__(self, *args, **kwargs)
@@ -227,7 +227,47 @@ class Params(dict):
             raise AttributeError(key) from None
 
     def __hash__(self):
-        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+        # Kernels key their per-geometry caches by (params, shape) at every call, and
+        # sorting the items costs microseconds: the hash is kept until a change.
+        try:
+            h = self._hash
+        except AttributeError:
+            h = None
+        if h is None:
+            h = self._hash = hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+        return h
+
+    def _changed(self):
+        Params._hash.__set__(self, None)
+
+    # every way of changing the values forgets the kept hash (an attribute set writes
+    # the dict itself, past __setitem__)
+    def __setattr__(self, key, value):
+        object.__setattr__(self, key, value)
+        if key != "_hash":
+            self._changed()
+
+    def __setitem__(self, key, value):
+        dict.__setitem__(self, key, value)
+        self._changed()
+
+    def __delitem__(self, key):
+        dict.__delitem__(self, key)
+        self._changed()
+
+    def _mutator(name):     # noqa: N805 - builds the methods below
+        base = getattr(dict, name)
+
+        def method(self, *args, **kwargs):
+            res = base(self, *args, **kwargs)
+            self._changed()
+            return res
+        method.__name__ = name
+        return method
+
+    update, pop, popitem = _mutator("update"), _mutator("pop"), _mutator("popitem")
+    clear, setdefault, __ior__ = _mutator("clear"), _mutator("setdefault"), _mutator("__ior__")
+    del _mutator
 
     def __reduce__(self):
         return (_make_params, (dict(self), dict(self.given)))

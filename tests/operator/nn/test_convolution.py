@@ -72,7 +72,12 @@ CONFIGS = [
     ((1, 3, 8, 8), 2, (2, 2), (3, 3), (1, 1), (2, 2), 1),
     ((2, 3, 9, 5), 4, (3, 3), (2, 3), (2, 1), (0, 3), 1),
     ((2, 4, 6, 6), 4, (3, 3), (1, 1), (1, 1), (1, 1), 4),      # depthwise
-    ((2, 3, 5, 5), 4, (1, 1), (1, 1), (1, 1), (0, 0), 1),      # 1x1
+    ((2, 3, 5, 5), 4, (1, 1), (1, 1), (1, 1), (0, 0), 1),      # 1x1 (one GEMM, no columns)
+    ((2, 4, 7, 6), 6, (1, 1), (2, 3), (1, 1), (0, 0), 2),      # strided, grouped 1x1
+    ((3, 4, 5, 5), 2, (1, 1), (1, 1), (2, 2), (1, 0), 1),      # 1x1 padded: im2col
+    ((2, 3, 5, 5), 2, (2, 2), (1, 1), (1, 1), (2, 2), 1),      # padded past the kernel
+    ((2, 3, 9), 5, (1,), (2,), (1,), (0,), 1),                 # 1-D pointwise
+    ((1, 2, 3, 4, 5), 4, (1, 1, 1), (1, 2, 2), (1, 1, 1), (0, 0, 0), 2),   # 3-D pointwise
     ((2, 3, 10), 4, (3,), (2,), (1,), (1,), 1),                # 1-D
     ((2, 4, 9), 2, (4,), (1,), (2,), (3,), 2),
     ((1, 2, 5, 4, 6), 3, (2, 3, 2), (1, 2, 2), (2, 1, 1), (1, 1, 0), 1),   # 3-D
@@ -274,3 +279,27 @@ def test_channel_last_layouts_match_channel_first(layout, data, kernel):
     sym = mx.sym.Convolution(mx.sym.var("d"), layout=layout, **kw)
     args, outs, _ = sym.infer_shape(d=data)
     assert args[1] == (f, *kernel, c // groups) and outs[0] == y_l.shape
+
+
+@pytest.mark.parametrize("kernel,stride,dilate,pad,expected", [
+    ((3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),     # 'same': dy padded as x was
+    ((3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),     # 'valid': dy padded fully
+    ((3,), (1,), (2,), (1,), (3,)),               # dilated: by dilate*(k-1) - pad
+    ((2, 2), (1, 1), (1, 1), (2, 2), None),       # padded past the kernel: col2im
+    ((3, 3), (2, 2), (1, 1), (1, 1), None),       # strided: col2im
+])
+def test_data_gradient_by_correlation_where_it_applies(kernel, stride, dilate, pad,
+                                                       expected):
+    """With stride 1 the data gradient is a forward correlation of dy (padded by
+    dilate*(kernel-1) - pad) whose output is x's size; the reference tests above
+    check its values."""
+    from mxnet.operator.nn import im2col
+    in_size = (7,) * len(kernel)
+    out = tuple(out_size(i, k, s, d, p)
+                for i, k, s, d, p in zip(in_size, kernel, stride, dilate, pad))
+    win = im2col.windows(in_size, kernel, stride, dilate, pad, out, True)
+    corr = im2col._correlation_windows(win)
+    if expected is None:
+        assert corr is None
+    else:
+        assert corr.pad == expected and corr.out_size == in_size and corr.in_size == out

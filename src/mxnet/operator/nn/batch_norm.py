@@ -11,6 +11,8 @@ Backward without ``use_global_stats`` uses the training formula with the statist
 forward used; after an inference-mode forward those are the moving statistics, which is
 what MXNet 1.9.1 computes too (not the derivative of the inference forward).
 """
+import math
+
 import numpy as np
 
 from ...base import bfloat16
@@ -82,11 +84,13 @@ class BatchNorm(Op):
         return [t, pt, pt], [t, pt, pt], [pt, pt]
 
     def _layout(self, p, x):
+        """The data as (before the channel axis, channels, after it): statistics are
+        sums over axes 0 and 2 of that view (one reduction call; NumPy's mean over
+        several axes of the N-d array costs three times as much on small data), and
+        per-channel values broadcast as (1, C, 1)."""
         axis = self._axis(p, x.ndim)
-        axes = tuple(i for i in range(x.ndim) if i != axis)
-        bshape = [1] * x.ndim
-        bshape[axis] = x.shape[axis]
-        return axes, tuple(bshape)
+        shape = x.shape
+        return (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
 
     def forward(self, ctx, p, inputs, aux, out=None):
         y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out)
@@ -103,22 +107,24 @@ class BatchNorm(Op):
         x, gamma, beta = inputs
         mm, mv = aux
         self.infer_shape(p, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
-        axes, bshape = self._layout(p, x)
+        v3 = self._layout(p, x)
+        b3 = (1, v3[1], 1)
         ct = _param_dtype(x.dtype)
-        xc = x.astype(ct, copy=False)
-        # the normalised data goes straight into the destination when types agree
+        xc = x.astype(ct, copy=False).reshape(v3)
+        # the normalised data goes straight into the destination when types agree (and
+        # the destination reshapes without a copy)
         dst = out[0] if out is not None and ct == x.dtype else None
-        if p.fix_gamma:
-            gamma = xp.ones(gamma.shape, ct)
+        dst = dst.reshape(v3) if dst is not None and dst.flags.c_contiguous else None
+        beta = beta.astype(ct, copy=False).reshape(b3)
         if ctx.is_train and not p.use_global_stats:
-            mean = xc.mean(axis=axes)
-            centered = xp.subtract(xc, mean.reshape(bshape), out=dst)
-            var = xp.square(centered).mean(axis=axes)
+            count = ct.type(v3[0] * v3[2])
+            mean = xc.sum(axis=(0, 2)) / count
+            y = xp.subtract(xc, mean.reshape(b3), out=dst)
+            var = xp.square(y).sum(axis=(0, 2)) / count
             invstd = 1.0 / xp.sqrt(var + p.eps)
-            scale = (gamma * invstd).astype(ct, copy=False)
-            y = centered
-            y *= scale.reshape(bshape)
-            y += beta.astype(ct, copy=False).reshape(bshape)
+            y *= (invstd if p.fix_gamma else (gamma * invstd).astype(ct, copy=False)
+                  ).reshape(b3)
+            y += beta
             m = mm.dtype.type(p.momentum)
             mm *= m
             mm += (1 - m) * mean.astype(mm.dtype, copy=False)
@@ -128,35 +134,35 @@ class BatchNorm(Op):
             mean = mm.astype(ct, copy=True)
             var = mv.astype(ct, copy=True)
             invstd = (1.0 / xp.sqrt(var + p.eps)).astype(ct)
-            scale = gamma.astype(ct, copy=False) * invstd
-            shift = beta.astype(ct, copy=False) - mean * scale
-            y = xp.multiply(xc, scale.reshape(bshape), out=dst)
-            y += shift.reshape(bshape)
-        return (y.astype(x.dtype, copy=False), mean.astype(ct, copy=False),
+            scale = invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd
+            y = xp.multiply(xc, scale.reshape(b3), out=dst)
+            y += beta - (mean * scale).reshape(b3)
+        y = out[0] if dst is not None else y.reshape(x.shape).astype(x.dtype, copy=False)
+        return (y, mean.astype(ct, copy=False),
                 var.astype(ct, copy=False), invstd.astype(ct, copy=False))
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp = ctx.xp
         x, gamma, _ = inputs
         mean, invstd = outputs[1], self._saved_invstd(xp, p, outputs[2])
-        axes, bshape = self._layout(p, x)
+        v3 = self._layout(p, x)
+        b3 = (1, v3[1], 1)
         ct = mean.dtype
-        g = out_grads[0].astype(ct, copy=False)
-        xhat = x.astype(ct, copy=False) - mean.reshape(bshape)
-        xhat *= invstd.reshape(bshape)
-        gamma = xp.ones(invstd.shape, ct) if p.fix_gamma else gamma.astype(ct, copy=False)
-        dbeta = g.sum(axis=axes)
-        dgamma = (g * xhat).sum(axis=axes)
-        scale = (gamma * invstd).reshape(bshape)
+        g = out_grads[0].astype(ct, copy=False).reshape(v3)
+        xhat = x.astype(ct, copy=False).reshape(v3) - mean.reshape(b3)
+        xhat *= invstd.reshape(b3)
+        dbeta = g.sum(axis=(0, 2))
+        dgamma = (g * xhat).sum(axis=(0, 2))
+        scale = (invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd).reshape(b3)
         if p.use_global_stats:
             dx = g * scale
         else:
-            count = x.size // mean.size
-            xhat *= (dgamma / count).reshape(bshape)
-            dx = g - (dbeta / count).reshape(bshape)
+            count = ct.type(v3[0] * v3[2])
+            xhat *= (dgamma / count).reshape(b3)
+            dx = g - (dbeta / count).reshape(b3)
             dx -= xhat
             dx *= scale
         need = ctx.need_grad
         gg = (xp.zeros_like(dgamma) if p.fix_gamma else dgamma) if need[1] else None
-        return [dx.astype(x.dtype, copy=False) if need[0] else None, gg,
+        return [dx.reshape(x.shape).astype(x.dtype, copy=False) if need[0] else None, gg,
                 dbeta if need[2] else None]

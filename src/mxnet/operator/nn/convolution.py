@@ -6,6 +6,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
+from ..kernels import output_shapes
 from ..registry import Op, ShapeError, register
 from . import channel_last as CL
 from .im2col import (OptEnum, check_groups, check_layout, conv_backward, conv_forward, known,
@@ -123,10 +124,9 @@ class Convolution(Op):
         return [t] * len(in_types), [t], []
 
     def _check(self, p, inputs):
-        x = inputs[0]
         same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
-        self.infer_shape(p, [a.shape for a in inputs])
-        return conv_windows(p, x.shape)
+        output_shapes(self, p, [a.shape for a in inputs])    # (cached) shape checks
+        return conv_windows(p, inputs[0].shape)
 
     def forward(self, ctx, p, inputs, aux, out=None):
         if p.layout in CL.FIRST:      # fresh results: the runner writes them as req says

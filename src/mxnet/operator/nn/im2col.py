@@ -24,6 +24,8 @@ import functools
 import itertools
 import math
 
+import numpy as np
+
 from ...base import MXNetError
 from ..params import Enum, Optional
 
@@ -205,11 +207,19 @@ class Windows:
         col_k = col.reshape((c,) + self.kernel + (n, self.L))
         item = buf.itemsize
         st = buf.strides
+        # NumPy's as_strided costs ~8 us a view (it goes through __array_interface__);
+        # a view made directly on the contiguous buffer costs under 1 (and NumPy checks
+        # that it stays inside the buffer)
+        direct = xp is np and buf.flags.c_contiguous
         for phase, sl, first, steps in self.groups:
             dst = col_k[(slice(None),) + sl]
-            src = xp.lib.stride_tricks.as_strided(
-                buf[phase, n0:n1, :, first:], dst.shape,
-                (st[2],) + tuple(q * item for q in steps) + (st[1], item))
+            strides = (st[2],) + tuple(q * item for q in steps) + (st[1], item)
+            if direct:
+                src = np.ndarray(dst.shape, buf.dtype, buf,
+                                 phase * st[0] + n0 * st[1] + first * item, strides)
+            else:
+                src = xp.lib.stride_tricks.as_strided(buf[phase, n0:n1, :, first:],
+                                                      dst.shape, strides)
             dst[...] = src
         return col
 
@@ -434,9 +444,99 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
     return dx, dweight, db
 
 
+# --- pointwise (1x1, unpadded) convolution ---------------------------------------------
+# A kernel of one tap without padding reads each output position's input position only
+# (every stride-th one): the convolution is one batched GEMM of the weight with the
+# (subsampled) input, with no padded buffer and no columns. ResNet's bottlenecks and
+# shortcuts, Inception's and NiN's 1x1 layers are such convolutions.
+
+def _pointwise(win):
+    return win.K == 1 and not any(win.pad)
+
+
+def _subsampled(x, win):
+    """x at the positions the output reads: every stride-th one per spatial dim."""
+    if all(s == 1 for s in win.stride):
+        return x
+    return x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in win.stride)]
+
+
+def _pointwise_forward(xp, win, x, weight, groups, bias, out):
+    n, c = x.shape[:2]
+    f = weight.shape[0]
+    L = _prod(win.out_size)
+    xs = _subsampled(x, win).reshape(n, groups, c // groups, L)   # a copy when strided
+    if out is None:
+        out = xp.empty((n, f) + win.out_size, dtype=x.dtype)
+    dst = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
+    xp.matmul(weight.reshape(groups, f // groups, c // groups), xs,
+              out=dst.reshape(n, groups, f // groups, L))
+    if bias is not None:
+        dst += bias.reshape((1, f) + (1,) * len(win.out_size))
+    if dst is not out:
+        out[...] = dst
+    return out
+
+
+def _pointwise_backward(xp, win, dy, x, weight, groups, need_data, need_weight, need_bias,
+                        in_shape, dx_out):
+    n, f = dy.shape[:2]
+    c = in_shape[1]
+    cg, fg = c // groups, f // groups
+    L = _prod(win.out_size)
+    dyg = dy.reshape(n, groups, fg, L)
+    dx = dweight = db = None
+    if need_data:
+        dxs = xp.matmul(weight.reshape(groups, fg, cg).transpose(0, 2, 1), dyg)
+        dxs = dxs.reshape((n, c) + win.out_size)
+        dx = xp.empty(in_shape, dtype=dy.dtype) if dx_out is None else dx_out
+        if all(s == 1 for s in win.stride):
+            dx[...] = dxs
+        else:
+            dx[...] = 0
+            _subsampled(dx, win)[...] = dxs
+    if need_weight:
+        # one GEMM over every sample: (G, F/G, n*L) x (G, n*L, C/G)
+        dyt = dyg.transpose(1, 2, 0, 3).reshape(groups, fg, n * L)
+        xst = _subsampled(x, win).reshape(n, groups, cg, L).transpose(1, 0, 3, 2) \
+            .reshape(groups, n * L, cg)
+        dweight = xp.matmul(dyt, xst).reshape(weight.shape if weight is not None else
+                                              (f, cg) + win.kernel)
+    if need_bias:
+        db = dy.reshape(n, f, L).sum(axis=(0, 2))
+    return dx, dweight, db
+
+
+# --- the data gradient of a stride-1 convolution as a convolution ----------------------
+# With stride 1, dx is the correlation of dy, padded by dilate*(kernel-1) - pad, with the
+# weight flipped in space and its input and output channels swapped: the forward path's
+# strided copies and one GEMM, where col2im makes one add per kernel offset.
+
+def _correlation_windows(win):
+    """The windows of dx = correlate(dy, flipped weight), or None when the
+    convolution is strided or padded beyond its dilated kernel."""
+    if any(s != 1 for s in win.stride):
+        return None
+    pad = tuple(d * (k - 1) - p for k, d, p in zip(win.kernel, win.dilate, win.pad))
+    if any(p < 0 for p in pad):
+        return None
+    return windows(win.out_size, win.kernel, win.stride, win.dilate, pad, win.in_size, True)
+
+
+def _flipped(xp, weight, groups):
+    """(F, C/g, *k) -> (C, F/g, *k): each group's channels swapped, the kernel flipped."""
+    f, cg = weight.shape[:2]
+    k = tuple(weight.shape[2:])
+    w = weight.reshape((groups, f // groups, cg) + k).swapaxes(1, 2)
+    w = w[(Ellipsis,) + (slice(None, None, -1),) * len(k)]
+    return xp.ascontiguousarray(w).reshape((groups * cg, f // groups) + k)
+
+
 def conv_forward(ctx, win, x, weight, groups, bias=None, workspace=DEFAULT_WORKSPACE_MB,
                  out=None):
     """Grouped N-d convolution (see _conv_forward); a device kernel may split it."""
+    if _pointwise(win):
+        return _pointwise_forward(ctx.xp, win, x, weight, groups, bias, out)
     return _conv_forward(ctx, win, x, weight, groups, bias, workspace, out)
 
 
@@ -444,5 +544,18 @@ def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=T
                   need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB,
                   dx_out=None):
     """Gradients of conv_forward (see _conv_backward)."""
-    return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
-                          need_bias, in_shape, workspace, dx_out)
+    if _pointwise(win):
+        return _pointwise_backward(
+            ctx.xp, win, dy, x, weight, groups, need_data, need_weight, need_bias,
+            tuple(x.shape) if x is not None else tuple(in_shape), dx_out)
+    corr = _correlation_windows(win) if need_data else None
+    if corr is None:
+        return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
+                              need_bias, in_shape, workspace, dx_out)
+    dx = _conv_forward(ctx, corr, dy, _flipped(ctx.xp, weight, groups), groups,
+                       workspace=workspace, out=dx_out)
+    dw = db = None
+    if need_weight or need_bias:
+        _, dw, db = _conv_backward(ctx, win, dy, x, weight, groups, False, need_weight,
+                                   need_bias, in_shape, workspace)
+    return dx, dw, db
