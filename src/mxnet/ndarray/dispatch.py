@@ -267,7 +267,11 @@ def store(dst, value, sources=()):
         c.data = _fresh(value, sources)
         return
     if value.shape != dst._shape and value.size != dst.size:
-        if _np.broadcast_shapes(value.shape, dst._shape) != dst._shape:
+        try:
+            fits = _np.broadcast_shapes(value.shape, dst._shape) == dst._shape
+        except ValueError:          # (NumPy's word for shapes that do not broadcast)
+            fits = False
+        if not fits:
             raise MXNetError(f"cannot write an array of shape {value.shape} into one of "
                              f"shape {dst._shape}")
     if c.data is None:

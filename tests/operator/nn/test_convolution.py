@@ -281,25 +281,52 @@ def test_channel_last_layouts_match_channel_first(layout, data, kernel):
     assert args[1] == (f, *kernel, c // groups) and outs[0] == y_l.shape
 
 
-@pytest.mark.parametrize("kernel,stride,dilate,pad,expected", [
-    ((3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),     # 'same': dy padded as x was
-    ((3, 3), (1, 1), (1, 1), (0, 0), (2, 2)),     # 'valid': dy padded fully
-    ((3,), (1,), (2,), (1,), (3,)),               # dilated: by dilate*(k-1) - pad
-    ((2, 2), (1, 1), (1, 1), (2, 2), None),       # padded past the kernel: col2im
-    ((3, 3), (2, 2), (1, 1), (1, 1), None),       # strided: col2im
+@pytest.mark.parametrize("size,kernel,stride,dilate,pad,filters,expected", [
+    (7, (3, 3), (1, 1), (1, 1), (1, 1), 4, (1, 1)),     # 'same': dy padded as x was
+    (7, (3, 3), (1, 1), (1, 1), (0, 0), 4, (2, 2)),     # 'valid': dy padded fully
+    (7, (3,), (1,), (2,), (1,), 4, (3,)),               # dilated: dilate*(k-1) - pad
+    (7, (2, 2), (1, 1), (1, 1), (2, 2), 4, None),       # padded past the kernel: col2im
+    (7, (3, 3), (2, 2), (1, 1), (1, 1), 4, None),       # strided: col2im
+    (16, (16, 16), (1, 1), (1, 1), (0, 0), 4, None),    # kernel as large as the image
+    (7, (3, 3), (1, 1), (1, 1), (1, 1), 64, None),      # 4 -> 64 channels: columns 16x
 ])
-def test_data_gradient_by_correlation_where_it_applies(kernel, stride, dilate, pad,
-                                                       expected):
+def test_data_gradient_by_correlation_where_it_applies(size, kernel, stride, dilate, pad,
+                                                       filters, expected):
     """With stride 1 the data gradient is a forward correlation of dy (padded by
-    dilate*(kernel-1) - pad) whose output is x's size; the reference tests above
-    check its values."""
+    dilate*(kernel-1) - pad) whose output is x's size, unless its columns or GEMM
+    would be much larger than col2im's; the reference tests above check its
+    values."""
     from mxnet.operator.nn import im2col
-    in_size = (7,) * len(kernel)
+    in_size = (size,) * len(kernel)
     out = tuple(out_size(i, k, s, d, p)
                 for i, k, s, d, p in zip(in_size, kernel, stride, dilate, pad))
     win = im2col.windows(in_size, kernel, stride, dilate, pad, out, True)
-    corr = im2col._correlation_windows(win)
+    corr = im2col._correlation_windows(win, 4, filters)
     if expected is None:
         assert corr is None
     else:
         assert corr.pad == expected and corr.out_size == in_size and corr.in_size == out
+
+
+def _params(kernel, pad):
+    from mxnet.operator.registry import get_op
+    return get_op("Convolution").parse({"kernel": kernel, "pad": pad, "num_filter": 16,
+                                        "no_bias": True})
+
+
+def test_pointwise_convolution_has_its_own_break_even():
+    """A 1x1 unpadded convolution's NumPy body is one GEMM: oneDNN (with its layout
+    reorders) takes it only from a larger size than other convolutions."""
+    from mxnet.backend import onednn
+    from mxnet.operator.kernels_onednn import MIN_WORK, blocked_capable
+    if not onednn.available():
+        pytest.skip("oneDNN (libdnnl) absent")
+    assert MIN_WORK["Convolution1x1"] > MIN_WORK["Convolution"]
+    data, work = (2, 64, 8, 8), 2 * 64 * 64 * 16        # between the two break-evens
+    assert MIN_WORK["Convolution"] <= work < MIN_WORK["Convolution1x1"]
+    pointwise = _params((1, 1), ())
+    padded = _params((1, 1), (1, 1))
+    assert blocked_capable("Convolution", pointwise, [data, (16, 64, 1, 1)],
+                           [(2, 16, 8, 8)]) is None
+    assert blocked_capable("Convolution", padded, [data, (16, 64, 1, 1)],
+                           [(2, 16, 10, 10)]) is not None

@@ -90,6 +90,7 @@ class Convolution(Op):
                     layout=OptEnum(_LAYOUT, None))
     backward_uses = ("out_grad", "in_data")
     resources = ("temp",)
+    writes_outputs = True           # the GEMMs write the destination (out / in_grad)
 
     def arguments(self, p):
         return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]

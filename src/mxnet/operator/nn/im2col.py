@@ -512,15 +512,22 @@ def _pointwise_backward(xp, win, dy, x, weight, groups, need_data, need_weight, 
 # weight flipped in space and its input and output channels swapped: the forward path's
 # strided copies and one GEMM, where col2im makes one add per kernel offset.
 
-def _correlation_windows(win):
-    """The windows of dx = correlate(dy, flipped weight), or None when the
-    convolution is strided or padded beyond its dilated kernel."""
+def _correlation_windows(win, channels, filters):
+    """The windows of dx = correlate(dy, flipped weight), or None where col2im is the
+    better way: a strided convolution, one padded beyond its dilated kernel, or one
+    whose input is much larger than its output (a kernel as large as the image), where
+    the correlation's columns (filters x kernel x input positions) would outgrow
+    col2im's (channels x kernel x output positions) and its GEMM the input/output
+    ratio more work."""
     if any(s != 1 for s in win.stride):
         return None
     pad = tuple(d * (k - 1) - p for k, d, p in zip(win.kernel, win.dilate, win.pad))
     if any(p < 0 for p in pad):
         return None
-    return windows(win.out_size, win.kernel, win.stride, win.dilate, pad, win.in_size, True)
+    corr = windows(win.out_size, win.kernel, win.stride, win.dilate, pad, win.in_size, True)
+    if corr.L > 2 * win.L or filters * corr.L > 2 * channels * win.L:
+        return None
+    return corr
 
 
 def _flipped(xp, weight, groups):
@@ -548,7 +555,8 @@ def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=T
         return _pointwise_backward(
             ctx.xp, win, dy, x, weight, groups, need_data, need_weight, need_bias,
             tuple(x.shape) if x is not None else tuple(in_shape), dx_out)
-    corr = _correlation_windows(win) if need_data else None
+    corr = _correlation_windows(win, (x.shape if x is not None else in_shape)[1],
+                                dy.shape[1]) if need_data else None
     if corr is None:
         return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
                               need_bias, in_shape, workspace, dx_out)

@@ -4,6 +4,7 @@
 Each keeps its statistics as hidden outputs (as MXNet 1.9.1 does) so backward reuses
 them instead of recomputing.
 """
+from ..kernels import output_shapes
 from ..params import Bool, Enum, Float, Int, Schema
 from ..registry import Op, ShapeError, register
 
@@ -60,10 +61,11 @@ def _affine_grads(xp, g, xhat, inv_std, gamma, shape, stat_axes, param_axes):
     return _norm_grad(xp, g * gamma.reshape(shape), xhat, inv_std, stat_axes), dgamma, dbeta
 
 
-def _standardize(xp, x, axes, eps):
-    """(xhat, mean, std) with mean/std kept as reduced dims."""
+def _standardize(xp, x, axes, eps, out=None):
+    """(xhat, mean, std) with mean/std kept as reduced dims; xhat written into ``out``
+    when given."""
     mean = x.mean(axis=axes, keepdims=True)
-    xhat = x - mean
+    xhat = xp.subtract(x, mean, out=out)
     std = xp.sqrt(xp.square(xhat).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
     xhat /= std
     return xhat, mean, std
@@ -117,14 +119,19 @@ class LayerNorm(_AffineNorm):
         shape[axis] = x.shape[axis]
         return tuple(shape)
 
-    def forward(self, ctx, p, inputs, aux):
+    writes_outputs = True           # the normalised data goes into ``out[0]``
+
+    def forward(self, ctx, p, inputs, aux, out=None):
         xp, (x, gamma, beta) = ctx.xp, inputs
-        self.infer_shape(p, [a.shape for a in inputs])
+        output_shapes(self, p, [a.shape for a in inputs])     # (cached) shape checks
         axis = self._axis(p, x.ndim)
-        xhat, mean, std = _standardize(xp, x, axis, p.eps)
+        dst = out[0] if out is not None else None
+        if dst is not None and (dst.dtype != x.dtype or dst.shape != x.shape):
+            dst = None
+        xhat, mean, std = _standardize(xp, x, axis, p.eps, dst)
         return [_scale_shift(xhat, gamma, beta, self._bshape(axis, x)), mean, std]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
         mean, std = outputs[1], outputs[2]
         axis = self._axis(p, x.ndim)

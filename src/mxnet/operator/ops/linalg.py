@@ -200,15 +200,21 @@ class BatchDot(_Product):
     def _out_shape(self, p, ls, rs):
         return _batch_plan(p, ls, rs)
 
-    def forward(self, ctx, p, inputs, aux):
+    writes_outputs = True           # the product goes into ``out[0]``
+
+    def forward(self, ctx, p, inputs, aux, out=None):
         a, b = inputs
         _check_types(self.name, inputs, _DOT_FLOATS)
-        _batch_plan(p, a.shape, b.shape)
+        shape = _batch_plan(p, a.shape, b.shape)
         A = _t(a) if p.transpose_a else a
         B = _t(b) if p.transpose_b else b
-        return [ctx.xp.matmul(A, B)]
+        dst = out[0] if out is not None else None
+        if dst is not None and (dst.dtype != a.dtype or dst.dtype != b.dtype or
+                                tuple(dst.shape) != tuple(shape)):
+            dst = None
+        return [ctx.xp.matmul(A, B, out=dst)]
 
-    def backward(self, ctx, p, out_grads, inputs, outputs, aux):
+    def backward(self, ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         a, b = inputs
         A = _t(a) if p.transpose_a else a
         B = _t(b) if p.transpose_b else b
