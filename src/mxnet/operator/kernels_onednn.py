@@ -119,12 +119,16 @@ def _declined(family, work):
 @contextlib.contextmanager
 def forced():
     """Within the block, every adapter uses oneDNN whatever the size (where it supports
-    the case): the tests run both paths on small shapes."""
+    the case, even by its reference implementation): the tests run both paths on small
+    shapes."""
+    from ..backend.onednn import primitive
     _FORCE[0] += 1
+    primitive.ALLOW_REFERENCE[0] += 1
     try:
         yield
     finally:
         _FORCE[0] -= 1
+        primitive.ALLOW_REFERENCE[0] -= 1
 
 
 

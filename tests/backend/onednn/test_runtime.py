@@ -206,3 +206,39 @@ def test_forked_child_runs_primitives():
         proc.kill()
     assert not alive and proc.exitcode == 0
     assert q.get(timeout=5) == 2 * 4 * 3 * 3 * 27.0
+
+
+@needs_lib
+def test_reference_implementations_are_refused_outside_forced(monkeypatch):
+    """Where only oneDNN's reference implementation covers a case (max pooling over
+    plain NCHW data on AVX2 took ~90 ms a call), the adapter declines and the NumPy
+    body runs; kernels_onednn.forced() (these tests) still reaches oneDNN."""
+    from mxnet.backend.onednn import primitive
+    from mxnet.operator.kernels_onednn import OPS
+    from onednn_helpers import ctx_for, params
+    x = np.random.RandomState(0).rand(2, 3, 9, 9).astype(np.float32)
+    p = params("Pooling", kernel=(3, 3), stride=(2, 2), pool_type="max")
+    monkeypatch.setattr(primitive, "implementation", lambda pd: "ref:any")
+    primitive.forget_cache()
+    assert OPS["Pooling"][0](ctx_for(), p, [x], []) is not NotImplemented   # forced
+    saved = primitive.ALLOW_REFERENCE[0]
+    primitive.ALLOW_REFERENCE[0] = 0                    # as outside forced()
+    try:
+        assert OPS["Pooling"][0](ctx_for(), p, [x], []) is NotImplemented
+    finally:
+        primitive.ALLOW_REFERENCE[0] = saved
+        primitive.forget_cache()
+
+
+def test_implementation_names_what_onednn_chose():
+    if not onednn.available():
+        pytest.skip("oneDNN (libdnnl) absent")
+    from mxnet.backend.onednn import primitive
+    from mxnet.operator.kernels_onednn import OPS
+    from onednn_helpers import ctx_for, params
+    x = np.random.RandomState(0).rand(2, 3, 9, 9).astype(np.float32)
+    p = params("Pooling", kernel=(3, 3), stride=(2, 2), pool_type="avg")
+    OPS["Pooling"][0](ctx_for(), p, [x], [])
+    names = {primitive.implementation(plan.pd) for plan in primitive._CACHE.values()
+             if plan is not None}
+    assert names and all(":" in n for n in names)       # e.g. 'jit:avx2', 'ref:any'
