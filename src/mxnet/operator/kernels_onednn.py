@@ -37,6 +37,8 @@ from ..backend.onednn import kernels as K
 from ..backend.onednn._runtime import try_runtime
 from ..backend.onednn.primitive import NotSupported
 from .kernels import OutputBuffers, output_shapes
+from .nn.batch_norm import channel_view
+from .nn.im2col import pointwise
 
 __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_WORK",
            "forced", "layout_agnostic", "blocked_capable"]
@@ -225,10 +227,8 @@ def _conv_work_of(x_shape, w_shape):
 
 def _conv_family(p):
     """The break-even family of a Convolution call: a pointwise one (1x1 kernel, no
-    padding) has its own (see MIN_WORK)."""
-    if all(k == 1 for k in p.kernel) and not any(p.pad or ()):
-        return "Convolution1x1"
-    return "Convolution"
+    padding: the NumPy body's one-GEMM case) has its own (see MIN_WORK)."""
+    return "Convolution1x1" if pointwise(p.kernel, p.pad) else "Convolution"
 
 
 def _conv_geo(p, x_shape, out_spatial):
@@ -521,10 +521,7 @@ def pool_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
 # --- BatchNorm -------------------------------------------------------------------------------
 def _bn_view(p, x):
     """x as (before, C, after): oneDNN normalises axis 1 of a 3-D tensor."""
-    axis = p.axis % x.ndim
-    before = int(np.prod(x.shape[:axis], dtype=np.int64))
-    after = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-    return (before, x.shape[axis], after)
+    return channel_view(x.shape, p.axis % x.ndim)
 
 
 @_guard

@@ -19,7 +19,7 @@ from ...base import bfloat16
 from ..params import Bool, Float, FloatOrNone, Int, Schema
 from ..registry import Op, ShapeError, register
 
-__all__ = ["BatchNorm"]
+__all__ = ["BatchNorm", "channel_view"]
 
 
 def _param_dtype(t):
@@ -29,6 +29,11 @@ def _param_dtype(t):
         return None
     t = np.dtype(t)
     return np.dtype(np.float32) if t == np.float16 or t == bfloat16 else t
+
+
+def channel_view(shape, axis):
+    """(before, channels, after): ``shape`` seen as 3-D around its channel ``axis``."""
+    return (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
 
 
 @register
@@ -88,9 +93,7 @@ class BatchNorm(Op):
         sums over axes 0 and 2 of that view (one reduction call; NumPy's mean over
         several axes of the N-d array costs three times as much on small data), and
         per-channel values broadcast as (1, C, 1)."""
-        axis = self._axis(p, x.ndim)
-        shape = x.shape
-        return (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
+        return channel_view(x.shape, self._axis(p, x.ndim))
 
     def forward(self, ctx, p, inputs, aux, out=None):
         y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out)

@@ -30,7 +30,7 @@ from ...base import MXNetError
 from ..params import Enum, Optional
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
-           "conv_backward", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
+           "conv_backward", "pointwise", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
 
 DEFAULT_WORKSPACE_MB = 1024
 
@@ -450,8 +450,14 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
 # (subsampled) input, with no padded buffer and no columns. ResNet's bottlenecks and
 # shortcuts, Inception's and NiN's 1x1 layers are such convolutions.
 
+def pointwise(kernel, pad):
+    """Whether a convolution of this kernel and padding is pointwise (one GEMM here;
+    oneDNN's adapter gives such calls their own break-even)."""
+    return all(k == 1 for k in kernel) and not any(pad or ())
+
+
 def _pointwise(win):
-    return win.K == 1 and not any(win.pad)
+    return pointwise(win.kernel, win.pad)
 
 
 def _subsampled(x, win):
@@ -490,11 +496,10 @@ def _pointwise_backward(xp, win, dy, x, weight, groups, need_data, need_weight, 
         dxs = xp.matmul(weight.reshape(groups, fg, cg).transpose(0, 2, 1), dyg)
         dxs = dxs.reshape((n, c) + win.out_size)
         dx = xp.empty(in_shape, dtype=dy.dtype) if dx_out is None else dx_out
-        if all(s == 1 for s in win.stride):
-            dx[...] = dxs
-        else:
-            dx[...] = 0
-            _subsampled(dx, win)[...] = dxs
+        read = _subsampled(dx, win)
+        if read is not dx:
+            dx[...] = 0             # positions the stride skips
+        read[...] = dxs
     if need_weight:
         # one GEMM over every sample: (G, F/G, n*L) x (G, n*L, C/G)
         dyt = dyg.transpose(1, 2, 0, 3).reshape(groups, fg, n * L)
@@ -551,12 +556,11 @@ def conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=T
                   need_bias=False, in_shape=None, workspace=DEFAULT_WORKSPACE_MB,
                   dx_out=None):
     """Gradients of conv_forward (see _conv_backward)."""
+    x_shape = tuple(x.shape) if x is not None else tuple(in_shape)
     if _pointwise(win):
-        return _pointwise_backward(
-            ctx.xp, win, dy, x, weight, groups, need_data, need_weight, need_bias,
-            tuple(x.shape) if x is not None else tuple(in_shape), dx_out)
-    corr = _correlation_windows(win, (x.shape if x is not None else in_shape)[1],
-                                dy.shape[1]) if need_data else None
+        return _pointwise_backward(ctx.xp, win, dy, x, weight, groups, need_data,
+                                   need_weight, need_bias, x_shape, dx_out)
+    corr = _correlation_windows(win, x_shape[1], dy.shape[1]) if need_data else None
     if corr is None:
         return _conv_backward(ctx, win, dy, x, weight, groups, need_data, need_weight,
                               need_bias, in_shape, workspace, dx_out)
