@@ -63,8 +63,30 @@ def test_what_stays_plain(monkeypatch):
 
 
 def test_channels_that_do_not_fill_blocks_stay_plain(monkeypatch):
-    ex = _bind(_net(channels=24), True, monkeypatch)
+    from mxnet.backend.onednn import kernels as K
+    ex = _bind(_net(channels=K.block_width() * 3 // 2), True, monkeypatch)
     assert not ex._blocked
+
+
+def test_blocked_operators_run_on_onednn_without_plain_copies(monkeypatch):
+    """The block width is the one oneDNN's kernels take on this processor: a blocked
+    executor's convolutions, poolings and batch norm run on the blocked arrays
+    themselves, none on plain copies. (With blocks of 16 on an AVX2 machine, oneDNN had
+    only its refused reference max pooling for them, so every pooling call, forward
+    and backward, went through plain copies and NumPy.)"""
+    from mxnet.executor import prepared
+    calls = []
+    for name in ("_plain_forward", "_plain_backward"):
+        real = getattr(prepared, name)
+
+        def counted(c, *args, _real=real, **kwargs):
+            calls.append(c)
+            return _real(c, *args, **kwargs)
+        monkeypatch.setattr(prepared, name, counted)
+    ex = _bind(_net(), True, monkeypatch)
+    assert ex._blocked
+    train_steps(ex)
+    assert not calls, f"{len(calls)} calls ran on plain copies"
 
 
 def _run_with_declining_kernels(bind):

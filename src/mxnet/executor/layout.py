@@ -6,8 +6,9 @@ Two schemes, one per device, share the pass (``scheme(device)``):
 * GPU: channels-last (NHWC), cuDNN's native layout for tensor-core convolutions
   (``CHANNELS_LAST`` further down).
 
-oneDNN's convolution, pooling and batch norm run on channel-blocked data (aBcd16b:
-the channels in blocks of 16, innermost). Called on plain (C-order) arrays, each call
+oneDNN's convolution, pooling and batch norm run on channel-blocked data (aBcd8b
+with AVX2, aBcd16b with AVX-512: the channels in blocks of ``block_width()``,
+innermost). Called on plain (C-order) arrays, each call
 reorders its inputs into that layout and its outputs back: in a hybridized CNN about
 a sixth of the training step (SimpleCNN, batch 64: ~1.4 ms of reorders in ~8.5 ms).
 Between two such operators the plain array is only a detour, so on the CPU, with
@@ -22,7 +23,7 @@ writes or reads it (forward and backward) works on blocked data:
   in one group, which is blocked only as a whole.
 
 An entry stays plain when a head (the caller reads it), a variable, an entry whose
-channels do not fill whole blocks of 16 (its blocked form would need padding), neither
+channels do not fill whole blocks (its blocked form would need padding), neither
 float32 nor bfloat16 (the latter where oneDNN has bfloat16 primitives), or when any
 other operator touches it (Flatten, FullyConnected, a loss...).
 A gradient entry has its forward entry's layout.
@@ -82,9 +83,14 @@ def scheme(device):
 
 def _fits(g, e):
     shape = g.shapes[e]
-    return (3 <= len(shape) <= 5 and shape[1] % 16 == 0 and min(shape) > 0
+    return (3 <= len(shape) <= 5 and shape[1] % _block_width() == 0 and min(shape) > 0
             and (np.dtype(g.dtypes[e]) == np.float32 or
                  (g.dtypes[e] == bfloat16 and _bf16_primitives())))
+
+
+def _block_width():
+    from ..backend.onednn import kernels as K
+    return K.block_width()
 
 
 def _bf16_primitives():

@@ -12,7 +12,7 @@ from . import _lib as L
 from .primitive import Arg, NotSupported, Plan, any_md, array_md, cached_plan, create_pd, \
     dims, tag_md, user_md
 
-__all__ = ["BlockedView", "blocked_view", "reorder", "bf16_supported",
+__all__ = ["BlockedView", "blocked_view", "block_width", "reorder", "bf16_supported",
            "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weights",
            "deconv_forward", "deconv_backward_data", "deconv_backward_weights",
            "pool_forward", "pool_backward", "pool_workspace", "pool_forward_training",
@@ -23,25 +23,60 @@ __all__ = ["BlockedView", "blocked_view", "reorder", "bf16_supported",
 
 
 class BlockedView(np.ndarray):
-    """A float32 (or bfloat16) array whose memory holds the channel-blocked layout (aBc16b, aBcd16b,
-    aBcde16b: channels in blocks of 16, the innermost dimension) instead of the C
-    order its shape suggests. Only the executor's layout pass (executor/layout.py)
-    makes these, as views of planned buffers whose channels fill whole blocks, so the
-    bytes are the same as the plain array's; the kernels here then describe them with
-    that layout and skip the reorders to and from it. Reshaping keeps the class: a
-    view that merges the trailing spatial dimensions (batch norm's (N, C, H*W)) has
-    the same blocked order."""
+    """A float32 (or bfloat16) array whose memory holds the channel-blocked layout (aBc8b,
+    aBcd16b, ...: channels in blocks of ``block_width()``, the innermost dimension)
+    instead of the C order its shape suggests. Only the executor's layout pass
+    (executor/layout.py) makes these, as views of planned buffers whose channels fill
+    whole blocks, so the bytes are the same as the plain array's; the kernels here then
+    describe them with that layout and skip the reorders to and from it. Reshaping keeps
+    the class: a view that merges the trailing spatial dimensions (batch norm's (N, C,
+    H*W)) has the same blocked order."""
 
 
 def blocked_view(a):
-    """``a`` (C-contiguous float32, channels a multiple of 16) marked as blocked."""
+    """``a`` (C-contiguous float32, channels a multiple of ``block_width()``) marked as
+    blocked."""
     return a.view(BlockedView)
 
 
+_BLOCK_WIDTH = []
+
+
+def block_width():
+    """The channel block of the layout oneDNN's convolutions choose for themselves on
+    this processor: 16 where it has AVX-512, 8 with AVX2. Asked once, of a convolution
+    created with its layouts left open. Why not always 16: with AVX2, oneDNN's
+    convolutions run on blocks of 8, so 16-blocked arrays were reordered to 8 and back
+    at every call (~5 ms of a 50 ms SimpleCNN training step), and its pooling has no
+    16-blocked AVX2 implementation at all (only the reference one, which is refused, so
+    the executor fell back to plain copies and NumPy's pooling)."""
+    if not _BLOCK_WIDTH:
+        _BLOCK_WIDTH.append(_probe_block_width())
+    return _BLOCK_WIDTH[0]
+
+
+def _probe_block_width():
+    from ._runtime import runtime, try_runtime
+    if try_runtime() is None:
+        return 16        # nothing is blocked without oneDNN; any answer is unused
+    shape = (1, 64, 8, 8)
+    pd = _conv_fwd_pd("convolution", L.FORWARD_TRAINING, shape, (64, 64, 3, 3), None,
+                      shape, ((1, 1), (1, 1), (1, 1), (1, 1)))
+    try:
+        lib = runtime().lib
+        chosen = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, L.ARG_SRC)
+        for width in (16, 8):
+            if chosen and lib.dnnl_memory_desc_equal(chosen, tag_md(shape, f"aBcd{width}b")):
+                return width
+        return 16
+    finally:
+        _destroy_pd(pd)
+
+
 def _blocked_md(shape, dt=L.F32):
-    """The channel-blocked descriptor of ``shape`` (N, C, *spatial): aBc16b, aBcd16b
-    or aBcde16b."""
-    return tag_md(shape, "a" + "B" + "cdefgh"[:len(shape) - 2] + "16b", dt)
+    """The channel-blocked descriptor of ``shape`` (N, C, *spatial): aBc8b, aBcd8b or
+    aBcde8b on AVX2 (16b with AVX-512: ``block_width``)."""
+    return tag_md(shape, "aB" + "cdefgh"[:len(shape) - 2] + f"{block_width()}b", dt)
 
 
 def _dt(a):
@@ -404,12 +439,12 @@ def _pool_geo(kernel, stride, pad_l, pad_r):
 
 
 def _pool_md(shape, dt=L.F32):
-    """Pooling runs on channel-blocked data where the channels fill whole blocks of 16:
+    """Pooling runs on channel-blocked data where the channels fill whole blocks:
     oneDNN's plain-layout (ncsp) pooling is 3-4x slower than its blocked one, more than
     the reorders to and from the caller's plain arrays cost (2x2 max pooling of (64,
     32, 28, 28), 2 threads: 257 us forward plain, 63 us blocked + 72 us reorder in +
     ~25 us reorder out; backward 238 us plain, 66 us blocked + reorders)."""
-    if shape[1] % 16 == 0 and 3 <= len(shape) <= 5:
+    if shape[1] % block_width() == 0 and 3 <= len(shape) <= 5:
         return _blocked_md(shape, dt)
     return user_md(shape, dtype=dt)
 
