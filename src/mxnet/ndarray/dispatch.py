@@ -135,6 +135,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
         idle = False          # earlier draws on this generator are queued (or failed)
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
+        _check_out_dtypes(op, p, args, outs_given)
         for o in outs_given:
             if o._chunk.num_pending:
                 idle = False
@@ -213,6 +214,22 @@ def _fresh(r, args):
     if not r.flags.c_contiguous:
         return _np.ascontiguousarray(r)
     return r
+
+
+def _check_out_dtypes(op, p, args, outs_given):
+    """An ``out=`` must have the dtype the call's output has, as in MXNet 1.9.1 (whose
+    type inference refuses the call rather than cast). Where the operator leaves its
+    output type open (a ``dtype`` parameter of None: the random samplers), the given
+    array decides it, as MXNet's inference does from a provided output."""
+    if getattr(p, "dtype", 0) is None:
+        return
+    _, types, _ = op.infer_type(p, [a._dtype for a in args])
+    for i, (o, t) in enumerate(zip(outs_given, types)):
+        if t is not None and o._dtype != t:
+            raise MXNetError(
+                f"{op.name}: out= has dtype {np.dtype(o._dtype).name}, but output {i} of "
+                f"this call is {np.dtype(t).name} (incompatible attr at {i}-th output: "
+                f"expected {np.dtype(t).name}, got {np.dtype(o._dtype).name})")
 
 
 def _destinations(op, p, args, aux, outs_given):

@@ -34,6 +34,10 @@ class CopyTo(Copy):
     bfloat16_native = True     # moves or casts values: any type alike
     aliases = ()
 
+    def infer_type(self, p, in_types):
+        # the destination keeps its dtype (MXNet's copyto casts): the output is open
+        return list(in_types), [None], []
+
 
 @register
 class IdentityAttrLikeRhs(Op):
