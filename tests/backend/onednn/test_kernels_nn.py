@@ -187,6 +187,36 @@ def test_max_pooling_backward_uses_the_training_forwards_workspace(kw, channels,
     assert used == [True]
 
 
+@pytest.mark.parametrize("blocked_refused", [False, True])
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+def test_pooling_of_channels_that_do_not_fill_blocks(pool_type, blocked_refused,
+                                                     monkeypatch):
+    """LeNet's 20 channels: pooled on the channel-blocked layout padded to whole blocks
+    (oneDNN's plain pooling was 14x slower); where oneDNN has no blocked
+    implementation but its refused reference one, the plain layout is asked for. Both
+    agree with the NumPy body, forward and backward."""
+    from mxnet.backend.onednn import kernels as K, primitive as P
+    P.clear_cache()
+    layouts = []
+    real = K._pool_md
+
+    def pool_md(shape, dt=K.L.F32, blocked=True):
+        if blocked and blocked_refused:
+            raise K.NotSupported("no blocked implementation, for the test")
+        layouts.append(blocked)
+        return real(shape, dt, blocked)
+    monkeypatch.setattr(K, "_pool_md", pool_md)
+    p = params("Pooling", kernel=(2, 2), stride=(2, 2), pool_type=pool_type)
+    x = rand(4, 20, 12, 12)
+    ref, got, _, _ = both_forward("Pooling", p, [x])
+    close(ref[0], got[0], atol=1e-6)
+    dy = rand(*ref[0].shape)
+    gref, ggot = both_backward("Pooling", p, [dy], [x], ref)
+    close(gref[0], ggot[0], atol=1e-6)
+    assert layouts and set(layouts) == {not blocked_refused}
+    P.clear_cache()
+
+
 def test_max_pooling_workspace_is_not_used_after_other_values_were_written():
     """A forward that did not go through oneDNN (or the user) wrote other values where
     a kept workspace's input and output lie: backward must recompute it."""
