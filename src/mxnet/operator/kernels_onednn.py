@@ -61,9 +61,12 @@ __all__ = ["register_all", "OPS", "conv_relu_forward", "fc_relu_forward", "MIN_W
 #   threads between calls). So the threshold sits above it, at 16M; 64x3136->128 (26M)
 #   and 100x800->500 (40M) gain 1.3-2.5x; 100x128->64 (0.8M) and 128x128->10: NumPy 2-5x.
 # - Activation relu (work = elements): NumPy wins below ~100k elements (100x128: 6 vs
-#   36 us), oneDNN above (100x20x24x24: 697 vs 217 us fwd). tanh/sigmoid: NumPy's SIMD
-#   tanh/exp is as fast per element as oneDNN's on one core, so only very large arrays
-#   gain from the second thread.
+#   36 us), oneDNN above (100x20x24x24: 697 vs 217 us fwd). tanh/sigmoid: on AVX-512
+#   NumPy's SIMD tanh/exp is as fast per element as oneDNN's on one core; on an AVX2
+#   EPYC, NumPy's tanh took 2.8 ns an element against oneDNN's 1.9 (2 threads) and its
+#   backward 3x oneDNN's from 256k elements up (720/149 us fwd/bwd against 471/81), and
+#   LeNet's Module step (tanh over 1.15M and 320k elements) ran ~6% faster with them
+#   on oneDNN. So 256k.
 # - softmax/log_softmax: NumPy below ~100k elements (100x10: 12 vs 61 us).
 # - Convolution1x1 (a 1x1 kernel without padding): its NumPy body is one batched GEMM
 #   with no im2col, while oneDNN reorders the data and result to and from its blocked
@@ -83,7 +86,7 @@ MIN_WORK = {
     "Deconvolution": 1 << 16,
     "Activation:relu": 1 << 17,
     "relu": 1 << 17,              # the relu operator: the same kernel as Activation:relu
-    "Activation": 1 << 21,        # sigmoid, tanh
+    "Activation": 1 << 18,        # sigmoid, tanh
     "softmax": 1 << 17,
     "Pooling": 1 << 13,
     "BatchNorm": 1 << 13,
@@ -267,6 +270,17 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
     return conv_forward(ctx, p, inputs, aux, out, relu=True)
 
 
+def _few_input_channels(p, x_shape):
+    """Whether a convolution's input has so few channels (a grayscale or two-channel
+    image: a network's first layer) that oneDNN's weight gradient, which pads them to a
+    whole channel block (8x the arithmetic for one channel on AVX2), is slower than the
+    NumPy body's im2col GEMM. Measured (AVX2, 2 threads, weights only): LeNet's
+    (100, 1, 28, 28) 5x5 -> 20: 7-10 ms oneDNN, 2.8-3.2 NumPy; (64, 1, 28, 28) 3x3 -> 32:
+    4.1-4.4 against 1.8-2.1; (64, 2, 28, 28) -> 32: 4.4 against 3.0; three channels
+    turn it round ((64, 3, 32, 32) -> 32: 3.6 against 5.8)."""
+    return p.num_group == 1 and x_shape[1] <= 2
+
+
 def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bwd_data,
                           bwd_weights, bwd_both=None):
     """Data, weight and bias gradients of Convolution or Deconvolution (``geo_of(x,
@@ -281,6 +295,8 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     if not _layout_ok(p) or dt is None:
         return NotImplemented
     need = _need(ctx, n)
+    if family == "Convolution" and not need[0] and _few_input_channels(p, x.shape):
+        return NotImplemented
     dy, x, w = _c(dy), _c(x), _c(w)
     geo = geo_of(x, dy)
     g = _Out(in_grad, n, [dy, x, w], dt)

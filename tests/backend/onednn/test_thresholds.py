@@ -63,3 +63,25 @@ def test_scale_variable(unforced, monkeypatch):
 def test_every_family_has_a_threshold():
     fams = {k.split(":")[0] for k in KO.MIN_WORK}
     assert set(KO.OPS) - {"log_softmax"} <= fams
+
+
+@pytest.mark.parametrize("channels,need_data,on_onednn", [
+    (1, False, False),    # a grayscale first layer: its weight gradient goes to NumPy
+    (2, False, False),
+    (1, True, True),      # the data gradient too: oneDNN computes both
+    (3, False, True),     # RGB: oneDNN's padded weight gradient still wins
+])
+def test_weight_gradient_of_few_input_channels(channels, need_data, on_onednn, unforced):
+    p = params("Convolution", kernel=(5, 5), num_filter=20)
+    x, w, b = rand(32, channels, 28, 28), rand(20, channels, 5, 5), rand(20)
+    dy = rand(32, 20, 24, 24)
+    need = [need_data, True, True]
+    ctx = ctx_for(True, need, [x.shape, w.shape, b.shape])
+    got = KO.OPS["Convolution"][1](ctx, p, [dy], [x, w, b], [None], [])
+    assert (got is not NotImplemented) == on_onednn
+    if on_onednn:
+        from mxnet.operator.registry import get_op
+        ref = get_op("Convolution").backward(ctx, p, [dy], [x, w, b], [None], [])
+        for r, g, wanted in zip(ref, got, need):
+            if wanted:
+                close(r, g, rtol=1e-3, atol=1e-3)
