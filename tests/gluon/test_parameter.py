@@ -269,3 +269,29 @@ def test_load_cast_dtype_saved_casts_the_values_held(tmp_path):
     assert held["w0"].data().dtype == np.float32 and held["w1"].data().dtype == np.int8
     assert held["w0"].grad().dtype == np.float32
     np.testing.assert_array_equal(held["w1"].data().asnumpy(), np.ones((3, 4), np.int8))
+
+
+def test_data_on_gives_what_data_gives():
+    """The hybridized call's gathering of parameter inputs (parameter.data_on): the
+    arrays data(ctx) returns, on each context, and data()'s errors where a parameter
+    is not on the context or still deferred; mx.np arrays in NumPy mode."""
+    from mxnet.gluon.parameter import data_on
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    a, b = Parameter("a", shape=(2, 3)), Parameter("b", shape=(4,))
+    a.initialize(ctx=ctxs)
+    b.initialize(ctx=ctxs[1])
+    for c in ctxs:
+        got = data_on([a], c)
+        assert len(got) == 1 and got[0] is a.data(c)
+    assert [x is y for x, y in zip(data_on([a, b], ctxs[1]),
+                                   [a.data(ctxs[1]), b.data(ctxs[1])])] == [True, True]
+    with pytest.raises(RuntimeError, match="not initialized on context"):
+        data_on([a, b], ctxs[0])
+    late = Parameter("late", shape=(0, 3), allow_deferred_init=True)
+    late.initialize(ctx=ctxs[0])
+    with pytest.raises(DeferredInitializationError):
+        data_on([a, late], ctxs[0])
+    with mx.util.np_array(True):
+        got = data_on([a], ctxs[0])[0]
+        assert isinstance(got, mx.np.ndarray)
+        np.testing.assert_array_equal(got.asnumpy(), a.data(ctxs[0]).asnumpy())

@@ -26,7 +26,7 @@ from ..base import MXNetError, mx_real_t
 from ..ndarray import NDArray
 from ..symbol.backends import check_backend, partitioned
 from ..symbol import Symbol
-from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .parameter import DeferredInitializationError, Parameter, ParameterDict, data_on
 from .utils import HookHandle, _brief_print_list, _indent
 from ..util import is_np_array as _is_np_array
 from ..numpy_extension import to_np
@@ -780,7 +780,9 @@ class HybridBlock(Block):
         flat = [a for a in flat if a is not None]
         ctx = flat[0].context
         try:
-            inputs = [flat[i] if is_arg else i.data(ctx)
+            values = iter(data_on([i for is_arg, i in self._cached_op_args if not is_arg],
+                                  ctx))
+            inputs = [flat[i] if is_arg else next(values)
                       for is_arg, i in self._cached_op_args]
         except DeferredInitializationError:
             self._deferred_infer_shape(*args)

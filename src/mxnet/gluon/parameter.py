@@ -713,6 +713,26 @@ def _merge_shapes(wanted, existing):
 tensor_types = (Symbol, NDArray)
 
 
+def data_on(params, ctx):
+    """``[p.data(ctx) for p in params]``: a hybridized call's parameter inputs. The same
+    arrays and errors, without ``data()``'s checks where none can fire (a dense
+    parameter initialized on ``ctx``, outside NumPy mode): a ResNet-50 passes ~320
+    arrays a call, and those checks cost ~1.5 us each."""
+    if is_np_array():
+        return [p.data(ctx) for p in params]
+    slot, dev = ctx.device_typeid & 1, ctx.device_id
+    out = []
+    for p in params:
+        arrays = p._data
+        if arrays is not None and p._stype == "default" and not p._is_np:
+            ids = p._ctx_map[slot]
+            if dev < len(ids) and ids[dev] is not None:
+                out.append(arrays[ids[dev]])
+                continue
+        out.append(p.data(ctx))     # not on ctx, deferred, sparse: data() says so
+    return out
+
+
 def _np_mode(value, param=None):
     """Arrays as mx.np views of the same data when NumPy mode is on (or the parameter
     was made in NumPy mode)."""
