@@ -288,14 +288,14 @@ def _conv_family_backward(family, ctx, p, out_grads, inputs, in_grad, geo_of, bw
     ``bwd_both``: both in one call, used when both are wanted)."""
     n = 2 if p.no_bias else 3
     dy, x, w = out_grads[0], inputs[0], inputs[1]
-    if _declined(_conv_family(p) if family == "Convolution" else family,
-                 _conv_work(inputs)):
+    conv = family == "Convolution"
+    if _declined(_conv_family(p) if conv else family, _conv_work(inputs)):
         return NotImplemented
     dt = _lp_dtype(dy, x, w)
     if not _layout_ok(p) or dt is None:
         return NotImplemented
     need = _need(ctx, n)
-    if family == "Convolution" and not need[0] and _few_input_channels(p, x.shape):
+    if conv and not need[0] and _few_input_channels(p, x.shape):
         return NotImplemented
     dy, x, w = _c(dy), _c(x), _c(w)
     geo = geo_of(x, dy)
