@@ -111,6 +111,50 @@ def test_forward_backward_vs_reference(shape, nf, kernel, stride, dilate, pad, g
                             rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shape,nf,kernel,stride,dilate,pad,groups", CONFIGS)
+@pytest.mark.parametrize("gather_max", [0, 1 << 30])
+def test_forward_by_gather_and_by_phase_split_buffer(monkeypatch, shape, nf, kernel, stride,
+                                                     dilate, pad, groups, gather_max):
+    # the NumPy body's two im2col routes (im2col.GATHER_MAX_COLUMNS picks by size),
+    # each forced in turn, on float64 data (no oneDNN: it takes float32 only)
+    from mxnet.operator.nn import im2col
+    monkeypatch.setattr(im2col, "GATHER_MAX_COLUMNS", gather_max)
+    x, w, b = rs.randn(*shape), rs.randn(nf, shape[1] // groups, *kernel), rs.randn(nf)
+    y = nd.Convolution(nd.array(x, dtype="float64"), nd.array(w, dtype="float64"),
+                       nd.array(b, dtype="float64"), kernel=kernel, stride=stride,
+                       dilate=dilate, pad=pad, num_filter=nf, num_group=groups)
+    assert_almost_equal(y.asnumpy(), ref_conv(x, w, b, stride, pad, dilate, groups),
+                        rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,nf,kernel,stride,dilate,pad,groups", CONFIGS)
+@pytest.mark.parametrize("gather_max", [0, 1 << 30])
+@pytest.mark.parametrize("need", [(True, True), (True, False), (False, True)])
+def test_backward_by_gather_and_by_phase_split_buffer(monkeypatch, shape, nf, kernel, stride,
+                                                      dilate, pad, groups, gather_max, need):
+    from mxnet.operator.nn import im2col
+    from mxnet.operator.nn.convolution import conv_windows
+    from mxnet.operator.registry import OpContext
+    monkeypatch.setattr(im2col, "GATHER_MAX_COLUMNS", gather_max)
+    x, w = rs.randn(*shape), rs.randn(nf, shape[1] // groups, *kernel)
+    p = mx.operator.registry.get_op("Convolution").parse(dict(
+        kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=nf,
+        num_group=groups))
+    win = conv_windows(p, x.shape)
+    dy = rs.randn(shape[0], nf, *win.out_size)
+    ctx = OpContext(np, mx.cpu(), True, [need[0], need[1], True], [x.shape, w.shape])
+    dx, dw, db = im2col.conv_backward(ctx, win, dy, x, w, groups, need_data=need[0],
+                                      need_weight=need[1], need_bias=True, in_shape=x.shape)
+    rdx, rdw = ref_conv_grads(x, w, dy, stride, pad, dilate, groups)
+    assert (dx is None) != need[0] and (dw is None) != need[1]
+    if need[0]:
+        assert_almost_equal(dx, rdx, rtol=1e-10, atol=1e-10)
+    if need[1]:
+        assert_almost_equal(dw, rdw, rtol=1e-10, atol=1e-10)
+    assert_almost_equal(db, dy.sum(axis=(0,) + tuple(range(2, dy.ndim))), rtol=1e-10,
+                        atol=1e-10)
+
+
 @pytest.mark.parametrize("shape,nf,kernel,stride,dilate,pad,groups", [
     ((2, 4, 5, 5), 4, (3, 3), (2, 1), (1, 1), (1, 1), 2),
     ((1, 2, 6), 2, (3,), (1,), (2,), (2,), 1),
