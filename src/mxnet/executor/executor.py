@@ -29,7 +29,7 @@ from .graph import Graph
 from .infer import incomplete_entries, infer_shape_pass, infer_type_pass
 from .fusion import fuse_forward_steps
 from .backward_fusion import fold_relu_backward
-from . import bias_fold
+from . import bias_fold, bn_fold
 from . import cast_gather
 from .memory import memory_pass
 from .layout import scheme as layout_scheme
@@ -182,6 +182,8 @@ class Executor:
 
     def _plan_backward_and_memory(self):
         gradient_pass(self._graph, self._grad_req)
+        if bn_fold.applies(_device(self._ctx)):
+            bn_fold.plan_chains(self._graph)
         # GPU libraries (cuDNN, cuBLAS) prefer 256-byte aligned arrays; 64 on the CPU
         memory_pass(self._graph, align=256 if self._ctx.device_typeid == 2 else 64)
 
@@ -518,6 +520,8 @@ class Executor:
                     self._graph, self._layout)
                 if bias_fold.applies(_device(self._ctx)):
                     calls = bias_fold.fold_conv_bias(self._graph, calls)
+                if bn_fold.applies(_device(self._ctx)):
+                    calls = bn_fold.fold_batchnorm(self._graph, calls)
                 if self._cast_sources:
                     calls = cast_gather.gather_forward(calls, self._none_slot,
                                                        self._cast_sources)

@@ -57,6 +57,7 @@ class Graph:
         self.dtypes = None
         self.backward = None
         self.memory = None
+        self.bn_chains = self.held_reads = None      # executor/bn_fold.py
 
     def fresh(self):
         """The same indexed graph with no pass run yet. The structure is shared (no
@@ -65,6 +66,7 @@ class Graph:
         g = object.__new__(Graph)
         g.__dict__.update(self.__dict__)
         g.shapes = g.dtypes = g.backward = g.memory = None
+        g.bn_chains = g.held_reads = None
         return g
 
     def entry(self, nid, k=0):

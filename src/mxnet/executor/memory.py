@@ -89,6 +89,7 @@ def _nbytes(shape, dtype):
 def build_steps(graph):
     """The executed sequence as planner Steps."""
     bwd = graph.backward
+    held = getattr(graph, "held_reads", None) or {}
     steps = []
     for nid, node in enumerate(graph.nodes):
         if node.op is None:
@@ -97,7 +98,8 @@ def build_steps(graph):
         outs = list(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
         inplace = [(eids[i], outs[o]) for i, o in node.op.inplace
                    if i < len(eids) and o < len(outs)]
-        steps.append(Step("forward", nid, list(eids), outs, inplace))
+        # (entries a fused call reads at this node: executor/bn_fold.py)
+        steps.append(Step("forward", nid, list(eids) + held.get(nid, []), outs, inplace))
     n_fwd = len(steps)
     if bwd is not None and bwd.steps:
         seeds = [s[1] for s in bwd.seeds if s is not None and s[0] == "grad"

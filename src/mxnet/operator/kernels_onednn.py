@@ -270,6 +270,29 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
     return conv_forward(ctx, p, inputs, aux, out, relu=True)
 
 
+@_guard
+def conv_affine_forward(ctx, p, x, w, y, scale, shift, relu=False, residual=None):
+    """y = conv(x, w) * scale + shift per output channel [+ residual] [then ReLU] as one
+    primitive: a Convolution (params p, its bias left out) with an inference BatchNorm
+    folded into it (executor/bn_fold.py). The residual is copied into y first unless
+    it is y's memory. NotImplemented where oneDNN declines the call."""
+    if _declined(_conv_family(p), _conv_work_of(x.shape, w.shape)):
+        return NotImplemented
+    if not _layout_ok(p) or _lp_dtype(x, w, y, residual) != _F32 or not _f32(scale, shift):
+        return NotImplemented
+    geo = _conv_geo(p, x.shape, y.shape[2:])
+    fin, fout = _flags(ctx, 0), _flags(ctx, 1)
+    xc, wc = _mark(_c(x), fin, 0), _c(w)
+    yb = _mark(y, fout, 0)
+    # (y is the chain's result, which every other path rewrites whole: writing the
+    # residual there first is harmless if the primitive then turns out unsupported)
+    if residual is not None and not np.may_share_memory(residual, y):
+        np.copyto(y, residual)
+    K.conv_forward(xc, wc, None, yb, *geo, groups=p.num_group, relu=relu,
+                   scale=scale, shift=shift, accumulate=residual is not None)
+    return y
+
+
 def _few_input_channels(p, x_shape):
     """Whether a convolution's input has so few channels (a grayscale or two-channel
     image: a network's first layer) that oneDNN's weight gradient, which pads them to a

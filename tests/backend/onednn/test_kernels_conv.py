@@ -196,3 +196,59 @@ def test_deconvolution_leaves_large_strides_to_the_block_body():
         if bwd_dnn:
             for a, b in zip(gref, ggot):
                 close(a, b, atol=2e-3)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+@pytest.mark.parametrize("relu,accumulate", [(False, False), (True, False), (False, True),
+                                             (True, True)])
+def test_per_channel_scale_shift_sum_and_relu_post_ops(blocked, relu, accumulate):
+    # y = relu(conv(x, w) * scale + shift + y_before), each part a post-op of one
+    # primitive (executor/bn_fold.py's folded BatchNorm), on plain and blocked arrays
+    from mxnet.backend.onednn import kernels as K
+    from mxnet.executor import layout
+    c = 2 * K.block_width()
+    x, w = rand(2, c, 5, 5), rand(c, c, 3, 3)
+    scale, shift, before = rand(c), rand(c), rand(2, c, 5, 5)
+    plain = np.empty((2, c, 5, 5), np.float32)
+    K.conv_forward(x, w, None, plain, (1, 1), (1, 1), (1, 1), (1, 1))
+    want = plain * scale[:, None, None] + shift[:, None, None]
+    if accumulate:
+        want += before
+    if relu:
+        want = np.maximum(want, 0)
+    y = before.copy()
+    if blocked:
+        xb, yb = np.empty_like(x), np.empty_like(y)
+        layout.into_blocked(x, xb)
+        layout.into_blocked(y, yb)
+        K.conv_forward(K.blocked_view(xb), w, None, K.blocked_view(yb), (1, 1), (1, 1),
+                       (1, 1), (1, 1), relu=relu, scale=scale, shift=shift,
+                       accumulate=accumulate)
+        y = layout.to_plain(yb)
+    else:
+        K.conv_forward(x, w, None, y, (1, 1), (1, 1), (1, 1), (1, 1), relu=relu,
+                       scale=scale, shift=shift, accumulate=accumulate)
+    assert (want < 0).any() or relu
+    close(want, y, atol=1e-4)
+
+
+def test_post_op_argument_ids_name_the_operands():
+    # DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1 must address binary post-op i:
+    # the primitive reports a (1, C, 1, 1) float32 operand there and nothing elsewhere
+    from mxnet.backend.onednn import _lib as L, kernels as K
+    from mxnet.backend.onednn._runtime import runtime
+    y = np.empty((2, 8, 4, 4), np.float32)
+    md = K._channel_md(y)
+    pd = K._conv_fwd_pd("convolution", L.FORWARD_INFERENCE, (2, 8, 4, 4), (8, 8, 1, 1),
+                        None, y.shape, ((1, 1), (1, 1), (0, 0), (0, 0)),
+                        post_ops=(("relu",), ("binary_mul", md), ("sum",),
+                                  ("binary_add", md)))
+    lib = runtime().lib
+    try:
+        sizes = []
+        for i in range(5):
+            q = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, L.post_op_arg(i))
+            sizes.append(lib.dnnl_memory_desc_get_size(q) if q else 0)
+    finally:
+        lib.dnnl_primitive_desc_destroy(pd)
+    assert sizes == [0, 32, 0, 32, 0]

@@ -32,6 +32,7 @@ ELTWISE_RELU_DST, ELTWISE_TANH_DST, ELTWISE_LOGISTIC_DST = 0x100, 0x101, 0x104
 POOLING_MAX, POOLING_AVG_INCLUDE, POOLING_AVG_EXCLUDE = 0x1FF, 0x2FF, 0x3FF
 LRN_ACROSS_CHANNELS = 0xAFF
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
+BINARY_ADD, BINARY_MUL = 0x1fff0, 0x1fff1
 
 USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 0x1, 0x2, 0x4
 
@@ -43,6 +44,13 @@ ARG_WORKSPACE, ARG_SCRATCHPAD = 64, 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS, ARG_DIFF_BIAS = 129, 145, 161, 169
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
 ARG_FROM, ARG_TO = 1, 17             # reorder
+ARG_SRC_1 = 2                        # a binary post-op's second operand ...
+_ARG_POST_OP_BASE = 32768            # ... of post-op i: DNNL_ARG_ATTR_MULTIPLE_POST_OP(i)
+
+
+def post_op_arg(i):
+    """The argument id of the second operand of the binary post-op at position i."""
+    return _ARG_POST_OP_BASE * (i + 1) | ARG_SRC_1
 
 MAX_NDIMS = 12
 Dims = ctypes.c_int64 * MAX_NDIMS
@@ -99,6 +107,8 @@ _SIGNATURES = {
     "dnnl_post_ops_create": (_i, [_pp]),
     "dnnl_post_ops_destroy": (_i, [_p]),
     "dnnl_post_ops_append_eltwise": (_i, [_p, _i, _f, _f]),
+    "dnnl_post_ops_append_binary": (_i, [_p, _i, _p]),
+    "dnnl_post_ops_append_sum": (_i, [_p, _f, ctypes.c_int32, _i]),
     "dnnl_primitive_desc_query_md": (_p, [_p, _i, _i]),
     "dnnl_primitive_desc_destroy": (_i, [_p]),
     "dnnl_primitive_create": (_i, [_pp, _p]),

@@ -174,29 +174,50 @@ def _conv_geo(stride, dilate, pad_l, pad_r):
 
 
 def _conv_fwd_pd(kind, prop, x_shape, w_shape, b_shape, y_shape, geo, relu=False,
-                 dt=L.F32):
+                 dt=L.F32, post_ops=()):
     alg = L.CONVOLUTION_DIRECT if kind == "convolution" else L.DECONVOLUTION_DIRECT
     bmd = user_md(b_shape, dtype=dt) if b_shape is not None else None
     return create_pd(f"{kind}_forward_primitive_desc_create", prop, alg,
                      any_md(x_shape, dt), any_md(w_shape, dt), bmd, any_md(y_shape, dt),
-                     *_conv_geo(*geo), post_relu=relu)
+                     *_conv_geo(*geo), post_relu=relu, post_ops=post_ops)
 
 
-def _fwd(kind, x, w, b, y, groups, geo, relu):
+def _channel_md(y):
+    """The descriptor of a per-channel operand broadcast over y (N, C, *s): (1, C, 1..)."""
+    return user_md((1, y.shape[1]) + (1,) * (y.ndim - 2))
+
+
+def _fwd(kind, x, w, b, y, groups, geo, relu, scale=None, shift=None, accumulate=False):
     _check(x, w, b, y, bf16=True)
+    affine = scale is not None
+    if affine:
+        _check(scale, shift)
     wg = _grouped(w, groups)
-    key = (kind + "_fwd", _sig(x, wg, b, y), geo, relu)
+    key = (kind + "_fwd", _sig(x, wg, b, y), geo, relu, affine, accumulate)
 
     def build():
-        pd = _conv_fwd_pd(kind, L.FORWARD_TRAINING, x.shape, wg.shape,
-                          None if b is None else b.shape, y.shape, geo, relu, _dt(x))
+        post = ()
+        if affine:
+            post = (("binary_mul", _channel_md(y)), ("binary_add", _channel_md(y)))
+        if accumulate:
+            post += (("sum",),)
+        pd = _conv_fwd_pd(kind, L.FORWARD_INFERENCE if affine else L.FORWARD_TRAINING,
+                          x.shape, wg.shape, None if b is None else b.shape, y.shape, geo,
+                          relu, _dt(x), post)
         args = [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_WEIGHTS, _md(wg))]
         if b is not None:
             args.append(Arg(L.ARG_BIAS, _md(b)))
-        args.append(Arg(L.ARG_DST, _md(y), output=True))
+        if affine:
+            args += [Arg(L.post_op_arg(0), _channel_md(y)),
+                     Arg(L.post_op_arg(1), _channel_md(y))]
+        # the destination is read too when the sum post-op adds to what it holds
+        args.append(Arg(L.ARG_DST, _md(y), output=True, reads=accumulate))
         return Plan(pd, args)
     plan = cached_plan(key, build)
-    plan(*((x, wg) + ((b,) if b is not None else ()) + (y,)))
+    arrays = (x, wg) + ((b,) if b is not None else ())
+    if affine:
+        arrays += (scale, shift)
+    plan(*(arrays + (y,)))
     return y
 
 
@@ -313,11 +334,14 @@ def _destroy_pd(pd):
     runtime().lib.dnnl_primitive_desc_destroy(pd)
 
 
-def conv_forward(x, w, b, y, stride, dilate, pad_l, pad_r, groups=1, relu=False):
-    """y = conv(x, w) + b (b may be None), then ReLU when ``relu`` (a fused post-op).
-    x (N, C, *s), w (F, C/groups, *k), y (N, F, *o)."""
+def conv_forward(x, w, b, y, stride, dilate, pad_l, pad_r, groups=1, relu=False,
+                 scale=None, shift=None, accumulate=False):
+    """y = conv(x, w) + b (b may be None), then in this order, each fused into the one
+    primitive: y * scale + shift per output channel (``scale``/``shift``: contiguous
+    float32 (C,) arrays, both or neither), + y's previous contents (``accumulate``),
+    ReLU (``relu``). x (N, C, *s), w (F, C/groups, *k), y (N, F, *o)."""
     geo = (tuple(stride), tuple(dilate), tuple(pad_l), tuple(pad_r))
-    return _fwd("convolution", x, w, b, y, groups, geo, relu)
+    return _fwd("convolution", x, w, b, y, groups, geo, relu, scale, shift, accumulate)
 
 
 def conv_backward_data(dy, w, dx, stride, dilate, pad_l, pad_r, groups=1):

@@ -101,16 +101,20 @@ class Arg:
     arrays have, and whether it is written (reordered back after execution).
     ``shared``: instead of a caller's array, the input already lies in the primitive's
     layout in the arena at this offset (another plan, run just before in the same
-    locked section, reordered it there); its array is passed as None."""
-    __slots__ = ("arg", "md", "output", "shared")
+    locked section, reordered it there); its array is passed as None. ``reads``: an
+    output whose previous contents the primitive reads as well (a sum post-op)."""
+    __slots__ = ("arg", "md", "output", "shared", "reads")
 
-    def __init__(self, arg, md, output=False, shared=None):
+    def __init__(self, arg, md, output=False, shared=None, reads=False):
         self.arg, self.md, self.output, self.shared = arg, md, output, shared
+        self.reads = reads
 
 
 class _Slot:
-    """Execution-time state of one argument."""
-    __slots__ = ("arg", "output", "user_mem", "reorder", "reorder_args", "buffer")
+    """Execution-time state of one argument (``reorder_in``: an output's reorder into
+    the primitive's layout before execution, for an output that is read too)."""
+    __slots__ = ("arg", "output", "user_mem", "reorder", "reorder_args", "buffer",
+                 "reorder_in", "reorder_in_args")
 
 
 def _memory(lib, md, engine, handle=None):
@@ -118,6 +122,20 @@ def _memory(lib, md, engine, handle=None):
     L.check(lib, "memory_create", lib.dnnl_memory_create(ctypes.byref(h), md, engine,
                                                           handle))
     return h.value
+
+
+def _reorder(lib, eng, src_md, dst_md):
+    """A created reorder primitive from src_md to dst_md."""
+    rpd = ctypes.c_void_p()
+    L.check(lib, "reorder_primitive_desc_create",
+            lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src_md, eng, dst_md,
+                                                   eng, None))
+    rp = ctypes.c_void_p()
+    try:
+        L.check(lib, "primitive_create", lib.dnnl_primitive_create(ctypes.byref(rp), rpd))
+    finally:
+        lib.dnnl_primitive_desc_destroy(rpd)
+    return rp.value
 
 
 def _aligned(nbytes):
@@ -167,7 +185,7 @@ class Plan:
             s = _Slot()
             s.arg, s.output, s.buffer = a.arg, a.output, None
             want = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, a.arg)
-            s.reorder = None
+            s.reorder = s.reorder_in = None
             if a.shared is not None:
                 # already in the wanted layout, in the arena: an inner buffer, no reorder
                 s.user_mem = None
@@ -184,17 +202,13 @@ class Plan:
                 arena += _round64(lib.dnnl_memory_desc_get_size(want))
                 src, dst = (inner, s.user_mem) if a.output else (s.user_mem, inner)
                 src_md, dst_md = (want, a.md) if a.output else (a.md, want)
-                rpd = ctypes.c_void_p()
-                L.check(lib, "reorder_primitive_desc_create",
-                        lib.dnnl_reorder_primitive_desc_create(
-                            ctypes.byref(rpd), src_md, eng, dst_md, eng, None))
-                rp = ctypes.c_void_p()
-                L.check(lib, "primitive_create",
-                        lib.dnnl_primitive_create(ctypes.byref(rp), rpd))
-                lib.dnnl_primitive_desc_destroy(rpd)
-                s.reorder = rp.value
+                s.reorder = _reorder(lib, eng, src_md, dst_md)
                 s.reorder_args = (L.ExecArg * 2)(L.ExecArg(L.ARG_FROM, src),
                                                  L.ExecArg(L.ARG_TO, dst))
+                if a.output and a.reads:
+                    s.reorder_in = _reorder(lib, eng, a.md, want)
+                    s.reorder_in_args = (L.ExecArg * 2)(L.ExecArg(L.ARG_FROM, s.user_mem),
+                                                        L.ExecArg(L.ARG_TO, inner))
                 exec_args.append(L.ExecArg(a.arg, inner))
             else:
                 exec_args.append(L.ExecArg(a.arg, s.user_mem))
@@ -231,6 +245,9 @@ class Plan:
                 if s.reorder is not None and not s.output:
                     L.check(lib, "reorder", lib.dnnl_primitive_execute(
                         s.reorder, stream, 2, s.reorder_args))
+                elif s.reorder_in is not None:
+                    L.check(lib, "reorder", lib.dnnl_primitive_execute(
+                        s.reorder_in, stream, 2, s.reorder_in_args))
             L.check(lib, "primitive_execute", lib.dnnl_primitive_execute(
                 self.prim, stream, self.nargs, self.exec_args))
             for s in self.slots:
@@ -253,6 +270,8 @@ class Plan:
         for s in self.slots:
             if s.reorder is not None:
                 lib.dnnl_primitive_destroy(s.reorder)
+            if s.reorder_in is not None:
+                lib.dnnl_primitive_destroy(s.reorder_in)
             if s.buffer is not None:
                 lib.dnnl_memory_destroy(s.buffer[0])
             if s.user_mem is not None:
@@ -263,22 +282,36 @@ class Plan:
         lib.dnnl_primitive_desc_destroy(self.pd)
 
 
-def make_attr(post_relu=False):
-    """Attributes: user-managed scratchpad, optionally a fused ReLU post-op. Returns a
-    handle the caller destroys after creating the primitive descriptor."""
+def make_attr(post_ops=()):
+    """Attributes: user-managed scratchpad and the given post-ops, applied in order to
+    the primitive's result: ('relu',), ('sum',) (adds what the destination held
+    before), ('binary_mul', md) / ('binary_add', md) (a second operand of descriptor
+    md, broadcast over the result: a per-channel scale or shift). Returns a handle the
+    caller destroys after creating the primitive descriptor."""
     rt = runtime()
     lib = rt.lib
     attr = ctypes.c_void_p()
     L.check(lib, "primitive_attr_create", lib.dnnl_primitive_attr_create(ctypes.byref(attr)))
     L.check(lib, "set_scratchpad_mode",
             lib.dnnl_primitive_attr_set_scratchpad_mode(attr, L.SCRATCHPAD_USER))
-    if post_relu:
+    if post_ops:
         po = ctypes.c_void_p()
         L.check(lib, "post_ops_create", lib.dnnl_post_ops_create(ctypes.byref(po)))
-        L.check(lib, "post_ops_append_eltwise",
-                lib.dnnl_post_ops_append_eltwise(po, L.ELTWISE_RELU, 0.0, 0.0))
-        L.check(lib, "set_post_ops", lib.dnnl_primitive_attr_set_post_ops(attr, po))
-        lib.dnnl_post_ops_destroy(po)
+        try:
+            for op in post_ops:
+                if op[0] == "relu":
+                    L.check(lib, "post_ops_append_eltwise",
+                            lib.dnnl_post_ops_append_eltwise(po, L.ELTWISE_RELU, 0.0, 0.0))
+                elif op[0] == "sum":
+                    L.check(lib, "post_ops_append_sum",
+                            lib.dnnl_post_ops_append_sum(po, 1.0, 0, 0))
+                else:
+                    alg = L.BINARY_MUL if op[0] == "binary_mul" else L.BINARY_ADD
+                    L.check(lib, "post_ops_append_binary",
+                            lib.dnnl_post_ops_append_binary(po, alg, op[1]))
+            L.check(lib, "set_post_ops", lib.dnnl_primitive_attr_set_post_ops(attr, po))
+        finally:
+            lib.dnnl_post_ops_destroy(po)
     return attr.value
 
 
@@ -301,13 +334,14 @@ def implementation(pd):
     return (name.value or b"").decode()
 
 
-def create_pd(fn_name, *args, post_relu=False, hint=None, has_hint=False):
+def create_pd(fn_name, *args, post_relu=False, post_ops=(), hint=None, has_hint=False):
     """Call dnnl_<fn_name>(&pd, engine, *args, [hint,] attr); a failure (an unsupported
     configuration) raises NotSupported, as does a reference implementation (see
-    ALLOW_REFERENCE)."""
+    ALLOW_REFERENCE). ``post_ops`` as for make_attr; ``post_relu``: a ReLU post-op
+    (after them)."""
     rt = runtime()
     lib = rt.lib
-    attr = make_attr(post_relu)
+    attr = make_attr(tuple(post_ops) + ((("relu",),) if post_relu else ()))
     pd = ctypes.c_void_p()
     tail = (hint, attr) if has_hint else (attr,)
     try:
