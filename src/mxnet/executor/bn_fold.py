@@ -10,14 +10,14 @@ the residual addition and the ReLU. So the chain
     Convolution -> BatchNorm [-> elemwise add with another array] [-> relu]
 
 runs as one call: on oneDNN, one convolution primitive whose post-ops scale and shift
-each channel (binary mul and add with s and t), add the destination's previous
-contents (the residual, copied there first unless the destination already holds it)
-and apply the ReLU; otherwise (oneDNN declines: off, below its break-even) the
-convolution's own kernel or body, then the scale, shift, addition and ReLU in place,
-in NumPy. The convolution's bias, if any, becomes part of t: t + bias * s. s and t are
+each channel (binary mul and add with s and t), add the residual (a binary add of the
+whole tensor, on channel-blocked arrays; on plain ones the addition and the ReLU
+follow in place) and apply the ReLU; otherwise (oneDNN declines: off, below its
+break-even) the convolution's NumPy body, then the scale, shift, addition and ReLU in
+place. The convolution's bias, if any, becomes part of t: t + bias * s. s and t are
 recomputed from the parameters at every call (a few operations on vectors of the
 channel count), so parameters changed between calls are always seen. A hybridized
-ResNet's inference call runs 53 folded calls instead of 171 operator calls.
+ResNet-50's inference call runs 53 folded calls instead of 171 operator calls.
 
 It applies only where no one can see the difference: the executor has no backward
 step that reads the chain's intermediate entries (an inference executor: a training
@@ -25,9 +25,10 @@ executor's BatchNorm backward reads the convolution's output); each intermediate
 read by the next operator of the chain alone and is no graph output; BatchNorm's mean
 and variance outputs are read by nothing; the operators are channels-first and
 float32 or float64, their calls neither low-precision nor fused otherwise. The folded
-call runs where the chain's last operator ran, so the memory plan is checked: no
-buffer of a call in between, nor the result's, may overlap the convolution's input,
-and the residual must be the result's buffer or lie apart from it.
+call runs where the chain's last operator ran and reads the convolution's input and
+the residual there, so the memory planner keeps both alive until then
+(``plan_chains``: ``Graph.held_reads``), which also keeps the result out of their
+buffers; the prepared calls check the plan again.
 
 A training forward (batch statistics, moving statistics updated) and a call whose
 arrays the kernels do not take run the chain's own calls instead. The results agree
@@ -91,8 +92,18 @@ def plan_chains(g):
         claimed.update(chain)
         chains.append(chain)
     g.bn_chains = chains
-    g.held_reads = {c[-1]: [g.node_inputs[c[0]][0]] for c in chains}
+    g.held_reads = {c[-1]: [g.node_inputs[c[0]][0]] + _residual_of(g, c) for c in chains}
     return g
+
+
+def _residual_of(g, chain):
+    """[the entry a chain's addition adds], or []. Kept alive until the chain's last
+    node, it never shares the result's buffer: oneDNN reads it as a post-op operand
+    while it writes the result, and may write partial sums there first."""
+    if len(chain) < 3 or g.nodes[chain[2]].op.name not in _ADDS:
+        return []
+    bn_out = g.row_ptr[chain[1]]
+    return [e for e in g.node_inputs[chain[2]] if e != bn_out][:1]
 
 
 def fold_batchnorm(g, calls):
@@ -213,9 +224,7 @@ def _folded_call(g, calls, chain):
     residual = None
     if add is not None:
         residual = add.ins[1] if add.ins[0] == bn.outs[0] else add.ins[0]
-        # the residual is copied into the result first, unless it is already there
-        same = _span(g, f) is not None and _span(g, residual) == _span(g, f)
-        if g.dtypes[residual] != dt or not (same or _apart(g, residual, f)):
+        if g.dtypes[residual] != dt or not _apart(g, residual, f):
             return None
     lay = _layout(conv, add, last, residual)
     if lay is False:

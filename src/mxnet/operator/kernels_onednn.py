@@ -274,22 +274,31 @@ def conv_relu_forward(ctx, p, inputs, aux, out=None):
 def conv_affine_forward(ctx, p, x, w, y, scale, shift, relu=False, residual=None):
     """y = conv(x, w) * scale + shift per output channel [+ residual] [then ReLU] as one
     primitive: a Convolution (params p, its bias left out) with an inference BatchNorm
-    folded into it (executor/bn_fold.py). The residual is copied into y first unless
-    it is y's memory. NotImplemented where oneDNN declines the call."""
+    folded into it (executor/bn_fold.py). The residual lies apart from y, in y's layout.
+    NotImplemented where oneDNN declines the call."""
     if _declined(_conv_family(p), _conv_work_of(x.shape, w.shape)):
         return NotImplemented
     if not _layout_ok(p) or _lp_dtype(x, w, y, residual) != _F32 or not _f32(scale, shift):
         return NotImplemented
     geo = _conv_geo(p, x.shape, y.shape[2:])
     fin, fout = _flags(ctx, 0), _flags(ctx, 1)
-    xc, wc = _mark(_c(x), fin, 0), _c(w)
-    yb = _mark(y, fout, 0)
-    # (y is the chain's result, which every other path rewrites whole: writing the
-    # residual there first is harmless if the primitive then turns out unsupported)
-    if residual is not None and not np.may_share_memory(residual, y):
-        np.copyto(y, residual)
-    K.conv_forward(xc, wc, None, yb, *geo, groups=p.num_group, relu=relu,
-                   scale=scale, shift=shift, accumulate=residual is not None)
+    xc, wc, yb = _mark(_c(x), fin, 0), _c(w), _mark(y, fout, 0)
+    if residual is not None:
+        try:
+            K.conv_forward(xc, wc, None, yb, *geo, groups=p.num_group, relu=relu,
+                           scale=scale, shift=shift, residual=_mark(_c(residual), fout, 0))
+            return y
+        except NotSupported:
+            # oneDNN's optimised convolutions take a whole-tensor operand in their own
+            # (blocked) layout: otherwise the sum and the ReLU follow in place (on the
+            # raw buffers: the residual has y's layout)
+            pass
+    K.conv_forward(xc, wc, None, yb, *geo, groups=p.num_group, scale=scale, shift=shift,
+                   relu=relu and residual is None)
+    if residual is not None:
+        y += residual
+        if relu:
+            np.maximum(y, 0, out=y)
     return y
 
 

@@ -199,35 +199,42 @@ def test_deconvolution_leaves_large_strides_to_the_block_body():
 
 
 @pytest.mark.parametrize("blocked", [False, True])
-@pytest.mark.parametrize("relu,accumulate", [(False, False), (True, False), (False, True),
-                                             (True, True)])
-def test_per_channel_scale_shift_sum_and_relu_post_ops(blocked, relu, accumulate):
-    # y = relu(conv(x, w) * scale + shift + y_before), each part a post-op of one
-    # primitive (executor/bn_fold.py's folded BatchNorm), on plain and blocked arrays
+@pytest.mark.parametrize("relu,residual", [(False, False), (True, False), (False, True),
+                                           (True, True)])
+def test_per_channel_scale_shift_residual_and_relu_post_ops(blocked, relu, residual):
+    # y = relu(conv(x, w) * scale + shift + r), each part a post-op of one primitive
+    # (executor/bn_fold.py's folded BatchNorm); the whole-tensor r on blocked arrays
     from mxnet.backend.onednn import kernels as K
     from mxnet.executor import layout
+    from mxnet.backend.onednn.primitive import NotSupported
     c = 2 * K.block_width()
     x, w = rand(2, c, 5, 5), rand(c, c, 3, 3)
-    scale, shift, before = rand(c), rand(c), rand(2, c, 5, 5)
+    scale, shift, r = rand(c), rand(c), rand(2, c, 5, 5)
     plain = np.empty((2, c, 5, 5), np.float32)
     K.conv_forward(x, w, None, plain, (1, 1), (1, 1), (1, 1), (1, 1))
     want = plain * scale[:, None, None] + shift[:, None, None]
-    if accumulate:
-        want += before
+    if residual:
+        want += r
     if relu:
         want = np.maximum(want, 0)
-    y = before.copy()
+    y = np.full_like(r, np.nan)
     if blocked:
-        xb, yb = np.empty_like(x), np.empty_like(y)
+        xb, yb, rb = np.empty_like(x), np.empty_like(y), np.empty_like(r)
         layout.into_blocked(x, xb)
-        layout.into_blocked(y, yb)
+        layout.into_blocked(r, rb)
         K.conv_forward(K.blocked_view(xb), w, None, K.blocked_view(yb), (1, 1), (1, 1),
                        (1, 1), (1, 1), relu=relu, scale=scale, shift=shift,
-                       accumulate=accumulate)
+                       residual=K.blocked_view(rb) if residual else None)
         y = layout.to_plain(yb)
     else:
-        K.conv_forward(x, w, None, y, (1, 1), (1, 1), (1, 1), (1, 1), relu=relu,
-                       scale=scale, shift=shift, accumulate=accumulate)
+        try:
+            K.conv_forward(x, w, None, y, (1, 1), (1, 1), (1, 1), (1, 1), relu=relu,
+                           scale=scale, shift=shift, residual=r if residual else None)
+        except NotSupported:
+            # a plain whole-tensor operand: where only oneDNN's reference convolution
+            # takes it (refused), the adapter adds it in NumPy (the test below)
+            assert residual
+            return
     assert (want < 0).any() or relu
     close(want, y, atol=1e-4)
 
@@ -239,9 +246,9 @@ def test_post_op_argument_ids_name_the_operands():
     from mxnet.backend.onednn._runtime import runtime
     y = np.empty((2, 8, 4, 4), np.float32)
     md = K._channel_md(y)
-    pd = K._conv_fwd_pd("convolution", L.FORWARD_INFERENCE, (2, 8, 4, 4), (8, 8, 1, 1),
+    pd = K._conv_fwd_pd("convolution", L.FORWARD_TRAINING, (2, 8, 4, 4), (8, 8, 1, 1),
                         None, y.shape, ((1, 1), (1, 1), (0, 0), (0, 0)),
-                        post_ops=(("relu",), ("binary_mul", md), ("sum",),
+                        post_ops=(("relu",), ("binary_mul", md), ("relu",),
                                   ("binary_add", md)))
     lib = runtime().lib
     try:
@@ -252,3 +259,33 @@ def test_post_op_argument_ids_name_the_operands():
     finally:
         lib.dnnl_primitive_desc_destroy(pd)
     assert sizes == [0, 32, 0, 32, 0]
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_affine_adapter_adds_a_residual_the_primitive_refuses(monkeypatch, relu):
+    from mxnet.backend.onednn import kernels as K
+    from mxnet.backend.onednn.primitive import NotSupported
+    from mxnet.operator import kernels_onednn as KO
+    p = params("Convolution", kernel=(3, 3), pad=(1, 1), num_filter=6, no_bias=True)
+    x, w, r = rand(2, 5, 6, 6), rand(6, 5, 3, 3), rand(2, 6, 6, 6)
+    scale, shift = rand(6), rand(6)
+    plain = K.conv_forward
+    refused = []
+
+    def no_residual(*args, residual=None, **kw):
+        if residual is not None:
+            refused.append(True)
+            raise NotSupported("whole-tensor operand")
+        return plain(*args, **kw)
+    monkeypatch.setattr(K, "conv_forward", no_residual)
+    base = np.empty((2, 6, 6, 6), np.float32)
+    plain(x, w, None, base, (1, 1), (1, 1), (1, 1), (1, 1))
+    want = base * scale[:, None, None] + shift[:, None, None] + r
+    if relu:
+        want = np.maximum(want, 0)
+    y = np.empty_like(r)
+    ctx = type("Ctx", (), {"layout": None})()
+    with KO.forced():
+        assert KO.conv_affine_forward(ctx, p, x, w, y, scale, shift, relu, r) is y
+    assert refused == [True]
+    close(want, y, atol=1e-4)

@@ -108,7 +108,6 @@ _SIGNATURES = {
     "dnnl_post_ops_destroy": (_i, [_p]),
     "dnnl_post_ops_append_eltwise": (_i, [_p, _i, _f, _f]),
     "dnnl_post_ops_append_binary": (_i, [_p, _i, _p]),
-    "dnnl_post_ops_append_sum": (_i, [_p, _f, ctypes.c_int32, _i]),
     "dnnl_primitive_desc_query_md": (_p, [_p, _i, _i]),
     "dnnl_primitive_desc_destroy": (_i, [_p]),
     "dnnl_primitive_create": (_i, [_pp, _p]),

@@ -101,20 +101,16 @@ class Arg:
     arrays have, and whether it is written (reordered back after execution).
     ``shared``: instead of a caller's array, the input already lies in the primitive's
     layout in the arena at this offset (another plan, run just before in the same
-    locked section, reordered it there); its array is passed as None. ``reads``: an
-    output whose previous contents the primitive reads as well (a sum post-op)."""
-    __slots__ = ("arg", "md", "output", "shared", "reads")
+    locked section, reordered it there); its array is passed as None."""
+    __slots__ = ("arg", "md", "output", "shared")
 
-    def __init__(self, arg, md, output=False, shared=None, reads=False):
+    def __init__(self, arg, md, output=False, shared=None):
         self.arg, self.md, self.output, self.shared = arg, md, output, shared
-        self.reads = reads
 
 
 class _Slot:
-    """Execution-time state of one argument (``reorder_in``: an output's reorder into
-    the primitive's layout before execution, for an output that is read too)."""
-    __slots__ = ("arg", "output", "user_mem", "reorder", "reorder_args", "buffer",
-                 "reorder_in", "reorder_in_args")
+    """Execution-time state of one argument."""
+    __slots__ = ("arg", "output", "user_mem", "reorder", "reorder_args", "buffer")
 
 
 def _memory(lib, md, engine, handle=None):
@@ -185,7 +181,7 @@ class Plan:
             s = _Slot()
             s.arg, s.output, s.buffer = a.arg, a.output, None
             want = lib.dnnl_primitive_desc_query_md(pd, L.QUERY_EXEC_ARG_MD, a.arg)
-            s.reorder = s.reorder_in = None
+            s.reorder = None
             if a.shared is not None:
                 # already in the wanted layout, in the arena: an inner buffer, no reorder
                 s.user_mem = None
@@ -205,10 +201,6 @@ class Plan:
                 s.reorder = _reorder(lib, eng, src_md, dst_md)
                 s.reorder_args = (L.ExecArg * 2)(L.ExecArg(L.ARG_FROM, src),
                                                  L.ExecArg(L.ARG_TO, dst))
-                if a.output and a.reads:
-                    s.reorder_in = _reorder(lib, eng, a.md, want)
-                    s.reorder_in_args = (L.ExecArg * 2)(L.ExecArg(L.ARG_FROM, s.user_mem),
-                                                        L.ExecArg(L.ARG_TO, inner))
                 exec_args.append(L.ExecArg(a.arg, inner))
             else:
                 exec_args.append(L.ExecArg(a.arg, s.user_mem))
@@ -245,9 +237,6 @@ class Plan:
                 if s.reorder is not None and not s.output:
                     L.check(lib, "reorder", lib.dnnl_primitive_execute(
                         s.reorder, stream, 2, s.reorder_args))
-                elif s.reorder_in is not None:
-                    L.check(lib, "reorder", lib.dnnl_primitive_execute(
-                        s.reorder_in, stream, 2, s.reorder_in_args))
             L.check(lib, "primitive_execute", lib.dnnl_primitive_execute(
                 self.prim, stream, self.nargs, self.exec_args))
             for s in self.slots:
@@ -270,8 +259,6 @@ class Plan:
         for s in self.slots:
             if s.reorder is not None:
                 lib.dnnl_primitive_destroy(s.reorder)
-            if s.reorder_in is not None:
-                lib.dnnl_primitive_destroy(s.reorder_in)
             if s.buffer is not None:
                 lib.dnnl_memory_destroy(s.buffer[0])
             if s.user_mem is not None:
@@ -284,10 +271,10 @@ class Plan:
 
 def make_attr(post_ops=()):
     """Attributes: user-managed scratchpad and the given post-ops, applied in order to
-    the primitive's result: ('relu',), ('sum',) (adds what the destination held
-    before), ('binary_mul', md) / ('binary_add', md) (a second operand of descriptor
-    md, broadcast over the result: a per-channel scale or shift). Returns a handle the
-    caller destroys after creating the primitive descriptor."""
+    the primitive's result: ('relu',), ('binary_mul', md) / ('binary_add', md) (a
+    second operand of descriptor md, broadcast over the result: a per-channel scale or
+    shift, or a whole tensor). Returns a handle the caller destroys after creating the
+    primitive descriptor."""
     rt = runtime()
     lib = rt.lib
     attr = ctypes.c_void_p()
@@ -302,9 +289,6 @@ def make_attr(post_ops=()):
                 if op[0] == "relu":
                     L.check(lib, "post_ops_append_eltwise",
                             lib.dnnl_post_ops_append_eltwise(po, L.ELTWISE_RELU, 0.0, 0.0))
-                elif op[0] == "sum":
-                    L.check(lib, "post_ops_append_sum",
-                            lib.dnnl_post_ops_append_sum(po, 1.0, 0, 0))
                 else:
                     alg = L.BINARY_MUL if op[0] == "binary_mul" else L.BINARY_ADD
                     L.check(lib, "post_ops_append_binary",
