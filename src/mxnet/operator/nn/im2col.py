@@ -514,11 +514,19 @@ def _pointwise_forward(xp, win, x, weight, groups, bias, out):
     f = weight.shape[0]
     L = _prod(win.out_size)
     xs = _subsampled(x, win).reshape(n, groups, c // groups, L)   # a copy when strided
+    return _per_sample_gemm(xp, win, weight, xs, groups, bias, out)
+
+
+def _per_sample_gemm(xp, win, weight, cols, groups, bias, out):
+    """out (n, F, *out_size) = weight (per group) @ cols (n, G, C/G * K, L) [+ bias]:
+    one batched GEMM into ``out`` (allocated when None; through a copy when it is not
+    contiguous)."""
+    n, f = cols.shape[0], weight.shape[0]
     if out is None:
-        out = xp.empty((n, f) + win.out_size, dtype=x.dtype)
+        out = xp.empty((n, f) + win.out_size, dtype=cols.dtype)
     dst = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
-    xp.matmul(weight.reshape(groups, f // groups, c // groups), xs,
-              out=dst.reshape(n, groups, f // groups, L))
+    xp.matmul(weight.reshape(groups, f // groups, -1), cols,
+              out=dst.reshape(n, groups, f // groups, cols.shape[3]))
     if bias is not None:
         dst += bias.reshape((1, f) + (1,) * len(win.out_size))
     if dst is not out:
@@ -599,20 +607,10 @@ GATHER_MAX_COLUMNS = 1 << 16
 
 
 def _gather_forward(win, x, weight, groups, bias, out):
-    n = x.shape[0]
-    f = weight.shape[0]
     cols = _columns(win, x)                         # (n, C*K, L)
-    L = cols.shape[2]
-    if out is None:
-        out = np.empty((n, f) + win.out_size, dtype=x.dtype)
-    dst = out if out.flags.c_contiguous else np.empty(out.shape, dtype=out.dtype)
-    np.matmul(weight.reshape(groups, f // groups, -1), cols.reshape(n, groups, -1, L),
-              out=dst.reshape(n, groups, f // groups, L))
-    if bias is not None:
-        dst += bias.reshape((1, f) + (1,) * len(win.out_size))
-    if dst is not out:
-        out[...] = dst
-    return out
+    n, _, L = cols.shape
+    return _per_sample_gemm(np, win, weight, cols.reshape(n, groups, -1, L), groups, bias,
+                            out)
 
 
 def _columns(win, x):
