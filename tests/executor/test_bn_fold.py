@@ -36,9 +36,10 @@ def _block(channels=8, fix_gamma=False, global_stats=False):
     return sym.flatten(sym.relu(s2, name="r3"))
 
 
-def _bind(sym, shape, fold, monkeypatch, seed=0):
+def _bind(sym, shape, fold, monkeypatch, seed=0, dtype=None):
     monkeypatch.setenv("MXNET_CPU_BN_FOLD", "1" if fold else "0")
-    ex = sym.simple_bind(mx.cpu(), data=shape, grad_req="null")
+    ex = sym.simple_bind(mx.cpu(), data=shape, grad_req="null",
+                         type_dict={"data": dtype} if dtype else None)
     rng = np.random.RandomState(seed)
     for name, arr in ex.arg_dict.items():
         arr[:] = rng.standard_normal(arr.shape).astype(np.float32) * 0.5
@@ -164,3 +165,39 @@ def test_the_plan_keeps_the_convolution_input_alive(monkeypatch):
     plan = g.memory
     lo1, lo2 = plan.offset_of[r1], plan.offset_of[r2]
     assert lo1 + plan.entry_bytes[r1] <= lo2 or lo2 + plan.entry_bytes[r2] <= lo1
+
+
+def _chain_sym(ndim=2, groups=1):
+    sym = mx.sym
+    k = (3,) * ndim
+    x = sym.var("data")
+    c = sym.Convolution(x, kernel=k, pad=(1,) * ndim, num_filter=4, num_group=groups,
+                        name="c")
+    return sym.relu(sym.elemwise_add(sym.BatchNorm(c, fix_gamma=False, name="b"),
+                                     sym.Convolution(x, kernel=(1,) * ndim, num_filter=4,
+                                                     name="s")))
+
+
+@pytest.mark.parametrize("ndim,groups", [(1, 1), (2, 2), (2, 4), (3, 1)])
+def test_grouped_and_other_dimensions(monkeypatch, ndim, groups):
+    shape = (2, 4) + (5,) * ndim
+    want = _bind(_chain_sym(ndim, groups), shape, False, monkeypatch)
+    got = _bind(_chain_sym(ndim, groups), shape, True, monkeypatch)
+    a = _run(want)
+    b = _run(got)
+    assert _folded(got) == ["c"]
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+    if onednn.available():
+        with kernels_onednn.forced():
+            want = _bind(_chain_sym(ndim, groups), shape, False, monkeypatch)
+            got = _bind(_chain_sym(ndim, groups), shape, True, monkeypatch)
+            np.testing.assert_allclose(_run(got), _run(want), rtol=1e-5, atol=1e-5)
+
+
+def test_float64_runs_the_numpy_path(monkeypatch):
+    shape = (2, 4, 5, 5)
+    want, got = (_bind(_chain_sym(), shape, fold, monkeypatch, dtype="float64")
+                 for fold in (False, True))
+    assert got.outputs[0].dtype == np.float64
+    np.testing.assert_allclose(_run(got), _run(want), rtol=1e-12, atol=1e-12)
+    assert _folded(got) == ["c"]
