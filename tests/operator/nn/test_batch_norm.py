@@ -161,3 +161,31 @@ def test_errors():
     with pytest.raises(MXNetError):
         nd.BatchNorm(nd.ones((2, 3)), nd.ones((3,)), nd.ones((3,)), nd.ones((3,)),
                      nd.ones((3,)), momentum="fast")
+
+
+@pytest.mark.parametrize("global_stats,fix_gamma", [(False, False), (False, True),
+                                                    (True, False)])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_forward_and_backward_write_into_given_arrays(global_stats, fix_gamma, in_place):
+    # the operator contract: results computed straight into the destinations given
+    # (the executor's planned buffers); dx may be planned over dy's own buffer
+    from mxnet.operator.registry import OpContext
+    op = get_op("BatchNorm")
+    p = op.parse(dict(fix_gamma=fix_gamma, use_global_stats=global_stats, eps=1e-3))
+    x, g, b, mm, mv = (a.astype(np.float32) for a in make((3, 4, 5)))
+    ctx = OpContext(np, mx.cpu(), True, [True, True, True], [x.shape, g.shape, b.shape])
+    plain = op.forward(ctx, p, [x, g, b], [mm.copy(), mv.copy()])
+    out = [np.empty_like(x), np.empty_like(g), np.empty_like(g)]
+    res = op.forward(ctx, p, [x, g, b], [mm.copy(), mv.copy()], out)
+    assert all(r is o for r, o in zip(res, out))
+    for r, q in zip(res, plain):
+        np.testing.assert_allclose(r, q, rtol=1e-6, atol=1e-7)
+    dy = rs.randn(*x.shape).astype(np.float32)
+    want = op.backward(ctx, p, [dy], [x, g, b], plain, [mm, mv])
+    given = [dy.copy() if in_place else np.empty_like(x), np.empty_like(g),
+             np.empty_like(g)]
+    got = op.backward(ctx, p, [given[0] if in_place else dy], [x, g, b], plain, [mm, mv],
+                      given)
+    assert all(r is d for r, d in zip(got, given))
+    for r, q in zip(got, want):
+        np.testing.assert_allclose(r, q, rtol=1e-5, atol=1e-6)

@@ -96,16 +96,20 @@ class BatchNorm(Op):
         return channel_view(x.shape, self._axis(p, x.ndim))
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out)
+        c = inputs[1].shape
+        ct = _param_dtype(inputs[0].dtype)
+        stats = None if out is None else (_into(out, 1, c, ct), _into(out, 2, c, ct))
+        y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out, stats)
         return [y, mean, invstd]
 
     def _saved_invstd(self, xp, p, saved):
         """The inverse standard deviation from forward's third output."""
         return saved
 
-    def _normalize(self, ctx, p, inputs, aux, out):
+    def _normalize(self, ctx, p, inputs, aux, out, stats=None):
         """Forward's work: (y, mean, var, invstd) with the statistics it normalised by
-        (the batch's in training, else the moving ones)."""
+        (the batch's in training, else the moving ones); ``stats``: destinations for
+        the mean and invstd (each may be None)."""
         xp = ctx.xp
         x, gamma, beta = inputs
         mm, mv = aux
@@ -119,12 +123,13 @@ class BatchNorm(Op):
         dst = out[0] if out is not None and ct == x.dtype else None
         dst = dst.reshape(v3) if dst is not None and dst.flags.c_contiguous else None
         beta = beta.astype(ct, copy=False).reshape(b3)
+        mean_dst, invstd_dst = stats or (None, None)
         if ctx.is_train and not p.use_global_stats:
             count = ct.type(v3[0] * v3[2])
-            mean = xc.sum(axis=(0, 2)) / count
+            mean = xp.divide(xc.sum(axis=(0, 2)), count, out=mean_dst)
             y = xp.subtract(xc, mean.reshape(b3), out=dst)
             var = xp.square(y).sum(axis=(0, 2)) / count
-            invstd = 1.0 / xp.sqrt(var + p.eps)
+            invstd = xp.divide(1.0, xp.sqrt(var + p.eps), out=invstd_dst)
             y *= (invstd if p.fix_gamma else (gamma * invstd).astype(ct, copy=False)
                   ).reshape(b3)
             y += beta
@@ -134,9 +139,13 @@ class BatchNorm(Op):
             mv *= m
             mv += (1 - m) * var.astype(mv.dtype, copy=False)
         else:
-            mean = mm.astype(ct, copy=True)
+            if mean_dst is not None:
+                mean_dst[...] = mm
+                mean = mean_dst
+            else:
+                mean = mm.astype(ct, copy=True)
             var = mv.astype(ct, copy=True)
-            invstd = (1.0 / xp.sqrt(var + p.eps)).astype(ct)
+            invstd = xp.divide(1.0, xp.sqrt(var + p.eps), out=invstd_dst)
             scale = invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd
             y = xp.multiply(xc, scale.reshape(b3), out=dst)
             y += beta - (mean * scale).reshape(b3)
@@ -154,18 +163,47 @@ class BatchNorm(Op):
         g = out_grads[0].astype(ct, copy=False).reshape(v3)
         xhat = x.astype(ct, copy=False).reshape(v3) - mean.reshape(b3)
         xhat *= invstd.reshape(b3)
-        dbeta = g.sum(axis=(0, 2))
-        dgamma = (g * xhat).sum(axis=(0, 2))
+        need = ctx.need_grad
+        c = (v3[1],)
+        # the given destinations, where they take the results as they are computed
+        dbeta = g.sum(axis=(0, 2), out=_into(in_grad, 2, c, ct) if need[2] else None)
+        dgamma = (g * xhat).sum(axis=(0, 2),
+                                out=None if p.fix_gamma or not need[1] else
+                                _into(in_grad, 1, c, ct))
         scale = (invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd).reshape(b3)
+        dst = _into(in_grad, 0, x.shape, ct) if need[0] and ct == x.dtype else None
+        dst3 = None if dst is None else dst.reshape(v3)
+        # (dx may share dy's buffer, planned in place: every read of g before this is
+        # done, and the ufuncs below read and write each element at one position)
         if p.use_global_stats:
-            dx = g * scale
+            dx = xp.multiply(g, scale, out=dst3)
         else:
             count = ct.type(v3[0] * v3[2])
             xhat *= (dgamma / count).reshape(b3)
-            dx = g - (dbeta / count).reshape(b3)
+            dx = xp.subtract(g, (dbeta / count).reshape(b3), out=dst3)
             dx -= xhat
             dx *= scale
-        need = ctx.need_grad
-        gg = (xp.zeros_like(dgamma) if p.fix_gamma else dgamma) if need[1] else None
-        return [dx.reshape(x.shape).astype(x.dtype, copy=False) if need[0] else None, gg,
-                dbeta if need[2] else None]
+        gg = None
+        if need[1]:
+            if p.fix_gamma:
+                gg = _into(in_grad, 1, c, ct)
+                if gg is None:
+                    gg = xp.zeros_like(dgamma)
+                else:
+                    gg[...] = 0
+            else:
+                gg = dgamma
+        dx = (dst if dst is not None else
+              dx.reshape(x.shape).astype(x.dtype, copy=False)) if need[0] else None
+        return [dx, gg, dbeta if need[2] else None]
+
+
+def _into(arrays, k, shape, dtype):
+    """arrays[k] when a result of ``shape`` and ``dtype`` can be computed straight into
+    it (given, C-contiguous, that shape and type), else None."""
+    if arrays is None or arrays[k] is None:
+        return None
+    a = arrays[k]
+    if a.shape != tuple(shape) or a.dtype != dtype or not a.flags.c_contiguous:
+        return None
+    return a
