@@ -201,3 +201,27 @@ def test_float64_runs_the_numpy_path(monkeypatch):
     assert got.outputs[0].dtype == np.float64
     np.testing.assert_allclose(_run(got), _run(want), rtol=1e-12, atol=1e-12)
     assert _folded(got) == ["c"]
+
+
+def test_computed_weight_and_gamma(monkeypatch):
+    # a weight and a gamma that nodes compute (weight normalisation, conditional
+    # BatchNorm): planned entries, which the folded call reads at the chain's end
+    sym = mx.sym
+    x = sym.var("data")
+    w = sym.var("w", shape=(4, 4, 3, 3))
+    w = sym.broadcast_div(w, sym.sqrt(sym.sum(sym.square(w), axis=(1, 2, 3), keepdims=True)))
+    c = sym.Convolution(x, weight=w, kernel=(3, 3), pad=(1, 1), num_filter=4,
+                        no_bias=True, name="c")
+    side = sym.Convolution(x, kernel=(1, 1), num_filter=4, name="s")
+    gamma = sym.var("g", shape=(4,)) * 2 + 0.5
+    b = sym.BatchNorm(c, gamma=gamma, fix_gamma=False, name="b")
+    net = sym.relu(b + side)
+    shape = (2, 4, 5, 5)
+    want, got = (_bind(net, shape, fold, monkeypatch) for fold in (False, True))
+    a, b = _run(want), _run(got)
+    assert _folded(got) == ["c"]
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+    g = got._graph
+    held = set(g.held_reads[g.bn_chains[0][-1]])
+    computed = [e for e in held if not g.is_variable_entry(e)]
+    assert len(computed) >= 3      # data, weight, gamma (the residual too)

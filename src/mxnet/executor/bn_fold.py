@@ -25,10 +25,11 @@ executor's BatchNorm backward reads the convolution's output); each intermediate
 read by the next operator of the chain alone and is no graph output; BatchNorm's mean
 and variance outputs are read by nothing; the operators are channels-first and
 float32 or float64, their calls neither low-precision nor fused otherwise. The folded
-call runs where the chain's last operator ran and reads the convolution's input and
-the residual there, so the memory planner keeps both alive until then
-(``plan_chains``: ``Graph.held_reads``), which also keeps the result out of their
-buffers; the prepared calls check the plan again.
+call runs where the chain's last operator ran and reads there what the convolution
+and the BatchNorm read (the data, and a weight or gamma a node computes) and the
+residual, so the memory planner keeps those alive until then (``plan_chains``:
+``Graph.held_reads``), which also keeps the result out of their buffers; the prepared
+calls check the plan again.
 
 A training forward (batch statistics, moving statistics updated) and a call whose
 arrays the kernels do not take run the chain's own calls instead. The results agree
@@ -71,8 +72,9 @@ def plan_chains(g):
     """Find the foldable chains of graph ``g`` (shapes, dtypes and backward planned;
     memory not yet): ``g.bn_chains``, each a list of node ids (convolution, batch norm
     [, addition] [, relu]), and ``g.held_reads``, {node id: entries its forward step
-    keeps alive}: a folded chain reads its convolution's input where its last node
-    runs, so the memory planner must keep that buffer until then."""
+    keeps alive}: a folded chain reads the convolution's and the BatchNorm's inputs and
+    the residual where its last node runs, so the memory planner must keep those it
+    plans (the data, and any weight, gamma or beta a node computes) until then."""
     reads = _backward_reads(g) if g.backward is not None else set(g.heads)
     chains, claimed = [], set()
     for nid, node in enumerate(g.nodes):
@@ -92,8 +94,16 @@ def plan_chains(g):
         claimed.update(chain)
         chains.append(chain)
     g.bn_chains = chains
-    g.held_reads = {c[-1]: [g.node_inputs[c[0]][0]] + _residual_of(g, c) for c in chains}
+    g.held_reads = {c[-1]: _chain_reads(g, c) for c in chains}
     return g
+
+
+def _chain_reads(g, chain):
+    """The entries the folded call reads: the convolution's inputs, the BatchNorm's
+    parameters and statistics, the residual."""
+    conv_in = g.node_inputs[chain[0]]
+    bn_in = g.node_inputs[chain[1]][1:]
+    return list(conv_in) + list(bn_in) + _residual_of(g, chain)
 
 
 def _residual_of(g, chain):
@@ -199,6 +209,18 @@ def _apart(g, a, b):
     return sa is None or sb is None or sa[1] <= sb[0] or sb[1] <= sa[0]
 
 
+def _alive_until(g, entries, nid):
+    """Whether each of ``entries`` is the caller's or planned to live until node nid's
+    step (what plan_chains' held reads ask of the memory planner)."""
+    plan = g.memory
+    if plan is None:
+        return True
+    step = next((k for k, st in enumerate(plan.steps)
+                 if st.kind == "forward" and st.nid == nid), None)
+    return step is not None and all(plan.last[e] >= step for e in entries
+                                    if e in plan.entry_bytes)
+
+
 def _folded_call(g, calls, chain):
     """The FwdCall standing for the chain, or None when the memory plan, the layouts
     or the types rule it out."""
@@ -213,19 +235,18 @@ def _folded_call(g, calls, chain):
     if dt not in _FLOATS or g.dtypes[f] != dt or \
             any(g.dtypes[e] != dt for e in conv.ins[:conv.aux0]):
         return None
-    # the convolution's input must survive until the folded call, which writes f
-    if not _apart(g, x, f):
-        return None
-    inside = set(chain)
-    for j in range(chain[0] + 1, chain[-1]):
-        if j not in inside and not all(_apart(g, x, o) for o in calls[j].outs
-                                       if o < g.num_entries):
-            return None
     residual = None
     if add is not None:
         residual = add.ins[1] if add.ins[0] == bn.outs[0] else add.ins[0]
-        if g.dtypes[residual] != dt or not _apart(g, residual, f):
+        if g.dtypes[residual] != dt:
             return None
+    # what the folded call reads must survive until it runs (plan_chains' held
+    # reads), and the result it writes must lie apart from it (the residual too: a
+    # post-op operand)
+    read = [e for e in conv.ins + bn.ins[1:] + ([residual] if add is not None else [])
+            if e < g.num_entries]
+    if not all(_apart(g, e, f) for e in read) or not _alive_until(g, read, g.entry_node[f]):
+        return None
     lay = _layout(conv, add, last, residual)
     if lay is False:
         return None
