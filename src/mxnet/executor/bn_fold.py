@@ -129,12 +129,15 @@ def fold_batchnorm(g, calls):
             if e < g.num_entries:
                 at[g.entry_node[e]] = i
                 break
+    plan = g.memory
+    step_of = {} if plan is None else \
+        {st.nid: k for k, st in enumerate(plan.steps) if st.kind == "forward"}
     replaced, gone = {}, set()
     for chain in chains:
         idx = [at.get(n) for n in chain]
         if None in idx or not all(_plain(calls[j]) for j in idx):
             continue
-        folded = _folded_call(g, calls, idx)
+        folded = _folded_call(g, calls, idx, step_of.get(chain[-1]))
         if folded is None:
             continue
         gone.update(idx[:-1])
@@ -209,21 +212,20 @@ def _apart(g, a, b):
     return sa is None or sb is None or sa[1] <= sb[0] or sb[1] <= sa[0]
 
 
-def _alive_until(g, entries, nid):
-    """Whether each of ``entries`` is the caller's or planned to live until node nid's
-    step (what plan_chains' held reads ask of the memory planner)."""
+def _alive_until(g, entries, step):
+    """Whether each of ``entries`` is the caller's or planned to live until ``step``
+    (what plan_chains' held reads ask of the memory planner)."""
     plan = g.memory
     if plan is None:
         return True
-    step = next((k for k, st in enumerate(plan.steps)
-                 if st.kind == "forward" and st.nid == nid), None)
     return step is not None and all(plan.last[e] >= step for e in entries
                                     if e in plan.entry_bytes)
 
 
-def _folded_call(g, calls, chain):
+def _folded_call(g, calls, chain, last_step):
     """The FwdCall standing for the chain, or None when the memory plan, the layouts
-    or the types rule it out."""
+    or the types rule it out; ``last_step``: the planner's step of the chain's last
+    node."""
     conv, bn = calls[chain[0]], calls[chain[1]]
     last = calls[chain[-1]]
     add = calls[chain[2]] if len(chain) > 2 and calls[chain[2]].op.name in _ADDS else None
@@ -245,7 +247,7 @@ def _folded_call(g, calls, chain):
     # post-op operand)
     read = [e for e in conv.ins + bn.ins[1:] + ([residual] if add is not None else [])
             if e < g.num_entries]
-    if not all(_apart(g, e, f) for e in read) or not _alive_until(g, read, g.entry_node[f]):
+    if not all(_apart(g, e, f) for e in read) or not _alive_until(g, read, last_step):
         return None
     lay = _layout(conv, add, last, residual)
     if lay is False:

@@ -188,12 +188,10 @@ def _channel_md(y):
 
 
 def _fwd(kind, x, w, b, y, groups, geo, relu, scale=None, shift=None, residual=None):
-    _check(x, w, b, y, bf16=True)
+    _check(x, w, b, y, residual, bf16=True)
     affine = scale is not None
     if affine:
         _check(scale, shift)
-    if residual is not None:
-        _check(residual)
     wg = _grouped(w, groups)
     key = (kind + "_fwd", _sig(x, wg, b, y, residual), geo, relu, affine)
 

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ...base import bfloat16
+from ..kernels import OutputBuffers
 from ..params import Bool, Float, FloatOrNone, Int, Schema
 from ..registry import Op, ShapeError, register
 
@@ -96,11 +97,14 @@ class BatchNorm(Op):
         return channel_view(x.shape, self._axis(p, x.ndim))
 
     def forward(self, ctx, p, inputs, aux, out=None):
-        c = inputs[1].shape
-        ct = _param_dtype(inputs[0].dtype)
-        stats = None if out is None else (_into(out, 1, c, ct), _into(out, 2, c, ct))
-        y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out, stats)
-        return [y, mean, invstd]
+        if out is None:
+            y, mean, _, invstd = self._normalize(ctx, p, inputs, aux, out)
+            return [y, mean, invstd]
+        # the mean and invstd computed straight into the given arrays where they can be
+        c, ct = inputs[1].shape, _param_dtype(inputs[0].dtype)
+        o = OutputBuffers(ctx.xp, [None] + list(out[1:3]), 3, list(inputs) + list(aux))
+        y = self._normalize(ctx, p, inputs, aux, out, (o.get(1, c, ct), o.get(2, c, ct)))[0]
+        return [y] + o.done()[1:]
 
     def _saved_invstd(self, xp, p, saved):
         """The inverse standard deviation from forward's third output."""
@@ -165,16 +169,18 @@ class BatchNorm(Op):
         xhat *= invstd.reshape(b3)
         need = ctx.need_grad
         c = (v3[1],)
-        # the given destinations, where they take the results as they are computed
-        dbeta = g.sum(axis=(0, 2), out=_into(in_grad, 2, c, ct) if need[2] else None)
-        dgamma = (g * xhat).sum(axis=(0, 2),
-                                out=None if p.fix_gamma or not need[1] else
-                                _into(in_grad, 1, c, ct))
+        # the results computed straight into the given destinations where they can be:
+        # dx also over dy's own buffer (planned in place), as every read of g comes
+        # before it is written or reads and writes each element at one position
+        o = OutputBuffers(xp, in_grad, 3, [out_grads[0], x, gamma, mean, invstd])
+        dbeta = g.sum(axis=(0, 2), out=o.get(2, c, ct) if need[2] else None)
+        dgamma = (g * xhat).sum(axis=(0, 2), out=o.get(1, c, ct) if need[1] and
+                                not p.fix_gamma else None)
+        if need[1] and p.fix_gamma:
+            o.get(1, c, ct)[...] = 0
         scale = (invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd).reshape(b3)
-        dst = _into(in_grad, 0, x.shape, ct) if need[0] and ct == x.dtype else None
-        dst3 = None if dst is None else dst.reshape(v3)
-        # (dx may share dy's buffer, planned in place: every read of g before this is
-        # done, and the ufuncs below read and write each element at one position)
+        direct = need[0] and ct == x.dtype
+        dst3 = o.get(0, x.shape, ct, allow_alias=out_grads[0]).reshape(v3) if direct else None
         if p.use_global_stats:
             dx = xp.multiply(g, scale, out=dst3)
         else:
@@ -183,27 +189,7 @@ class BatchNorm(Op):
             dx = xp.subtract(g, (dbeta / count).reshape(b3), out=dst3)
             dx -= xhat
             dx *= scale
-        gg = None
-        if need[1]:
-            if p.fix_gamma:
-                gg = _into(in_grad, 1, c, ct)
-                if gg is None:
-                    gg = xp.zeros_like(dgamma)
-                else:
-                    gg[...] = 0
-            else:
-                gg = dgamma
-        dx = (dst if dst is not None else
-              dx.reshape(x.shape).astype(x.dtype, copy=False)) if need[0] else None
-        return [dx, gg, dbeta if need[2] else None]
-
-
-def _into(arrays, k, shape, dtype):
-    """arrays[k] when a result of ``shape`` and ``dtype`` can be computed straight into
-    it (given, C-contiguous, that shape and type), else None."""
-    if arrays is None or arrays[k] is None:
-        return None
-    a = arrays[k]
-    if a.shape != tuple(shape) or a.dtype != dtype or not a.flags.c_contiguous:
-        return None
-    return a
+        res = o.done()
+        if need[0] and not direct:
+            res[0] = dx.reshape(x.shape).astype(x.dtype, copy=False)
+        return res

@@ -253,7 +253,6 @@ class Windows:
         e = src.reshape(lead + self.ext)[(slice(None), slice(None)) + self._crop()]
         return e.transpose((1, 0) + tuple(range(2, e.ndim))) if channel_major else e
 
-
     def gather_index(self, channels, batch=None):
         """(channels * K, prod(out_size)) int positions into one sample's flattened
         input (channels, *in_size) followed by one zero: the columns of im2col as a
