@@ -189,3 +189,61 @@ def test_forward_and_backward_write_into_given_arrays(global_stats, fix_gamma, i
     assert all(r is d for r, d in zip(got, given))
     for r, q in zip(got, want):
         np.testing.assert_allclose(r, q, rtol=1e-5, atol=1e-6)
+
+
+def ref_train_grads(x, gamma, dy, eps, fix_gamma):
+    """float64 training-mode gradients from the textbook formulas (axis 1)."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    b = (1, -1) + (1,) * (x.ndim - 2)
+    m = x.size // x.shape[1]
+    mu, var = x.mean(axis=axes), x.var(axis=axes)
+    inv = 1 / np.sqrt(var + eps)
+    xhat = (x - mu.reshape(b)) * inv.reshape(b)
+    dbeta, dgamma = dy.sum(axis=axes), (dy * xhat).sum(axis=axes)
+    gam = np.ones_like(gamma) if fix_gamma else gamma
+    dx = (gam * inv).reshape(b) * (dy - (dbeta / m).reshape(b) -
+                                   xhat * (dgamma / m).reshape(b))
+    return dx, (np.zeros_like(gamma) if fix_gamma else dgamma), dbeta
+
+
+@pytest.mark.parametrize("shape", [(8, 16, 12, 12), (1, 24, 30, 30), (16, 64, 3)])
+@pytest.mark.parametrize("offset", [0.0, 300.0])
+@pytest.mark.parametrize("fix_gamma", [False, True])
+def test_numpy_body_large_arrays(shape, offset, fix_gamma):
+    # the sizes whose per-channel sums go through BLAS (operator/nn/channel_sums.py),
+    # the NumPy body itself (oneDNN's adapter takes these in an executor); a large
+    # common offset checks the statistics and gradients stay centred
+    from mxnet.operator.registry import OpContext
+    op = get_op("BatchNorm")
+    p = op.parse(dict(fix_gamma=fix_gamma, eps=1e-3, momentum=0.9))
+    c = shape[1]
+    x = (rs.randn(*shape) * rs.uniform(0.5, 2, c).reshape(1, c, *([1] * (len(shape) - 2)))
+         + offset).astype(np.float32)
+    g = rs.uniform(0.5, 1.5, c).astype(np.float32)
+    b = rs.randn(c).astype(np.float32)
+    mm, mv = np.zeros(c, np.float32), np.ones(c, np.float32)
+    ctx = OpContext(np, mx.cpu(), True, [True, True, True], [x.shape, g.shape, b.shape])
+    y, mean, invstd = op.forward(ctx, p, [x, g, b], [mm, mv])
+    x64 = x.astype(np.float64)
+    axes = (0,) + tuple(range(2, x.ndim))
+    mu, var = x64.mean(axis=axes), x64.var(axis=axes)
+    gam = np.ones(c) if fix_gamma else g.astype(np.float64)
+    np.testing.assert_allclose(mean, mu, rtol=1e-6, atol=1e-6 * max(offset, 1))
+    np.testing.assert_allclose(invstd, 1 / np.sqrt(var + 1e-3), rtol=1e-4)
+    np.testing.assert_allclose(y, ref_bn(x64, gam, b, mu, var, 1e-3, 1), rtol=1e-4,
+                               atol=2e-4)
+    np.testing.assert_allclose(mm, 0.1 * mu, rtol=1e-5, atol=1e-6 * max(offset, 1))
+    np.testing.assert_allclose(mv, 0.9 + 0.1 * var, rtol=1e-4)
+    dy = rs.randn(*shape).astype(np.float32)
+    want = ref_train_grads(x64, g.astype(np.float64), dy.astype(np.float64), 1e-3,
+                           fix_gamma)
+    got = op.backward(ctx, p, [dy], [x, g, b], [y, mean, invstd], [mm, mv])
+    for r, q in zip(got, want):
+        np.testing.assert_allclose(r, q, rtol=2e-3, atol=2e-4 * np.abs(q).max())
+    # only some gradients asked for: the others are None, the asked ones unchanged
+    for need in ([True, False, False], [False, True, False], [False, False, True]):
+        part = op.backward(OpContext(np, mx.cpu(), True, need, [x.shape, g.shape, b.shape]),
+                           p, [dy], [x, g, b], [y, mean, invstd], [mm, mv])
+        for r, q, n in zip(part, got, need):
+            if n:
+                np.testing.assert_allclose(r, q, rtol=1e-6, atol=1e-7)

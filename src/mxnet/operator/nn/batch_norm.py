@@ -19,6 +19,7 @@ from ...base import bfloat16
 from ..kernels import OutputBuffers
 from ..params import Bool, Float, FloatOrNone, Int, Schema
 from ..registry import Op, ShapeError, register
+from .channel_sums import channel_dot, channel_sum
 
 __all__ = ["BatchNorm", "channel_view"]
 
@@ -130,9 +131,9 @@ class BatchNorm(Op):
         mean_dst, invstd_dst = stats or (None, None)
         if ctx.is_train and not p.use_global_stats:
             count = ct.type(v3[0] * v3[2])
-            mean = xp.divide(xc.sum(axis=(0, 2)), count, out=mean_dst)
+            mean = xp.divide(channel_sum(xp, xc), count, out=mean_dst)
             y = xp.subtract(xc, mean.reshape(b3), out=dst)
-            var = xp.square(y).sum(axis=(0, 2)) / count
+            var = channel_dot(xp, y, y) / count
             invstd = xp.divide(1.0, xp.sqrt(var + p.eps), out=invstd_dst)
             y *= (invstd if p.fix_gamma else (gamma * invstd).astype(ct, copy=False)
                   ).reshape(b3)
@@ -165,30 +166,37 @@ class BatchNorm(Op):
         b3 = (1, v3[1], 1)
         ct = mean.dtype
         g = out_grads[0].astype(ct, copy=False).reshape(v3)
-        xhat = x.astype(ct, copy=False).reshape(v3) - mean.reshape(b3)
-        xhat *= invstd.reshape(b3)
         need = ctx.need_grad
         c = (v3[1],)
+        train_formula = not p.use_global_stats
+        want_dgamma = need[1] and not p.fix_gamma
         # the results computed straight into the given destinations where they can be:
         # dx also over dy's own buffer (planned in place), as every read of g comes
         # before it is written or reads and writes each element at one position
         o = OutputBuffers(xp, in_grad, 3, [out_grads[0], x, gamma, mean, invstd])
-        dbeta = g.sum(axis=(0, 2), out=o.get(2, c, ct) if need[2] else None)
-        dgamma = (g * xhat).sum(axis=(0, 2), out=o.get(1, c, ct) if need[1] and
-                                not p.fix_gamma else None)
+        dbeta = channel_sum(xp, g, out=o.get(2, c, ct) if need[2] else None)
+        if train_formula or want_dgamma:
+            # dgamma = sum(g * xhat) as invstd * sum(g * (x - mean)): the centred data
+            # is scaled once, into dx's term, not normalised first
+            xc = xp.subtract(x.astype(ct, copy=False).reshape(v3), mean.reshape(b3))
+            dgamma = channel_dot(xp, g, xc, out=o.get(1, c, ct) if want_dgamma else None)
+            dgamma *= invstd
         if need[1] and p.fix_gamma:
             o.get(1, c, ct)[...] = 0
         scale = (invstd if p.fix_gamma else gamma.astype(ct, copy=False) * invstd).reshape(b3)
         direct = need[0] and ct == x.dtype
         dst3 = o.get(0, x.shape, ct, allow_alias=out_grads[0]).reshape(v3) if direct else None
-        if p.use_global_stats:
+        if not need[0]:
+            dx = None
+        elif not train_formula:
             dx = xp.multiply(g, scale, out=dst3)
         else:
+            # dx = scale * (g - dbeta / count - xhat * dgamma / count)
             count = ct.type(v3[0] * v3[2])
-            xhat *= (dgamma / count).reshape(b3)
-            dx = xp.subtract(g, (dbeta / count).reshape(b3), out=dst3)
-            dx -= xhat
-            dx *= scale
+            xc *= scale * (invstd * dgamma / -count).reshape(b3)
+            dx = xp.multiply(g, scale, out=dst3)
+            dx += xc
+            dx -= scale * (dbeta / count).reshape(b3)
         res = o.done()
         if need[0] and not direct:
             res[0] = dx.reshape(x.shape).astype(x.dtype, copy=False)

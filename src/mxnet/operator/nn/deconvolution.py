@@ -14,6 +14,7 @@ import math
 from ...base import MXNetError
 from ..params import Bool, Int, Schema, Shape
 from ..registry import Op, register
+from .channel_sums import channel_sum
 from .convolution import _LAYOUT, _TUNE, check_provided, same_dtype
 from .im2col import (OptEnum, _gemm, check_groups, check_layout, conv_backward,
                      conv_forward, spatial_tuple, windows)
@@ -105,7 +106,7 @@ def deconv_backward(ctx, win, dy, x, weight, groups, need, workspace=512):
     if need[1]:
         _, dw, _ = conv_backward(ctx, win, x, dy, weight, groups, need_data=False,
                                  need_weight=True, workspace=workspace)
-    db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if need[2] else None
+    db = channel_sum(ctx.xp, dy.reshape(dy.shape[:2] + (-1,))) if need[2] else None
     return dx, dw, db
 
 
@@ -389,7 +390,7 @@ def _block_backward(ctx, bl, dy, x, weight, groups, need, workspace):
         free_can()
         free_col()
     dw = bl.weight_grad(xp, dwb, c, fg, groups) if need[1] else None
-    db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if need[2] else None
+    db = channel_sum(ctx.xp, dy.reshape(dy.shape[:2] + (-1,))) if need[2] else None
     return dx, dw, db
 
 

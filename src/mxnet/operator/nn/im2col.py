@@ -28,6 +28,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ..params import Enum, Optional
+from .channel_sums import channel_sum, row_sum
 
 __all__ = ["Windows", "windows", "spatial_tuple", "check_layout", "conv_forward",
            "conv_backward", "pointwise", "OptEnum", "known", "DEFAULT_WORKSPACE_MB"]
@@ -455,7 +456,7 @@ def _conv_backward(ctx, win, dy, x, weight, groups, need_data=True, need_weight=
             dye = dyflat[:f * m * L].reshape(f, m * L)
             win.to_ext(dy[n0:n0 + m], dye)
             if need_bias:       # garbage columns are zero; rows are contiguous
-                db += dye.sum(axis=1)
+                db += row_sum(xp, dye)
             dyg = dye.reshape(groups, f // groups, m * L)
             col = colflat[:c * K * m * L].reshape(c, K, m, L)
             colg = col.reshape(groups, cg * K, m * L)
@@ -557,7 +558,7 @@ def _pointwise_backward(xp, win, dy, x, weight, groups, need_data, need_weight, 
         dweight = xp.matmul(dyt, xst).reshape(weight.shape if weight is not None else
                                               (f, cg) + win.kernel)
     if need_bias:
-        db = dy.reshape(n, f, L).sum(axis=(0, 2))
+        db = channel_sum(xp, dy.reshape(n, f, L))
     return dx, dweight, db
 
 
@@ -644,7 +645,7 @@ def _gather_backward(win, dy, x, weight, groups, need_data, need_weight, need_bi
         dx = np.empty(in_shape, dt) if dx_out is None else dx_out
         dx[...] = sums.reshape(n, size)[:, :-1].reshape(in_shape)
     if need_bias:
-        db = dy.reshape(n, f, L).sum(axis=(0, 2))
+        db = channel_sum(np, dy.reshape(n, f, L))
     return dx, dweight, db
 
 
