@@ -16,7 +16,7 @@ def test_c_api_functions_say_they_are_not_available():
         _LIB.MXExecutorBindEX(None, 1, 0, mx_uint(0), None, None, None,
                               ctypes.byref(SymbolHandle()))
     with pytest.raises(NotImplementedError):        # catchable as either
-        _LIB.MXNDArrayFromDLPack(None, ctypes.byref(SymbolHandle()))
+        _LIB.MXNDArrayFromDLPackEx(None, False, ctypes.byref(SymbolHandle()))
     # (the subgraph functions are emulated: tests/symbol/test_backends.py)
     with pytest.raises(mx.base.MXNetError, match="not found"):
         _LIB.MXSetSubgraphPropertyOpNamesV2(c_str("x"), mx_uint(0), None)

@@ -11,15 +11,19 @@ class Chunk(Var):
     whole chunk (no copy); views (first-axis slices, reshapes) derive their array
     from ``data`` each time, so they always see the current buffer. ``block`` is the
     storage-pool block backing ``data`` when it came from a pool; such buffers are
-    written in place and returned to the pool when the chunk dies.
+    written in place and returned to the pool when the chunk dies. ``exported``: the
+    buffer is also seen outside pymxnet (``from_numpy(zero_copy=True)``, DLPack in
+    either direction), so it is always written in place, never replaced: the other
+    side keeps seeing this array's values, as it shares MXNet's fixed memory.
     """
 
-    __slots__ = ("data", "block")
+    __slots__ = ("data", "block", "exported")
 
     def __init__(self, data=None):
         Var.__init__(self)
         self.data = data
         self.block = None
+        self.exported = False
 
     def __del__(self):
         block = self.block

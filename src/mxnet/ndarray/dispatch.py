@@ -276,9 +276,11 @@ def store(dst, value, sources=()):
             value = device_put(value, dst._ctx)
     elif not isinstance(value, (_ndarray, _np.generic)) and hasattr(value, "get"):
         value = value.get()         # a CuPy result for a host array
-    # a whole fresh result replaces the buffer (no copy), except a cpu_pinned array's:
-    # its page-locked memory is what makes its GPU copies fast, so it is written into
-    if (dst._view is None and c.block is None and isinstance(value, _ndarray)
+    # a whole fresh result replaces the buffer (no copy), except a cpu_pinned array's
+    # (its page-locked memory is what makes its GPU copies fast) and memory shared
+    # with another library (Chunk.exported): those are written into
+    if (dst._view is None and c.block is None and not c.exported
+            and isinstance(value, _ndarray)
             and value.shape == dst._shape and value.dtype == dst._dtype
             and dst._ctx.device_typeid != 3):
         c.data = _fresh(value, sources)

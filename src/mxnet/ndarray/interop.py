@@ -4,6 +4,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, cpu
+from . import dlpack as _dl
 from .ndarray import NDArray, from_data
 
 __all__ = ["from_numpy", "to_dlpack_for_read", "to_dlpack_for_write", "from_dlpack"]
@@ -27,15 +28,20 @@ def from_numpy(ndarray, zero_copy=True):
         owner.flags.writeable = True     # (already shared once: it owns its memory)
     shared = ndarray.view()              # stays writable for MXNet ...
     ndarray.flags.writeable = False      # ... while the NumPy side becomes read-only
-    return from_data(shared, cpu())
+    return _exported(from_data(shared, cpu()))
+
+
+def _exported(arr):
+    """arr, its memory marked as shared with another library (Chunk.exported)."""
+    arr._chunk.exported = True
+    return arr
 
 
 class _Capsule:
-    """A DLPack capsule with the ``__dlpack__`` protocol NumPy/CuPy's from_dlpack want."""
+    """A DLPack capsule with the ``__dlpack__`` protocol CuPy's from_dlpack wants."""
 
-    def __init__(self, capsule, device, array=None):
+    def __init__(self, capsule, device):
         self._capsule, self._device = capsule, device
-        self._array = array      # the exporting array, when it is one of ours
 
     def __dlpack__(self, stream=None, **kwargs):
         return self._capsule
@@ -48,32 +54,55 @@ def _to_dlpack(data, wait):
     if not isinstance(data, NDArray):
         raise TypeError(f"expected an NDArray, got {type(data).__name__}")
     wait()
-    raw = data._data
-    device = raw.__dlpack_device__()
-    return _Capsule(raw.__dlpack__(), device, raw)
+    capsule = data._data.__dlpack__()
+    _exported(data)
+    return capsule
 
 
 def to_dlpack_for_read(data):
-    """A DLPack capsule of data's memory, after its pending writes (for readers)."""
+    """A DLPack capsule (a PyCapsule named "dltensor") of data's memory, after its
+    pending writes (for readers)."""
     return _to_dlpack(data, data.wait_to_read)
 
 
 def to_dlpack_for_write(data):
-    """A DLPack capsule of data's memory, after all its pending work (for writers)."""
+    """A DLPack capsule (a PyCapsule named "dltensor") of data's memory, after all its
+    pending work (for writers)."""
     return _to_dlpack(data, data.wait_to_write)
 
 
-def from_dlpack(dlpack):
-    """An NDArray sharing the memory a DLPack capsule (or __dlpack__ object) describes."""
-    source = dlpack if hasattr(dlpack, "__dlpack__") else _Capsule(dlpack, (1, 0))
-    dev_type, dev_id = source.__dlpack_device__()
-    if getattr(source, "_array", None) is not None:
-        # exported by pymxnet: share the very array (NumPy imports DLPack read-only)
-        ctx = cpu() if dev_type == 1 else Context("gpu", dev_id)
-        return from_data(source._array, ctx)
-    if dev_type == 1:
-        return from_data(np.from_dlpack(source), cpu())
-    if dev_type == 2:
+def from_managed(ptr):
+    """An NDArray over a DLManagedTensor* it takes ownership of."""
+    dev_type, dev_id = _dl.pointer_device(ptr)
+    if dev_type in (_dl.KDL_CPU, _dl.KDL_CUDA_HOST):
+        return _exported(from_data(_dl.host_array(ptr), cpu()))
+    if dev_type == _dl.KDL_CUDA:
         import cupy
-        return from_data(cupy.from_dlpack(source), Context("gpu", dev_id))
+        return _exported(from_data(
+            cupy.from_dlpack(_Capsule(_dl.wrap(ptr), (dev_type, dev_id))),
+            Context("gpu", dev_id)))
+    raise MXNetError(f"from_dlpack: DLPack device type {dev_type} is not supported")
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing the memory a DLPack capsule describes; the capsule is consumed
+    (renamed "used_dltensor"; using it again is an error). Objects with ``__dlpack__``
+    (NumPy, CuPy, PyTorch arrays) are taken too."""
+    if _dl.is_capsule(dlpack):
+        dev_type, dev_id = _dl.capsule_device(dlpack)
+        if dev_type == _dl.KDL_CUDA:        # CuPy consumes it
+            import cupy
+            return _exported(from_data(
+                cupy.from_dlpack(_Capsule(dlpack, (dev_type, dev_id))),
+                Context("gpu", dev_id)))
+        return from_managed(_dl.consume(dlpack))
+    if not hasattr(dlpack, "__dlpack__"):
+        raise TypeError("from_dlpack expects a DLPack capsule or an object with "
+                        f"__dlpack__, got {type(dlpack).__name__}")
+    dev_type, dev_id = dlpack.__dlpack_device__()
+    if dev_type in (_dl.KDL_CPU, _dl.KDL_CUDA_HOST):
+        return _exported(from_data(np.from_dlpack(dlpack), cpu()))
+    if dev_type == _dl.KDL_CUDA:
+        import cupy
+        return _exported(from_data(cupy.from_dlpack(dlpack), Context("gpu", dev_id)))
     raise MXNetError(f"from_dlpack: DLPack device type {dev_type} is not supported")

@@ -33,12 +33,26 @@ _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 # Arrays given out as C handles (NDArray._as_parameter_), by handle value.
 _HANDLES = weakref.WeakValueDictionary()
+# Arrays an emulated C API call created and handed out by handle: held until
+# NDArray(handle) takes them, as the C API's caller owns a handle until it frees it.
+_HANDED_OUT = {}
+
+
+def hand_out(array):
+    """The handle (an int) of a new array an emulated C API call returns."""
+    _HANDED_OUT[id(array)] = array
+    return id(array)
 
 
 def _from_handle(handle):
-    """The array a C handle (ctypes.c_void_p or int) from ``_as_parameter_`` names."""
+    """The array a C handle (ctypes.c_void_p or int) from ``_as_parameter_`` or an
+    emulated C API call names."""
     value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
-    src = _HANDLES.get(value) if isinstance(value, int) else None
+    src = None
+    if isinstance(value, int):
+        src = _HANDED_OUT.pop(value, None)
+        if src is None:
+            src = _HANDLES.get(value)
     if src is None:
         raise MXNetError(f"NDArray: {handle!r} is not the handle of a live NDArray")
     return src
@@ -95,7 +109,10 @@ class NDArray(OpMethods):
     __array_priority__ = 1000.0
     _sparse = False             # True on sparse storage (ndarray.sparse)
 
-    def __init__(self, chunk, shape=None, dtype=None, ctx=None, view=None, writable=True):
+    def __init__(self, chunk=None, shape=None, dtype=None, ctx=None, view=None,
+                 writable=True, handle=None):
+        if handle is not None:      # NDArray(handle=...), MXNet's keyword
+            chunk = handle
         if shape is None and chunk is None:
             # NDArray(None): an empty array that __setstate__ fills in; MXNet's pickles
             # rebuild arrays this way
