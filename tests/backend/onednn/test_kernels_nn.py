@@ -1,5 +1,5 @@
-"""oneDNN Pooling, BatchNorm, FullyConnected, softmax, Activation and LRN adapters
-against the NumPy operator bodies."""
+"""oneDNN Pooling, BatchNorm, LayerNorm, FullyConnected, softmax, Activation and LRN
+adapters against the NumPy operator bodies."""
 import os
 import sys
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+import mxnet as mx  # noqa: E402
 from mxnet.backend import onednn  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not onednn.available(), reason="oneDNN (libdnnl) absent")
@@ -307,3 +308,37 @@ def test_lrn_forward_backward(nsize):
 def test_lrn_even_size_falls_back():
     p = params("LRN", nsize=4)
     assert OPS["LRN"][0](ctx_for(), p, [rand(1, 5, 3, 3)], []) is NotImplemented
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (2, 3, 16), (300, 64)])
+@pytest.mark.parametrize("eps", [1e-5, 1e-2])
+def test_layer_norm_forward_backward(shape, eps):
+    p = params("LayerNorm", eps=eps)
+    d = shape[-1]
+    x = rand(*shape) * 3 + 2
+    gamma, beta = rand(d), rand(d)
+    ref, got, _, _ = both_forward("LayerNorm", p, [x, gamma, beta])
+    assert got is not NotImplemented
+    for a, b in zip(ref, got):          # the data, the mean, the std
+        close(a, b, atol=1e-5)
+    dy = rand(*shape)
+    gref, ggot = both_backward("LayerNorm", p, [dy], [x, gamma, beta], ref)
+    for a, b in zip(gref, ggot):
+        close(a, b, rtol=1e-4, atol=1e-4)
+    # gradients asked for one at a time, and written into given arrays
+    for i in range(3):
+        need = [j == i for j in range(3)]
+        given = [np.full_like(a, np.nan) if n else None for a, n in zip(gref, need)]
+        _, part = both_backward("LayerNorm", p, [dy], [x, gamma, beta], ref, need=need,
+                                in_grad=given)
+        assert part[i] is given[i]
+        close(gref[i], part[i], rtol=1e-4, atol=1e-4)
+        assert all(part[j] is None for j in range(3) if j != i)
+
+
+def test_layer_norm_over_another_axis_falls_back():
+    p = params("LayerNorm", axis=1)
+    x = rand(4, 6, 5)
+    assert OPS["LayerNorm"][0](ctx_for(), p, [x, rand(6), rand(6)], []) is NotImplemented
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.LayerNorm(mx.nd.array(x), mx.nd.ones(5), mx.nd.zeros(5), axis=3)

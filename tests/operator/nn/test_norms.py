@@ -181,3 +181,34 @@ def test_errors():
         nd.LRN(nd.ones((2, 3, 4)), nsize=3)
     with pytest.raises(MXNetError):
         nd.LRN(nd.ones((2, 3, 4, 4)))                  # nsize is required
+
+
+@pytest.mark.parametrize("shape", [(3, 40, 100), (2048, 256)])
+def test_layer_norm_numpy_body_on_rows(shape):
+    # the body's BLAS route over the last axis (operator/nn/norms.py _layer_norm_rows),
+    # called directly: in an executor with oneDNN these sizes go to its adapter
+    from mxnet.operator.registry import OpContext, get_op
+    op = get_op("LayerNorm")
+    p = op.parse({"eps": 1e-3})
+    rng = np.random.RandomState(7)
+    d = shape[-1]
+    x = (rng.randn(*shape) * 2 + 5).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, d).astype(np.float32)
+    beta = rng.randn(d).astype(np.float32)
+    dy = rng.randn(*shape).astype(np.float32)
+    ctx = OpContext(np, mx.cpu(), True, [True] * 3, [x.shape, (d,), (d,)])
+    y, mean, std = op.forward(ctx, p, [x, gamma, beta], [])
+    x64 = x.astype(np.float64)
+    xhat = normalize(x64, -1, 1e-3)
+    assert_almost_equal(y, xhat * gamma + beta, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(mean, x64.mean(-1, keepdims=True), rtol=1e-6, atol=1e-6)
+    assert_almost_equal(std, np.sqrt(x64.var(-1, keepdims=True) + 1e-3), rtol=1e-6)
+    dx, dgamma, dbeta = op.backward(ctx, p, [dy], [x, gamma, beta], [y, mean, std], [])
+    g = dy.astype(np.float64) * gamma
+    inv = 1 / np.sqrt(x64.var(-1, keepdims=True) + 1e-3)
+    want_dx = inv * (g - g.mean(-1, keepdims=True) -
+                     xhat * (g * xhat).mean(-1, keepdims=True))
+    assert_almost_equal(dx, want_dx, rtol=1e-4, atol=1e-5)
+    axes = tuple(range(x.ndim - 1))
+    assert_almost_equal(dgamma, (dy * xhat).sum(axis=axes), rtol=2e-5, atol=2e-5)
+    assert_almost_equal(dbeta, dy.astype(np.float64).sum(axis=axes), rtol=2e-5, atol=2e-5)

@@ -136,6 +136,12 @@ _SIGNATURES = {
         (_i, [_pp, _p, _i, _p, _p, _f, _u, _p]),
     "dnnl_batch_normalization_backward_primitive_desc_create":
         (_i, [_pp, _p, _i, _p, _p, _p, _f, _u, _p, _p]),
+    # prop, src, dst, stat, epsilon, flags, attr
+    "dnnl_layer_normalization_forward_primitive_desc_create":
+        (_i, [_pp, _p, _i, _p, _p, _p, _f, _u, _p]),
+    # prop, diff_src, diff_dst, src, stat, epsilon, flags, hint, attr
+    "dnnl_layer_normalization_backward_primitive_desc_create":
+        (_i, [_pp, _p, _i, _p, _p, _p, _p, _f, _u, _p, _p]),
     "dnnl_inner_product_forward_primitive_desc_create":
         (_i, [_pp, _p, _i, _p, _p, _p, _p, _p]),
     "dnnl_inner_product_backward_data_primitive_desc_create":

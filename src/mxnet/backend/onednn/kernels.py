@@ -674,6 +674,73 @@ def bn_backward(x, dy, mean, var, scale, dx, dscale, dshift, eps, global_stats):
     return dx, dscale, dshift
 
 
+# --- layer normalization ------------------------------------------------------------------
+# Over the last axis of a plain (rows, d) array, the statistics (rows,) float32: one pass
+# that NumPy needs five for (operator/nn/norms.py).
+def _ln_pd(x, y, stat, eps, training, flags=L.USE_SCALE | L.USE_SHIFT):
+    return create_pd("layer_normalization_forward_primitive_desc_create",
+                     L.FORWARD_TRAINING if training else L.FORWARD_INFERENCE, _md(x), _md(y),
+                     _md(stat), float(eps), flags)
+
+
+def ln_normalize(x, mean, var, y, eps):
+    """(x - mean) / sqrt(var + eps) per row of x (rows, d) into y, from given row
+    statistics (rows,), all float32: the normalised data, without scale or shift."""
+    _check(x, y, mean, var)
+    key = ("ln_norm", _sig(x, y), float(eps))
+
+    def build():
+        pd = _ln_pd(x, y, mean, eps, False, L.USE_GLOBAL_STATS)
+        st = _md(mean)
+        return Plan(pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_MEAN, st),
+                         Arg(L.ARG_VARIANCE, st), Arg(L.ARG_DST, _md(y), output=True)])
+    cached_plan(key, build)(x, mean, var, y)
+    return y
+
+
+def ln_forward(x, scale, shift, y, mean, var, eps):
+    """Layer norm of each row of x (rows, d) into y, its mean and (biased) variance into
+    ``mean``/``var`` (rows,); x and y float32, scale and shift (d,) float32."""
+    _check(x, y, scale, shift, mean, var)
+    key = ("ln_fwd", _sig(x, y), float(eps))
+
+    def build():
+        pd = _ln_pd(x, y, mean, eps, True)
+        c, st = _md(scale), _md(mean)
+        return Plan(pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_SCALE, c), Arg(L.ARG_SHIFT, c),
+                         Arg(L.ARG_MEAN, st, output=True),
+                         Arg(L.ARG_VARIANCE, st, output=True),
+                         Arg(L.ARG_DST, _md(y), output=True)])
+    cached_plan(key, build)(x, scale, shift, mean, var, y)
+    return y
+
+
+def ln_backward(x, dy, mean, var, scale, shift, dx, dscale, dshift, eps):
+    """dx, dscale, dshift of ``ln_forward`` from the statistics it computed (the
+    primitive counts ``shift`` among its inputs, though no result depends on it)."""
+    _check(x, dy, dx, mean, var, scale, shift, dscale, dshift)
+    key = ("ln_bwd", _sig(x, dy, dx), float(eps))
+
+    def build():
+        flags = L.USE_SCALE | L.USE_SHIFT
+        hint = _ln_pd(x, dy, mean, eps, True)
+        try:
+            pd = create_pd("layer_normalization_backward_primitive_desc_create", L.BACKWARD,
+                           _md(dx), _md(dy), _md(x), _md(mean), float(eps), flags,
+                           hint=hint, has_hint=True)
+        finally:
+            _destroy_pd(hint)
+        c, st = _md(scale), _md(mean)
+        return Plan(pd, [Arg(L.ARG_SRC, _md(x)), Arg(L.ARG_DIFF_DST, _md(dy)),
+                         Arg(L.ARG_MEAN, st), Arg(L.ARG_VARIANCE, st), Arg(L.ARG_SCALE, c),
+                         Arg(L.ARG_SHIFT, c),
+                         Arg(L.ARG_DIFF_SRC, _md(dx), output=True),
+                         Arg(L.ARG_DIFF_SCALE, c, output=True),
+                         Arg(L.ARG_DIFF_SHIFT, c, output=True)])
+    cached_plan(key, build)(x, dy, mean, var, scale, shift, dx, dscale, dshift)
+    return dx, dscale, dshift
+
+
 # --- fully connected (inner product) -------------------------------------------------------
 # Weights in the caller's plain layout: they change every training step, so a blocked
 # layout would cost a reorder in each of the three passes (and one back for the gradient).

@@ -1,5 +1,5 @@
-"""Per-channel sums on the host: the reductions BatchNorm's statistics and gradients and
-a convolution's bias gradient make over every axis but the channel one.
+"""Per-channel, per-row and per-column sums on the host: the reductions BatchNorm's and
+LayerNorm's statistics and gradients and a convolution's bias gradient make.
 
 NumPy's ``sum`` over the outer and inner axes of an (N, C, S) float32 array runs at
 2-3 GB/s on an AVX2 machine (its pairwise loop, plus a pass per outer index), where a
@@ -9,10 +9,13 @@ sums of products (``sum(a * b)``) go through ``einsum``, which multiplies and ad
 one pass without the product array. Both accumulate in the array's own type, as MXNet
 1.9.1's CPU BatchNorm and oneDNN's do. Other types, other devices (CuPy's reductions
 are already single kernels) and arrays that are not contiguous take ``xp.sum``.
+``column_sum_wide`` sums a long column in float32 blocks added up in float64, the
+accuracy of a float64 sum (a parameter gradient over thousands of rows) at BLAS speed.
 """
 import numpy as np
 
-__all__ = ["channel_sum", "channel_dot", "row_sum"]
+__all__ = ["channel_sum", "channel_dot", "row_sum", "row_dot", "column_sum_wide",
+           "host_rows"]
 
 # below this many elements the fixed costs of the routes below (a few µs) outweigh what
 # they save, and NumPy's own reductions are kept
@@ -36,6 +39,34 @@ def _host_float(xp, *arrays):
     a = arrays[0]
     return xp is np and a.size >= _MIN_SIZE and a.dtype in _BLAS_TYPES and all(
         b.flags.c_contiguous and b.dtype == a.dtype for b in arrays)
+
+
+def host_rows(xp, *arrays):
+    """Whether 2-D arrays take the BLAS routes (see ``_host_float``)."""
+    return _host_float(xp, *arrays)
+
+
+def row_dot(rows_a, rows_b):
+    """Per-row dot products of two (R, d) arrays (``(a * b).sum(axis=1)``), one pass."""
+    return np.einsum("ij,ij->i", rows_a, rows_b)
+
+
+# rows per float32 block of column_sum_wide: OpenBLAS's partial sums keep a block's
+# error near float32's rounding, the float64 total keeps it there over any row count
+_WIDE_BLOCK = 512
+
+
+def column_sum_wide(rows):
+    """``rows.sum(axis=0, dtype=float64)`` of a host float32 (R, d) array, as float32."""
+    if rows.dtype != np.float32 or not rows.flags.c_contiguous:
+        return rows.sum(axis=0, dtype=np.float64).astype(rows.dtype, copy=False)
+    n = rows.shape[0]
+    total = np.zeros(rows.shape[1], np.float64)
+    ones = _ones_vector(rows.dtype, min(n, _WIDE_BLOCK))
+    for start in range(0, n, _WIDE_BLOCK):
+        block = rows[start:start + _WIDE_BLOCK]
+        total += np.matmul(ones[:block.shape[0]], block)
+    return total.astype(np.float32)
 
 
 def row_sum(xp, rows, out=None):

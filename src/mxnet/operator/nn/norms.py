@@ -4,9 +4,12 @@
 Each keeps its statistics as hidden outputs (as MXNet 1.9.1 does) so backward reuses
 them instead of recomputing.
 """
+import numpy as np
+
 from ..kernels import output_shapes
 from ..params import Bool, Enum, Float, Int, Schema
 from ..registry import Op, ShapeError, register
+from .channel_sums import column_sum_wide, host_rows, row_dot, row_sum
 
 __all__ = ["LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "LRN"]
 
@@ -71,6 +74,54 @@ def _standardize(xp, x, axes, eps, out=None):
     return xhat, mean, std
 
 
+def _layer_norm_rows(x, gamma, beta, eps, dst):
+    """LayerNorm over the last axis of a host float array (``channel_sums.host_rows``):
+    [y, mean, std] with the row statistics by BLAS (a GEMV and per-row dot products),
+    four passes over the data where the general path makes eight."""
+    d = x.shape[-1]
+    t = x.dtype.type
+    x2 = x.reshape(-1, d)
+    mean = row_sum(np, x2)
+    mean /= t(d)
+    y = np.subtract(x2, mean[:, None], out=None if dst is None else dst.reshape(x2.shape))
+    var = row_dot(y, y)
+    var /= t(d)
+    var += t(eps)
+    std = np.sqrt(var, out=var)
+    y *= (t(1) / std)[:, None]
+    y *= gamma
+    y += beta
+    stat = x.shape[:-1] + (1,)
+    return [y.reshape(x.shape) if dst is None else dst, mean.reshape(stat),
+            std.reshape(stat)]
+
+
+def _layer_norm_rows_backward(g, x, gamma, mean, std):
+    """[dx, dgamma, dbeta] of ``_layer_norm_rows``. With xhat the normalised rows and
+    P = g * xhat: dgamma and dbeta are column sums of P and g (float64-accurate),
+    and dx = (g * gamma - (g @ gamma) / d - xhat * (P @ gamma) / d) / std, the two
+    per-row terms GEMVs."""
+    d = x.shape[-1]
+    t = x.dtype.type
+    x2, g2 = x.reshape(-1, d), g.reshape(-1, d)
+    inv = (t(1) / std.reshape(-1)).astype(x.dtype, copy=False)[:, None]
+    xhat = np.subtract(x2, mean.reshape(-1, 1))
+    xhat *= inv
+    prod = np.multiply(g2, xhat)
+    dgamma, dbeta = column_sum_wide(prod), column_sum_wide(g2)
+    gam = gamma.astype(x.dtype, copy=False)
+    a = np.matmul(g2, gam)
+    a /= t(d)
+    b = np.matmul(prod, gam)
+    b /= t(d)
+    xhat *= b[:, None]
+    xhat += a[:, None]
+    dx = np.multiply(g2, gam, out=prod)
+    dx -= xhat
+    dx *= inv
+    return [dx.reshape(x.shape), dgamma, dbeta]
+
+
 class _AffineNorm(Op):
     """Shared parts of Layer/Instance/GroupNorm: data, gamma, beta -> output + stats."""
     backward_uses = ("out_grad", "in_data", "out_data")
@@ -128,6 +179,9 @@ class LayerNorm(_AffineNorm):
         dst = out[0] if out is not None else None
         if dst is not None and (dst.dtype != x.dtype or dst.shape != x.shape):
             dst = None
+        if axis == x.ndim - 1 and host_rows(xp, x) and \
+                (dst is None or dst.flags.c_contiguous):
+            return _layer_norm_rows(x, gamma, beta, p.eps, dst)
         xhat, mean, std = _standardize(xp, x, axis, p.eps, dst)
         return [_scale_shift(xhat, gamma, beta, self._bshape(axis, x)), mean, std]
 
@@ -135,6 +189,8 @@ class LayerNorm(_AffineNorm):
         xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
         mean, std = outputs[1], outputs[2]
         axis = self._axis(p, x.ndim)
+        if axis == x.ndim - 1 and host_rows(xp, x, g):
+            return _layer_norm_rows_backward(g, x, gamma, mean, std)
         others = tuple(i for i in range(x.ndim) if i != axis)
         inv_std = 1 / std
         xhat = (x - mean) * inv_std
