@@ -96,14 +96,12 @@ class _WikiText(dataset.Dataset):
             "does not download datasets: put the files there (or pass root=)")
 
 
-class WikiText2(_WikiText):
-    """WikiText-2 word-level language-modelling corpus (Merity et al., 2016).
+_DOC = """{title} word-level language-modelling corpus (Merity et al., 2016).
 
     Parameters
     ----------
-    root : str, default $MXNET_HOME/datasets/wikitext-2
-        Folder holding the token files, their ``wikitext-2/`` folder or
-        ``wikitext-2-v1.zip``.
+    root : str, default $MXNET_HOME/datasets/{folder}
+        Folder holding the token files, their ``{folder}/`` folder or ``{archive}``.
     segment : str, default 'train'
         'train', 'validation' or 'test'.
     vocab : contrib.text.vocab.Vocabulary, default None
@@ -112,7 +110,11 @@ class WikiText2(_WikiText):
     seq_len : int, default 35
         Tokens per sample.
     """
+
+
+class WikiText2(_WikiText):
     _archive, _folder = "wikitext-2-v1.zip", "wikitext-2"
+    __doc__ = _DOC.format(title="WikiText-2", folder=_folder, archive=_archive)
 
     def __init__(self, root=os.path.join(data_dir(), "datasets", "wikitext-2"),
                  segment="train", vocab=None, seq_len=35):
@@ -120,22 +122,8 @@ class WikiText2(_WikiText):
 
 
 class WikiText103(_WikiText):
-    """WikiText-103 word-level language-modelling corpus (Merity et al., 2016).
-
-    Parameters
-    ----------
-    root : str, default $MXNET_HOME/datasets/wikitext-103
-        Folder holding the token files, their ``wikitext-103/`` folder or
-        ``wikitext-103-v1.zip``.
-    segment : str, default 'train'
-        'train', 'validation' or 'test'.
-    vocab : contrib.text.vocab.Vocabulary, default None
-        The vocabulary that indexes the tokens; None builds one from this segment
-        (with ``<eos>`` reserved).
-    seq_len : int, default 35
-        Tokens per sample.
-    """
     _archive, _folder = "wikitext-103-v1.zip", "wikitext-103"
+    __doc__ = _DOC.format(title="WikiText-103", folder=_folder, archive=_archive)
 
     def __init__(self, root=os.path.join(data_dir(), "datasets", "wikitext-103"),
                  segment="train", vocab=None, seq_len=35):
