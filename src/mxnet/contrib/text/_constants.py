@@ -5,7 +5,7 @@ files a user copies into the local embedding store; it never downloads them.
 """
 
 # Every vocabulary and embedding puts its unknown token at this index.
-UNKNOWN_IDX = 0
+from ...gluon.data._vocabulary import UNKNOWN_IDX  # noqa: F401
 
 # Where MXNet 1.9.1 published the files (named in error messages, never fetched):
 # <repo>gluon/embeddings/<embedding name>/<archive or file name>.

@@ -19,8 +19,8 @@ import numpy as np
 
 from .... import ndarray as nd
 from ....base import MXNetError, data_dir
-from ....contrib import text
 from ...data import dataset
+from ...data._vocabulary import Vocabulary, count_tokens_from_str
 
 __all__ = ["WikiText2", "WikiText103"]
 
@@ -44,9 +44,9 @@ class _WikiText(dataset.Dataset):
         self._segment, self._seq_len = segment, int(seq_len)
         self._vocab, self._counter = vocab, None
         content = self._read_segment()
-        self._counter = text.utils.count_tokens_from_str(content)
+        self._counter = count_tokens_from_str(content)
         if self._vocab is None:
-            self._vocab = text.vocab.Vocabulary(counter=self._counter,
+            self._vocab = Vocabulary(counter=self._counter,
                                                 reserved_tokens=[EOS_TOKEN])
         tokens = []
         for line in content.splitlines():
