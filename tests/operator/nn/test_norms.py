@@ -212,3 +212,43 @@ def test_layer_norm_numpy_body_on_rows(shape):
     axes = tuple(range(x.ndim - 1))
     assert_almost_equal(dgamma, (dy * xhat).sum(axis=axes), rtol=2e-5, atol=2e-5)
     assert_almost_equal(dbeta, dy.astype(np.float64).sum(axis=axes), rtol=2e-5, atol=2e-5)
+
+
+def ref_norm_grads(x, dy, gamma_b, axes, eps, param_axes):
+    """float64 (dx, dgamma, dbeta) of y = gamma * normalize(x over axes) + beta."""
+    xhat = normalize(x, axes, eps)
+    inv = 1 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    g = dy * gamma_b
+    dx = inv * (g - g.mean(axis=axes, keepdims=True) -
+                xhat * (g * xhat).mean(axis=axes, keepdims=True))
+    return dx, (dy * xhat).sum(axis=param_axes), dy.sum(axis=param_axes)
+
+
+@pytest.mark.parametrize("op", ["InstanceNorm", "GroupNorm"])
+def test_instance_and_group_norm_numpy_body_on_rows(op):
+    # sizes whose statistics take the per-row BLAS route (_trailing_rows), called on the
+    # operator body directly
+    from mxnet.operator.registry import OpContext
+    rng = np.random.RandomState(5)
+    shape, k = ((4, 8, 20, 20), 8) if op == "InstanceNorm" else ((4, 8, 16, 16), 4)
+    p = get_op(op).parse({} if op == "InstanceNorm" else {"num_groups": k})
+    x = (rng.randn(*shape) * 3 + 7).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, k).astype(np.float32)
+    beta = rng.randn(k).astype(np.float32)
+    dy = rng.randn(*shape).astype(np.float32)
+    ctx = OpContext(np, mx.cpu(), True, [True] * 3, [shape, (k,), (k,)])
+    outs = get_op(op).forward(ctx, p, [x, gamma, beta], [])
+    # rows: (sample, channel) for InstanceNorm, (sample, group) for GroupNorm
+    xr = x.astype(np.float64).reshape(shape[0], k, -1)
+    eps = p.eps
+    xhat = normalize(xr, 2, eps)
+    want = xhat * gamma.reshape(1, k, 1) + beta.reshape(1, k, 1)
+    assert_almost_equal(outs[0].reshape(xr.shape), want, rtol=1e-5, atol=1e-5)
+    assert_almost_equal(outs[1].reshape(shape[0], k), xr.mean(axis=2), rtol=1e-6,
+                        atol=1e-5)
+    dx, dgamma, dbeta = get_op(op).backward(ctx, p, [dy], [x, gamma, beta], outs, [])
+    wdx, wdg, wdb = ref_norm_grads(xr, dy.astype(np.float64).reshape(xr.shape),
+                                   gamma.reshape(1, k, 1), 2, eps, (0, 2))
+    assert_almost_equal(dx.reshape(xr.shape), wdx, rtol=1e-4, atol=1e-5)
+    assert_almost_equal(dgamma, wdg, rtol=2e-5, atol=2e-5)
+    assert_almost_equal(dbeta, wdb, rtol=2e-5, atol=2e-5)

@@ -4,6 +4,8 @@
 Each keeps its statistics as hidden outputs (as MXNet 1.9.1 does) so backward reuses
 them instead of recomputing.
 """
+import math
+
 import numpy as np
 
 from ..kernels import output_shapes
@@ -31,8 +33,37 @@ def _check_spatial(opname, d):
                          f"(batch, channel, spatial...), got shape {d}")
 
 
+def _as_tuple(axes):
+    return (axes,) if isinstance(axes, int) else tuple(axes)
+
+
+def _trailing_rows(xp, x, axes):
+    """The row length when ``axes`` are x's trailing axes and x takes the BLAS routes
+    (channel_sums.host_rows): statistics over them are per-row sums of x seen as
+    (rows, length); else None."""
+    nd = x.ndim
+    axes = sorted(a % nd for a in _as_tuple(axes))
+    if not axes or axes != list(range(nd - len(axes), nd)) or not host_rows(xp, x):
+        return None
+    return math.prod(x.shape[nd - len(axes):])
+
+
 def _norm_grad(xp, dxhat, xhat, inv_std, axes):
     """Gradient of xhat = (x - mean(x)) * inv_std over axes, given d/dxhat."""
+    length = _trailing_rows(xp, dxhat, axes)
+    if length is not None and host_rows(xp, xhat) and dxhat.shape == xhat.shape:
+        # the two per-row means as a GEMV and per-row dot products, in place in dxhat
+        t = dxhat.dtype.type
+        d2, x2 = dxhat.reshape(-1, length), xhat.reshape(-1, length)
+        a = row_sum(np, d2)
+        a /= t(length)
+        b = row_dot(d2, x2)
+        b /= t(length)
+        dx = d2 - a[:, None]
+        dx -= x2 * b[:, None]
+        dx = dx.reshape(dxhat.shape)
+        dx *= inv_std
+        return dx
     dx = dxhat - dxhat.mean(axis=axes, keepdims=True)
     dx -= xhat * (dxhat * xhat).mean(axis=axes, keepdims=True)
     dx *= inv_std
@@ -59,14 +90,42 @@ def _accurate_sum(x, axes):
 def _affine_grads(xp, g, xhat, inv_std, gamma, shape, stat_axes, param_axes):
     """(dx, dgamma, dbeta) of y = gamma * xhat + beta, xhat standardised over
     stat_axes, gamma (reshaped to ``shape``) and beta shared over param_axes."""
-    dgamma = _accurate_sum(g * xhat, param_axes)
-    dbeta = _accurate_sum(g, param_axes)
+    length = _trailing_rows(xp, g, stat_axes)
+    nd = g.ndim
+    if length is not None and host_rows(xp, xhat) and g.shape == xhat.shape and \
+            nd - len(_as_tuple(stat_axes)) == 2 and \
+            sorted(a % nd for a in param_axes) == [0] + list(range(2, nd)):
+        # (samples, K, stat axes...) with one parameter per K: per-row sums (float32
+        # over a row) added up per K in float64
+        k = g.shape[1]
+        g2, x2 = g.reshape(-1, length), xhat.reshape(-1, length)
+        dgamma = row_dot(g2, x2).reshape(-1, k).sum(axis=0, dtype=np.float64)
+        dbeta = row_sum(np, g2).reshape(-1, k).sum(axis=0, dtype=np.float64)
+        dgamma, dbeta = dgamma.astype(g.dtype), dbeta.astype(g.dtype)
+    else:
+        dgamma = _accurate_sum(g * xhat, param_axes)
+        dbeta = _accurate_sum(g, param_axes)
     return _norm_grad(xp, g * gamma.reshape(shape), xhat, inv_std, stat_axes), dgamma, dbeta
 
 
 def _standardize(xp, x, axes, eps, out=None):
     """(xhat, mean, std) with mean/std kept as reduced dims; xhat written into ``out``
     when given."""
+    length = _trailing_rows(xp, x, axes)
+    if length is not None and (out is None or out.flags.c_contiguous):
+        t = x.dtype.type
+        x2 = x.reshape(-1, length)
+        mean = row_sum(np, x2)
+        mean /= t(length)
+        xhat = np.subtract(x2, mean[:, None],
+                           out=None if out is None else out.reshape(x2.shape))
+        var = row_dot(xhat, xhat)
+        var /= t(length)
+        var += t(eps)
+        std = np.sqrt(var, out=var)
+        xhat /= std[:, None]
+        stat = x.shape[:x.ndim - len(_as_tuple(axes))] + (1,) * len(_as_tuple(axes))
+        return xhat.reshape(x.shape), mean.reshape(stat), std.reshape(stat)
     mean = x.mean(axis=axes, keepdims=True)
     xhat = xp.subtract(x, mean, out=out)
     std = xp.sqrt(xp.square(xhat).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
@@ -74,33 +133,13 @@ def _standardize(xp, x, axes, eps, out=None):
     return xhat, mean, std
 
 
-def _layer_norm_rows(x, gamma, beta, eps, dst):
-    """LayerNorm over the last axis of a host float array (``channel_sums.host_rows``):
-    [y, mean, std] with the row statistics by BLAS (a GEMV and per-row dot products),
-    four passes over the data where the general path makes eight."""
-    d = x.shape[-1]
-    t = x.dtype.type
-    x2 = x.reshape(-1, d)
-    mean = row_sum(np, x2)
-    mean /= t(d)
-    y = np.subtract(x2, mean[:, None], out=None if dst is None else dst.reshape(x2.shape))
-    var = row_dot(y, y)
-    var /= t(d)
-    var += t(eps)
-    std = np.sqrt(var, out=var)
-    y *= (t(1) / std)[:, None]
-    y *= gamma
-    y += beta
-    stat = x.shape[:-1] + (1,)
-    return [y.reshape(x.shape) if dst is None else dst, mean.reshape(stat),
-            std.reshape(stat)]
-
-
 def _layer_norm_rows_backward(g, x, gamma, mean, std):
-    """[dx, dgamma, dbeta] of ``_layer_norm_rows``. With xhat the normalised rows and
-    P = g * xhat: dgamma and dbeta are column sums of P and g (float64-accurate),
-    and dx = (g * gamma - (g @ gamma) / d - xhat * (P @ gamma) / d) / std, the two
-    per-row terms GEMVs."""
+    """[dx, dgamma, dbeta] of LayerNorm over the last axis of a host float array
+    (``channel_sums.host_rows``; its forward takes ``_standardize``'s row route).
+    With xhat the normalised rows and P = g * xhat: dgamma and dbeta are column sums
+    of P and g (float64-accurate), and
+    dx = (g * gamma - (g @ gamma) / d - xhat * (P @ gamma) / d) / std,
+    the two per-row terms GEMVs."""
     d = x.shape[-1]
     t = x.dtype.type
     x2, g2 = x.reshape(-1, d), g.reshape(-1, d)
@@ -179,9 +218,6 @@ class LayerNorm(_AffineNorm):
         dst = out[0] if out is not None else None
         if dst is not None and (dst.dtype != x.dtype or dst.shape != x.shape):
             dst = None
-        if axis == x.ndim - 1 and host_rows(xp, x) and \
-                (dst is None or dst.flags.c_contiguous):
-            return _layer_norm_rows(x, gamma, beta, p.eps, dst)
         xhat, mean, std = _standardize(xp, x, axis, p.eps, dst)
         return [_scale_shift(xhat, gamma, beta, self._bshape(axis, x)), mean, std]
 
