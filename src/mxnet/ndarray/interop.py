@@ -71,16 +71,20 @@ def to_dlpack_for_write(data):
     return _to_dlpack(data, data.wait_to_write)
 
 
+def _from_gpu(source, dev_id):
+    """An NDArray on GPU ``dev_id`` over the device memory a ``__dlpack__`` source
+    describes, imported by CuPy."""
+    import cupy
+    return _exported(from_data(cupy.from_dlpack(source), Context("gpu", dev_id)))
+
+
 def from_managed(ptr):
     """An NDArray over a DLManagedTensor* it takes ownership of."""
     dev_type, dev_id = _dl.pointer_device(ptr)
     if dev_type in (_dl.KDL_CPU, _dl.KDL_CUDA_HOST):
         return _exported(from_data(_dl.host_array(ptr), cpu()))
     if dev_type == _dl.KDL_CUDA:
-        import cupy
-        return _exported(from_data(
-            cupy.from_dlpack(_Capsule(_dl.wrap(ptr), (dev_type, dev_id))),
-            Context("gpu", dev_id)))
+        return _from_gpu(_Capsule(_dl.wrap(ptr), (dev_type, dev_id)), dev_id)
     raise MXNetError(f"from_dlpack: DLPack device type {dev_type} is not supported")
 
 
@@ -91,10 +95,7 @@ def from_dlpack(dlpack):
     if _dl.is_capsule(dlpack):
         dev_type, dev_id = _dl.capsule_device(dlpack)
         if dev_type == _dl.KDL_CUDA:        # CuPy consumes it
-            import cupy
-            return _exported(from_data(
-                cupy.from_dlpack(_Capsule(dlpack, (dev_type, dev_id))),
-                Context("gpu", dev_id)))
+            return _from_gpu(_Capsule(dlpack, (dev_type, dev_id)), dev_id)
         return from_managed(_dl.consume(dlpack))
     if not hasattr(dlpack, "__dlpack__"):
         raise TypeError("from_dlpack expects a DLPack capsule or an object with "
@@ -103,6 +104,5 @@ def from_dlpack(dlpack):
     if dev_type in (_dl.KDL_CPU, _dl.KDL_CUDA_HOST):
         return _exported(from_data(np.from_dlpack(dlpack), cpu()))
     if dev_type == _dl.KDL_CUDA:
-        import cupy
-        return _exported(from_data(cupy.from_dlpack(dlpack), Context("gpu", dev_id)))
+        return _from_gpu(dlpack, dev_id)
     raise MXNetError(f"from_dlpack: DLPack device type {dev_type} is not supported")

@@ -185,8 +185,9 @@ def test_errors():
 
 @pytest.mark.parametrize("shape", [(3, 40, 100), (2048, 256)])
 def test_layer_norm_numpy_body_on_rows(shape):
-    # the body's BLAS route over the last axis (operator/nn/norms.py _layer_norm_rows),
-    # called directly: in an executor with oneDNN these sizes go to its adapter
+    # the body's BLAS routes over the last axis (operator/nn/norms.py _standardize,
+    # _norm_grad, _param_grads), called directly: in an executor with oneDNN these
+    # sizes go to its adapter
     from mxnet.operator.registry import OpContext, get_op
     op = get_op("LayerNorm")
     p = op.parse({"eps": 1e-3})

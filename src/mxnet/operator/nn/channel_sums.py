@@ -15,7 +15,7 @@ accuracy of a float64 sum (a parameter gradient over thousands of rows) at BLAS 
 import numpy as np
 
 __all__ = ["channel_sum", "channel_dot", "row_sum", "row_dot", "column_sum_wide",
-           "host_rows"]
+           "host_float"]
 
 # below this many elements the fixed costs of the routes below (a few µs) outweigh what
 # they save, and NumPy's own reductions are kept
@@ -33,17 +33,12 @@ def _ones_vector(dtype, n):
     return buf[:n]
 
 
-def _host_float(xp, *arrays):
+def host_float(xp, *arrays):
     """Whether the arrays take the routes below: large enough, on the host, one float
     type, contiguous."""
     a = arrays[0]
     return xp is np and a.size >= _MIN_SIZE and a.dtype in _BLAS_TYPES and all(
         b.flags.c_contiguous and b.dtype == a.dtype for b in arrays)
-
-
-def host_rows(xp, *arrays):
-    """Whether 2-D arrays take the BLAS routes (see ``_host_float``)."""
-    return _host_float(xp, *arrays)
 
 
 def row_dot(rows_a, rows_b):
@@ -71,14 +66,14 @@ def column_sum_wide(rows):
 
 def row_sum(xp, rows, out=None):
     """The sum of each row of a 2-D array (``rows.sum(axis=1)``)."""
-    if not _host_float(xp, rows):
+    if not host_float(xp, rows):
         return rows.sum(axis=1, out=out)
     return np.matmul(rows, _ones_vector(rows.dtype, rows.shape[1]), out=out)
 
 
 def channel_sum(xp, x3, out=None):
     """``x3.sum(axis=(0, 2))`` of an (N, C, S) array: per-channel totals."""
-    if not _host_float(xp, x3):
+    if not host_float(xp, x3):
         return x3.sum(axis=(0, 2), out=out)
     n, c, s = x3.shape
     per_row = np.matmul(x3.reshape(n * c, s), _ones_vector(x3.dtype, s))
@@ -92,6 +87,6 @@ def channel_sum(xp, x3, out=None):
 
 def channel_dot(xp, a3, b3, out=None):
     """``(a3 * b3).sum(axis=(0, 2))`` of two (N, C, S) arrays, without the product."""
-    if not _host_float(xp, a3, b3):
+    if not host_float(xp, a3, b3):
         return (a3 * b3).sum(axis=(0, 2), out=out)
     return np.einsum("ncs,ncs->c", a3, b3, out=out)

@@ -11,7 +11,7 @@ import numpy as np
 from ..kernels import output_shapes
 from ..params import Bool, Enum, Float, Int, Schema
 from ..registry import Op, ShapeError, register
-from .channel_sums import column_sum_wide, host_rows, row_dot, row_sum
+from .channel_sums import column_sum_wide, host_float, row_dot, row_sum
 
 __all__ = ["LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "LRN"]
 
@@ -39,11 +39,11 @@ def _as_tuple(axes):
 
 def _trailing_rows(xp, x, axes):
     """The row length when ``axes`` are x's trailing axes and x takes the BLAS routes
-    (channel_sums.host_rows): statistics over them are per-row sums of x seen as
+    (channel_sums.host_float): statistics over them are per-row sums of x seen as
     (rows, length); else None."""
     nd = x.ndim
     axes = sorted(a % nd for a in _as_tuple(axes))
-    if not axes or axes != list(range(nd - len(axes), nd)) or not host_rows(xp, x):
+    if not axes or axes != list(range(nd - len(axes), nd)) or not host_float(xp, x):
         return None
     return math.prod(x.shape[nd - len(axes):])
 
@@ -51,7 +51,7 @@ def _trailing_rows(xp, x, axes):
 def _norm_grad(xp, dxhat, xhat, inv_std, axes):
     """Gradient of xhat = (x - mean(x)) * inv_std over axes, given d/dxhat."""
     length = _trailing_rows(xp, dxhat, axes)
-    if length is not None and host_rows(xp, xhat) and dxhat.shape == xhat.shape:
+    if length is not None and host_float(xp, xhat) and dxhat.shape == xhat.shape:
         # the two per-row means as a GEMV and per-row dot products, in place in dxhat
         t = dxhat.dtype.type
         d2, x2 = dxhat.reshape(-1, length), xhat.reshape(-1, length)
@@ -90,22 +90,32 @@ def _accurate_sum(x, axes):
 def _affine_grads(xp, g, xhat, inv_std, gamma, shape, stat_axes, param_axes):
     """(dx, dgamma, dbeta) of y = gamma * xhat + beta, xhat standardised over
     stat_axes, gamma (reshaped to ``shape``) and beta shared over param_axes."""
-    length = _trailing_rows(xp, g, stat_axes)
-    nd = g.ndim
-    if length is not None and host_rows(xp, xhat) and g.shape == xhat.shape and \
-            nd - len(_as_tuple(stat_axes)) == 2 and \
-            sorted(a % nd for a in param_axes) == [0] + list(range(2, nd)):
-        # (samples, K, stat axes...) with one parameter per K: per-row sums (float32
-        # over a row) added up per K in float64
-        k = g.shape[1]
-        g2, x2 = g.reshape(-1, length), xhat.reshape(-1, length)
-        dgamma = row_dot(g2, x2).reshape(-1, k).sum(axis=0, dtype=np.float64)
-        dbeta = row_sum(np, g2).reshape(-1, k).sum(axis=0, dtype=np.float64)
-        dgamma, dbeta = dgamma.astype(g.dtype), dbeta.astype(g.dtype)
-    else:
-        dgamma = _accurate_sum(g * xhat, param_axes)
-        dbeta = _accurate_sum(g, param_axes)
+    dgamma, dbeta = _param_grads(xp, g, xhat, stat_axes, param_axes)
     return _norm_grad(xp, g * gamma.reshape(shape), xhat, inv_std, stat_axes), dgamma, dbeta
+
+
+def _param_grads(xp, g, xhat, stat_axes, param_axes):
+    """(sum(g * xhat), sum(g)) over ``param_axes``, float64-accurate (_accurate_sum).
+    Host float arrays take BLAS routes where the parameter is per trailing element
+    (LayerNorm over the last axis: column sums) or per row group (one parameter per
+    axis 1 with the statistics over the rest: per-row sums, added up per parameter in
+    float64)."""
+    nd = g.ndim
+    params = sorted(a % nd for a in param_axes)
+    if host_float(xp, g, xhat) and g.shape == xhat.shape:
+        if params == list(range(nd - 1)):
+            d = g.shape[-1]
+            g2, x2 = g.reshape(-1, d), xhat.reshape(-1, d)
+            return column_sum_wide(g2 * x2), column_sum_wide(g2)
+        length = _trailing_rows(xp, g, stat_axes)
+        if length is not None and nd - len(_as_tuple(stat_axes)) == 2 and \
+                params == [0] + list(range(2, nd)):
+            k = g.shape[1]
+            g2, x2 = g.reshape(-1, length), xhat.reshape(-1, length)
+            dgamma = row_dot(g2, x2).reshape(-1, k).sum(axis=0, dtype=np.float64)
+            dbeta = row_sum(np, g2).reshape(-1, k).sum(axis=0, dtype=np.float64)
+            return dgamma.astype(g.dtype), dbeta.astype(g.dtype)
+    return _accurate_sum(g * xhat, param_axes), _accurate_sum(g, param_axes)
 
 
 def _standardize(xp, x, axes, eps, out=None):
@@ -131,34 +141,6 @@ def _standardize(xp, x, axes, eps, out=None):
     std = xp.sqrt(xp.square(xhat).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
     xhat /= std
     return xhat, mean, std
-
-
-def _layer_norm_rows_backward(g, x, gamma, mean, std):
-    """[dx, dgamma, dbeta] of LayerNorm over the last axis of a host float array
-    (``channel_sums.host_rows``; its forward takes ``_standardize``'s row route).
-    With xhat the normalised rows and P = g * xhat: dgamma and dbeta are column sums
-    of P and g (float64-accurate), and
-    dx = (g * gamma - (g @ gamma) / d - xhat * (P @ gamma) / d) / std,
-    the two per-row terms GEMVs."""
-    d = x.shape[-1]
-    t = x.dtype.type
-    x2, g2 = x.reshape(-1, d), g.reshape(-1, d)
-    inv = (t(1) / std.reshape(-1)).astype(x.dtype, copy=False)[:, None]
-    xhat = np.subtract(x2, mean.reshape(-1, 1))
-    xhat *= inv
-    prod = np.multiply(g2, xhat)
-    dgamma, dbeta = column_sum_wide(prod), column_sum_wide(g2)
-    gam = gamma.astype(x.dtype, copy=False)
-    a = np.matmul(g2, gam)
-    a /= t(d)
-    b = np.matmul(prod, gam)
-    b /= t(d)
-    xhat *= b[:, None]
-    xhat += a[:, None]
-    dx = np.multiply(g2, gam, out=prod)
-    dx -= xhat
-    dx *= inv
-    return [dx.reshape(x.shape), dgamma, dbeta]
 
 
 class _AffineNorm(Op):
@@ -225,8 +207,6 @@ class LayerNorm(_AffineNorm):
         xp, (x, gamma, _), g = ctx.xp, inputs, out_grads[0]
         mean, std = outputs[1], outputs[2]
         axis = self._axis(p, x.ndim)
-        if axis == x.ndim - 1 and host_rows(xp, x, g):
-            return _layer_norm_rows_backward(g, x, gamma, mean, std)
         others = tuple(i for i in range(x.ndim) if i != axis)
         inv_std = 1 / std
         xhat = (x - mean) * inv_std
