@@ -10,6 +10,7 @@ Gluon row; ``F.relu`` and ``gather`` for the calls), 1 thread each, in one run,
 alternating frameworks.
 
     python benchmarks/step_overhead.py [--out benchmarks/results/step_overhead.md]
+        [--baseline-src <an earlier checkout>/src --baseline-name pymxnet-before]
 """
 import os
 import sys
@@ -121,23 +122,12 @@ def worker_torch():
 
 
 def main():
-    args = harness.command_line("step_overhead.md", worker_mxnet, worker_torch,
-                                [("--repeat", {"type": int, "default": 3})])
-    if args is None:
-        return
-    me = os.path.abspath(__file__)
-    runs = harness.run_alternating(me, ["pymxnet", "mxnet-1.9.1", "pytorch"],
-                                   lambda fw: [[]], repeat=args.repeat, threads=1)
-    loads = ", ".join(f"{fw} {r.pop('load', float('nan')):.1f}" for fw, r in runs.items())
-    text = ["# Host time of a training step with negligible computation "
-            "(µs, lower is better)", "",
-            harness.machine_note(), "",
-            f"1 thread per framework; medians of {args.repeat} runs per framework, "
-            f"alternating (median load average at the start: {loads}); each run's figure "
-            "is the best of 3 timings of 3000 steps (20000 calls for the call rows). "
-            "PyTorch runs eagerly: its one step fills the three step rows.", "",
-            harness.table(runs, CASES, unit="µs"), ""]
-    harness.write_report(args.out, text, runs)
+    harness.one_thread_comparison(
+        __file__, "step_overhead.md", worker_mxnet, worker_torch,
+        "Host time of a training step with negligible computation (µs, lower is better)",
+        "Each run's figure is the best of 3 timings of 3000 steps (20000 calls for the "
+        "call rows). PyTorch runs eagerly: its one step fills the three step rows.",
+        CASES, "µs")
 
 
 if __name__ == "__main__":

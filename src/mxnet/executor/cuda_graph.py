@@ -47,7 +47,7 @@ from .. import engine, storage
 from ..backend import cublas_graph
 from ..engine import base as _engine_base
 from ..engine.errors import live_error
-from ..ndarray.chunk import Chunk
+from ..ndarray.chunk import Chunk, PooledChunk
 from ..ndarray.ndarray import NDArray
 from ..operator.kernels_gpu_dropout import enabled as dropout_enabled
 from ..operator.kernels_gpu_dropout import graph_safe as graph_safe_dropout
@@ -434,9 +434,7 @@ class GraphRunner:
         fresh = []
         for o in own:
             data, block = storage.empty(entry.ctx, o._shape, o._dtype)
-            c = Chunk(data)
-            c.block = block
-            fresh.append(NDArray(c, o._shape, o._dtype, entry.ctx))
+            fresh.append(NDArray(PooledChunk(data, block), o._shape, o._dtype, entry.ctx))
 
         def fn(rctx):
             self.static_fresh = self._step(key, run, True, True)

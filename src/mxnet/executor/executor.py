@@ -18,7 +18,7 @@ from .. import engine, storage
 from ..backend import device_scope
 from ..base import MXNetError, env_int
 from ..engine.var import Var
-from ..ndarray.chunk import Chunk
+from ..ndarray.chunk import Chunk, PooledChunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator import runner
 from ..operator.registry import REQ_NULL, REQ_WRITE, apply_req
@@ -240,9 +240,8 @@ class Executor:
                 nd = self._out_nd[e] = self._output_view(len(self.outputs), e)
             if nd is None:
                 data, block = storage.empty(self._ctx, g.shapes[e], g.dtypes[e])
-                chunk = Chunk(data)
-                chunk.block = block
-                nd = self._out_nd[e] = NDArray(chunk, tuple(g.shapes[e]), g.dtypes[e],
+                nd = self._out_nd[e] = NDArray(PooledChunk(data, block),
+                                               tuple(g.shapes[e]), g.dtypes[e],
                                                self._out_ctx(e))
             self.outputs.append(nd)
         # arrays whose device buffers are read afresh at every run

@@ -41,7 +41,7 @@ from ..base import MXNetError, env_int
 from ..executor import cuda_graph
 from ..executor.bind import bind as _bind
 from ..executor.template import BindTemplate
-from ..ndarray.chunk import Chunk
+from ..ndarray.chunk import Chunk, PooledChunk
 from ..ndarray.ndarray import NDArray, from_data
 from ..operator.registry import REQ_NULL, REQ_WRITE, Op
 from ..symbol.graph import topo_order
@@ -132,9 +132,7 @@ class _Entry:
                     o._chunk = Chunk(None)
                     continue
                 data, block = storage.empty(self.ctx, o._shape, o._dtype)
-                c = Chunk(data)
-                c.block = block
-                o._chunk = c
+                o._chunk = PooledChunk(data, block)
         self.used = True
         for dst, i in self.bound:       # each an alias of the input (same chunk and view)
             src = inputs[i]

@@ -77,7 +77,9 @@ def lane_key(xp, idx, axis):
 
 def _bound(xp, idx, n, mode, opname):
     if mode == "clip":
-        return xp.clip(idx, 0, n - 1)
+        # two ufuncs, not clip(): its Python wrapper costs more than a small clip
+        idx = xp.maximum(idx, 0)
+        return xp.minimum(idx, n - 1, out=idx)
     if mode == "wrap":
         return idx % n
     if bool(((idx < 0) | (idx >= n)).any()):
@@ -215,23 +217,53 @@ class Pick(Op):
     def infer_type(self, p, in_types):
         return in_types, [in_types[0]], []
 
-    def _index(self, xp, p, dshape, index):
-        ax, keep, out = _pick_shapes(p, dshape, index.shape)
-        idx = _bound(xp, as_index(xp, index), dshape[ax], p.mode, self.name)
-        return ax, idx.reshape(keep), out
+    def _positions(self, xp, p, dshape, index):
+        """(where each picked element sits in the flattened data, as an (outer, inner)
+        array, the output shape). The data seen as (outer, n, inner), n the picked
+        axis: lane (r, c) with index value k picks element (r * n + k) * inner + c.
+        One gather (or scatter) at these places replaces take_along_axis, whose index
+        grids and Python cost are most of a small call's time."""
+        ax, _, out = _pick_shapes(p, dshape, index.shape)
+        n = dshape[ax]
+        outer, inner = prod(dshape[:ax]), prod(dshape[ax + 1:])
+        k = _bound(xp, as_index(xp, index), n, p.mode, self.name).reshape(outer, inner)
+        if inner != 1:
+            k *= inner          # (k is a fresh array: _bound's result)
+        return k + _lane_starts(xp, outer, n, inner), out
 
     def forward(self, ctx, p, inputs, aux):
         data, index = inputs
-        ax, idx, out = self._index(ctx.xp, p, data.shape, index)
-        return [ctx.xp.take_along_axis(data, idx, axis=ax).reshape(out)]
+        pos, out = self._positions(ctx.xp, p, data.shape, index)
+        return [data.reshape(-1)[pos].reshape(out)]
 
     def backward(self, ctx, p, out_grads, inputs, outputs, aux):
         xp, g = ctx.xp, out_grads[0]
         d_shape, i_shape = ctx.in_shapes
-        ax, idx, _ = self._index(xp, p, d_shape, inputs[1])
+        pos, _ = self._positions(xp, p, d_shape, inputs[1])
         grad = xp.zeros(d_shape, g.dtype)
-        grad[lane_key(xp, idx, ax)] = g.reshape(idx.shape)
+        # each lane owns its place (no two lanes share one): a plain scatter
+        grad.reshape(-1)[pos] = g.reshape(pos.shape)
         return [grad, zeros_if(ctx, 1, i_shape, inputs[1].dtype)]
+
+
+_LANE_STARTS = {}
+
+
+def _lane_starts(xp, outer, n, inner):
+    """The flat position of each lane's first element, (r * n) * inner + c, as an
+    (outer, inner) array; host arrays are kept per shape (a loss picks from the same
+    shape every step), read only."""
+    if xp is not np:
+        return (xp.arange(outer) * (n * inner))[:, None] + xp.arange(inner)
+    key = (outer, n, inner)
+    starts = _LANE_STARTS.get(key)
+    if starts is None:
+        if len(_LANE_STARTS) >= 64:
+            _LANE_STARTS.clear()
+        starts = (np.arange(outer) * (n * inner))[:, None] + np.arange(inner)
+        starts.flags.writeable = False
+        _LANE_STARTS[key] = starts
+    return starts
 
 
 def _nd_shapes(opname, dshape, ishape):

@@ -72,6 +72,9 @@ class _Reduce(Op):
     ``grad(xp, gk, x, yk, axes)`` (gk, yk: out_grad and output with kept dims)."""
     params = _REDUCE_PARAMS
     backward_uses = ("out_grad",)
+    # whether ``grad`` may divide by zero or multiply infinities (then NumPy's warnings
+    # are silenced around it: entering np.errstate costs more than a small gradient)
+    grad_warns = True
 
     def _axes(self, p, shape):
         return reduce_axes(self.name, shape, p["axis"], p["exclude"])
@@ -96,14 +99,29 @@ class _Reduce(Op):
         kept = _kept(shape, axes)
         gk = out_grads[0].reshape(kept)
         yk = outputs[0].reshape(kept) if outputs and outputs[0] is not None else None
-        with np.errstate(all="ignore"):
-            g = self.grad(ctx.xp, gk, inputs[0] if inputs else None, yk, shape, axes)
+        x = inputs[0] if inputs else None
+        if self.grad_warns:
+            with np.errstate(all="ignore"):
+                g = self.grad(ctx.xp, gk, x, yk, shape, axes)
+        else:
+            g = self.grad(ctx.xp, gk, x, yk, shape, axes)
         return [g if g.dtype == gk.dtype else g.astype(gk.dtype)]
 
 
 def _spread(xp, gk, shape):
-    """gk broadcast to the input's shape, as a fresh array."""
-    return xp.broadcast_to(gk, shape).copy()
+    """gk broadcast to the input's shape, as a fresh array (written by one broadcasting
+    assignment: ``broadcast_to(...).copy()`` costs several times more on small arrays)."""
+    g = xp.empty(shape, gk.dtype)
+    g[...] = gk
+    return g
+
+
+def _sum_kept(xp, x, axes, dtype):
+    """x summed over axes, dims kept: the ufunc's reduce on the host (np.sum's Python
+    wrapper is most of a small sum's time), xp.sum elsewhere."""
+    if xp is np:
+        return np.add.reduce(x, axis=axes, dtype=dtype, keepdims=True)
+    return xp.sum(x, axis=axes, dtype=dtype, keepdims=True)
 
 
 def _count(shape, axes):
@@ -119,9 +137,10 @@ class Sum(_Reduce):
     name = "sum"
     named_inputs = False
     aliases = ("sum_axis",)
+    grad_warns = False
 
     def reduce(self, xp, x, axes):
-        return xp.sum(x, axis=axes, dtype=_acc(x.dtype), keepdims=True)
+        return _sum_kept(xp, x, axes, _acc(x.dtype))
 
     def grad(self, xp, gk, x, yk, shape, axes):
         return _spread(xp, gk, shape)
@@ -132,15 +151,23 @@ class Mean(_Reduce):
     """Mean over the given axes (all by default); integer means truncate."""
     name = "mean"
     named_inputs = False
+    grad_warns = False
 
     def reduce(self, xp, x, axes):
         if x.dtype.kind in "iub":
-            total = xp.sum(x, axis=axes, dtype=x.dtype, keepdims=True)
+            total = _sum_kept(xp, x, axes, x.dtype)
             return _trunc_div(xp, total, _count(x.shape, axes) or 1)
-        return xp.mean(x, axis=axes, dtype=_acc(x.dtype), keepdims=True)
+        # the sum divided by the count in place: np.mean's own two steps, the same bits
+        total = _sum_kept(xp, x, axes, _acc(x.dtype))
+        n = _count(x.shape, axes)
+        if n == 0:                  # a mean over nothing: NaN, as 0 / 0
+            with np.errstate(invalid="ignore"):
+                return xp.true_divide(total, 0)
+        return xp.true_divide(total, n, out=total, casting="unsafe")
 
     def grad(self, xp, gk, x, yk, shape, axes):
-        return _spread(xp, gk / _count(shape, axes), shape)
+        # over a zero-size axis the input, and so its gradient, has no elements
+        return _spread(xp, gk / (_count(shape, axes) or 1), shape)
 
 
 @register
@@ -163,6 +190,7 @@ class NanSum(_Reduce):
     name = "nansum"
     named_inputs = False
     backward_uses = ("out_grad", "in_data")
+    grad_warns = False
 
     def reduce(self, xp, x, axes):
         return xp.nansum(x, axis=axes, dtype=_acc(x.dtype), keepdims=True)
