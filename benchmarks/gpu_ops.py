@@ -3,13 +3,14 @@ kernel table's GPU entries removed) and PyTorch, on one GPU.
 
 Cases (fp32 unless named): Convolution 3x3 256->256 at 56x56, batch 64 (also fp16);
 max Pooling 3x3/2 pad 1 on 64x64x112x112; BatchNorm training on 64x256x56x56; softmax
-over 1000 classes for 4096 rows; ReLU on 64x256x56x56. Each timing: two warm-up
+over 1000 classes for 4096 rows; ReLU on 64x256x56x56; LayerNorm over the last axis of
+4096x768 (BERT-base's rows: batch 32, length 128), fp32 and fp16. Each timing: two warm-up
 iterations (algorithm search included), then the mean of ``n`` iterations between two
 device synchronisations. Both run fp32 convolution twice: with their defaults (TF32
 allowed in cuDNN convolutions: PyTorch's allow_tf32, pymxnet's DEFAULT_MATH as in MXNet
 1.9.1) and with TF32 off (allow_tf32 False; NVIDIA_TF32_OVERRIDE=0).
 
-    python benchmarks/gpu_ops.py [--quick] [--out DIR]
+    python benchmarks/gpu_ops.py [--quick] [--only SUBSTRING] [--out DIR]
 
 Writes gpu_ops.json and gpu_ops.md into DIR (default benchmarks/results) and prints the
 table. Milliseconds per fwd+bwd iteration, lower is better.
@@ -38,6 +39,8 @@ def _cases(quick):
         ("BatchNorm train 64x256x56x56", "bn", dict(shape=(64, 256, 56, 56))),
         ("softmax 4096x1000", "softmax", dict(shape=(4096, 1000))),
         ("relu 64x256x56x56", "relu", dict(shape=(64, 256, 56, 56))),
+        ("LayerNorm 4096x768 fp32", "ln", dict(shape=(4096, 768), dtype="float32")),
+        ("LayerNorm 4096x768 fp16", "ln", dict(shape=(4096, 768), dtype="float16")),
     ]
 
 
@@ -56,6 +59,10 @@ def _mx_step(kind, shape, dtype="float32"):
         c = shape[1]
         params = [mx.nd.ones((c,), ctx=ctx), mx.nd.zeros((c,), ctx=ctx)]
         aux = [mx.nd.zeros((c,), ctx=ctx), mx.nd.ones((c,), ctx=ctx)]
+    elif kind == "ln":
+        d = shape[-1]
+        params = [mx.nd.ones((d,), ctx=ctx, dtype=dtype), mx.nd.zeros((d,), ctx=ctx,
+                                                                      dtype=dtype)]
     for a in params:
         a.attach_grad()
 
@@ -68,6 +75,8 @@ def _mx_step(kind, shape, dtype="float32"):
             return mx.nd.BatchNorm(x, *params, *aux, fix_gamma=False)
         if kind == "softmax":
             return mx.nd.softmax(x, axis=-1)
+        if kind == "ln":
+            return mx.nd.LayerNorm(x, *params, axis=-1, eps=1e-5)
         return mx.nd.Activation(x, act_type="relu")
     with mx.autograd.record():
         y0 = fwd()
@@ -134,6 +143,11 @@ def _torch_step(kind, shape, dtype="float32"):
         fwd = lambda: F.batch_norm(x, rm, rv, g, bb, training=True, eps=1e-3)  # noqa
     elif kind == "softmax":
         fwd = lambda: F.softmax(x, dim=-1)  # noqa: E731
+    elif kind == "ln":
+        d = shape[-1]
+        g = torch.ones(d, device=dev, dtype=dt, requires_grad=True)
+        bb = torch.zeros(d, device=dev, dtype=dt, requires_grad=True)
+        fwd = lambda: F.layer_norm(x, (d,), g, bb, eps=1e-5)  # noqa: E731
     else:
         fwd = lambda: F.relu(x)  # noqa: E731
     head = torch.ones_like(fwd())
@@ -166,7 +180,7 @@ def _safe(fn):
         return None, f"{type(err).__name__}: {str(err)[:300]}"
 
 
-def run(quick, out_dir):
+def run(quick, out_dir, only=None):
     import mxnet as mx
     from mxnet.backend import cudnn
     if mx.context.num_gpus() == 0:
@@ -182,6 +196,8 @@ def run(quick, out_dir):
             "cudnn_error": cudnn.load_error(), "quick": quick, "iters": n}
     rows = []
     for name, kind, kw in _cases(quick):
+        if only and only not in name:
+            continue
         row = {"case": name}
         row["pymxnet_cudnn_ms"], row["pymxnet_cudnn_error"] = _safe(
             lambda: _time(_mx_step(kind, **kw), _mx_sync, n))
@@ -233,8 +249,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer iterations")
     ap.add_argument("--out", default=os.path.join(HERE, "results"),
                     help="directory for gpu_ops.json / gpu_ops.md")
+    ap.add_argument("--only", help="just the cases whose name contains this")
     args = ap.parse_args(argv)
-    run(args.quick, args.out)
+    run(args.quick, args.out, args.only)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ if _ilu.find_spec("cupy") is not None:
     # pick (every classification loss) as one gather / one scatter kernel
     from .kernels_gpu_pick import register_all as _gpu_pick_register_all
     _gpu_pick_register_all(_register_kernel)
+    # LayerNorm over the last axis: one kernel forward, two or three backward
+    from .kernels_gpu_layernorm import register_all as _gpu_layernorm_register_all
+    _gpu_layernorm_register_all(_register_kernel)
     # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion
