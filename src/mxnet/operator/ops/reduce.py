@@ -163,7 +163,7 @@ class Mean(_Reduce):
         if n == 0:                  # a mean over nothing: NaN, as 0 / 0
             with np.errstate(invalid="ignore"):
                 return xp.true_divide(total, 0)
-        return xp.true_divide(total, n, out=total, casting="unsafe")
+        return xp.true_divide(total, n, out=total)
 
     def grad(self, xp, gk, x, yk, shape, axes):
         # over a zero-size axis the input, and so its gradient, has no elements
