@@ -23,8 +23,8 @@
 # Then the switches written without a device all on at once (FLAGS_ON):
 # the project's GPU tests FLAGS_TESTS and MXNet's test_operator_gpu selection
 # FLAGS_MXNET_K, so that a run finding them faster also shows them correct. SLOW_K
-# (default: none; e.g. "test_layer_norm or test_pad") runs alone at the end, to time
-# tests on a warm kernel cache.
+# (default: test_layer_norm, MXNet's check of LayerNorm on the GPU against the CPU, which
+# session 31's kernels now serve) runs alone at the end, on a warm kernel cache.
 # Files back in $OUT: summary.txt, env.log, project_tests.log, train.log, and
 # details.tar.gz (tests.log, host_call_cost.log, ln/gpu_ops.md, profile_*.txt, mxnet_recheck.json,
 # mxnet_flags_on.json, mxnet_slow.json): at most 8 files come back.
@@ -37,7 +37,7 @@ WORKERS=${WORKERS:-8}
 PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py tests/backend/test_host_to_device.py tests/gpu/test_pinned_memory.py tests/operator/test_kernels_gpu_pick.py tests/operator/nn/test_pooling.py tests/operator/test_kernels_gpu_multi_cast.py tests/executor/test_cast_gather.py tests/symbol/test_control_flow.py tests/operator/test_kernels_gpu_layernorm.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_reciprocal_op or test_pooling_versions or test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
-SLOW_K=${SLOW_K-}
+SLOW_K=${SLOW_K-test_layer_norm}
 FLAGS_TESTS=${FLAGS_TESTS-tests/backend/cudnn tests/backend/test_copy_stream.py tests/gpu tests/executor/test_cuda_graph.py tests/gluon/test_cached_op_gradients.py tests/test_opcheck.py}
 FLAGS_MXNET_K=${FLAGS_MXNET_K-convolution or deconvolution or rnn or lstm or gru}
 

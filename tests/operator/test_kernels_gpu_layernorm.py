@@ -110,6 +110,12 @@ def test_need_grad_and_given_destinations(kernels_on_host):
             np.empty((5, 1), np.float32)]
     res = LN.layer_norm_forward(octx, p, [x, gamma, beta], [], out=outs)
     assert all(r is o for r, o in zip(res, outs))
+    # out= naming the visible output only (mx.nd.LayerNorm(..., out=y))
+    y = np.empty((5, 33), np.float32)
+    only = LN.layer_norm_forward(octx, p, [x, gamma, beta], [], out=[y])
+    assert only[0] is y and len(only) == 3
+    for a, b in zip(only, res):
+        np.testing.assert_array_equal(a, b)
     dy = rng.standard_normal((5, 33)).astype(np.float32)
     full_ctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True, True, True],
                          in_shapes=[x.shape, gamma.shape, beta.shape])

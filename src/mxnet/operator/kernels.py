@@ -197,7 +197,10 @@ class OutputBuffers:
 
     def __init__(self, xp, given, n, inputs, dtype=None):
         self.xp, self.dtype = xp, dtype
-        self.given = list(given) if given is not None else [None] * n
+        # an ``out=`` may name the visible outputs only (BatchNorm's, LayerNorm's):
+        # the hidden ones then have no destination
+        self.given = list(given) if given is not None else []
+        self.given += [None] * (n - len(self.given))
         self.inputs = [a for a in inputs if a is not None]
         self.arrays = [None] * n
         self._spans = None              # the inputs' address ranges, read on first need
