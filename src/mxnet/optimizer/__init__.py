@@ -12,11 +12,14 @@ from .adaptive import (Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, FTML, Adamax,  # 
                        Nadam, LAMB)
 from .contrib import GroupAdaGrad  # noqa: F401
 
-# MXNet's module mx.optimizer.optimizer also holds every optimizer class.
+# MXNet's module mx.optimizer.optimizer also holds every optimizer class, and they
+# pickle under that name (Trainer.save_states writes the optimizer itself): files saved
+# here then load in MXNet 1.9.1, whose module has no sgd / adaptive.
 for _name in ("SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Test",
               "Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "Adamax", "Nadam",
               "LAMB"):
     setattr(optimizer, _name, globals()[_name])
+    globals()[_name].__module__ = optimizer.__name__
 del _name
 
 

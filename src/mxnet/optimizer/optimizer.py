@@ -263,6 +263,7 @@ class Optimizer:
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["param_dict"]            # Parameters are not part of the state
+        state.pop("_gate", None)           # (a step's AMP gate, set while it updates)
         return state
 
     def __setstate__(self, state):
