@@ -215,6 +215,28 @@ def test_copy_and_pickle_are_independent():
     assert again.tojson() == net.tojson()
 
 
+def test_symbol_pickles_are_mxnets_both_ways():
+    """A Symbol pickles as MXNet 1.9.1's: Symbol(None), then {'handle': its JSON}. The
+    pickle MXNet wrote (tests/fixtures/mxnet-1.9.1/pickles) loads here; pymxnet's names
+    the same class and state, so MXNet loads it."""
+    from common import fixture_path
+    with open(fixture_path("pickles", "expected.json")) as f:
+        want = json.load(f)["symbol"]
+    with open(fixture_path("pickles", "symbol.pkl"), "rb") as f:
+        theirs = f.read()
+    net = pickle.loads(theirs)
+    assert net.list_arguments() == want["arguments"]
+    assert net.list_outputs() == want["outputs"]
+    assert json.loads(net.tojson())["nodes"] == json.loads(want["json"])["nodes"]
+    cls, args, state = net.__reduce__()
+    assert (cls.__module__, cls.__name__, args) == ("mxnet.symbol.symbol", "Symbol", (None,))
+    assert set(state) == {"handle"} and json.loads(state["handle"])["nodes"] == \
+        json.loads(want["json"])["nodes"]
+    assert pickle.loads(pickle.dumps(net)).tojson() == net.tojson()
+    with pytest.raises(MXNetError, match="handle"):
+        mx.sym.Symbol(None).__setstate__({"json": "{}"})
+
+
 def test_variadic_ops_store_num_args():
     x, y = mx.sym.var("x"), mx.sym.var("y")
     c = mx.sym.Concat(x, y, dim=1)

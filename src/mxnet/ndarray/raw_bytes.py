@@ -10,8 +10,9 @@ __all__ = ["save_raw_bytes", "load_raw_bytes"]
 
 
 def save_raw_bytes(arr):
-    """The bytes of one array record for NDArray arr."""
-    host = arr.asnumpy()
+    """The bytes of one array record for NDArray arr (sparse ones in MXNet's sparse
+    record form, as ``nd.save`` writes them)."""
+    host = arr._read_value() if arr._sparse else arr.asnumpy()
     # As MXNet (and ``nd.save``): the numpy-shape magic under mx.np_shape(True), which
     # MXNet requires to load the record there; the classic one outside it, unless the
     # shape is one classic shapes cannot express (0-d, zero-size)

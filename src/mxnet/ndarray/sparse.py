@@ -211,15 +211,6 @@ class BaseSparseNDArray(NDArray):
         else:
             raise TypeError(f"type {type(value).__name__} not supported")
 
-    # --- pickling ---------------------------------------------------------------------
-    def __reduce__(self):
-        v = self._read_value()
-        return (_rebuild_sparse, (self.stype, v.data, [a.copy() for a in v.aux], self._shape,
-                                  str(self._ctx.device_type), self._ctx.device_id))
-
-    def __getstate__(self):
-        return {"stype": self.stype}
-
     # same-shape arithmetic uses the elemwise operators, which keep sparse storage
     _ELEMWISE = {"broadcast_add": "elemwise_add", "broadcast_sub": "elemwise_sub",
                  "broadcast_mul": "elemwise_mul", "broadcast_div": "elemwise_div"}
@@ -371,6 +362,8 @@ def _assign(dst, src):
     return dst
 
 
+# Pickles load as in MXNet (NDArray.__reduce__: the class, then the raw sparse record).
+# Pickles of earlier pymxnet versions name this function instead: it still reads them.
 def _rebuild_sparse(stype, data, aux, shape, devtype, devid):
     ctx = Context(devtype, devid)
     if stype == "row_sparse":

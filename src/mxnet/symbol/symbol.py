@@ -64,6 +64,8 @@ class Symbol(OpMethods):
     def __init__(self, outputs):
         if isinstance(outputs, ctypes.c_void_p):     # Symbol(handle), MXNet's spelling
             outputs = Symbol.from_handle(outputs)._outputs
+        elif outputs is None:       # Symbol(None): unpickling fills it (__setstate__)
+            outputs = ()
         self._outputs = tuple(outputs)
 
     # ------------------------------------------------------------------ handles
@@ -213,8 +215,21 @@ class Symbol(OpMethods):
         return self.__copy__()
 
     def __reduce__(self):
+        # MXNet's pickle: Symbol(None), then __setstate__ with the graph's JSON, so
+        # pickles load both here and in MXNet 1.x
+        return (Symbol, (None,), self.__getstate__())
+
+    def __getstate__(self):
+        """{'handle': the symbol's JSON}, as MXNet pickles a Symbol."""
+        return {"handle": self.tojson()}
+
+    def __setstate__(self, state):
+        """Become the symbol a ``__getstate__`` dict holds (MXNet's pickles too)."""
         from .json_io import load_json
-        return (load_json, (self.tojson(),))
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if not isinstance(handle, str):
+            raise MXNetError("Symbol.__setstate__ expects {'handle': the symbol's JSON}")
+        self._outputs = load_json(handle)._outputs
 
     def __call__(self, *args, **kwargs):
         """Compose: a copy of this symbol with variables replaced by the given symbols
