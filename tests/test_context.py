@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 import mxnet as mx
@@ -39,3 +40,22 @@ def test_bad_context_arguments():
         mx.Context("tpu", 0)
     with pytest.raises(MXNetError):
         mx.cpu(-1)
+
+
+def test_context_pickles_as_mxnet_pickles_it():
+    """MXNet's Context has a __dict__: its pickle (tests/fixtures/mxnet-1.9.1/pickles,
+    also inside a pickled Gluon layer) rebuilds the object from a dict of its fields.
+    Such pickles load here, and pymxnet's are the same bytes."""
+    import pickle
+    from common import fixture_path
+    with open(fixture_path("pickles", "context.pkl"), "rb") as f:
+        theirs = f.read()
+    ctx = pickle.loads(theirs)
+    assert ctx == mx.gpu(1) and ctx._old_ctx is None
+    assert pickle.dumps(mx.gpu(1), protocol=4) == theirs
+    with mx.cpu(0) as inside:         # a with-block in progress is not pickled
+        assert pickle.loads(pickle.dumps(inside))._old_ctx is None
+    with open(fixture_path("pickles", "dense_layer.pkl"), "rb") as f:
+        layer = pickle.load(f)
+    np.testing.assert_array_equal(layer.weight.data().asnumpy(), np.full((3, 2), 0.25))
+    assert layer.weight.list_ctx() == [mx.cpu(0)]

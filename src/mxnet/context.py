@@ -47,6 +47,20 @@ class Context(metaclass=_ContextMeta):
             self.device_id = device_id
         self._old_ctx = None
 
+    # Pickled as MXNet pickles it (its Context has a __dict__): a dict of the three
+    # fields, so a Context inside any pickle (a Gluon block's parameters) loads both here
+    # and in MXNet 1.x; a with-block in progress is not part of the state.
+    def __getstate__(self):
+        return {"device_typeid": self.device_typeid, "device_id": self.device_id,
+                "_old_ctx": None}
+
+    def __setstate__(self, state):
+        if isinstance(state, tuple):        # (None, slots) from earlier pymxnet pickles
+            state = state[1]
+        self.device_typeid = state["device_typeid"]
+        self.device_id = state["device_id"]
+        self._old_ctx = None
+
     @property
     def device_type(self):
         return self.devtype2str[self.device_typeid]

@@ -232,3 +232,25 @@ def test_legacy_module_paths_name_the_same_classes():
     assert (DataIter, NDArrayIter) == (mx.io.DataIter, mx.io.NDArrayIter)
     assert DataParallelExecutorManager is mx.model.DataParallelExecutorManager
     assert ndarray is mx.nd
+
+
+def test_data_desc_and_batch_pickles_load_in_either_framework():
+    """DataDesc and DataBatch pickle under mxnet.io.io, the module MXNet 1.9.1 defines
+    them in: MXNet's pickles (tests/fixtures/mxnet-1.9.1/pickles) load here, and
+    pymxnet's name the same classes (a DataBatch's are MXNet's bytes exactly)."""
+    from common import fixture_path
+    with open(fixture_path("pickles", "data_desc.pkl"), "rb") as f:
+        desc = pickle.load(f)
+    assert (desc.name, desc.shape, desc.dtype, desc.layout) == ("data", (2, 3), np.float32,
+                                                               "NC")
+    assert pickle.dumps(desc, protocol=4).startswith(b"\x80\x04\x95") and \
+        b"mxnet.io.io" in pickle.dumps(desc, protocol=4)
+    with open(fixture_path("pickles", "data_batch.pkl"), "rb") as f:
+        theirs = f.read()
+    batch = pickle.loads(theirs)
+    np.testing.assert_array_equal(batch.data[0].asnumpy(),
+                                  np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert batch.pad == 1
+    ours = mx.io.DataBatch([mx.nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))],
+                           [mx.nd.array([1.0, 0.0])], pad=1)
+    assert pickle.dumps(ours, protocol=4) == theirs

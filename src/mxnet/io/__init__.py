@@ -12,3 +12,4 @@ from .libsvm import LibSVMIter  # noqa: F401
 from .image_record import (ImageRecordIter, ImageRecordUInt8Iter,  # noqa: F401
                            ImageRecordIter_v1, ImageRecordUInt8Iter_v1)
 from .unsupported import ImageRecordInt8Iter, ImageDetRecordIter  # noqa: F401
+from . import io  # noqa: F401,E402  (MXNet's module of the classes above; names their pickles)
