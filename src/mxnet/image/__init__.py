@@ -19,6 +19,19 @@ from .detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug,  # noqa:
                         DetHorizontalFlipAug, DetRandomCropAug, DetRandomPadAug,
                         CreateDetAugmenter, CreateMultiRandCropAugmenter, ImageDetIter)
 
+from . import image as _image_module
+
+# MXNet 1.9.1 defines the augmenters and ImageIter in mxnet.image.image: they take that
+# module's name (and are found there), the one MXNet's pickles of them use.
+for _cls in (Augmenter, SequentialAug, RandomOrderAug, ResizeAug, ForceResizeAug,
+             RandomCropAug, RandomSizedCropAug, CenterCropAug, HorizontalFlipAug, CastAug,
+             ColorNormalizeAug, BrightnessJitterAug, ContrastJitterAug,
+             SaturationJitterAug, ColorJitterAug, LightingAug, RandomGrayAug, HueJitterAug,
+             ImageIter):
+    _cls.__module__ = _image_module.__name__
+    setattr(_image_module, _cls.__name__, _cls)
+del _cls
+
 
 def is_np_array():
     """Whether NumPy-array semantics are on (``npx.set_np()``): image functions then

@@ -162,12 +162,19 @@ class ColorNormalizeAug(Augmenter):
 
     def __init__(self, mean, std):
         super().__init__(mean=mean, std=std)
-        self.mean = None if mean is None else np.asarray(as_numpy(mean), np.float32)
-        self.std = None if std is None else np.asarray(as_numpy(std), np.float32)
+        # NDArrays, as MXNet keeps them: a pickled augmenter list then loads in MXNet too
+        self.mean = None if mean is None else _float32_nd(mean)
+        self.std = None if std is None else _float32_nd(std)
 
     def __call__(self, src):
         arr = as_numpy(src).astype(np.float32)
-        return as_nd(color_normalize(arr, self.mean, self.std))
+        return as_nd(color_normalize(arr, None if self.mean is None else self.mean.asnumpy(),
+                                     None if self.std is None else self.std.asnumpy()))
+
+
+def _float32_nd(v):
+    return v if isinstance(v, NDArray) else \
+        as_nd(np.asarray(as_numpy(v), np.float32))
 
 
 class BrightnessJitterAug(Augmenter):

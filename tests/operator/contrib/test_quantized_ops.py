@@ -180,7 +180,10 @@ def test_quantized_batch_norm_positional_order_and_required_range():
     ref = (real - m.reshape(sh)) / np.sqrt(v.reshape(sh) + 1e-3) * g.reshape(sh) + \
         b.reshape(sh)
     assert out.dtype == np.int8
-    assert np.abs(out.asnumpy() - np.rint(ref * 127 / 5.0)).max() <= 1
+    # outputs beyond the calibrated range saturate at int8's ends (about one draw of the
+    # shared generator in seven reaches them: the check depended on test order before)
+    want = np.clip(np.rint(ref * 127 / 5.0), -128, 127)
+    assert np.abs(out.asnumpy() - want).max() <= 1
     sym = mx.sym.contrib.quantized_batch_norm(*[mx.sym.var(n) for n in "dgbmvlh"],
                                               min_calib_range=-1.0, max_calib_range=1.0)
     assert sym.list_arguments() == ["d", "g", "b", "l", "h"]

@@ -2,10 +2,10 @@
 (``Concurrent``/``HybridConcurrent`` are the 1.9.1 names of
 ``Concatenate``/``HybridConcatenate``), and the PixelShuffle blocks. SparseEmbedding
 (row_sparse weight and gradient) has its own module."""
-from ..nn import (Concatenate, Concurrent, HybridConcatenate,  # noqa: F401
-                  HybridConcurrent, Identity, SyncBatchNorm)
-from .pixel_shuffle import PixelShuffle1D, PixelShuffle2D, PixelShuffle3D  # noqa: F401
-from .sparse_embedding import SparseEmbedding  # noqa: F401
+from ...nn import Concatenate, HybridConcatenate  # noqa: F401
+from .basic_layers import (Concurrent, HybridConcurrent, Identity,  # noqa: F401
+                           SyncBatchNorm, PixelShuffle1D, PixelShuffle2D, PixelShuffle3D,
+                           SparseEmbedding)
 
 __all__ = ["Concatenate", "Concurrent", "HybridConcatenate", "HybridConcurrent",
            "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D",
