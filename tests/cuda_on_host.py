@@ -242,3 +242,15 @@ class HostKernels:
             fn.argtypes = [ctypes.c_uint] * 3 + [ct for _, _, ct in params]
             k = self.kernels[key] = HostKernel(fn, params)
         return k
+
+
+class CompileException(Exception):
+    """Named as CuPy's: the error NVRTC's refusal of a source raises at launch."""
+
+
+def refusing_raw_kernel(cp, key, make):
+    """A stand-in for ``raw_kernel`` whose kernels the "device's compiler" refuses: every
+    launch raises ``CompileException``, as CuPy does when NVRTC rejects a source."""
+    def launch(*args):
+        raise CompileException("nvrtc: error")
+    return launch

@@ -15,7 +15,7 @@ from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_layernorm as LN
 from mxnet.operator.registry import OpContext, get_op
 
-from cuda_on_host import sources_ptx
+from cuda_on_host import refusing_raw_kernel, sources_ptx
 
 OP = get_op("LayerNorm")
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float16): 2e-3}
@@ -157,14 +157,7 @@ def test_declines_what_the_body_computes(kernels_on_host):
 
 def test_a_source_the_compiler_refuses_leaves_the_call_to_the_body(kernels_on_host,
                                                                     monkeypatch):
-    class CompileException(Exception):
-        pass
-
-    def refusing(cp, key, make):
-        def launch(*args):
-            raise CompileException("nvrtc: error")
-        return launch
-    monkeypatch.setattr(LN, "raw_kernel", refusing)
+    monkeypatch.setattr(LN, "raw_kernel", refusing_raw_kernel)
     octx = OpContext(np, mx.cpu(), is_train=True)
     args = _data(np.random.RandomState(4), (2, 8), np.float32)
     with pytest.warns(RuntimeWarning, match="did not compile"):

@@ -16,7 +16,7 @@ from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_pick as PK
 from mxnet.operator.registry import OpContext, get_op
 
-from cuda_on_host import sources_ptx
+from cuda_on_host import refusing_raw_kernel, sources_ptx
 
 OP = get_op("pick")
 
@@ -137,14 +137,7 @@ def test_declines_what_the_body_computes(kernels_on_host):
 
 def test_a_source_the_compiler_refuses_leaves_the_call_to_the_body(kernels_on_host,
                                                                     monkeypatch):
-    class CompileException(Exception):
-        pass
-
-    def refusing(cp, key, make):
-        def launch(*args):
-            raise CompileException("nvrtc: error")
-        return launch
-    monkeypatch.setattr(PK, "raw_kernel", refusing)
+    monkeypatch.setattr(PK, "raw_kernel", refusing_raw_kernel)
     monkeypatch.setattr(PK, "_REFUSED", set())
     octx = OpContext(np, mx.cpu(), is_train=True)
     args = [np.ones((4, 5), np.float32), np.zeros(4, np.float32)]

@@ -6,47 +6,23 @@ MXNet's optimizer pickles, so MXNet 1.9.1 loads them (checked against the oracle
 the fixtures were made: it resumed every optimizer and scheduler)."""
 import json
 import pickle
+import sys
 
 import numpy as np
 import pytest
 
 import mxnet as mx
-from mxnet import autograd, gluon
+from mxnet import gluon
 
 from common import fixture_path
 
 with open(fixture_path("optimizer", "cases.json")) as _f:
     CASES = json.load(_f)
 
-SCHEDULERS = {
-    "FactorScheduler": lambda: mx.lr_scheduler.FactorScheduler(step=1, factor=0.9),
-    "MultiFactorScheduler": lambda: mx.lr_scheduler.MultiFactorScheduler(step=[1, 3],
-                                                                         factor=0.5),
-    "PolyScheduler": lambda: mx.lr_scheduler.PolyScheduler(max_update=10, base_lr=0.01),
-}
-
-
-def _layer():
-    net = gluon.nn.Dense(3, in_units=4)
-    net.initialize(mx.init.Constant(0.5))
-    return net
-
-
-def _step(net, trainer):
-    """The fixture script's step: squared outputs of a fixed batch."""
-    x = mx.nd.array(np.arange(8, dtype=np.float32).reshape(2, 4) / 8)
-    with autograd.record():
-        loss = (net(x) ** 2).sum()
-    loss.backward()
-    trainer.step(2)
-
-
-def _flat(state):
-    if state is None:
-        return []
-    if isinstance(state, (tuple, list)):
-        return [a for s in state for a in _flat(s)]
-    return [state.asnumpy()]
+# the fixture script's layer, training step and schedulers (framework-neutral code: run
+# here with pymxnet, there with MXNet 1.9.1)
+sys.path.insert(0, fixture_path("optimizer"))
+import make_states_fixtures as made  # noqa: E402
 
 
 class _Names(pickle.Unpickler):
@@ -72,7 +48,7 @@ def _names_in(path):
 def test_mxnet_written_states_load_and_continue(case):
     meta = CASES[case]
     want = np.load(fixture_path("optimizer", case + ".npz"))
-    net = _layer()
+    net = made.layer()
     net.weight.set_data(mx.nd.array(want["weight"]))
     net.bias.set_data(mx.nd.array(want["bias"]))
     trainer = gluon.Trainer(net.collect_params(), meta["optimizer"], meta["kwargs"])
@@ -83,11 +59,11 @@ def test_mxnet_written_states_load_and_continue(case):
     assert opt.num_update == meta["num_update"]
     assert opt.learning_rate == pytest.approx(meta["learning_rate"])
     for i, state in trainer._updaters[0].states.items():
-        got = _flat(state)
+        got = made._flat(state)
         assert len(got) == sum(k.startswith(f"state_{i}_") for k in want.files)
         for k, a in enumerate(got):
             np.testing.assert_allclose(a, want[f"state_{i}_{k}"], rtol=1e-6)
-    _step(net, trainer)
+    made.step(net, trainer)
     np.testing.assert_allclose(net.weight.data().asnumpy(), want["next_weight"], rtol=1e-5,
                                atol=1e-7)
     np.testing.assert_allclose(net.bias.data().asnumpy(), want["next_bias"], rtol=1e-5,
@@ -97,12 +73,12 @@ def test_mxnet_written_states_load_and_continue(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_states_written_here_are_shaped_as_mxnet_writes_them(case, tmp_path):
     meta = CASES[case]
-    net = _layer()
+    net = made.layer()
+    _, kwargs, scheduler = made.CASES[case]
     trainer = gluon.Trainer(net.collect_params(), meta["optimizer"],
-                            dict(meta["kwargs"],
-                                 lr_scheduler=SCHEDULERS[meta["scheduler"]]()))
-    _step(net, trainer)
-    _step(net, trainer)
+                            dict(kwargs, lr_scheduler=scheduler()))
+    made.step(net, trainer)
+    made.step(net, trainer)
     path = str(tmp_path / "t.states")
     trainer.save_states(path)
     # the same classes, under the modules MXNet 1.9.1 has (not pymxnet's own files)
@@ -110,7 +86,7 @@ def test_states_written_here_are_shaped_as_mxnet_writes_them(case, tmp_path):
     # the optimizer's pickled attributes are MXNet's
     assert sorted(trainer._optimizer.__getstate__()) == meta["state_keys"]
     # and pymxnet reads its own file back
-    again = gluon.Trainer(_layer().collect_params(), meta["optimizer"], meta["kwargs"])
+    again = gluon.Trainer(made.layer().collect_params(), meta["optimizer"], meta["kwargs"])
     again.load_states(path)
     assert again._optimizer.num_update == meta["num_update"]
     assert again._optimizer.learning_rate == pytest.approx(meta["learning_rate"])
