@@ -71,6 +71,16 @@ def test_take_types_and_index_grad():
 
 # --- batch_take --------------------------------------------------------------------------------
 
+def test_take_of_a_scalar_index_clips_and_wraps():
+    """A 0-d index (mx.np's take(a, 7)): the clipped position is a scalar, not an array
+    (an in-place clip of it failed)."""
+    a = mx.np.arange(5.0)
+    for i in (7, -2, 3):
+        for mode, ref in (("clip", np.clip(i, 0, 4)), ("wrap", i % 5)):
+            got = mx.np.take(a, mx.np.array(i), mode=mode)
+            assert got.shape == () and float(got) == ref
+
+
 def test_batch_take():
     def ref(a, i):
         j = np.clip(trunc(i), 0, a.shape[1] - 1)

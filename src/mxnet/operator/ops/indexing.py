@@ -77,9 +77,9 @@ def lane_key(xp, idx, axis):
 
 def _bound(xp, idx, n, mode, opname):
     if mode == "clip":
-        # two ufuncs, not clip(): its Python wrapper costs more than a small clip
-        idx = xp.maximum(idx, 0)
-        return xp.minimum(idx, n - 1, out=idx)
+        # two ufuncs, not clip(): its Python wrapper costs more than a small clip (not
+        # in place: a 0-d index gives a scalar)
+        return xp.minimum(xp.maximum(idx, 0), n - 1)
     if mode == "wrap":
         return idx % n
     if bool(((idx < 0) | (idx >= n)).any()):
