@@ -75,6 +75,22 @@ def test_float64(name):
     assert_almost_equal(out.asnumpy(), REF[name](x, axis=1), rtol=1e-14, atol=0)
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "nansum", "prod", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_a_zero_dim_input_reduces_to_shape_one_with_its_gradient(name, dtype):
+    """Under mx.np_shape(True) a 0-d array reduces to shape (1,), as in MXNet 1.9.1; its
+    sum is a NumPy scalar on the host, which the in-place mean division must not get."""
+    with mx.np_shape(True):
+        x = mx.nd.array(np.array(5.0), dtype=dtype)
+        x.attach_grad()
+        with mx.autograd.record():
+            y = getattr(mx.nd, name)(x)
+        y.backward()
+        assert y.shape == (1,) and y.dtype == np.dtype(dtype)
+        assert float(y.asnumpy()[0]) == 5.0
+        assert x.grad.shape == () and float(x.grad.asnumpy()) == 1.0
+
+
 def test_integer_dtypes_match_mxnet():
     # Values from MXNet 1.9.1: the dtype is kept, sums wrap, means truncate.
     i = nd.array([1, 2, 3, -4], dtype="int32")

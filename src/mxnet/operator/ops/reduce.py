@@ -163,6 +163,8 @@ class Mean(_Reduce):
         if n == 0:                  # a mean over nothing: NaN, as 0 / 0
             with np.errstate(invalid="ignore"):
                 return xp.true_divide(total, 0)
+        if not isinstance(total, xp.ndarray):     # a 0-d input's sum is a scalar
+            return total / n
         return xp.true_divide(total, n, out=total)
 
     def grad(self, xp, gk, x, yk, shape, axes):
