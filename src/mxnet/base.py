@@ -1,6 +1,7 @@
 """Errors, dtype tables and environment flags shared by every part of pymxnet."""
 import ctypes
 import os
+import sys
 
 import numpy as np
 try:
@@ -162,6 +163,17 @@ def get_or_make(table, key, make, lock):
             if v is None:
                 v = table[key] = make()
     return v
+
+
+def pickled_as(module_name, classes):
+    """Give ``classes`` the module MXNet 1.9.1 defines them in, ``module_name`` (already
+    imported), and make them its attributes. A pickle records a class by module and
+    name: objects pickled here then load in MXNet, and MXNet's pickles find the class
+    here (pymxnet defines many classes in modules MXNet does not have)."""
+    module = sys.modules[module_name]
+    for cls in classes:
+        cls.__module__ = module_name
+        setattr(module, cls.__name__, cls)
 
 
 def env_int(name, default):

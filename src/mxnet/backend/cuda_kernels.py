@@ -15,7 +15,9 @@ take the kernels, which is how they are tested without a GPU):
   carry into 0x8000, -0).
 """
 
-__all__ = ["BITS_SOURCE", "raw_kernel", "grid_stride_blocks"]
+import warnings
+
+__all__ = ["BITS_SOURCE", "raw_kernel", "grid_stride_blocks", "compile_refused"]
 
 BITS_SOURCE = r"""
 __device__ __forceinline__ float mx_bits_to_float(unsigned int b) {
@@ -94,3 +96,16 @@ def raw_kernel(cp, key, make):
         kname, src = make()
         k = _COMPILED[full] = cp.RawKernel(src, kname)
     return k
+
+
+def compile_refused(err, refused, key, what):
+    """Whether ``err``, raised by a kernel launch, is the device's compiler (NVRTC)
+    refusing the kernel's source (CuPy's CompileException). Then ``key`` joins the set
+    ``refused`` (its calls go to the operator body from now on) and one RuntimeWarning
+    names ``what`` ("pick's GPU kernel") as not compiled."""
+    if type(err).__name__ != "CompileException":
+        return False
+    refused.add(key)
+    warnings.warn(f"pymxnet: {what} did not compile ({err}); the operator body runs "
+                  "instead", RuntimeWarning, stacklevel=4)
+    return True

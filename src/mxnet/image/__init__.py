@@ -19,18 +19,15 @@ from .detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug,  # noqa:
                         DetHorizontalFlipAug, DetRandomCropAug, DetRandomPadAug,
                         CreateDetAugmenter, CreateMultiRandCropAugmenter, ImageDetIter)
 
-from . import image as _image_module
+from ..base import pickled_as as _pickled_as
 
-# MXNet 1.9.1 defines the augmenters and ImageIter in mxnet.image.image: they take that
-# module's name (and are found there), the one MXNet's pickles of them use.
-for _cls in (Augmenter, SequentialAug, RandomOrderAug, ResizeAug, ForceResizeAug,
+# MXNet 1.9.1 defines the augmenters and ImageIter in mxnet.image.image
+_pickled_as(__name__ + ".image",
+            (Augmenter, SequentialAug, RandomOrderAug, ResizeAug, ForceResizeAug,
              RandomCropAug, RandomSizedCropAug, CenterCropAug, HorizontalFlipAug, CastAug,
              ColorNormalizeAug, BrightnessJitterAug, ContrastJitterAug,
              SaturationJitterAug, ColorJitterAug, LightingAug, RandomGrayAug, HueJitterAug,
-             ImageIter):
-    _cls.__module__ = _image_module.__name__
-    setattr(_image_module, _cls.__name__, _cls)
-del _cls
+             ImageIter))
 
 
 def is_np_array():

@@ -30,11 +30,10 @@ read and written as their bits (backend/cuda_kernels.py). The sources use no hea
 host (tests/cuda_on_host.py), through this module's own launch code.
 """
 import os
-import warnings
 
 import numpy as np
 
-from ..backend.cuda_kernels import BITS_SOURCE, raw_kernel
+from ..backend.cuda_kernels import BITS_SOURCE, compile_refused, raw_kernel
 from ..base import bfloat16
 from .kernels import OutputBuffers
 
@@ -248,14 +247,9 @@ def _kernel(xp, kind, dtype):
 
 
 def _refused(err, dtype):
-    """Whether ``err`` is NVRTC refusing a source: then, once per dtype, a warning, and
-    the operator body computes this call and the later ones of that dtype."""
-    if type(err).__name__ != "CompileException":
-        return False
-    _REFUSED.add(np.dtype(dtype))
-    warnings.warn(f"pymxnet: LayerNorm's GPU kernels did not compile ({err}); the operator "
-                  "body runs instead", RuntimeWarning, stacklevel=3)
-    return True
+    """Whether ``err`` is NVRTC refusing a source: the body then computes this call and
+    the later ones of that dtype (compile_refused warns once)."""
+    return compile_refused(err, _REFUSED, np.dtype(dtype), "LayerNorm's GPU kernels")
 
 
 def _row_grid(rows):

@@ -21,11 +21,11 @@ use no headers: ``nvcc --ptx`` and a host compiler check them without a GPU.
 """
 import math
 import os
-import warnings
 
 import numpy as np
 
-from ..backend.cuda_kernels import BITS_SOURCE, grid_stride_blocks, raw_kernel
+from ..backend.cuda_kernels import BITS_SOURCE, compile_refused, grid_stride_blocks, \
+    raw_kernel
 from .kernels import OutputBuffers
 
 __all__ = ["source", "pick_forward", "pick_backward", "register_all"]
@@ -113,12 +113,9 @@ def _launch(xp, direction, src, index, dst, p, n, inner):
         k((grid_stride_blocks(lanes, _THREADS, _MAX_BLOCKS),), (_THREADS,),
           (src, index, dst, np.int64(lanes), np.int64(n), np.int64(inner)))
     except Exception as err:  # noqa: BLE001  (CuPy's CompileException: NVRTC refused it)
-        if type(err).__name__ != "CompileException":
-            raise
-        _REFUSED.add(key)
-        warnings.warn(f"pymxnet: pick's GPU kernel did not compile ({err}); the operator "
-                      "body runs instead", RuntimeWarning, stacklevel=3)
-        return False
+        if compile_refused(err, _REFUSED, key, "pick's GPU kernel"):
+            return False
+        raise
     return True
 
 

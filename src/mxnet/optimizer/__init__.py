@@ -11,16 +11,13 @@ from .sgd import SGD, ccSGD, NAG, Signum, LARS, LBSGD, DCASGD, SGLD, Test  # noq
 from .adaptive import (Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, FTML, Adamax,  # noqa: F401
                        Nadam, LAMB)
 from .contrib import GroupAdaGrad  # noqa: F401
+from ..base import pickled_as as _pickled_as
 
-# MXNet's module mx.optimizer.optimizer also holds every optimizer class, and they
-# pickle under that name (Trainer.save_states writes the optimizer itself): files saved
-# here then load in MXNet 1.9.1, whose module has no sgd / adaptive.
-for _name in ("SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Test",
-              "Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "Adamax", "Nadam",
-              "LAMB"):
-    setattr(optimizer, _name, globals()[_name])
-    globals()[_name].__module__ = optimizer.__name__
-del _name
+# MXNet's module mx.optimizer.optimizer holds every optimizer class (Trainer.save_states
+# pickles the optimizer itself; MXNet has no sgd / adaptive modules)
+_pickled_as(optimizer.__name__,
+            (SGD, ccSGD, NAG, Signum, LARS, LBSGD, DCASGD, SGLD, Test, Adam, AdaGrad,
+             RMSProp, AdaDelta, Ftrl, FTML, Adamax, Nadam, LAMB))
 
 
 def __getattr__(name):

@@ -160,12 +160,11 @@ class Mean(_Reduce):
         # the sum divided by the count in place: np.mean's own two steps, the same bits
         total = _sum_kept(xp, x, axes, _acc(x.dtype))
         n = _count(x.shape, axes)
-        if n == 0:                  # a mean over nothing: NaN, as 0 / 0
-            with np.errstate(invalid="ignore"):
-                return xp.true_divide(total, 0)
-        if not isinstance(total, xp.ndarray):     # a 0-d input's sum is a scalar
+        if n and isinstance(total, xp.ndarray):
+            return xp.true_divide(total, n, out=total)
+        # a 0-d input's sum is a scalar; a mean over nothing is NaN (0 / 0)
+        with np.errstate(invalid="ignore"):
             return total / n
-        return xp.true_divide(total, n, out=total)
 
     def grad(self, xp, gk, x, yk, shape, axes):
         # over a zero-size axis the input, and so its gradient, has no elements

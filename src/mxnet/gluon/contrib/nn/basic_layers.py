@@ -2,6 +2,7 @@
 layers in. pymxnet defines them elsewhere (gluon.nn, the PixelShuffle and SparseEmbedding
 modules); they take this module's name, the one MXNet's pickles of them use, so a
 pickled block holding one loads both here and in MXNet."""
+from ....base import pickled_as as _pickled_as
 from ...nn import Concurrent, HybridConcurrent, Identity, SyncBatchNorm
 from ..pixel_shuffle import PixelShuffle1D, PixelShuffle2D, PixelShuffle3D
 from ..sparse_embedding import SparseEmbedding
@@ -9,7 +10,5 @@ from ..sparse_embedding import SparseEmbedding
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D",
            "PixelShuffle2D", "PixelShuffle3D", "SparseEmbedding"]
 
-for _cls in (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle1D,
-             PixelShuffle2D, PixelShuffle3D, SparseEmbedding):
-    _cls.__module__ = __name__
-del _cls
+_pickled_as(__name__, (Concurrent, HybridConcurrent, Identity, SyncBatchNorm,
+                       PixelShuffle1D, PixelShuffle2D, PixelShuffle3D, SparseEmbedding))
