@@ -24,23 +24,32 @@ _PAGE = 4096
 _private = threading.local()
 
 
-def host_memory_bytes():
+_HOST_MEMORY = []        # the last reading of host_memory_bytes, once read
+
+
+def host_memory_bytes(cached=True):
     """Physical memory plus swap of this machine, in bytes (None where unknown): the
     most a host allocation can ever use. Linux hands out more address space than that
     (overcommit), so an oversized request succeeds and the process is killed when the
-    pages are touched; creation checks against this instead."""
+    pages are touched; creation checks against this instead. ``cached``: the first
+    reading (reading /proc/meminfo costs more than making a small array); a caller
+    refusing a request asks again with ``cached=False``, in case swap was added."""
+    if cached and _HOST_MEMORY:
+        return _HOST_MEMORY[0]
     try:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, OSError, ValueError):
-        return None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("SwapTotal:"):
-                    total += int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
+        total = None
+    else:
+        try:
+            with open("/proc/meminfo") as f:
+                for line in f:
+                    if line.startswith("SwapTotal:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except (OSError, ValueError, IndexError):
+            pass
+    _HOST_MEMORY[:] = [total]
     return total
 
 

@@ -123,6 +123,20 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._ag = (VarNode(g, "write" if req == "inplace" else req), 0)
 
 
+def refuse_recorded_destinations(arrays):
+    """While recording, writing an operator's result into an array that is already in
+    the graph (a variable, or a recorded result whose graph backward has not freed) is
+    refused, as MXNet 1.9.1 refuses it: its gradient would be undefined."""
+    for a in arrays:
+        ag = a._ag
+        if ag is not None and not getattr(ag[0], "freed", False):
+            raise MXNetError(
+                "Assigning to NDArrays that are already in a computational graph will "
+                "cause undefined behavior when evaluating gradients. Call backward first "
+                "to clear the graph or do this outside of a record section; in-place "
+                "operations (+=, *=, relu(x, out=x), y[idx]=x) cannot be recorded.")
+
+
 def record_call(op, p, args, aux, outputs, is_train, ctx):
     """Append a node for an operator call if any argument is on the tape."""
     if _state.tracer is not None:

@@ -24,7 +24,7 @@ def test_host_memory_is_known_and_plausible():
     lambda: mx.nd.full((1024, 1024), 7),
 ], ids=["empty", "zeros", "ones", "full"])
 def test_an_array_larger_than_memory_is_refused_before_allocation(monkeypatch, make):
-    monkeypatch.setattr(creation, "host_memory_bytes", lambda: 2**20)     # 1 MiB
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda cached=True: 2**20)     # 1 MiB
     allocated = []
     monkeypatch.setattr(np, "empty", lambda *a, **k: allocated.append(a))
     with pytest.raises(MXNetError, match=r"GiB requested; this machine has 0\.0 GiB"):
@@ -32,11 +32,24 @@ def test_an_array_larger_than_memory_is_refused_before_allocation(monkeypatch, m
     assert not allocated
 
 
+def test_a_refusal_reads_the_memory_again(monkeypatch):
+    # creation reads the machine's memory once; a request above that reading is checked
+    # against a fresh one (swap added since) before it is refused
+    readings = []
+
+    def memory(cached=True):
+        readings.append(cached)
+        return 2**20 if cached else 2**30
+    monkeypatch.setattr(creation, "host_memory_bytes", memory)
+    assert mx.nd.zeros((1024, 1024)).shape == (1024, 1024)       # 4 MiB
+    assert readings == [True, False]
+
+
 def test_an_array_within_memory_is_made(monkeypatch):
-    monkeypatch.setattr(creation, "host_memory_bytes", lambda: 2**20)
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda cached=True: 2**20)
     a = mx.nd.full((16, 16), 3.0)
     np.testing.assert_array_equal(a.asnumpy(), np.full((16, 16), 3.0, np.float32))
-    monkeypatch.setattr(creation, "host_memory_bytes", lambda: None)   # unknown: no check
+    monkeypatch.setattr(creation, "host_memory_bytes", lambda cached=True: None)   # unknown: no check
     assert mx.nd.zeros((512, 1024)).shape == (512, 1024)
 
 

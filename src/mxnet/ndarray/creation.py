@@ -1,4 +1,5 @@
 """Array creation: mx.nd.array, zeros, ones, full, empty, arange, eye, linspace."""
+import math
 import numbers
 
 import numpy as np
@@ -15,6 +16,8 @@ __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace
 
 def _shape(shape):
     """shape as a tuple of non-negative ints; anything else is refused by name."""
+    if shape.__class__ is tuple and all(s.__class__ is int and s >= 0 for s in shape):
+        return shape                # the common case, without the checks' generators
     dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
         dims = tuple(dims)
@@ -95,8 +98,10 @@ def _make_filled(shape, ctx, dtype, fill):
     if ctx.device_type != "gpu":
         limit = host_memory_bytes()
         if limit is not None and _nbytes(shape, dt) > limit:
-            _refuse(shape, dt, f"; this machine has {limit / 2**30:.1f} GiB of memory "
-                               "and swap")
+            limit = host_memory_bytes(cached=False)
+            if limit is not None and _nbytes(shape, dt) > limit:
+                _refuse(shape, dt, f"; this machine has {limit / 2**30:.1f} GiB of "
+                                   "memory and swap")
     try:
         with device_scope(ctx):
             if fill is None:
@@ -111,7 +116,7 @@ def _make_filled(shape, ctx, dtype, fill):
 
 
 def _nbytes(shape, dt):
-    return float(np.prod(shape, dtype=np.float64)) * dt.itemsize
+    return math.prod(shape) * dt.itemsize      # Python ints: exact, no overflow
 
 
 def _refuse(shape, dt, why):

@@ -22,7 +22,7 @@ from .chunk import Chunk
 from .failures import failed_outputs
 from .ndarray import NDArray
 
-__all__ = ["invoke", "invoke_by_name", "binary", "store"]
+__all__ = ["invoke", "invoke_by_name", "binary", "inplace_binary", "store"]
 
 _np = np
 _ndarray = np.ndarray
@@ -135,6 +135,8 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
         idle = False          # earlier draws on this generator are queued (or failed)
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
+        if _ag_state.recording:
+            _tape.refuse_recorded_destinations(outs_given)
         _check_out_dtypes(op, p, args, outs_given)
         for o in outs_given:
             if o._chunk.num_pending:
@@ -370,6 +372,53 @@ _SHORT_KINDS = "fiu"            # bool arithmetic differs between NumPy and MXNe
 # the operands' class: NDArray, and mx.np.ndarray (numpy/multiarray.py adds itself)
 SHORT_CLASSES = {NDArray}
 _KERNELS = runner._KERNELS
+
+
+# ``a += 1.0`` and friends on a float array: the scalar operators' forward there is the
+# ufunc with the number cast to the array's dtype
+_SHORT_SCALAR = {"_plus_scalar": _np.add, "_minus_scalar": _np.subtract,
+                 "_mul_scalar": _np.multiply, "_div_scalar": _np.divide}
+
+
+def inplace_binary(lhs, rhs, op, scalar_op):
+    """``lhs <op>= rhs`` (rhs an NDArray or a number), written into lhs; returns lhs.
+
+    The short path, under the conditions of ``binary``'s (for a number: a float lhs,
+    where the operator casts the number to lhs's dtype): the ufunc writes into lhs's
+    memory, as the operator's forward would. Everything else goes through ``invoke``
+    with ``out=lhs``."""
+    cls = lhs.__class__
+    if cls in SHORT_CLASSES and not _ag_state.recording \
+            and _engine_base.profile_hook is None:
+        cl = lhs._chunk
+        ctx = lhs._ctx
+        if not cl.num_pending and cl.exception is None and cl.data is not None \
+                and ctx.device_typeid != 2:
+            if rhs.__class__ is cls:
+                short = _SHORT.get(op)
+                cr = rhs._chunk
+                if short is not None and not cr.num_pending and cr.exception is None \
+                        and cr.data is not None and rhs._shape == lhs._shape \
+                        and lhs._shape and lhs._dtype is rhs._dtype \
+                        and lhs._dtype.kind in _SHORT_KINDS \
+                        and (rhs._ctx is ctx or rhs._ctx == ctx) \
+                        and short[1] not in _KERNELS and lhs.size * 2 <= ASYNC_MIN_ELEMS:
+                    target = lhs._data
+                    short[0](target, rhs._data, out=target)
+                    return lhs
+            elif rhs.__class__ in (int, float) and lhs._dtype.kind == "f":
+                fn = _SHORT_SCALAR.get(scalar_op)
+                if fn is not None and lhs._shape and (scalar_op, "cpu", False) \
+                        not in _KERNELS and lhs.size <= ASYNC_MIN_ELEMS:
+                    target = lhs._data
+                    fn(target, lhs._dtype.type(rhs), out=target)
+                    return lhs
+    if isinstance(rhs, NDArray):
+        return invoke(_ops.get(op) or _resolve(op), [lhs, rhs], None, out=lhs)
+    if isinstance(rhs, numeric_types):
+        return invoke(_ops.get(scalar_op) or _resolve(scalar_op), [lhs],
+                      {"scalar": float(rhs)}, out=lhs)
+    raise TypeError(f"type {type(rhs).__name__} not supported")
 
 
 def binary(lhs, rhs, op, scalar_op, reflect=False):

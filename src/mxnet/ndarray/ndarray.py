@@ -471,12 +471,8 @@ class NDArray(OpMethods):
 
     # --- in-place arithmetic --------------------------------------------------------
     def _inplace(self, other, op, scalar_op):
-        from .dispatch import invoke_by_name
-        if isinstance(other, NDArray):
-            return invoke_by_name(op, [self, other], {}, out=self)
-        if isinstance(other, numeric_types):
-            return invoke_by_name(scalar_op, [self], {"scalar": float(other)}, out=self)
-        raise TypeError(f"type {type(other).__name__} not supported")
+        from .dispatch import inplace_binary
+        return inplace_binary(self, other, op, scalar_op)
 
     def __iadd__(self, o):
         return self._inplace(o, "broadcast_add", "_plus_scalar")

@@ -51,11 +51,21 @@ def test_layer_norm_output_mean_var():
                         rtol=1e-5)
 
 
-@pytest.mark.parametrize("op", ["LayerNorm", "GroupNorm"])
-def test_parameter_gradients_sum_many_rows_accurately(op):
+@pytest.mark.parametrize("op, path", [("LayerNorm", "body"), ("LayerNorm", "onednn"),
+                                      ("GroupNorm", "body")])
+def test_parameter_gradients_sum_many_rows_accurately(op, path, monkeypatch):
     # gamma's and beta's gradients sum over every row: in a float32 running sum over
-    # 4096 rows the error reaches ~1e-4, where MXNet's own test allows 1e-4
-    # (GroupNorm here: 8 groups of one channel each, gamma per group)
+    # 4096 rows the error reaches ~4e-4 (MXNet's test_layer_norm allows 1e-3 at this
+    # shape in float32); the body sums in float64 (GroupNorm here: 8 groups of one
+    # channel each, gamma per group). oneDNN's LayerNorm (which takes this call where
+    # it is installed) accumulates in float32 in blocks whose layout depends on the
+    # CPU's kernel (3e-5 on an AVX2 EPYC): held to 1e-4
+    from mxnet.operator import kernels_onednn
+    if path == "body":
+        monkeypatch.setitem(kernels_onednn.MIN_WORK, "LayerNorm", float("inf"))
+    elif kernels_onednn.try_runtime() is None:
+        pytest.skip("oneDNN is not installed")
+    tol = 2e-5 if path == "body" else 1e-4
     rng = np.random.RandomState(3)
     x = rng.randn(4096, 512).astype(np.float32) if op == "LayerNorm" else \
         rng.randn(4096, 8, 64).astype(np.float32)
@@ -72,9 +82,9 @@ def test_parameter_gradients_sum_many_rows_accurately(op):
     xhat = normalize(x.astype(np.float64), x.ndim - 1, 1e-3)
     sum_axes = (0,) if op == "LayerNorm" else (0, 2)
     assert_almost_equal(gamma.grad.asnumpy(), (dy * xhat).sum(axis=sum_axes),
-                        rtol=2e-5, atol=2e-5)
+                        rtol=tol, atol=tol)
     assert_almost_equal(beta.grad.asnumpy(), dy.astype(np.float64).sum(axis=sum_axes),
-                        rtol=2e-5, atol=2e-5)
+                        rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 2, 3)])
