@@ -137,3 +137,23 @@ def test_recording_refuses_an_in_place_write_of_an_array_in_the_graph():
         mx.nd.relu(x, out=fresh)            # a destination outside the graph is fine
     np.testing.assert_array_equal(y.asnumpy(), [3.0, 5.0])
     np.testing.assert_array_equal(fresh.asnumpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+@pytest.mark.parametrize("sym", ["+", "-", "*"])
+def test_numpy_mode_arrays_take_it_too(sym, dtype):
+    x, y = _data(dtype, 3), _data(dtype, 4)
+    with mx.np_shape(True), mx.np_array(True):
+        a, b = mx.np.array(x, dtype=dtype), mx.np.array(y, dtype=dtype)
+        same = a
+        with np.errstate(over="ignore"):
+            IN_PLACE[sym][0](a, b)
+            IN_PLACE[sym][0](a, 2)
+            want = IN_PLACE[sym][1](IN_PLACE[sym][1](x, y).astype(dtype), 2).astype(dtype)
+        assert a is same and isinstance(a, mx.np.ndarray) and a.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(a.asnumpy(), want)
+        # a float number into an integer array: NumPy's type rules, then cast back
+        ints = mx.np.array([1, 2, 3], dtype="int32")
+        ints += 1.5
+        np.testing.assert_array_equal(ints.asnumpy(), [2, 3, 4])
+        assert ints.dtype == np.int32

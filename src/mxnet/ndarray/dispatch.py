@@ -22,7 +22,7 @@ from .chunk import Chunk
 from .failures import failed_outputs
 from .ndarray import NDArray
 
-__all__ = ["invoke", "invoke_by_name", "binary", "inplace_binary", "store"]
+__all__ = ["invoke", "invoke_by_name", "binary", "inplace_binary", "inplace_short", "store"]
 
 _np = np
 _ndarray = np.ndarray
@@ -380,39 +380,49 @@ _SHORT_SCALAR = {"_plus_scalar": _np.add, "_minus_scalar": _np.subtract,
                  "_mul_scalar": _np.multiply, "_div_scalar": _np.divide}
 
 
-def inplace_binary(lhs, rhs, op, scalar_op):
-    """``lhs <op>= rhs`` (rhs an NDArray or a number), written into lhs; returns lhs.
-
-    The short path, under the conditions of ``binary``'s (for a number: a float lhs,
-    where the operator casts the number to lhs's dtype): the ufunc writes into lhs's
-    memory, as the operator's forward would. Everything else goes through ``invoke``
-    with ``out=lhs``."""
+def inplace_short(lhs, rhs, op, scalar_op):
+    """Write ``lhs <op>= rhs`` with the ufunc into lhs's memory and return True, where
+    that is exactly what the operator gives: the conditions of ``binary``'s short path
+    (rhs an array of lhs's class, shape and dtype), or rhs a Python number and lhs a
+    float array (the scalar operators cast the number to lhs's dtype). Else False."""
     cls = lhs.__class__
-    if cls in SHORT_CLASSES and not _ag_state.recording \
-            and _engine_base.profile_hook is None:
-        cl = lhs._chunk
-        ctx = lhs._ctx
-        if not cl.num_pending and cl.exception is None and cl.data is not None \
-                and ctx.device_typeid != 2:
-            if rhs.__class__ is cls:
-                short = _SHORT.get(op)
-                cr = rhs._chunk
-                if short is not None and not cr.num_pending and cr.exception is None \
-                        and cr.data is not None and rhs._shape == lhs._shape \
-                        and lhs._shape and lhs._dtype is rhs._dtype \
-                        and lhs._dtype.kind in _SHORT_KINDS \
-                        and (rhs._ctx is ctx or rhs._ctx == ctx) \
-                        and short[1] not in _KERNELS and lhs.size * 2 <= ASYNC_MIN_ELEMS:
-                    target = lhs._data
-                    short[0](target, rhs._data, out=target)
-                    return lhs
-            elif rhs.__class__ in (int, float) and lhs._dtype.kind == "f":
-                fn = _SHORT_SCALAR.get(scalar_op)
-                if fn is not None and lhs._shape and (scalar_op, "cpu", False) \
-                        not in _KERNELS and lhs.size <= ASYNC_MIN_ELEMS:
-                    target = lhs._data
-                    fn(target, lhs._dtype.type(rhs), out=target)
-                    return lhs
+    if cls not in SHORT_CLASSES or _ag_state.recording or \
+            _engine_base.profile_hook is not None:
+        return False
+    cl = lhs._chunk
+    ctx = lhs._ctx
+    if cl.num_pending or cl.exception is not None or cl.data is None or \
+            ctx.device_typeid == 2 or not lhs._shape:
+        return False
+    if rhs.__class__ is cls:
+        short = _SHORT.get(op)
+        cr = rhs._chunk
+        if short is None or cr.num_pending or cr.exception is not None or \
+                cr.data is None or rhs._shape != lhs._shape or \
+                lhs._dtype is not rhs._dtype or lhs._dtype.kind not in _SHORT_KINDS or \
+                not (rhs._ctx is ctx or rhs._ctx == ctx) or short[1] in _KERNELS or \
+                lhs.size * 2 > ASYNC_MIN_ELEMS:
+            return False
+        target = lhs._data
+        short[0](target, rhs._data, out=target)
+        return True
+    if rhs.__class__ in (int, float) and lhs._dtype.kind == "f":
+        fn = _SHORT_SCALAR.get(scalar_op)
+        if fn is None or (scalar_op, "cpu", False) in _KERNELS or \
+                lhs.size > ASYNC_MIN_ELEMS:
+            return False
+        target = lhs._data
+        fn(target, lhs._dtype.type(rhs), out=target)
+        return True
+    return False
+
+
+def inplace_binary(lhs, rhs, op, scalar_op):
+    """``lhs <op>= rhs`` (rhs an NDArray or a number), written into lhs; returns lhs:
+    the short path where it applies (``inplace_short``), else the operator with
+    ``out=lhs``."""
+    if inplace_short(lhs, rhs, op, scalar_op):
+        return lhs
     if isinstance(rhs, NDArray):
         return invoke(_ops.get(op) or _resolve(op), [lhs, rhs], None, out=lhs)
     if isinstance(rhs, numeric_types):

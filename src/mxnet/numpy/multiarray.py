@@ -12,7 +12,7 @@ import numpy as _onp
 
 from ..ndarray import register as _nd_register
 from ..ndarray import dispatch as _nd_dispatch
-from ..ndarray.dispatch import binary as _nd_binary
+from ..ndarray.dispatch import binary as _nd_binary, inplace_short
 from ..ndarray.ndarray import NDArray
 from ..op_methods import OpMethods
 from ..tape import is_recording as _is_recording
@@ -349,6 +349,8 @@ class ndarray(NDArray):
 
     def _inplace(self, other, op, scalar_op):
         from . import math as _math
+        if inplace_short(self, other, op, scalar_op):
+            return self
         result = _math.binary_from_operator(self, other, op, False)
         if result._dtype != self._dtype:
             result = result.astype(self._dtype)
