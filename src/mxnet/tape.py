@@ -123,18 +123,34 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._ag = (VarNode(g, "write" if req == "inplace" else req), 0)
 
 
-def refuse_recorded_destinations(arrays):
-    """While recording, writing an operator's result into an array that is already in
-    the graph (a variable, or a recorded result whose graph backward has not freed) is
-    refused, as MXNet 1.9.1 refuses it: its gradient would be undefined."""
-    for a in arrays:
-        ag = a._ag
-        if ag is not None and not getattr(ag[0], "freed", False):
-            raise MXNetError(
-                "Assigning to NDArrays that are already in a computational graph will "
-                "cause undefined behavior when evaluating gradients. Call backward first "
-                "to clear the graph or do this outside of a record section; in-place "
-                "operations (+=, *=, relu(x, out=x), y[idx]=x) cannot be recorded.")
+def in_graph(a):
+    """Whether array a is in the recorded graph: a variable, or a recorded result whose
+    graph backward has not freed (MXNet's AGInfo)."""
+    ag = a._ag
+    return ag is not None and not getattr(ag[0], "freed", False)
+
+
+_ASSIGNING = ("Assigning to NDArrays that are already in a computational graph will "
+              "cause undefined behavior when evaluating gradients. Call backward first to "
+              "clear the graph or do this outside of a record section; in-place operations "
+              "(+=, *=, relu(x, out=x), y[idx]=x) cannot be recorded.")
+IN_PLACE = ("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
+            "with autograd.")
+
+
+def refuse_recorded_destinations(outputs, inputs=()):
+    """While recording, an operator call writing into given arrays is refused where
+    MXNet 1.9.1 refuses it, as its gradient would be undefined: a destination already
+    in the graph (``in_graph``), or a destination that is also an input (the same
+    storage) of a call that is recorded (an input in the graph)."""
+    for o in outputs:
+        if in_graph(o):
+            raise MXNetError(_ASSIGNING)
+    if any(in_graph(a) for a in inputs):
+        for o in outputs:
+            for a in inputs:
+                if o._chunk is a._chunk:
+                    raise MXNetError(IN_PLACE)
 
 
 def record_call(op, p, args, aux, outputs, is_train, ctx):
@@ -143,7 +159,9 @@ def record_call(op, p, args, aux, outputs, is_train, ctx):
         return _state.tracer(op, p, args, aux, outputs)
     parents = [a._ag for a in args]
     for par in parents:
-        if par is not None:
+        # (a result whose graph backward freed is a constant, as MXNet clears its
+        # history: a call on constants only is not recorded)
+        if par is not None and not getattr(par[0], "freed", False):
             break
     else:
         return

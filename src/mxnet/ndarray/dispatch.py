@@ -136,7 +136,7 @@ def invoke(op, inputs, kwargs, out=None, ctx=None, p=None, _dense_only=False,
     if out is not None:
         outs_given = out if isinstance(out, (list, tuple)) else [out]
         if _ag_state.recording:
-            _tape.refuse_recorded_destinations(outs_given)
+            _tape.refuse_recorded_destinations(outs_given, inputs)
         _check_out_dtypes(op, p, args, outs_given)
         for o in outs_given:
             if o._chunk.num_pending:

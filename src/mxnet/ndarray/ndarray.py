@@ -496,13 +496,27 @@ class NDArray(OpMethods):
 
     def __setitem__(self, key, value):
         from .indexing import setitem
-        # Writing a recorded array into another one in place cannot be differentiated
-        # (MXNet refuses it too); ``a[None] = v`` means ``a[...] = v``, a plain copy.
-        if (key is not None and isinstance(value, NDArray) and value._ag is not None
-                and _recording()):
-            raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported "
-                             "when recording with autograd.")
+        if _recording() and self._recorded_assignment(key, value):
+            return
         setitem(self, key, value)
+
+    def _recorded_assignment(self, key, value):
+        """``self[key] = value`` while recording, as MXNet 1.9.1 does it: refused into an
+        array already in the graph, and for a recorded value into part of an array
+        (neither can be differentiated); a recorded value written over the whole array
+        (``[:]``, ``[...]``, ``[None]``) is a recorded copy, so gradients flow through
+        it. True when done here; False leaves a plain write to ``setitem``."""
+        if _tape.in_graph(self):
+            _tape.refuse_recorded_destinations([self])
+        if not isinstance(value, NDArray) or not _tape.in_graph(value):
+            return False
+        if not _selects_all(key, len(self._shape)):
+            raise MXNetError(_tape.IN_PLACE)
+        if value._shape != self._shape:
+            value = value.reshape(self._shape) if value.size == self.size else \
+                value.broadcast_to(self._shape)
+        value.copyto(self)
+        return True
 
     @staticmethod
     def _basic_indexing_slice_is_contiguous(slc_key, shape):
@@ -613,6 +627,22 @@ def _check_plain_reshape(shape, target):
 
 def _recording():
     return _tape.is_recording()
+
+
+def _selects_all(key, ndim):
+    """Whether the index key selects a whole array of ndim axes as it is: None,
+    ``...``, ``:``, or a tuple of those with at most ndim ``:``."""
+    if key is None or key is Ellipsis or (key.__class__ is slice and key == slice(None)):
+        return True
+    if key.__class__ is not tuple:
+        return False
+    slices = 0
+    for k in key:           # (identity tests: a key may hold arrays, whose == is theirs)
+        if k.__class__ is slice and k == slice(None):
+            slices += 1
+        elif k is not None and k is not Ellipsis:
+            return False
+    return slices <= ndim
 
 
 def _rebuild(data, devtype, devid):
