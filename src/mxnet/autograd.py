@@ -132,6 +132,12 @@ def _run_backward(heads, head_grads, retain_graph, train_mode, variables=None,
         accumulate((h._ag[0], h._ag[1]), data)
     uses = {} if into_buffers else None
     order = _topo_order([h._ag for h in heads], uses)
+    if variables is None and not any(n.__class__ is VarNode and n.grad_req != "null"
+                                     for n in order):
+        # MXNet 1.9.1 refuses a backward() that would compute no gradient at all
+        raise MXNetError("There are no inputs in computation graph that require "
+                         "gradients: every variable behind the heads has grad_req "
+                         "'null' (or none was marked with attach_grad)")
     if uses is not None:
         for h in heads:
             uses[h._ag[0]] = uses.get(h._ag[0], 0) + 1

@@ -549,9 +549,10 @@ class NDArray(OpMethods):
 
     @property
     def grad(self):
-        """The gradient buffer attached by ``attach_grad`` (None if none)."""
+        """The gradient buffer attached by ``attach_grad`` (None if none, or if its
+        grad_req is 'null', as in MXNet 1.9.1)."""
         ag = self._ag
-        if ag is None or not hasattr(ag[0], "grad"):
+        if ag is None or not hasattr(ag[0], "grad") or ag[0].grad_req == "null":
             return None
         return ag[0].grad
 
