@@ -95,7 +95,10 @@ class EvalMetric:
         raise NotImplementedError()
 
     def _add(self, value, count):
-        """Add to both the local and the global sums."""
+        """Add to both the local and the global sums, as Python floats (double
+        precision, as MXNet 1.9.1 sums; a NumPy float32 sum would also make ``get()``
+        report a value that ``json`` cannot write and ``isinstance(v, float)`` rejects)."""
+        value = float(value)
         self.sum_metric += value
         self.global_sum_metric += value
         self.num_inst += count
@@ -417,8 +420,8 @@ class _BinaryMetric(EvalMetric):
             self.global_num_inst = self.metrics.global_total_examples
 
     def _add_macro(self):
-        self.sum_metric += self._score(False)
-        self.global_sum_metric += self._score(True)
+        self.sum_metric += float(self._score(False))
+        self.global_sum_metric += float(self._score(True))
         self.num_inst += 1
         self.global_num_inst += 1
         self.metrics.reset_stats()

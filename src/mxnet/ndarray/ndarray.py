@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import engine, tape as _tape, ndarray as nd
 from .. import base as _base
-from ..base import MXNetError, bfloat16 as _BF16, dtype_np, numeric_types
+from ..base import InvalidArgument, MXNetError, bfloat16 as _BF16, dtype_np, numeric_types
 from ..context import Context, current_context
 from ..op_methods import OpMethods
 from ..operator import frontend
@@ -244,8 +244,9 @@ class NDArray(OpMethods):
         return out
 
     def asscalar(self):
-        if self.size != 1:
-            raise MXNetError(f"The current array is not a scalar (shape {self._shape})")
+        if self.size != 1:       # (a ValueError too, as MXNet 1.9.1 raises)
+            raise InvalidArgument(f"The current array is not a scalar (shape "
+                                  f"{self._shape})")
         return self.asnumpy().reshape(-1)[0]
 
     def item(self):
