@@ -4,13 +4,14 @@ kernel table's GPU entries removed) and PyTorch, on one GPU.
 Cases (fp32 unless named): Convolution 3x3 256->256 at 56x56, batch 64 (also fp16);
 max Pooling 3x3/2 pad 1 on 64x64x112x112; BatchNorm training on 64x256x56x56; softmax
 over 1000 classes for 4096 rows; ReLU on 64x256x56x56; LayerNorm over the last axis of
-4096x768 (BERT-base's rows: batch 32, length 128), fp32 and fp16. Each timing: two warm-up
+4096x768 (BERT-base's rows: batch 32, length 128), fp32 and fp16; GroupNorm (32 groups)
+and InstanceNorm on 32x256x56x56. Each timing: two warm-up
 iterations (algorithm search included), then the mean of ``n`` iterations between two
 device synchronisations. Both run fp32 convolution twice: with their defaults (TF32
 allowed in cuDNN convolutions: PyTorch's allow_tf32, pymxnet's DEFAULT_MATH as in MXNet
 1.9.1) and with TF32 off (allow_tf32 False; NVIDIA_TF32_OVERRIDE=0).
 
-    python benchmarks/gpu_ops.py [--quick] [--only SUBSTRING] [--out DIR]
+    python benchmarks/gpu_ops.py [--quick] [--only SUBSTRING[,SUBSTRING...]] [--out DIR]
 
 Writes gpu_ops.json and gpu_ops.md into DIR (default benchmarks/results) and prints the
 table. Milliseconds per fwd+bwd iteration, lower is better.
@@ -41,6 +42,8 @@ def _cases(quick):
         ("relu 64x256x56x56", "relu", dict(shape=(64, 256, 56, 56))),
         ("LayerNorm 4096x768 fp32", "ln", dict(shape=(4096, 768), dtype="float32")),
         ("LayerNorm 4096x768 fp16", "ln", dict(shape=(4096, 768), dtype="float16")),
+        ("GroupNorm 32 groups 32x256x56x56", "gn", dict(shape=(32, 256, 56, 56))),
+        ("InstanceNorm 32x256x56x56", "in", dict(shape=(32, 256, 56, 56))),
     ]
 
 
@@ -59,8 +62,8 @@ def _mx_step(kind, shape, dtype="float32"):
         c = shape[1]
         params = [mx.nd.ones((c,), ctx=ctx), mx.nd.zeros((c,), ctx=ctx)]
         aux = [mx.nd.zeros((c,), ctx=ctx), mx.nd.ones((c,), ctx=ctx)]
-    elif kind == "ln":
-        d = shape[-1]
+    elif kind in ("ln", "gn", "in"):
+        d = {"ln": shape[-1], "gn": 32, "in": shape[1]}[kind]
         params = [mx.nd.ones((d,), ctx=ctx, dtype=dtype), mx.nd.zeros((d,), ctx=ctx,
                                                                       dtype=dtype)]
     for a in params:
@@ -77,6 +80,10 @@ def _mx_step(kind, shape, dtype="float32"):
             return mx.nd.softmax(x, axis=-1)
         if kind == "ln":
             return mx.nd.LayerNorm(x, *params, axis=-1, eps=1e-5)
+        if kind == "gn":
+            return mx.nd.GroupNorm(x, *params, num_groups=32, eps=1e-5)
+        if kind == "in":
+            return mx.nd.InstanceNorm(x, *params, eps=1e-3)
         return mx.nd.Activation(x, act_type="relu")
     with mx.autograd.record():
         y0 = fwd()
@@ -148,6 +155,17 @@ def _torch_step(kind, shape, dtype="float32"):
         g = torch.ones(d, device=dev, dtype=dt, requires_grad=True)
         bb = torch.zeros(d, device=dev, dtype=dt, requires_grad=True)
         fwd = lambda: F.layer_norm(x, (d,), g, bb, eps=1e-5)  # noqa: E731
+    elif kind == "gn":
+        # MXNet's GroupNorm has one gamma per group; PyTorch's per channel (the same work)
+        c = shape[1]
+        g = torch.ones(c, device=dev, dtype=dt, requires_grad=True)
+        bb = torch.zeros(c, device=dev, dtype=dt, requires_grad=True)
+        fwd = lambda: F.group_norm(x, 32, g, bb, eps=1e-5)  # noqa: E731
+    elif kind == "in":
+        c = shape[1]
+        g = torch.ones(c, device=dev, dtype=dt, requires_grad=True)
+        bb = torch.zeros(c, device=dev, dtype=dt, requires_grad=True)
+        fwd = lambda: F.instance_norm(x, weight=g, bias=bb, eps=1e-3)  # noqa: E731
     else:
         fwd = lambda: F.relu(x)  # noqa: E731
     head = torch.ones_like(fwd())
@@ -196,7 +214,7 @@ def run(quick, out_dir, only=None):
             "cudnn_error": cudnn.load_error(), "quick": quick, "iters": n}
     rows = []
     for name, kind, kw in _cases(quick):
-        if only and only not in name:
+        if only and not any(o in name for o in only.split(",")):
             continue
         row = {"case": name}
         row["pymxnet_cudnn_ms"], row["pymxnet_cudnn_error"] = _safe(
@@ -249,7 +267,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer iterations")
     ap.add_argument("--out", default=os.path.join(HERE, "results"),
                     help="directory for gpu_ops.json / gpu_ops.md")
-    ap.add_argument("--only", help="just the cases whose name contains this")
+    ap.add_argument("--only", help="just the cases whose name contains this (or one of these, "
+                    "comma-separated)")
     args = ap.parse_args(argv)
     run(args.quick, args.out, args.only)
 

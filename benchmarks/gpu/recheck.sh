@@ -12,7 +12,8 @@
 # Unset, PROJECT_TESTS, MXNET_FILES and MXNET_K re-check what session 17 fixed from its
 # H200 run's failures (benchmarks/results/gpu/README.md) and session 18's cuDNN RNN
 # (tests/backend/cudnn/test_rnn.py), check_numeric_gradient's TF32 tolerance
-# (test_reciprocal_op) and session 31's LayerNorm kernels; ROWS=1 (default) then times what no device has
+# (test_reciprocal_op) and session 31's LayerNorm and session 32's GroupNorm/InstanceNorm
+# kernels; ROWS=1 (default) then times what no device has
 # measured yet: the d2l LSTM with CUDA graphs and on cuDNN (MXNET_CUDNN_RNN=1), and
 # ResNet-50 without graphs through cuDNN's graph API (MXNET_CUDNN_GRAPH_API=1), each
 # beside the row it would replace, ResNet-50 steps that copy their batch from host
@@ -23,8 +24,9 @@
 # Then the switches written without a device all on at once (FLAGS_ON):
 # the project's GPU tests FLAGS_TESTS and MXNet's test_operator_gpu selection
 # FLAGS_MXNET_K, so that a run finding them faster also shows them correct. SLOW_K
-# (default: test_layer_norm, MXNet's check of LayerNorm on the GPU against the CPU, which
-# session 31's kernels now serve) runs alone at the end, on a warm kernel cache.
+# (default: test_layer_norm, test_groupnorm and test_instance_normalization, MXNet's
+# checks of those on the GPU against the CPU, which sessions 31-32's kernels now serve)
+# runs alone at the end, on a warm kernel cache.
 # Files back in $OUT: summary.txt, env.log, project_tests.log, train.log, and
 # details.tar.gz (tests.log, host_call_cost.log, ln/gpu_ops.md, profile_*.txt, mxnet_recheck.json,
 # mxnet_flags_on.json, mxnet_slow.json): at most 8 files come back.
@@ -34,10 +36,10 @@ STEP_WIDTH=30
 . "$(dirname "$0")/steps.sh"     # steps_begin, step, device_env, mxnet_gpu_files, rnn, train
 steps_begin recheck 540
 WORKERS=${WORKERS:-8}
-PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py tests/backend/test_host_to_device.py tests/gpu/test_pinned_memory.py tests/operator/test_kernels_gpu_pick.py tests/operator/nn/test_pooling.py tests/operator/test_kernels_gpu_multi_cast.py tests/executor/test_cast_gather.py tests/symbol/test_control_flow.py tests/operator/test_kernels_gpu_layernorm.py}
+PROJECT_TESTS=${PROJECT_TESTS-tests/operator/test_cupy_restrictions.py tests/backend/test_half_scan.py tests/operator/test_array_extra.py tests/operator/test_reduce.py tests/operator/test_np_tensordot.py tests/executor/test_test_utils_symbolic.py tests/operator/test_multi_tensor.py tests/backend/cudnn/test_rnn.py tests/backend/cudnn/test_graph_api.py tests/backend/test_copy_stream.py tests/backend/test_host_to_device.py tests/gpu/test_pinned_memory.py tests/operator/test_kernels_gpu_pick.py tests/operator/nn/test_pooling.py tests/operator/test_kernels_gpu_multi_cast.py tests/executor/test_cast_gather.py tests/symbol/test_control_flow.py tests/operator/test_kernels_gpu_layernorm.py tests/operator/test_kernels_gpu_groupnorm.py}
 MXNET_FILES=${MXNET_FILES-test_operator_gpu}
 MXNET_K=${MXNET_K-test_reciprocal_op or test_pooling_versions or test_np_array_split or test_np_array_ufunc_protocol or test_fp16_spmm or test_histogram or test_reduce or test_np_cumsum or test_np_inner or test_np_tensordot or test_convolution_large_c or test_deconvolution_large_c or test_conv_deconv_guards or test_all_finite}
-SLOW_K=${SLOW_K-test_layer_norm}
+SLOW_K=${SLOW_K-test_layer_norm or test_groupnorm or test_instance_normalization}
 FLAGS_TESTS=${FLAGS_TESTS-tests/backend/cudnn tests/backend/test_copy_stream.py tests/gpu tests/executor/test_cuda_graph.py tests/gluon/test_cached_op_gradients.py tests/test_opcheck.py}
 FLAGS_MXNET_K=${FLAGS_MXNET_K-convolution or deconvolution or rnn or lstm or gru}
 
@@ -55,11 +57,12 @@ if [ "${ROWS:-1}" = 1 ]; then
     # graphed seed-CNN step's ~2.5 ms a step that pymxnet's Python does not account for
     step host-call-cost 25 "$OUT/host_call_cost.log" "$PY" benchmarks/gpu/host_call_cost.py
     grep "us/call" "$OUT/host_call_cost.log" | sed 's/^/  /' >> "$SUMMARY"
-    # session 31's LayerNorm kernels (operator/kernels_gpu_layernorm.py), never timed:
-    # against the CuPy body and PyTorch, BERT-base's rows
+    # session 31's LayerNorm kernels (operator/kernels_gpu_layernorm.py) and session 32's
+    # GroupNorm / InstanceNorm ones (kernels_gpu_groupnorm.py), never timed: against the
+    # CuPy bodies and PyTorch
     step layernorm-kernels 30 "$OUT/host_call_cost.log" "$PY" benchmarks/gpu_ops.py \
-        --quick --only LayerNorm --out "$OUT/ln"
-    grep "LayerNorm" "$OUT/ln/gpu_ops.md" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+        --quick --only LayerNorm,GroupNorm,InstanceNorm --out "$OUT/ln"
+    grep "Norm" "$OUT/ln/gpu_ops.md" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
     rnn lstm-fused 1 0 pymxnet lstm
     rnn lstm-fused-graphs 1 1 pymxnet lstm --hybridize
     RNN_ENV=MXNET_CUDNN_RNN=1 rnn lstm-cudnn 1 0 pymxnet lstm

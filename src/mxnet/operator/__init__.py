@@ -34,6 +34,9 @@ if _ilu.find_spec("cupy") is not None:
     # LayerNorm over the last axis: one kernel forward, two or three backward
     from .kernels_gpu_layernorm import register_all as _gpu_layernorm_register_all
     _gpu_layernorm_register_all(_register_kernel)
+    # GroupNorm / InstanceNorm: the same row kernels with a scale and shift per row
+    from .kernels_gpu_groupnorm import register_all as _gpu_groupnorm_register_all
+    _gpu_groupnorm_register_all(_register_kernel)
     # fused pairs of GPU executors (add -> relu; BatchNorm -> relu)
     from .kernels_gpu_fused import register_all as _gpu_fused_register_all
     from .kernels import register_fusion as _register_fusion

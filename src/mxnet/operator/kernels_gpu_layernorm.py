@@ -37,8 +37,9 @@ from ..backend.cuda_kernels import BITS_SOURCE, compile_refused, raw_kernel
 from ..base import bfloat16
 from .kernels import OutputBuffers
 
-__all__ = ["TYPES", "KINDS", "source", "row_threads", "param_slices", "enabled",
-           "layer_norm_forward", "layer_norm_backward", "register_all"]
+__all__ = ["TYPES", "KINDS", "BLOCK_SUM", "element_code", "source", "row_threads",
+           "row_grid", "param_slices", "enabled", "layer_norm_forward",
+           "layer_norm_backward", "register_all"]
 
 _MAX_THREADS = 256              # the row kernels' shared memory holds this many sums
 _COLUMN_THREADS = 256
@@ -55,7 +56,7 @@ TYPES = tuple(_ELEM)
 KINDS = ("forward", "grad_data", "grad_params", "grad_params_sum")
 
 
-def _element_code(dtype):
+def element_code(dtype):
     ctype, read, write = _ELEM[np.dtype(dtype)]
     return BITS_SOURCE + f"""
 typedef {ctype} mx_elem;
@@ -66,7 +67,7 @@ __device__ __forceinline__ mx_elem mx_write(float v) {{ return {write}; }}
 
 # The sum of every thread's v over the block (blockDim.x a power of two, at most
 # _MAX_THREADS), returned to all of them; ``red`` is free again on return.
-_BLOCK_SUM = """
+BLOCK_SUM = """
 __device__ __forceinline__ float mx_block_sum(float* red, float v) {
     red[threadIdx.x] = v;
     __syncthreads();
@@ -82,7 +83,7 @@ __device__ __forceinline__ float mx_block_sum(float* red, float v) {
 
 
 def _forward(kname):
-    return _BLOCK_SUM + f"""
+    return BLOCK_SUM + f"""
 extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* gamma,
                                    const mx_elem* beta, mx_elem* y, mx_elem* mean,
                                    mx_elem* std, long long rows, int d, float eps) {{
@@ -112,7 +113,7 @@ extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* gamma,
 
 
 def _grad_data(kname):
-    return _BLOCK_SUM + f"""
+    return BLOCK_SUM + f"""
 extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* dy,
                                    const mx_elem* gamma, const mx_elem* mean,
                                    const mx_elem* std, mx_elem* dx, long long rows, int d) {{
@@ -185,7 +186,7 @@ _MAKERS = {"forward": _forward, "grad_data": _grad_data, "grad_params": _grad_pa
 def source(kind, dtype):
     """(kernel name, CUDA source) of kernel ``kind`` (KINDS) for elements of ``dtype``."""
     kname = f"mxnet_layer_norm_{kind}_{np.dtype(dtype).name}"
-    return kname, _element_code(dtype) + _MAKERS[kind](kname)
+    return kname, element_code(dtype) + _MAKERS[kind](kname)
 
 
 # --- launch shapes ------------------------------------------------------------------------
@@ -252,7 +253,7 @@ def _refused(err, dtype):
     return compile_refused(err, _REFUSED, np.dtype(dtype), "LayerNorm's GPU kernels")
 
 
-def _row_grid(rows):
+def row_grid(rows):
     return (min(rows, _ROW_BLOCKS),)
 
 
@@ -271,7 +272,7 @@ def layer_norm_forward(ctx, p, inputs, aux, out=None):
     dst = OutputBuffers(xp, out, 3, (x, gamma, beta), x.dtype)
     y, mean, std = dst.get(0, x.shape), dst.get(1, stat), dst.get(2, stat)
     try:
-        _kernel(xp, "forward", x.dtype)(_row_grid(rows), (row_threads(d),),
+        _kernel(xp, "forward", x.dtype)(row_grid(rows), (row_threads(d),),
                                         (x, gamma, beta, y, mean, std, np.int64(rows),
                                          np.int32(d), np.float32(p.eps)))
     except Exception as err:  # noqa: BLE001  (CuPy's CompileException: NVRTC refused it)
@@ -303,7 +304,7 @@ def layer_norm_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     dbeta = dst.get(2, gamma.shape) if need[2] else None
     try:
         if dx is not None:
-            _kernel(xp, "grad_data", x.dtype)(_row_grid(rows), (row_threads(d),),
+            _kernel(xp, "grad_data", x.dtype)(row_grid(rows), (row_threads(d),),
                                               (x, dy, gamma, mean, std, dx,
                                                np.int64(rows), np.int32(d)))
         if dgamma is not None or dbeta is not None:
