@@ -254,3 +254,89 @@ def refusing_raw_kernel(cp, key, make):
     def launch(*args):
         raise CompileException("nvrtc: error")
     return launch
+
+
+# --- comparing a kernel's results with a float64 reference --------------------------------
+def kernel_tolerances():
+    """dtype -> relative tolerance of a float32-arithmetic kernel's results read in
+    that dtype (bfloat16's where ml_dtypes provides it)."""
+    from mxnet.base import bfloat16
+    tol = {np.dtype(np.float32): 2e-5, np.dtype(np.float16): 2e-3}
+    if bfloat16 is not None:
+        tol[np.dtype(bfloat16)] = 1.6e-2
+    return tol
+
+
+def widened(arrays):
+    """The arrays in float64 (None kept): the reference computes in it."""
+    return [None if a is None else a.astype(np.float64) for a in arrays]
+
+
+def assert_close_in_float64(got, want, dtype, scale=1.0):
+    """got (in dtype) against the float64 reference want, to dtype's tolerance, the
+    absolute part scaled by ``scale`` (the values' magnitude)."""
+    tol = kernel_tolerances()[np.dtype(dtype)]
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol,
+                               atol=tol * scale)
+
+
+def check_need_grad_subsets(backward, p, dy, inputs, outputs, subsets):
+    """An affine normalisation's backward adapter (x, gamma, beta) asked for each subset
+    of the gradients, each into a given destination: the wanted ones are written into
+    their destinations and equal the full call's, the others are None."""
+    from mxnet import cpu
+    from mxnet.operator.registry import OpContext
+    shapes = [a.shape for a in inputs]
+    full = backward(OpContext(np, cpu(), is_train=True, need_grad=[True] * 3,
+                              in_shapes=shapes), p, [dy], inputs, outputs, [])
+    for need in subsets:
+        bctx = OpContext(np, cpu(), is_train=True, need_grad=need, in_shapes=shapes)
+        dests = [np.full(a.shape, 7, a.dtype) if w else None
+                 for a, w in zip(inputs, need)]
+        got = backward(bctx, p, [dy], inputs, outputs, [], in_grad=dests)
+        for g, d, f, w in zip(got, dests, full, need):
+            if w:
+                assert g is d
+                np.testing.assert_array_equal(g, f)
+            else:
+                assert g is None
+
+
+def kernels_of_module_on_host(monkeypatch, module, host_raw_kernels):
+    """A generated-kernel module (its ``raw_kernel``, ``_is_device_array`` and
+    ``_REFUSED``) run on the host for NumPy arrays; returns the host kernels."""
+    monkeypatch.setattr(module, "raw_kernel", host_raw_kernels)
+    monkeypatch.setattr(module, "_is_device_array", lambda a: isinstance(a, np.ndarray))
+    monkeypatch.setattr(module, "_REFUSED", set())
+    return host_raw_kernels
+
+
+def check_layer_trains_like_the_body(monkeypatch, host_kernels, op, forward, backward,
+                                     make_layer, x, head, tol):
+    """A Gluon layer's output and gradients (data, gamma, beta) with ``op``'s kernels
+    registered as its CPU kernels (run on the host) equal those of the operator body,
+    and the kernels ran (at least one forward and two backward launches).
+    ``make_layer(data)`` gives the initialised layer with its gamma and beta set."""
+    import mxnet as mx
+    from mxnet.operator import kernels as table
+
+    def run():
+        data = mx.nd.array(x)
+        layer = make_layer(data)
+        data.attach_grad()
+        with mx.autograd.record():
+            y = layer(data)
+        y.backward(mx.nd.array(head))
+        return (y.asnumpy(), data.grad.asnumpy(), layer.gamma.grad().asnumpy(),
+                layer.beta.grad().asnumpy())
+
+    def launches():
+        return sum(len(k.launches) for k in host_kernels.kernels.values())
+    want = run()
+    monkeypatch.setitem(table._TABLE, (op, "cpu", False), forward)
+    monkeypatch.setitem(table._TABLE, (op, "cpu", True), backward)
+    before = launches()
+    got = run()
+    assert launches() >= before + 3
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)

@@ -10,16 +10,14 @@ import pytest
 
 import mxnet as mx
 from mxnet import autograd
-from mxnet.base import bfloat16
-from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_groupnorm as GN
 from mxnet.operator.registry import OpContext, get_op
 
-from cuda_on_host import refusing_raw_kernel, sources_ptx
+from cuda_on_host import (
+    assert_close_in_float64, check_layer_trains_like_the_body, check_need_grad_subsets,
+    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel, sources_ptx, widened)
 
-TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float16): 2e-3}
-if bfloat16 is not None:
-    TOL[np.dtype(bfloat16)] = 1.6e-2
+TOL = kernel_tolerances()
 TYPES = [np.dtype(t) for t in GN.TYPES]
 # (operator, data shape, parameters)
 CASES = [("GroupNorm", (2, 4, 3, 5), dict(num_groups=2)),
@@ -41,10 +39,7 @@ def test_sources_compile_with_nvcc(tmp_path):
 @pytest.fixture
 def kernels_on_host(monkeypatch, host_raw_kernels):
     """The kernels run on the host, for NumPy arrays."""
-    monkeypatch.setattr(GN, "raw_kernel", host_raw_kernels)
-    monkeypatch.setattr(GN, "_is_device_array", lambda a: isinstance(a, np.ndarray))
-    monkeypatch.setattr(GN, "_REFUSED", set())
-    return host_raw_kernels
+    return kernels_of_module_on_host(monkeypatch, GN, host_raw_kernels)
 
 
 def _params(op, **kw):
@@ -59,14 +54,6 @@ def _data(rng, op, shape, p, dtype, offset=0.0):
     return [a.astype(dtype) for a in (x, gamma, beta)]
 
 
-def _wide(arrays):
-    return [None if a is None else a.astype(np.float64) for a in arrays]
-
-
-def _close(got, want, dtype, scale=1.0):
-    tol = TOL[np.dtype(dtype)]
-    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol,
-                               atol=tol * scale)
 
 
 @pytest.mark.parametrize("op, shape, kw", CASES, ids=lambda c: str(c))
@@ -80,21 +67,22 @@ def test_forward_and_gradients_equal_the_body_in_float64(kernels_on_host, op, sh
     octx = OpContext(np, mx.cpu(), is_train=True)
     got = GN.forward(op)(octx, p, [x, gamma, beta], [])
     assert got is not NotImplemented
-    want = OP.forward(octx, p, _wide([x, gamma, beta]), [])
+    want = OP.forward(octx, p, widened([x, gamma, beta]), [])
     for g, w in zip(got, want):
         assert g.dtype == dtype and g.shape == w.shape
-        _close(g, w, dtype, scale=np.abs(w).max() + 1)
+        assert_close_in_float64(g, w, dtype, scale=np.abs(w).max() + 1)
 
     dy = rng.standard_normal(shape).astype(dtype)
     bctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True, True, True],
                      in_shapes=[shape, gamma.shape, beta.shape])
     got_b = GN.backward(op)(bctx, p, [dy], [x, gamma, beta], got, [])
     # the body from the same stored statistics, in float64
-    want_b = OP.backward(bctx, p, _wide([dy]), _wide([x, gamma, beta]), _wide(got), [])
+    want_b = OP.backward(bctx, p, widened([dy]), widened([x, gamma, beta]), widened(got),
+                         [])
     summed = x.size // gamma.size           # elements each parameter gradient adds up
     for g, w, scale in zip(got_b, want_b, (1, summed, summed)):
         assert g.dtype == dtype and g.shape == w.shape
-        _close(g, w, dtype, scale=(np.abs(w).max() + 1) * np.sqrt(scale))
+        assert_close_in_float64(g, w, dtype, scale=(np.abs(w).max() + 1) * np.sqrt(scale))
 
 
 @pytest.mark.parametrize("op", list(GN.OPS))
@@ -109,8 +97,8 @@ def test_a_large_offset_keeps_the_statistics_accurate(kernels_on_host, op):
     var = rows.var(axis=1).reshape(mean.shape)
     want_stat = np.sqrt(var + p.eps) if op == "GroupNorm" else var
     np.testing.assert_allclose(stat, want_stat, rtol=1e-3, atol=1e-3)
-    want = get_op(op).forward(octx, p, _wide([x, gamma, beta]), [])[0]
-    _close(y, want, np.float32, scale=5 * (np.abs(want).max() + 1))
+    want = get_op(op).forward(octx, p, widened([x, gamma, beta]), [])[0]
+    assert_close_in_float64(y, want, np.float32, scale=5 * (np.abs(want).max() + 1))
 
 
 def test_need_grad_and_given_destinations(kernels_on_host):
@@ -129,22 +117,10 @@ def test_need_grad_and_given_destinations(kernels_on_host):
     for a, b in zip(only, res):
         np.testing.assert_array_equal(a, b)
     dy = rng.standard_normal(x.shape).astype(np.float32)
-    full_ctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True, True, True],
-                         in_shapes=[x.shape, gamma.shape, beta.shape])
-    full = GN.backward(op)(full_ctx, p, [dy], [x, gamma, beta], res, [])
-    for need in ([True, False, False], [False, True, False], [False, False, True],
-                 [False, True, True], [False, False, False]):
-        bctx = OpContext(np, mx.cpu(), is_train=True, need_grad=need,
-                         in_shapes=[x.shape, gamma.shape, beta.shape])
-        dests = [np.full(a.shape, 7, np.float32) if w else None
-                 for a, w in zip((x, gamma, beta), need)]
-        got = GN.backward(op)(bctx, p, [dy], [x, gamma, beta], res, [], in_grad=dests)
-        for g, d, f, w in zip(got, dests, full, need):
-            if w:
-                assert g is d
-                np.testing.assert_array_equal(g, f)
-            else:
-                assert g is None
+    check_need_grad_subsets(GN.backward(op), p, dy, [x, gamma, beta], res,
+                            ([True, False, False], [False, True, False],
+                             [False, False, True], [False, True, True],
+                             [False, False, False]))
 
 
 def test_declines_what_the_body_computes(kernels_on_host):
@@ -153,7 +129,7 @@ def test_declines_what_the_body_computes(kernels_on_host):
     p = _params("GroupNorm", num_groups=2)
     x, gamma, beta = _data(rng, "GroupNorm", (2, 4, 6), p, np.float32)
     fwd = GN.forward("GroupNorm")
-    assert fwd(octx, p, _wide([x, gamma, beta]), []) is NotImplemented       # float64
+    assert fwd(octx, p, widened([x, gamma, beta]), []) is NotImplemented       # float64
     assert fwd(octx, p, [x.transpose(0, 2, 1).copy().transpose(0, 2, 1), gamma, beta],
                []) is NotImplemented                                          # strided
     assert fwd(octx, p, [x, gamma.astype(np.float16), beta], []) is NotImplemented
@@ -190,31 +166,18 @@ def test_trains_through_the_runner_and_autograd(kernels_on_host, monkeypatch, la
     xh = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
     head = rng.standard_normal(xh.shape).astype(np.float32)
 
-    def run():
+    def make(data):
         if layer == "GroupNorm":
             block, P = mx.gluon.nn.GroupNorm(num_groups=2), 2
         else:
             block, P = mx.gluon.nn.InstanceNorm(in_channels=4, scale=True), 4
         block.initialize()
-        x = mx.nd.array(xh)
-        block(x)
+        block(data)
         block.gamma.set_data(mx.nd.array(np.linspace(0.5, 1.5, P)))
         block.beta.set_data(mx.nd.array(np.linspace(-1, 1, P)))
-        x.attach_grad()
-        with autograd.record():
-            y = block(x)
-        y.backward(mx.nd.array(head))
-        return (y.asnumpy(), x.grad.asnumpy(), block.gamma.grad().asnumpy(),
-                block.beta.grad().asnumpy())
-    want = run()
-    monkeypatch.setitem(KT._TABLE, (layer, "cpu", False), GN.forward(layer))
-    monkeypatch.setitem(KT._TABLE, (layer, "cpu", True), GN.backward(layer))
-    launches = len(sum((k.launches for k in kernels_on_host.kernels.values()), []))
-    got = run()
-    assert len(sum((k.launches for k in kernels_on_host.kernels.values()), [])) >= \
-        launches + 3
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+        return block
+    check_layer_trains_like_the_body(monkeypatch, kernels_on_host, layer, GN.forward(layer),
+                                     GN.backward(layer), make, xh, head, 1e-4)
 
 
 @pytest.mark.skipif(mx.context.num_gpus() == 0, reason="needs a CUDA GPU")

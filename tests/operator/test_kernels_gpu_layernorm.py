@@ -10,17 +10,15 @@ import pytest
 
 import mxnet as mx
 from mxnet import autograd
-from mxnet.base import bfloat16
-from mxnet.operator import kernels as KT
 from mxnet.operator import kernels_gpu_layernorm as LN
 from mxnet.operator.registry import OpContext, get_op
 
-from cuda_on_host import refusing_raw_kernel, sources_ptx
+from cuda_on_host import (
+    assert_close_in_float64, check_layer_trains_like_the_body, check_need_grad_subsets,
+    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel, sources_ptx, widened)
 
 OP = get_op("LayerNorm")
-TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float16): 2e-3}
-if bfloat16 is not None:
-    TOL[np.dtype(bfloat16)] = 1.6e-2
+TOL = kernel_tolerances()
 
 
 def test_sources_compile_with_nvcc(tmp_path):
@@ -30,10 +28,7 @@ def test_sources_compile_with_nvcc(tmp_path):
 @pytest.fixture
 def kernels_on_host(monkeypatch, host_raw_kernels):
     """The kernels run on the host, for NumPy arrays."""
-    monkeypatch.setattr(LN, "raw_kernel", host_raw_kernels)
-    monkeypatch.setattr(LN, "_is_device_array", lambda a: isinstance(a, np.ndarray))
-    monkeypatch.setattr(LN, "_REFUSED", set())
-    return host_raw_kernels
+    return kernels_of_module_on_host(monkeypatch, LN, host_raw_kernels)
 
 
 def _params(**kw):
@@ -48,14 +43,6 @@ def _data(rng, shape, dtype, offset=0.0):
     return [a.astype(dtype) for a in (x, gamma, beta)]
 
 
-def _wide(arrays):
-    return [None if a is None else a.astype(np.float64) for a in arrays]
-
-
-def _close(got, want, dtype, scale=1.0):
-    tol = TOL[np.dtype(dtype)]
-    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol,
-                               atol=tol * scale)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 40), (4, 257), (1, 1000), (6, 1), (20, 7)])
@@ -67,22 +54,24 @@ def test_forward_and_gradients_equal_the_body_in_float64(kernels_on_host, shape,
     octx = OpContext(np, mx.cpu(), is_train=True)
     got = LN.layer_norm_forward(octx, p, [x, gamma, beta], [])
     assert got is not NotImplemented
-    want = OP.forward(octx, p, _wide([x, gamma, beta]), [])
+    want = OP.forward(octx, p, widened([x, gamma, beta]), [])
     for g, w in zip(got, want):
         assert g.dtype == np.dtype(dtype) and g.shape == w.shape
-        _close(g, w, dtype, scale=np.abs(w).max() + 1)
+        assert_close_in_float64(g, w, dtype, scale=np.abs(w).max() + 1)
 
     dy = rng.standard_normal(shape).astype(dtype)
     bctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True, True, True],
                      in_shapes=[shape, gamma.shape, beta.shape])
     got_b = LN.layer_norm_backward(bctx, p, [dy], [x, gamma, beta], got, [])
     # the body from the same stored statistics, in float64
-    want_b = OP.backward(bctx, p, _wide([dy]), _wide([x, gamma, beta]), _wide(got), [])
+    want_b = OP.backward(bctx, p, widened([dy]), widened([x, gamma, beta]), widened(got),
+                         [])
     rows = x.size // shape[-1]
     for g, w in zip(got_b, want_b):
         assert g.dtype == np.dtype(dtype) and g.shape == w.shape
         # the parameter gradients are sums over the rows
-        _close(g, w, dtype, scale=(np.abs(w).max() + 1) * (1 if g is got_b[0] else rows))
+        summed = 1 if g is got_b[0] else rows
+        assert_close_in_float64(g, w, dtype, scale=(np.abs(w).max() + 1) * summed)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
@@ -97,8 +86,8 @@ def test_a_large_offset_keeps_the_statistics_accurate(kernels_on_host, dtype):
     xw = x.astype(np.float64)
     np.testing.assert_allclose(std[:, 0], np.sqrt(xw.var(axis=1) + 1e-5),
                                rtol=10 * TOL[np.dtype(dtype)])
-    want = OP.forward(octx, p, _wide([x, gamma, beta]), [])[0]
-    _close(y, want, dtype, scale=5 * (np.abs(want).max() + 1))
+    want = OP.forward(octx, p, widened([x, gamma, beta]), [])[0]
+    assert_close_in_float64(y, want, dtype, scale=5 * (np.abs(want).max() + 1))
 
 
 def test_need_grad_and_given_destinations(kernels_on_host):
@@ -117,23 +106,9 @@ def test_need_grad_and_given_destinations(kernels_on_host):
     for a, b in zip(only, res):
         np.testing.assert_array_equal(a, b)
     dy = rng.standard_normal((5, 33)).astype(np.float32)
-    full_ctx = OpContext(np, mx.cpu(), is_train=True, need_grad=[True, True, True],
-                         in_shapes=[x.shape, gamma.shape, beta.shape])
-    full = LN.layer_norm_backward(full_ctx, p, [dy], [x, gamma, beta], res, [])
-    for need in ([True, False, False], [False, True, False], [False, False, True],
-                 [False, True, True]):
-        bctx = OpContext(np, mx.cpu(), is_train=True, need_grad=need,
-                         in_shapes=[x.shape, gamma.shape, beta.shape])
-        dests = [np.full(a.shape, 7, np.float32) if w else None
-                 for a, w in zip((x, gamma, beta), need)]
-        got = LN.layer_norm_backward(bctx, p, [dy], [x, gamma, beta], res, [],
-                                     in_grad=dests)
-        for g, d, f, w in zip(got, dests, full, need):
-            if w:
-                assert g is d
-                np.testing.assert_array_equal(g, f)
-            else:
-                assert g is None
+    check_need_grad_subsets(LN.layer_norm_backward, p, dy, [x, gamma, beta], res,
+                            ([True, False, False], [False, True, False],
+                             [False, False, True], [False, True, True]))
 
 
 def test_declines_what_the_body_computes(kernels_on_host):
@@ -142,7 +117,7 @@ def test_declines_what_the_body_computes(kernels_on_host):
     octx = OpContext(np, mx.cpu(), is_train=True)
     assert LN.layer_norm_forward(octx, _params(axis=0), [x, gamma[:4], beta[:4]], []) \
         is NotImplemented                                       # not the last axis
-    assert LN.layer_norm_forward(octx, _params(), _wide([x, gamma, beta]), []) \
+    assert LN.layer_norm_forward(octx, _params(), widened([x, gamma, beta]), []) \
         is NotImplemented                                       # float64
     assert LN.layer_norm_forward(octx, _params(), [x.T.copy().T, gamma, beta], []) \
         is NotImplemented                                       # not C-contiguous
@@ -175,27 +150,15 @@ def test_trains_through_the_runner_and_autograd(kernels_on_host, monkeypatch):
     xh = rng.standard_normal((3, 4, 24)).astype(np.float32)
     head = rng.standard_normal((3, 4, 24)).astype(np.float32)
 
-    def run():
+    def make(data):
         layer = mx.gluon.nn.LayerNorm(in_channels=24)
         layer.initialize(mx.init.Uniform(1.0))
         layer.gamma.set_data(mx.nd.array(np.linspace(0.5, 1.5, 24)))
         layer.beta.set_data(mx.nd.array(np.linspace(-1, 1, 24)))
-        x = mx.nd.array(xh)
-        x.attach_grad()
-        with autograd.record():
-            y = layer(x)
-        y.backward(mx.nd.array(head))
-        return (y.asnumpy(), x.grad.asnumpy(), layer.gamma.grad().asnumpy(),
-                layer.beta.grad().asnumpy())
-    want = run()
-    monkeypatch.setitem(KT._TABLE, ("LayerNorm", "cpu", False), LN.layer_norm_forward)
-    monkeypatch.setitem(KT._TABLE, ("LayerNorm", "cpu", True), LN.layer_norm_backward)
-    launches = len(sum((k.launches for k in kernels_on_host.kernels.values()), []))
-    got = run()
-    assert len(sum((k.launches for k in kernels_on_host.kernels.values()), [])) >= \
-        launches + 3
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        return layer
+    check_layer_trains_like_the_body(monkeypatch, kernels_on_host, "LayerNorm",
+                                     LN.layer_norm_forward, LN.layer_norm_backward, make,
+                                     xh, head, 1e-5)
 
 
 def test_launch_shapes():

@@ -34,8 +34,8 @@ import numpy as np
 
 from ..backend.cuda_kernels import compile_refused, raw_kernel
 from .kernels import OutputBuffers
-from .kernels_gpu_layernorm import (BLOCK_SUM, TYPES, element_code, row_grid,
-                                    row_threads)
+from .kernels_gpu_layernorm import (BLOCK_SUM, TYPES, element_code, grad_destinations,
+                                    row_grid, row_threads)
 
 __all__ = ["OPS", "KINDS", "source", "enabled", "forward", "backward", "register_all"]
 
@@ -231,11 +231,7 @@ def backward(op):
             return NotImplemented
         n, P, rows, d = geo
         xp = ctx.xp
-        need = ctx.need_grad if ctx.need_grad is not None else [True, True, True]
-        dst = OutputBuffers(xp, in_grad, 3, (x, dy, gamma, mean, stat), x.dtype)
-        dx = dst.get(0, x.shape) if need[0] else None
-        dgamma = dst.get(1, gamma.shape) if need[1] else None
-        dbeta = dst.get(2, gamma.shape) if need[2] else None
+        dst, dx, dgamma, dbeta = grad_destinations(ctx, in_grad, (x, dy, gamma, mean, stat))
         want_sums = dgamma is not None or dbeta is not None
         if dx is None and not want_sums:
             return dst.done()

@@ -38,7 +38,7 @@ from ..base import bfloat16
 from .kernels import OutputBuffers
 
 __all__ = ["TYPES", "KINDS", "BLOCK_SUM", "element_code", "source", "row_threads",
-           "row_grid", "param_slices", "enabled", "layer_norm_forward",
+           "row_grid", "param_slices", "enabled", "grad_destinations", "layer_norm_forward",
            "layer_norm_backward", "register_all"]
 
 _MAX_THREADS = 256              # the row kernels' shared memory holds this many sums
@@ -282,6 +282,18 @@ def layer_norm_forward(ctx, p, inputs, aux, out=None):
     return dst.done()
 
 
+def grad_destinations(ctx, in_grad, sources):
+    """(buffers, dx, dgamma, dbeta) of an affine normalisation's backward (sources: x,
+    dy, gamma, then the statistics): each gradient the call wants, in ``in_grad``'s
+    array where it fits (kernels.OutputBuffers), else None."""
+    x, gamma = sources[0], sources[2]
+    need = ctx.need_grad if ctx.need_grad is not None else [True, True, True]
+    dst = OutputBuffers(ctx.xp, in_grad, 3, sources, x.dtype)
+    return (dst, dst.get(0, x.shape) if need[0] else None,
+            dst.get(1, gamma.shape) if need[1] else None,
+            dst.get(2, gamma.shape) if need[2] else None)
+
+
 def layer_norm_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
     """LayerNorm's gradients over the last axis from the stored mean and std: dx in one
     kernel, dgamma and dbeta in two (each only where wanted); NotImplemented for what
@@ -297,11 +309,7 @@ def layer_norm_backward(ctx, p, out_grads, inputs, outputs, aux, in_grad=None):
         return NotImplemented
     rows, d = geo
     xp = ctx.xp
-    need = ctx.need_grad if ctx.need_grad is not None else [True, True, True]
-    dst = OutputBuffers(xp, in_grad, 3, (x, dy, gamma, mean, std), x.dtype)
-    dx = dst.get(0, x.shape) if need[0] else None
-    dgamma = dst.get(1, gamma.shape) if need[1] else None
-    dbeta = dst.get(2, gamma.shape) if need[2] else None
+    dst, dx, dgamma, dbeta = grad_destinations(ctx, in_grad, (x, dy, gamma, mean, std))
     try:
         if dx is not None:
             _kernel(xp, "grad_data", x.dtype)(row_grid(rows), (row_threads(d),),
