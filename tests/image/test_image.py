@@ -135,9 +135,9 @@ def test_imresize_matches_reference(rgb, interp, size):
     ref = ref_resize(rgb, w, h, interp)
     out = mx.image.imresize(mx.nd.array(rgb, dtype="uint8"), w, h, interp=interp)
     assert out.shape == (h, w, 3) and out.dtype == np.uint8
-    # uint8 bilinear rounds as OpenCV's fixed point does (within 1 of the exact value;
-    # test_bilinear_uint8_is_mxnets checks its bits against MXNet's)
-    tol = 1 if interp == 1 else 0.5 + 1e-3
+    # uint8 bilinear and bicubic round as OpenCV's fixed point does (within 1 of the
+    # exact value; test_uint8_resizing_is_mxnets checks their bits against MXNet's)
+    tol = 1 if interp in (1, 2) else 0.5 + 1e-3
     assert np.abs(out.asnumpy() - np.clip(ref, 0, 255)).max() <= tol
     outf = mx.image.imresize(mx.nd.array(rgb), w, h, interp=interp).asnumpy()
     assert outf.dtype == np.float32
@@ -180,7 +180,7 @@ def test_crops(rgb):
                                   rgb[2:6, 1:4])
     resized = mx.image.fixed_crop(a, 1, 2, 3, 4, size=(6, 5)).asnumpy()
     ref = np.clip(ref_resize(rgb[2:6, 1:4], 6, 5, 2), 0, 255)
-    assert np.abs(resized - ref).max() <= 0.5 + 1e-3
+    assert np.abs(resized - ref).max() <= 1      # OpenCV's fixed-point rounding (bicubic)
     random.seed(3)
     for _ in range(5):
         out, (x0, y0, w, h) = mx.image.random_crop(a, (4, 3))
@@ -389,24 +389,29 @@ def test_copy_make_border(rgb):
         mx.image.imrotate(a.transpose((2, 0, 1)), 30)
 
 
-def test_bilinear_uint8_is_mxnets():
-    """Bilinear resizing of uint8 images gives MXNet 1.9.1's pixels exactly (OpenCV's
-    fixed-point arithmetic): imresize and nd.image.resize (transforms.Resize), 48 images
-    of 1, 3 and 4 channels, halved, doubled and resized to random sizes
-    (tests/fixtures/mxnet-1.9.1/image, written by the real MXNet)."""
+@pytest.mark.parametrize("interp, key", [(1, "imresize"), (2, "bicubic")])
+def test_uint8_resizing_is_mxnets(interp, key):
+    """Bilinear and bicubic resizing of uint8 images give MXNet 1.9.1's pixels exactly
+    (OpenCV's fixed-point arithmetic): imresize, and nd.image.resize
+    (transforms.Resize) for bilinear, 48 images of 1, 3 and 4 channels, halved, doubled
+    and resized to random sizes (tests/fixtures/mxnet-1.9.1/image, written by the real
+    MXNet)."""
     from common import fixture_path
     from mxnet.backend.image_resize import resize
-    cases = np.load(fixture_path("image", "bilinear_uint8.npz"))
+    cases = np.load(fixture_path("image", "resize_uint8.npz"))
     for k in range(48):
-        img, want = cases[f"in_{k}"], cases[f"imresize_{k}"]
+        img, want = cases[f"in_{k}"], cases[f"{key}_{k}"]
         h, w = want.shape[:2]
-        got = mx.image.imresize(mx.nd.array(img, dtype="uint8"), w, h, interp=1)
-        np.testing.assert_array_equal(got.asnumpy(), want, err_msg=f"imresize case {k}")
-        got = mx.nd.image.resize(mx.nd.array(img, dtype="uint8"), (w, h))
-        np.testing.assert_array_equal(got.asnumpy(), cases[f"image_resize_{k}"],
-                                      err_msg=f"nd.image.resize case {k}")
+        got = mx.image.imresize(mx.nd.array(img, dtype="uint8"), w, h, interp=interp)
+        np.testing.assert_array_equal(got.asnumpy(), want, err_msg=f"{key} case {k}")
+        if interp == 1:
+            got = mx.nd.image.resize(mx.nd.array(img, dtype="uint8"), (w, h))
+            np.testing.assert_array_equal(got.asnumpy(), cases[f"image_resize_{k}"],
+                                          err_msg=f"nd.image.resize case {k}")
         if img.shape[2] == 1:           # a 2-D image resizes as its one channel
-            np.testing.assert_array_equal(resize(img[:, :, 0], w, h, 1), want[:, :, 0])
+            np.testing.assert_array_equal(resize(img[:, :, 0], w, h, interp),
+                                          want[:, :, 0])
         if h > 2 and w > 2:             # a window of the result is that crop of it
-            np.testing.assert_array_equal(resize(img, w, h, 1, window=(1, 1, w - 2, h - 2)),
-                                          want[1:h - 1, 1:w - 1])
+            np.testing.assert_array_equal(
+                resize(img, w, h, interp, window=(1, 1, w - 2, h - 2)),
+                want[1:h - 1, 1:w - 1])

@@ -5,9 +5,10 @@ Interpolation codes are OpenCV's: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 La
 one of 0-4 at random. Pixel centres sit at half-integers (source x = (dst x + 0.5) *
 scale - 0.5) and borders replicate, as in cv::resize. Each axis is resampled separately
 by gathering a few taps per output pixel (area downscaling uses an overlap matrix), so
-results match OpenCV up to its fixed-point rounding (at most 1 for uint8). Bilinear
-resizing of uint8 images - what image pipelines do most - follows OpenCV's fixed-point
-arithmetic, so it gives MXNet 1.9.1's pixels exactly (``_bilinear_uint8``).
+results match OpenCV up to its fixed-point rounding (at most 1 for uint8). Bilinear and
+bicubic resizing of uint8 images - what image pipelines do most - follow OpenCV's
+fixed-point arithmetic, so they give MXNet 1.9.1's pixels exactly
+(``_fixed_point_uint8``).
 """
 import functools
 import random as _pyrandom
@@ -131,67 +132,103 @@ def _resample_axis(img, n_out, axis, method, shrink_area=False, span=None):
     return out
 
 
+_COEF_SCALE = 2048       # OpenCV's INTER_RESIZE_COEF_SCALE: 11 fractional bits
+
+
+def _cubic_weights(frac, a=-0.75):
+    """OpenCV's four bicubic weights (interpolateCubic) of each fraction, in float32."""
+    x = frac.astype(np.float32)
+    one = np.float32(1)
+    w0 = ((a * (x + one) - 5 * a) * (x + one) + 8 * a) * (x + one) - 4 * a
+    w1 = ((a + 2) * x - (a + 3)) * x * x + one
+    w2 = ((a + 2) * (one - x) - (a + 3)) * (one - x) * (one - x) + one
+    return np.stack([w0, w1, w2, one - w0 - w1 - w2], axis=1).astype(np.float32)
+
+
 @functools.lru_cache(maxsize=256)
-def _fixed_point_taps(n_in, n_out, clamp):
-    """(first source pixel, second source pixel, weight of the first, of the second) per
-    output pixel, as cv::resize computes them for bilinear uint8: positions in float32,
-    weights rounded to 11 fractional bits. Along x (``clamp``) a position outside the
-    image takes the border pixel alone; along y the weights stay as computed and only
-    the source rows are clipped - OpenCV treats the two axes differently, and its
-    rounding shows the difference."""
+def _fixed_point_taps(n_in, n_out, method, clamp):
+    """(source pixels, weights), each (n_out, taps), as cv::resize computes them for
+    uint8 bilinear (``method`` 1, 2 taps) or bicubic (2, 4 taps): positions in float32,
+    weights rounded to 11 fractional bits, taps outside the image clipped to its border.
+    ``clamp`` (bilinear along x): a position outside the image takes the border pixel
+    alone; along y OpenCV keeps the computed weights - it treats the two axes
+    differently, and its rounding shows the difference."""
     scale = 1.0 / (n_out / n_in)
     pos = ((np.arange(n_out) + 0.5) * scale - 0.5).astype(np.float32)
     first = np.floor(pos).astype(np.int64)
     frac = pos - first.astype(np.float32)
-    if clamp:
-        edge = (first < 0) | (first >= n_in - 1)
-        frac[edge] = 0
-        first = np.where(first < 0, 0, np.where(first >= n_in - 1, n_in - 1, first))
-    one = np.float32(_COEF_SCALE)
-    w0 = np.rint((np.float32(1) - frac) * one).astype(np.int32)
-    w1 = np.rint(frac * one).astype(np.int32)
-    return (np.clip(first, 0, n_in - 1), np.clip(first + 1, 0, n_in - 1), w0, w1)
+    if method == 1:
+        if clamp:
+            edge = (first < 0) | (first >= n_in - 1)
+            frac[edge] = 0
+            first = np.where(first < 0, 0, np.where(first >= n_in - 1, n_in - 1, first))
+        weights = np.stack([np.float32(1) - frac, frac], axis=1)
+        offsets = np.arange(2)
+    else:
+        weights = _cubic_weights(frac)
+        offsets = np.arange(-1, 3)
+    idx = np.clip(first[:, None] + offsets[None, :], 0, n_in - 1)
+    return idx, np.rint(weights * np.float32(_COEF_SCALE)).astype(np.int32)
 
 
-_COEF_SCALE = 2048       # OpenCV's INTER_RESIZE_COEF_SCALE: 11 fractional bits
-
-
-def _bilinear_uint8(img, w, h, xspan, yspan):
-    """cv::resize(INTER_LINEAR) of a uint8 image, bit for bit: each row resampled along
-    x in integers scaled by 2^11, then rows blended as OpenCV's vectorised pass does,
-    ``(((b0 * (r0 >> 4)) >> 16) + ((b1 * (r1 >> 4)) >> 16) + 2) >> 2``. The image is
-    handled as (H, W * C) rows (a 2-D gather of whole pixels is ~3x faster than one
-    along the middle axis), and only the source rows the output reads are resampled."""
+def _fixed_point_uint8(img, w, h, method, xspan, yspan):
+    """cv::resize of a uint8 image with INTER_LINEAR (``method`` 1) or INTER_CUBIC (2),
+    bit for bit: each row resampled along x in integers scaled by 2^11, then the rows
+    blended as OpenCV's vectorised passes do - bilinear in integers,
+    ``(((b0 * (r0 >> 4)) >> 16) + ((b1 * (r1 >> 4)) >> 16) + 2) >> 2``, bicubic in
+    float32, ``rint((r0*b0 + r1*b1 + r2*b2 + r3*b3) / 2^22)`` (in integers for a row's
+    last values, as OpenCV's scalar code does them). The image is handled as
+    (H, W * C) rows (a 2-D gather of whole pixels is ~3x faster than one along the
+    middle axis), and only the source rows the output reads are resampled."""
     def window(taps, span):
         return taps if span is None else tuple(t[span[0]:span[0] + span[1]] for t in taps)
-    x0, x1, a0, a1 = window(_fixed_point_taps(img.shape[1], w, True), xspan)
-    y0, y1, b0, b1 = window(_fixed_point_taps(img.shape[0], h, False), yspan)
+    xi, xw = window(_fixed_point_taps(img.shape[1], w, method, True), xspan)
+    yi, yw = window(_fixed_point_taps(img.shape[0], h, method, False), yspan)
     c = img.shape[2] if img.ndim == 3 else 1
     flat = img.reshape(img.shape[0], -1)
     if c > 1:                           # the taps of every channel of a pixel
-        lanes = np.arange(c)
-        x0, x1 = ((x[:, None] * c + lanes).ravel() for x in (x0, x1))
-        a0, a1 = np.repeat(a0, c), np.repeat(a1, c)
-    used, back = np.unique(np.concatenate([y0, y1]), return_inverse=True)
+        xi = (xi[:, None, :] * c + np.arange(c)[None, :, None]).reshape(-1, xi.shape[1])
+        xw = np.repeat(xw, c, axis=0)
+    used, back = np.unique(yi, return_inverse=True)
     if used.size < flat.shape[0]:
         flat = flat[used]
-        y0, y1 = back[:y0.size], back[y0.size:]
-    rows = np.take(flat, x0, axis=1).astype(np.int32)
-    rows *= a0
-    right = np.take(flat, x1, axis=1).astype(np.int32)
-    right *= a1
-    rows += right
-    rows >>= 4
-    out = np.take(rows, y0, axis=0)
-    out *= b0[:, None]
-    out >>= 16
-    below = np.take(rows, y1, axis=0)
-    below *= b1[:, None]
-    below >>= 16
-    out += below
-    out += 2
-    out >>= 2
-    shape = (y0.size, out.shape[1] // c) + img.shape[2:]
+        yi = back.reshape(yi.shape)
+    rows = np.take(flat, xi[:, 0], axis=1).astype(np.int32)
+    rows *= xw[:, 0]
+    for k in range(1, xi.shape[1]):
+        tap = np.take(flat, xi[:, k], axis=1).astype(np.int32)
+        tap *= xw[:, k]
+        rows += tap
+    if method == 1:
+        rows >>= 4
+        out = np.take(rows, yi[:, 0], axis=0)
+        out *= yw[:, :1]
+        out >>= 16
+        below = np.take(rows, yi[:, 1], axis=0)
+        below *= yw[:, 1:]
+        below >>= 16
+        out += below
+        out += 2
+        out >>= 2
+    else:
+        wide = rows.astype(np.float32)
+        out = np.take(wide, yi[:, 0], axis=0)
+        out *= yw[:, :1].astype(np.float32)
+        for k in range(1, yi.shape[1]):
+            tap = np.take(wide, yi[:, k], axis=0)
+            tap *= yw[:, k:k + 1].astype(np.float32)
+            out += tap
+        out *= np.float32(1.0 / (_COEF_SCALE * _COEF_SCALE))
+        out = np.rint(out)
+        # the vectorised pass takes 8 values of a row at a time; the last (w * C) % 8
+        # of each full row are blended by OpenCV's scalar code, in integers
+        first = (w * c) // 8 * 8 - (xspan[0] * c if xspan else 0)
+        if first < out.shape[1]:
+            first = max(first, 0)
+            tail = sum(np.take(rows[:, first:], yi[:, k], axis=0).astype(np.int64) *
+                       yw[:, k:k + 1] for k in range(yi.shape[1]))
+            out[:, first:] = (tail + (1 << 21)) >> 22
+    shape = (yi.shape[0], out.shape[1] // c) + img.shape[2:]
     return np.clip(out, 0, 255).astype(np.uint8).reshape(shape)
 
 
@@ -224,8 +261,8 @@ def resize(img, w, h, interp=1, window=None):
     if method == 0:
         return _resample_axis(_resample_axis(img, h, 0, 0, span=yspan), w, 1, 0,
                               span=xspan)
-    if method == 1 and img.dtype == np.uint8:
-        return _bilinear_uint8(img, w, h, xspan, yspan)
+    if method in (1, 2) and img.dtype == np.uint8:
+        return _fixed_point_uint8(img, w, h, method, xspan, yspan)
     # OpenCV averages areas only when neither axis grows; otherwise INTER_AREA uses
     # its step-like linear weights on both axes.
     area = method == 3 and h <= img.shape[0] and w <= img.shape[1]
