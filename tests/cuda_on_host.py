@@ -340,3 +340,20 @@ def check_layer_trains_like_the_body(monkeypatch, host_kernels, op, forward, bac
     assert launches() >= before + 3
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def results_on_cpu_and_gpu(call, arrays, head, dtype):
+    """{'cpu': ..., 'gpu': ...}: ``call(*arrays)`` recorded on each device with every
+    array a variable, then backward from ``head``; each entry the output followed by
+    the arrays' gradients, as NumPy arrays (needs a GPU)."""
+    import mxnet as mx
+    res = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        args = [mx.nd.array(a, ctx=ctx, dtype=dtype) for a in arrays]
+        for a in args:
+            a.attach_grad()
+        with mx.autograd.record():
+            y = call(*args)
+        y.backward(mx.nd.array(head, ctx=ctx, dtype=dtype))
+        res[ctx.device_type] = [y.asnumpy()] + [a.grad.asnumpy() for a in args]
+    return res

@@ -123,11 +123,16 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._ag = (VarNode(g, "write" if req == "inplace" else req), 0)
 
 
+def live(entry):
+    """Whether a tape entry (an array's ``_ag``: (node, index) or None) is in the
+    recorded graph: a variable, or a recorded result whose graph backward has not freed
+    (MXNet's AGInfo; a freed result is a constant, as MXNet clears its history)."""
+    return entry is not None and not getattr(entry[0], "freed", False)
+
+
 def in_graph(a):
-    """Whether array a is in the recorded graph: a variable, or a recorded result whose
-    graph backward has not freed (MXNet's AGInfo)."""
-    ag = a._ag
-    return ag is not None and not getattr(ag[0], "freed", False)
+    """Whether array a is in the recorded graph (``live``)."""
+    return live(a._ag)
 
 
 _ASSIGNING = ("Assigning to NDArrays that are already in a computational graph will "
@@ -159,9 +164,7 @@ def record_call(op, p, args, aux, outputs, is_train, ctx):
         return _state.tracer(op, p, args, aux, outputs)
     parents = [a._ag for a in args]
     for par in parents:
-        # (a result whose graph backward freed is a constant, as MXNet clears its
-        # history: a call on constants only is not recorded)
-        if par is not None and not getattr(par[0], "freed", False):
+        if live(par):           # (a call on constants only is not recorded)
             break
     else:
         return

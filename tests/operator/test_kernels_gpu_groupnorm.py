@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from mxnet import autograd
 from mxnet.operator import kernels_gpu_groupnorm as GN
 from mxnet.operator.registry import OpContext, get_op
 
 from cuda_on_host import (
     assert_close_in_float64, check_layer_trains_like_the_body, check_need_grad_subsets,
-    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel, sources_ptx, widened)
+    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel,
+    results_on_cpu_and_gpu, sources_ptx, widened)
 
 TOL = kernel_tolerances()
 TYPES = [np.dtype(t) for t in GN.TYPES]
@@ -191,15 +191,8 @@ def test_gpu_equals_the_cpu(op, dtype):
     bh = rng.standard_normal(P).astype(dtype)
     head = rng.standard_normal(xh.shape).astype(dtype)
     kw = {"num_groups": 8} if op == "GroupNorm" else {}
-    res = {}
-    for ctx in (mx.cpu(), mx.gpu(0)):
-        args = [mx.nd.array(a, ctx=ctx, dtype=dtype) for a in (xh, gh, bh)]
-        for a in args:
-            a.attach_grad()
-        with autograd.record():
-            y = getattr(mx.nd, op)(*args, **kw)
-        y.backward(mx.nd.array(head, ctx=ctx, dtype=dtype))
-        res[ctx.device_type] = [y.asnumpy()] + [a.grad.asnumpy() for a in args]
+    res = results_on_cpu_and_gpu(lambda *a: getattr(mx.nd, op)(*a, **kw), (xh, gh, bh),
+                                 head, dtype)
     tol = TOL[np.dtype(dtype)]
     summed = xh.size // P
     for a, b, scale in zip(res["cpu"], res["gpu"], (1, 1, summed, summed)):

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import mxnet as mx
-from mxnet import autograd
 from mxnet.operator import kernels_gpu_layernorm as LN
 from mxnet.operator.registry import OpContext, get_op
 
 from cuda_on_host import (
     assert_close_in_float64, check_layer_trains_like_the_body, check_need_grad_subsets,
-    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel, sources_ptx, widened)
+    kernel_tolerances, kernels_of_module_on_host, refusing_raw_kernel,
+    results_on_cpu_and_gpu, sources_ptx, widened)
 
 OP = get_op("LayerNorm")
 TOL = kernel_tolerances()
@@ -177,15 +177,8 @@ def test_gpu_layer_norm_equals_the_cpu(dtype):
     gh = rng.uniform(0.5, 1.5, 768).astype(dtype)
     bh = rng.standard_normal(768).astype(dtype)
     head = rng.standard_normal(xh.shape).astype(dtype)
-    res = {}
-    for ctx in (mx.cpu(), mx.gpu(0)):
-        args = [mx.nd.array(a, ctx=ctx, dtype=dtype) for a in (xh, gh, bh)]
-        for a in args:
-            a.attach_grad()
-        with autograd.record():
-            y = mx.nd.LayerNorm(*args, axis=-1, eps=1e-5)
-        y.backward(mx.nd.array(head, ctx=ctx, dtype=dtype))
-        res[ctx.device_type] = [y.asnumpy()] + [a.grad.asnumpy() for a in args]
+    res = results_on_cpu_and_gpu(lambda *a: mx.nd.LayerNorm(*a, axis=-1, eps=1e-5),
+                                 (xh, gh, bh), head, dtype)
     tol = TOL[np.dtype(dtype)]
     for a, b, rows in zip(res["cpu"], res["gpu"], (1, 1, 128, 128)):
         np.testing.assert_allclose(b.astype(np.float64), a.astype(np.float64),

@@ -507,8 +507,7 @@ class NDArray(OpMethods):
         (neither can be differentiated); a recorded value written over the whole array
         (``[:]``, ``[...]``, ``[None]``) is a recorded copy, so gradients flow through
         it. True when done here; False leaves a plain write to ``setitem``."""
-        if _tape.in_graph(self):
-            _tape.refuse_recorded_destinations([self])
+        _tape.refuse_recorded_destinations([self])
         if not isinstance(value, NDArray) or not _tape.in_graph(value):
             return False
         if not _selects_all(key, len(self._shape)):

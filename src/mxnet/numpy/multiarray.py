@@ -259,11 +259,6 @@ class ndarray(NDArray):
             return                   # a mask that selects nothing of a 0-d array
         key = masked
         if isinstance(value, NDArray):
-            if key is None and value._ag is not None and _is_recording():
-                # in NumPy mode a[None] indexes like a[np.newaxis] (classic NDArrays
-                # read None as the whole array); over the whole array either way, so
-                # a recorded copy (NDArray._recorded_assignment)
-                key = (None,)
             value = value.as_nd_ndarray() if type(value) is ndarray else value
         NDArray.__setitem__(self, key, value)
 

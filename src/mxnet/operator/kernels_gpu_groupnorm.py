@@ -34,12 +34,11 @@ import numpy as np
 
 from ..backend.cuda_kernels import compile_refused, raw_kernel
 from .kernels import OutputBuffers
-from .kernels_gpu_layernorm import (BLOCK_SUM, TYPES, element_code, grad_destinations,
-                                    row_grid, row_threads)
+from .kernels_gpu_layernorm import (BLOCK_SUM, MAX_ROW_THREADS, TYPES, element_code,
+                                    grad_destinations, row_grid, row_threads)
 
 __all__ = ["OPS", "KINDS", "source", "enabled", "forward", "backward", "register_all"]
 
-_MAX_THREADS = 256              # the row kernels' shared memory holds this many sums
 _SUM_THREADS = 128
 # operator -> what its second hidden output holds per row
 OPS = {"GroupNorm": "std", "InstanceNorm": "var"}
@@ -53,7 +52,7 @@ extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* gamma,
                                    const mx_elem* beta, mx_elem* y, mx_elem* mean,
                                    mx_elem* stat, long long rows, long long d, int P,
                                    float eps) {{
-    __shared__ float red[{_MAX_THREADS}];
+    __shared__ float red[{MAX_ROW_THREADS}];
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {{
         const mx_elem* xr = x + r * d;
         mx_elem* yr = y + r * d;
@@ -87,7 +86,7 @@ extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* dy,
                                    const mx_elem* stat, mx_elem* dx, float* sums,
                                    long long rows, long long d, int P, float eps,
                                    int want_dx, int want_sums) {{
-    __shared__ float red[{_MAX_THREADS}];
+    __shared__ float red[{MAX_ROW_THREADS}];
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {{
         const long long o = r * d;
         const float m = mx_read(mean[r]), inv = {inv};

@@ -37,11 +37,12 @@ from ..backend.cuda_kernels import BITS_SOURCE, compile_refused, raw_kernel
 from ..base import bfloat16
 from .kernels import OutputBuffers
 
-__all__ = ["TYPES", "KINDS", "BLOCK_SUM", "element_code", "source", "row_threads",
+__all__ = ["TYPES", "KINDS", "MAX_ROW_THREADS", "BLOCK_SUM", "element_code", "source",
+           "row_threads",
            "row_grid", "param_slices", "enabled", "grad_destinations", "layer_norm_forward",
            "layer_norm_backward", "register_all"]
 
-_MAX_THREADS = 256              # the row kernels' shared memory holds this many sums
+MAX_ROW_THREADS = 256           # the row kernels' shared memory holds this many sums
 _COLUMN_THREADS = 256
 _ROW_BLOCKS = 65535             # rows beyond this many blocks: grid-stride
 _TARGET_SLICES = 1024           # parameter-gradient blocks: a few per SM of a large GPU
@@ -66,7 +67,7 @@ __device__ __forceinline__ mx_elem mx_write(float v) {{ return {write}; }}
 
 
 # The sum of every thread's v over the block (blockDim.x a power of two, at most
-# _MAX_THREADS), returned to all of them; ``red`` is free again on return.
+# MAX_ROW_THREADS), returned to all of them; ``red`` is free again on return.
 BLOCK_SUM = """
 __device__ __forceinline__ float mx_block_sum(float* red, float v) {
     red[threadIdx.x] = v;
@@ -87,7 +88,7 @@ def _forward(kname):
 extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* gamma,
                                    const mx_elem* beta, mx_elem* y, mx_elem* mean,
                                    mx_elem* std, long long rows, int d, float eps) {{
-    __shared__ float red[{_MAX_THREADS}];
+    __shared__ float red[{MAX_ROW_THREADS}];
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {{
         const mx_elem* xr = x + r * d;
         mx_elem* yr = y + r * d;
@@ -117,7 +118,7 @@ def _grad_data(kname):
 extern "C" __global__ void {kname}(const mx_elem* x, const mx_elem* dy,
                                    const mx_elem* gamma, const mx_elem* mean,
                                    const mx_elem* std, mx_elem* dx, long long rows, int d) {{
-    __shared__ float red[{_MAX_THREADS}];
+    __shared__ float red[{MAX_ROW_THREADS}];
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {{
         const long long o = r * d;
         const float m = mx_read(mean[r]), inv = 1.0f / mx_read(std[r]);
@@ -192,9 +193,9 @@ def source(kind, dtype):
 # --- launch shapes ------------------------------------------------------------------------
 def row_threads(d):
     """Threads of a row kernel's block for rows of ``d`` elements: a power of two from
-    32 to _MAX_THREADS, about four elements a thread."""
+    32 to MAX_ROW_THREADS, about four elements a thread."""
     t = 32
-    while t < _MAX_THREADS and 4 * t < d:
+    while t < MAX_ROW_THREADS and 4 * t < d:
         t *= 2
     return t
 
