@@ -601,6 +601,7 @@ class _RawKernel:
     memory, every thread in turn. pymxnet's generated kernels that the emulation does
     not switch off (backend.half_scan's float16 cumsum) run so."""
     _host = None          # one HostKernels (and temporary folder) for the process
+    _folder = None
 
     def __init__(self, source, name):
         self.source, self.name, self._kernel = source, name, None
@@ -609,8 +610,9 @@ class _RawKernel:
         if self._kernel is None:
             from cuda_on_host import HostKernels
             if _RawKernel._host is None:
-                _RawKernel._host = HostKernels(pathlib.Path(
-                    tempfile.mkdtemp(prefix="emulated_raw_kernels_")))
+                _RawKernel._folder = tempfile.TemporaryDirectory(  # removed at exit
+                    prefix="emulated_raw_kernels_")
+                _RawKernel._host = HostKernels(pathlib.Path(_RawKernel._folder.name))
             self._kernel = _RawKernel._host(None, (self.name, self.source),
                                             lambda: (self.name, self.source))
         self._kernel(grid, block, [_unwrap(a, self.name) for a in args])

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -34,3 +36,34 @@ def test_np_save_of_a_ragged_list_stores_an_object_array(tmp_path):
     assert np.load(tmp_path / "even.npy").tolist() == [[1, 2], [3, 4]]
     with pytest.raises(ValueError):
         np.save(tmp_path / "no.npy", parts, allow_pickle=False)
+
+
+def _runtime_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        mxnet._silence_fp_warnings()      # as at import; simplefilter put "default" first
+        result = fn()
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)], result
+
+
+def test_kernels_return_inf_and_nan_without_numpys_warnings_as_mxnet_does():
+    nd = mxnet.nd
+
+    def compute():
+        out = [nd.log(nd.zeros(2)), nd.zeros(2) / nd.zeros(2), nd.sqrt(nd.array([-1.0])),
+               mxnet.np.log(mxnet.np.zeros(1)), nd.array([1e30]).astype("float16")]
+        return [o.asnumpy() for o in out]
+
+    said, got = _runtime_warnings(compute)
+    assert said == []
+    assert np.isneginf(got[0]).all() and np.isnan(got[1]).all() and np.isnan(got[2]).all()
+    assert np.isinf(got[4]).all()
+
+
+def test_the_users_own_numpy_calls_and_pymxnets_deliberate_warnings_still_warn():
+    assert _runtime_warnings(lambda: np.log(np.zeros(1)))[0] == [
+        "divide by zero encountered in log"]
+    said = _runtime_warnings(lambda: warnings.warn_explicit(
+        "monitor not found", RuntimeWarning, "event_handler.py", 1,
+        module="mxnet.gluon.contrib.estimator.event_handler"))[0]
+    assert said == ["monitor not found"]

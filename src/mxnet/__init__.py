@@ -2,9 +2,11 @@
 __version__ = "1.9.1"
 
 from ._compat import restore_numpy_aliases as _restore_numpy_aliases
+from ._compat import silence_kernel_floating_point_warnings as _silence_fp_warnings
 from .base import MXNetError  # noqa: F401
 
 _restore_numpy_aliases()
+_silence_fp_warnings()
 from .backend.cpu_threads import configure_blas_threads as _configure_blas_threads  # noqa: E402
 
 _configure_blas_threads()

@@ -93,3 +93,19 @@ def _save_ragged_as_objects(save):
     wrapped.__wrapped__ = save
     wrapped._mxnet_ragged = True
     return wrapped
+
+
+# NumPy's floating-point warnings ("divide by zero encountered in log" ...) start with
+# one of these; NumPy attributes them to the module that called the ufunc.
+_FLOATING_POINT_WARNING = r"(divide by zero|overflow|underflow|invalid value) encountered"
+
+
+def silence_kernel_floating_point_warnings():
+    """MXNet's kernels return inf and nan without a word (``nd.log(nd.zeros(1))`` is
+    ``-inf``, silently); NumPy warns. Ignore NumPy's floating-point RuntimeWarnings
+    raised from pymxnet's own modules only: the user's NumPy calls still warn, and so
+    do the RuntimeWarnings pymxnet issues on purpose (their messages differ). A filter
+    costs nothing until a warning is raised, unlike ``np.errstate`` around every
+    kernel."""
+    warnings.filterwarnings("ignore", message=_FLOATING_POINT_WARNING,
+                            category=RuntimeWarning, module=r"mxnet(\.|$)")

@@ -42,15 +42,19 @@ def _kv_twice(what):
         kv.pull(3, out=nd.ones((2,)))
 
 
+# One folder for the files the cases write, removed when the test process ends.
+_SCRATCH = tempfile.TemporaryDirectory(prefix="mx-bad-input-")
+
+
 def _saved_bytes():
-    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), "ok.params")
+    path = os.path.join(tempfile.mkdtemp(dir=_SCRATCH.name), "ok.params")
     nd.save(path, {"a": nd.arange(20)})
     with open(path, "rb") as f:
         return f.read()
 
 
 def _bad_file(name, content):
-    path = os.path.join(tempfile.mkdtemp(prefix="mx-bad-input-"), name)
+    path = os.path.join(tempfile.mkdtemp(dir=_SCRATCH.name), name)
     with open(path, "wb") as f:
         f.write(content)
     return path
