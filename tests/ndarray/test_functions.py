@@ -126,3 +126,16 @@ def test_dlpack_methods():
     y[1] = 5
     assert x.asnumpy().tolist() == [1.0, 5.0]
     assert nd.from_dlpack(x.to_dlpack_for_read()).asnumpy().tolist() == [1.0, 5.0]
+
+
+def test_histogram_without_range_returns_float32_counts():
+    # with no range MXNet 1.9.1 bins with NumPy and wraps both results with nd.array,
+    # so the counts are float32 (with a range or edge array the operator gives int64)
+    data = np.array([0.1, 0.5, 0.5, 1.0, 2.0, 3.5, -1, 4], np.float32)
+    with pytest.warns(UserWarning):
+        counts, edges = nd.histogram(nd.array(data), bins=10)
+    ref_c, ref_e = np.histogram(data, bins=10)
+    assert counts.dtype == np.float32 and edges.dtype == np.float32
+    assert counts.asnumpy().tolist() == ref_c.tolist()
+    np.testing.assert_allclose(edges.asnumpy(), ref_e, rtol=1e-6)
+    assert nd.histogram(nd.array(data), bins=4, range=(0, 4))[0].dtype == np.int64

@@ -83,6 +83,28 @@ def test_histogram_counts_and_edges():
     assert counts.asnumpy().tolist() == np.histogram(data.astype(np.float32), bins)[0].tolist()
 
 
+@pytest.mark.parametrize("dtype,data,bins,rng,want", [
+    # expected counts from MXNet 1.9.1: integer data is binned against the edges in
+    # its own dtype ([0, 2, 4, 6, 9] here), not NumPy's float edges ([3, 2, 2, 3])
+    ("int32", np.arange(10), 4, (0, 9), [2, 2, 2, 4]),
+    ("uint8", np.arange(10), 3, (1, 8), [2, 2, 4]),
+    ("int32", [3, 1, 2, 0, 5, 5], 2, (0, 5), [2, 4]),
+    ("float32", [0.1, 0.2, 0.3, 0.7, 1.0], 3, (0, 1), [3, 0, 2]),
+])
+def test_histogram_bins_follow_edges_in_data_dtype(dtype, data, bins, rng, want):
+    counts, edges = mx.nd.histogram(mx.nd.array(data, dtype=dtype), bins=bins, range=rng)
+    assert counts.dtype == np.int64 and edges.dtype == np.dtype(dtype)
+    assert counts.asnumpy().tolist() == want
+
+
+def test_histogram_bin_count_must_not_be_negative():
+    # MXNet 1.9.1 fails its shape inference for bins=-1 (oracle); bins=0 gives empty
+    # counts
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.histogram(mx.nd.ones((3,)), bins=-1, range=(0, 1))[0].wait_to_read()
+    assert mx.nd.histogram(mx.nd.ones((3,)), bins=0, range=(0, 1))[0].shape == (0,)
+
+
 def test_histogram_without_range_uses_numpy_range():
     data = np.array([1.0, 2, 3, 4])
     with pytest.warns(UserWarning):

@@ -86,11 +86,23 @@ def test_batch_take():
         j = np.clip(trunc(i), 0, a.shape[1] - 1)
         return a[np.arange(a.shape[0]), j.ravel()].reshape(i.shape)
     # no gradient, as in MXNet 1.9.1 (batch_take registers none)
-    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([0, 5, -1.])], grad=False))
-    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([[0], [1], [3.]])],
-               grad=False))
+    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([0, 5, -1])], grad=False,
+               input_dtypes={1: "int32"}))
+    check(Case("batch_take", ref, inputs=[rand(3, 4), np.array([[0], [1], [3]])],
+               grad=False, input_dtypes={1: "int32"}))
     with pytest.raises(MXNetError):
-        nd.batch_take(nd.ones((3, 4)), nd.array([0, 1]))
+        nd.batch_take(nd.ones((3, 4)), nd.array([0, 1], dtype="int32"))
+
+
+@pytest.mark.parametrize("dt", ["float32", "int64", "uint8"])
+def test_batch_take_indices_must_be_int32(dt):
+    # MXNet 1.9.1 fixes batch_take's index type to int32: nd.array([0, 1, 2, 1]) (float32)
+    # and other dtypes are a type error there (checked against the oracle)
+    a = nd.array(np.arange(12).reshape(4, 3))
+    with pytest.raises(MXNetError):
+        nd.batch_take(a, nd.array([0, 1, 2, 1], dtype=dt)).wait_to_read()
+    got = nd.batch_take(a, nd.array([5, -1, 3, 0], dtype="int32"))
+    assert got.asnumpy().tolist() == [2, 3, 8, 9]
 
 
 def test_batch_take_is_not_differentiable():
@@ -266,6 +278,15 @@ def test_ravel_unravel():
         [[8, 3], [2, 4]]
     with pytest.raises(MXNetError):
         nd.ravel_multi_index(nd.array(coords), shape=(7, 6))
+
+
+def test_ravel_unravel_refuse_an_empty_shape():
+    # MXNet 1.9.1: "Empty shape parameter for unravel operator" (oracle); unravel gave
+    # a (1, 1) result before
+    with pytest.raises(MXNetError):
+        nd.unravel_index(nd.array([1]), shape=()).wait_to_read()
+    with pytest.raises(MXNetError):
+        nd.ravel_multi_index(nd.array([[1]]), shape=()).wait_to_read()
 
 
 # --- shape / type inference and errors ---------------------------------------------------------

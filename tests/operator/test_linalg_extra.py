@@ -54,6 +54,15 @@ def test_extractdiag_makediag(offset):
                inputs=[v], dtypes=F32_64))
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (2, 3, 4)])
+def test_extractdiag_takes_square_matrices_only(shape):
+    # MXNet 1.9.1 refuses non-square input ("Input operand must be a tensor of square
+    # matrices"), for any offset (checked against the oracle)
+    for offset in (0, 1):
+        with pytest.raises(MXNetError):
+            mx.nd.linalg.extractdiag(mx.nd.ones(shape), offset=offset).wait_to_read()
+
+
 def _tri_ref(a, offset, lower):
     """Packed triangle: tril(A, offset) row by row, or the upper one column by column."""
     n = a.shape[-1]

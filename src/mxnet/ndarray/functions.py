@@ -153,7 +153,9 @@ def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
             warnings.warn("histogram: no range given, the bins span the data's "
                           "minimum to maximum (numpy.histogram's choice)")
             counts, edges = np.histogram(a.asnumpy(), bins=bins)
-            return array(counts, dtype=counts.dtype), array(edges)
+            # both come back as nd.array's default float32, counts included (MXNet
+            # wraps NumPy's result the same way; the operator's counts are int64)
+            return array(counts), array(edges)
         return invoke_by_name("_histogram", [a], {"bin_cnt": bins, "range": range})
     raise ValueError("histogram: bins must be an integer or an NDArray of bin edges")
 

@@ -99,6 +99,17 @@ def test_allclose():
     assert int(nd.contrib.allclose(nan, nan, equal_nan=False).asnumpy()) == 0
 
 
+@pytest.mark.parametrize("sa,sb", [((2,), (2, 2)), ((2,), (3,)), ((1, 3), (3,))])
+def test_allclose_needs_equal_shapes(sa, sb):
+    # MXNet 1.9.1's shape inference refuses differing shapes, broadcastable or not
+    # (checked against the oracle)
+    with pytest.raises(MXNetError):
+        nd.contrib.allclose(nd.ones(sa), nd.ones(sb)).wait_to_read()
+    x = mx.sym.var("x")
+    with pytest.raises(MXNetError):
+        mx.sym.contrib.allclose(x, mx.sym.var("y")).infer_shape(x=sa, y=sb)
+
+
 def test_count_sketch():
     data = RNG.uniform(-10, 10, (3, 7))
     h = RNG.randint(0, 4, (1, 7)).astype(np.float64)

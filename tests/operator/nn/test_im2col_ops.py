@@ -59,3 +59,14 @@ def ref_col2im(col, shape, kernel, stride, dilate, pad):
                     img[:, :, i * stride[0] + a * dilate[0],
                         j * stride[1] + b * dilate[1]] += cols[:, :, a, b, i, j]
     return img[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w]
+
+
+@pytest.mark.parametrize("kw", [dict(kernel=(2, 0)), dict(kernel=(2, 2), stride=(0, 1)),
+                                dict(kernel=(2, 2), dilate=(1, 0))])
+def test_zero_window_sizes_are_errors(kw):
+    # MXNet 1.9.1 refuses them ("incorrect kernel size: [2,0]", oracle); im2col gave an
+    # empty (1, 0, 15) result before, col2im a ZeroDivisionError
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.im2col(mx.nd.ones((1, 1, 4, 4)), **kw).wait_to_read()
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.col2im(mx.nd.ones((1, 4, 9)), output_size=(4, 4), **kw).wait_to_read()

@@ -165,8 +165,19 @@ def test_softmax_output_shapes_and_errors():
 REGRESSION = {
     "LinearRegressionOutput": (lambda x: x, lambda y, l: y - l),
     "LogisticRegressionOutput": (lambda x: 1 / (1 + np.exp(-x)), lambda y, l: y - l),
-    "MAERegressionOutput": (lambda x: x, lambda y, l: np.sign(y - l)),
+    "MAERegressionOutput": (lambda x: x, lambda y, l: np.where(y - l > 0, 1.0, -1.0)),
 }
+
+
+def test_mae_gradient_is_minus_one_where_output_equals_label():
+    # MXNet 1.9.1 takes the sign of a zero difference as -1 (oracle: x [[0.5, -1], [2,
+    # 0.1]], label [[1, 0], [1.5, 0.1]] gives gradient [[-0.5, -0.5], [0.5, -0.5]])
+    x = nd.array([[0.5, -1.0], [2.0, 0.1]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = nd.MAERegressionOutput(x, nd.array([[1.0, 0.0], [1.5, 0.1]]))
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[-0.5, -0.5], [0.5, -0.5]]
 
 
 @pytest.mark.parametrize("op", sorted(REGRESSION))

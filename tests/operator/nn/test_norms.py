@@ -152,6 +152,15 @@ def test_lrn(nsize):
     check(Case("LRN", lambda a: ref_lrn(a, **kw), kwargs=kw, ref_kwargs=False, inputs=[x]))
 
 
+def test_lrn_2d_is_nc11():
+    # MXNet 1.9.1's CPU build takes 2-D (N, C) data as (N, C, 1, 1) (checked against the
+    # oracle); 3-D stays an error
+    x = rs.randn(2, 5)
+    kw = dict(nsize=3, alpha=2.0, beta=0.75, knorm=2.0)
+    check(Case("LRN", lambda a: ref_lrn(a.reshape(2, 5, 1, 1), **kw).reshape(2, 5),
+               kwargs=kw, ref_kwargs=False, inputs=[x]))
+
+
 def test_hidden_outputs_and_shapes():
     cases = [("LayerNorm", {}, (2, 3, 4), [(2, 3, 4), (4,), (4,)],
               [(2, 3, 4), (2, 3, 1), (2, 3, 1)]),

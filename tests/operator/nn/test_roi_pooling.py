@@ -100,3 +100,17 @@ def test_bad_input():
         nd.ROIPooling(x, nd.ones((2, 5)), pooled_size=(2,), spatial_scale=1.0)
     with pytest.raises(MXNetError, match="spatial_scale"):
         nd.ROIPooling(x, nd.ones((2, 5)), pooled_size=(2, 2))
+
+
+@pytest.mark.parametrize("scale", [-1.0, 1.5, 2.0])
+def test_spatial_scale_must_lie_in_0_1(scale):
+    # MXNet 1.9.1: "value 2 for Parameter spatial_scale exceed bound [0,1]" (oracle), for
+    # ROIPooling and contrib.ROIAlign alike
+    x, rois = nd.ones((1, 1, 4, 4)), nd.array([[0, 0, 0, 1, 1]])
+    with pytest.raises(MXNetError, match="spatial_scale"):
+        nd.ROIPooling(x, rois, pooled_size=(2, 2), spatial_scale=scale)
+    with pytest.raises(MXNetError, match="spatial_scale"):
+        nd.contrib.ROIAlign(x, rois, pooled_size=(2, 2), spatial_scale=scale)
+    for ok in (0.0, 1.0):
+        assert nd.ROIPooling(x, rois, pooled_size=(2, 2), spatial_scale=ok).shape == \
+            (1, 1, 2, 2)

@@ -128,8 +128,20 @@ def test_softmax_errors():
         nd.softmax(nd.ones((2, 3)), dtype="int32")
         mx.nd.waitall()   # computing errors surface at the sync point
     with pytest.raises(MXNetError):
-        nd.softmax(nd.ones((2, 3)), nd.ones((3,)), use_length=True)
+        nd.softmax(nd.ones((2, 3)), nd.ones((3,), dtype="int32"), use_length=True)
         mx.nd.waitall()   # computing errors surface at the sync point
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int8"])
+def test_softmax_length_must_be_int32_or_int64(dt):
+    # MXNet 1.9.1: "This operation only support integer types" for any length dtype but
+    # int32/int64, float32 (nd.array's default) included (checked against the oracle)
+    x = nd.ones((2, 3))
+    with pytest.raises(MXNetError):
+        nd.softmax(x, nd.array([1, 2], dtype=dt), use_length=True).wait_to_read()
+    for ok in ("int32", "int64"):
+        y = nd.softmax(x, nd.array([1, 2], dtype=ok), use_length=True)
+        assert_almost_equal(y.asnumpy(), [[1, 0, 0], [0.5, 0.5, 0]])
 
 
 def test_softmax_activation():

@@ -68,7 +68,7 @@ def test_bilinear(scale):
     assert y.shape == (2, 3, 3 * scale, 4 * scale)
     assert_almost_equal(y.asnumpy(), ref_bilinear(x, w, scale), rtol=1e-4, atol=1e-4)
     check_numeric_gradient(
-        lambda a, b: nd.UpSampling(a, b, scale=scale, sample_type="bilinear", num_filter=3),
+        lambda a, b: nd.UpSampling(a, b, scale=scale, sample_type="bilinear", num_filter=2),
         [x[:1, :2, :2, :3], w[:2]], rtol=1e-2, atol=1e-3)
 
 
@@ -102,6 +102,29 @@ def test_bilinear_errors():
         nd.UpSampling(nd.ones((1, 2, 3, 3)), scale=2, sample_type="bilinear", num_filter=2)
     with pytest.raises(MXNetError, match="scale"):
         nd.UpSampling(nd.ones((1, 2, 3, 3)), scale=0, sample_type="nearest")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_upsampling_takes_floating_point_data_only(dtype):
+    # MXNet 1.9.1: "This operation only support floating point types" (oracle)
+    with pytest.raises(MXNetError):
+        nd.UpSampling(nd.ones((1, 1, 2, 2), dtype=dtype), scale=2,
+                      sample_type="nearest").wait_to_read()
+    for ok in ("float16", "float64"):
+        y = nd.UpSampling(nd.ones((1, 1, 2, 2), dtype=ok), scale=2, sample_type="nearest")
+        assert y.dtype == np.dtype(ok) and y.shape == (1, 1, 4, 4)
+
+
+@pytest.mark.parametrize("num_filter", [None, 1, 4])
+def test_bilinear_num_filter_must_match_channels(num_filter):
+    # MXNet 1.9.1 fails for any num_filter but the channel count (a shape check, or a
+    # crash for the default 0); only num_filter=C computes
+    kw = {} if num_filter is None else dict(num_filter=num_filter)
+    with pytest.raises(MXNetError):
+        nd.UpSampling(nd.ones((1, 2, 2, 2)), nd.ones((2, 1, 4, 4)), scale=2,
+                      sample_type="bilinear", **kw)
+    assert nd.UpSampling(nd.ones((1, 2, 2, 2)), nd.ones((2, 1, 4, 4)), scale=2,
+                         sample_type="bilinear", num_filter=2).shape == (1, 2, 4, 4)
 
 
 # --- Pad ---------------------------------------------------------------------------------

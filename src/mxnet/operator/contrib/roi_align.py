@@ -106,8 +106,8 @@ class ROIAlign(Op):
     ``position_sensitive``). Rois with a negative batch index give 0."""
     name = "_contrib_ROIAlign"
     writes_outputs = True
-    params = Schema(pooled_size=Shape(), spatial_scale=Float(), sample_ratio=Int(-1),
-                    position_sensitive=Bool(False), aligned=Bool(False))
+    params = Schema(pooled_size=Shape(), spatial_scale=Float(low=0.0, high=1.0),
+                    sample_ratio=Int(-1), position_sensitive=Bool(False), aligned=Bool(False))
     backward_uses = ("out_grad", "in_data")
 
     def arguments(self, p):

@@ -276,7 +276,7 @@ class BooleanMask(Op):
 @register
 class AllClose(Op):
     """1 (uint8, shape ()) when every |a - b| <= atol + rtol * |b| (NaNs equal with
-    ``equal_nan``), else 0."""
+    ``equal_nan``), else 0; a and b have one shape."""
     name = "_contrib_allclose"
     writes_outputs = True
     params = Schema(rtol=Float(1e-5), atol=Float(1e-8), equal_nan=Bool(True))
@@ -286,7 +286,14 @@ class AllClose(Op):
         return ["a", "b"]
 
     def infer_shape(self, p, in_shapes):
-        return [s and tuple(s) for s in in_shapes], [()], []
+        a, b = in_shapes
+        # the two shapes must be equal, as in MXNet: no broadcasting
+        if a is not None and b is not None and tuple(a) != tuple(b):
+            raise ShapeError(f"{self.name}: a and b must have the same shape, got "
+                             f"{tuple(a)} and {tuple(b)}")
+        known = a if a is not None else b
+        known = known and tuple(known)
+        return [known, known], [()], []
 
     def infer_type(self, p, in_types):
         return list(in_types), [np.dtype(np.uint8)], []
@@ -294,6 +301,7 @@ class AllClose(Op):
     def forward(self, ctx, p, inputs, aux, out=None):
         xp = ctx.xp
         a, b = inputs
+        self.infer_shape(p, [a.shape, b.shape])
         ok = xp.allclose(a, b, rtol=p.rtol, atol=p.atol, equal_nan=p.equal_nan)
         return [store(out, 0, xp.asarray(ok, dtype=np.uint8).reshape(()))]
 

@@ -22,6 +22,9 @@ def _geometry(opname, p, spatial):
             raise MXNetError(f"{opname}: stride, dilate and pad need {k} values like kernel")
         return v
     stride, dilate, pad = tup(p.stride, 1), tup(p.dilate, 1), tup(p.pad, 0)
+    for name, v in (("kernel", p.kernel), ("stride", stride), ("dilate", dilate)):
+        if any(x <= 0 for x in v):      # MXNet refuses a zero size as well
+            raise MXNetError(f"{opname}: incorrect {name} size {tuple(v)}")
     if len(spatial) != k:
         raise ShapeError(f"{opname}: {k}-d kernel for {len(spatial)} spatial dimensions")
     out = []
@@ -128,6 +131,7 @@ class Col2im(Op):
         if len(p.output_size) != len(p.kernel):
             raise MXNetError(f"col2im: output_size {tuple(p.output_size)} and kernel "
                              f"{tuple(p.kernel)} need the same number of dimensions")
+        _geometry(self.name, p, tuple(p.output_size))      # the window parameters' checks
         if d is None:
             return [None], [None], []
         kk = int(np.prod(p.kernel))

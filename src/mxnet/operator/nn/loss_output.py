@@ -258,9 +258,13 @@ class LogisticRegressionOutput(_Regression):
 @register
 class MAERegressionOutput(_Regression):
     """Identity forward; backward sign(out - label) * grad_scale / outputs-per-sample
-    (an absolute loss)."""
+    (an absolute loss), where the sign of a zero difference counts as -1."""
     name = "MAERegressionOutput"
 
     def _gradient(self, xp, y, label):
-        return xp.sign(y - label)
+        # MXNet's sign here is 1 where out > label and -1 everywhere else (out == label
+        # included), not numpy.sign's 0
+        d = y - label
+        one = d.dtype.type(1)
+        return xp.where(d > 0, one, -one)
 

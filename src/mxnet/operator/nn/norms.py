@@ -367,7 +367,8 @@ def _window_sum(x, half):
 
 @register
 class LRN(Op):
-    """Local response normalisation across channels (4-D data, NCHW):
+    """Local response normalisation across channels (4-D data, NCHW, or 2-D (N, C),
+    which MXNet's CPU build takes as (N, C, 1, 1)):
     y = x * (knorm + alpha / nsize * sum of x^2 over the nsize neighbouring channels)
     ** -beta. Hidden output ``tmp_norm`` holds the bracket."""
     name = "LRN"
@@ -383,9 +384,9 @@ class LRN(Op):
 
     def infer_shape(self, p, in_shapes):
         d = in_shapes[0]
-        if d is not None and len(d) != 4:
-            raise ShapeError(f"LRN: data must be 4-D (batch, channel, height, width), got "
-                             f"shape {tuple(d)}")
+        if d is not None and len(d) not in (2, 4):
+            raise ShapeError(f"LRN: data must be 4-D (batch, channel, height, width) or 2-D "
+                             f"(batch, channel), got shape {tuple(d)}")
         return [d], [d, d], []
 
     def infer_type(self, p, in_types):

@@ -65,7 +65,7 @@ class ROIPooling(Op):
     """Max-pools each region of interest of a 4-D feature map (batch, channel, height,
     width) into a fixed ``pooled_size`` (h, w); the output is (rois, channel, h, w)."""
     name = "ROIPooling"
-    params = Schema(pooled_size=Shape(), spatial_scale=Float())
+    params = Schema(pooled_size=Shape(), spatial_scale=Float(low=0.0, high=1.0))
     backward_uses = ("out_grad", "out_data")
 
     def arguments(self, p):

@@ -28,6 +28,13 @@ def _length_mask(xp, length, shape, axis):
     return pos < xp.expand_dims(length.astype(np.int64), axis)
 
 
+def _check_length_type(opname, t):
+    # MXNet takes the lengths in an index type only (int32 or int64): float32 lengths,
+    # nd.array's default, and the other integer types are refused
+    if t is not None and np.dtype(t) not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise MXNetError(f"{opname}: length must be int32 or int64, got {np.dtype(t).name}")
+
+
 def softmax_forward(xp, x, axis, log=False, temperature=None, mask=None, out=None):
     """softmax (or log-softmax) of x along axis, into ``out`` when given; a boolean mask
     zeroes (for log: -inf) the masked-out positions. Numerically safe: the maximum is
@@ -114,6 +121,8 @@ class _SoftmaxBase(Op):
         if t is not None and np.dtype(t).kind != "f":
             raise MXNetError(f"{self.name}: only floating point inputs are supported, got "
                              f"{np.dtype(t).name}")
+        if p.use_length:
+            _check_length_type(self.name, in_types[1])
         out = np.dtype(p.dtype) if (p.dtype is not None and t is not None) else t
         if p.dtype is not None and t is None:
             out = np.dtype(p.dtype)
@@ -131,6 +140,7 @@ class _SoftmaxBase(Op):
             x = -x
         mask = None
         if p.use_length:
+            _check_length_type(self.name, inputs[1].dtype)
             self.infer_shape(p, [inputs[0].shape, inputs[1].shape])
             mask = _length_mask(xp, inputs[1], x.shape, axis)
         return [softmax_forward(xp, x, axis, self._log, p.temperature, mask,
@@ -153,8 +163,8 @@ class _SoftmaxBase(Op):
 class Softmax(_SoftmaxBase):
     """softmax(x)_i = exp(x_i / T) / sum_j exp(x_j / T) along ``axis`` (T =
     ``temperature``, default 1). With ``use_length=True`` a second input ``length``
-    (the data shape without ``axis``) limits each row: positions at or past its length
-    get 0. ``dtype`` sets the output (and compute) type."""
+    (int32 or int64, the data shape without ``axis``) limits each row: positions at or
+    past its length get 0. ``dtype`` sets the output (and compute) type."""
     name = "softmax"
     _has_length = True
 

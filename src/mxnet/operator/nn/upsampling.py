@@ -1,5 +1,7 @@
 """UpSampling: nearest-neighbour (any number of inputs, concatenated or summed) and
 bilinear (a depthwise Deconvolution whose weight is an input, as in MXNet)."""
+import numpy as np
+
 from ...base import MXNetError
 from ..params import Enum, Int, Schema
 from ..registry import Op, get_op, register
@@ -22,6 +24,13 @@ def _deconv_params(scale, channels, workspace):
         num_group=channels, no_bias=True, workspace=workspace))
 
 
+def _check_float(t):
+    # MXNet computes UpSampling for floating point types only (int32, uint8, ... refused)
+    if t is not None and np.dtype(t).kind != "f":
+        raise MXNetError(f"UpSampling: only floating point data is supported, got "
+                         f"{np.dtype(t).name}")
+
+
 def _check_4d(shape, kind):
     if len(shape) != 4:
         raise MXNetError(f"UpSampling ({kind}): input data should be 4-D in (batch, channel, "
@@ -36,7 +45,8 @@ class UpSampling(Op):
     times scale (each input's own factor must be an integer); the results are
     concatenated along channels (multi_input_mode='concat') or added ('sum').
     bilinear: inputs are data and weight (C, 1, 2*scale - scale%2, same); the result is
-    Deconvolution(data, weight, stride=scale, pad=ceil((scale-1)/2), num_group=C)."""
+    Deconvolution(data, weight, stride=scale, pad=ceil((scale-1)/2), num_group=C), and
+    num_filter must be C."""
     name = "UpSampling"
     params = Schema(scale=Int(low=1), num_filter=Int(0),
                     sample_type=Enum(("bilinear", "nearest")),
@@ -85,6 +95,11 @@ class UpSampling(Op):
             if d is None:
                 return list(in_shapes), [None], []
             _check_4d(d, "bilinear")
+            if p.num_filter != d[1]:
+                # the depthwise Deconvolution has num_filter groups, one per channel: any
+                # other count (the default 0 included) fails in MXNet too
+                raise MXNetError(f"UpSampling: bilinear upsampling needs num_filter equal to "
+                                 f"the data's channels ({d[1]}), got {p.num_filter}")
             k = _bilinear_kernel(p.scale)
             w = (d[1], 1, k, k)
             check_provided(self.name, "weight", in_shapes[1], w)
@@ -99,12 +114,13 @@ class UpSampling(Op):
 
     def infer_type(self, p, in_types):
         t = same_dtype(self.name, self.arguments(p), in_types)
+        _check_float(t)
         return [t] * len(in_types), [t], []
 
     # --- compute ------------------------------------------------------------------------
     def forward(self, ctx, p, inputs, aux):
         xp = ctx.xp
-        same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs])
+        _check_float(same_dtype(self.name, self.arguments(p), [a.dtype for a in inputs]))
         self.infer_shape(p, [a.shape for a in inputs])
         if p.sample_type == "bilinear":
             x, w = inputs

@@ -149,10 +149,11 @@ class KhatriRao(Op):
 @register
 class Histogram(Op):
     """Counts of the flattened data in bins: ``bin_cnt`` equal bins over ``range``
-    (the last bin includes its upper edge), or the edges given as the ``bins`` input.
+    (the last bin includes its upper edge; bins are matched against the edges in the
+    data's dtype), or the edges given as the ``bins`` input.
     Outputs (counts as int64, bin edges)."""
     name = "_histogram"
-    params = Schema(bin_cnt=IntOrNone(None), range=Any(None))
+    params = Schema(bin_cnt=IntOrNone(None, low=0), range=Any(None))
 
     def arguments(self, p):
         return ["data"] if p.bin_cnt is not None else ["data", "bins"]
@@ -190,10 +191,30 @@ class Histogram(Op):
             # fuses lo + i * step into one multiply-add, and some of its edges differ
             # from NumPy's in the last bit
             edges = xp.asarray(np.linspace(lo, hi, p.bin_cnt + 1))
-        else:
-            edges = inputs[1].astype(np.float64)
+            return [self._equal_bins(xp, x.reshape(-1), edges.astype(x.dtype), lo, hi,
+                                     p.bin_cnt), edges.astype(x.dtype)]
+        edges = inputs[1].astype(np.float64)
         counts, _ = xp.histogram(x.reshape(-1).astype(np.float64), bins=edges)
         return [counts.astype(np.int64), edges.astype(x.dtype)]
+
+    @staticmethod
+    def _equal_bins(xp, x, edges, lo, hi, n):
+        """Counts over ``n`` equal bins as MXNet assigns them: the bin its position in
+        [lo, hi] gives, moved one bin down or up against the edges in the data's own
+        dtype. For integer data those edges are truncated ([0, 2, 4, 6, 9] for range
+        (0, 9) and 4 bins), so the counts follow the truncated edges, not NumPy's."""
+        if n == 0:
+            return xp.zeros((0,), np.int64)
+        xd = x.astype(np.float64)
+        inside = (xd >= lo) & (xd <= hi)
+        x, xd = x[inside], xd[inside]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (xd - lo) * n / (hi - lo) if hi > lo else xp.zeros_like(xd)
+        t = xp.minimum(t.astype(np.int64), n - 1)
+        t -= (x < edges[t]).astype(np.int64)
+        t += ((x >= edges[xp.minimum(t + 1, n)]) & (t != n - 1)).astype(np.int64)
+        t = t[t >= 0]
+        return xp.bincount(t, minlength=n).astype(np.int64)
 
 
 adopt_out_contract(__name__)

@@ -129,6 +129,11 @@ class Take(Op):
         return [grad, zeros_if(ctx, 1, i_shape, inputs[1].dtype)]
 
 
+def _check_int32(t):
+    if t is not None and np.dtype(t) != np.int32:
+        raise MXNetError(f"batch_take: indices must be int32, got {np.dtype(t)}")
+
+
 @register
 class BatchTake(Op):
     """``out[i] = a[i, indices[i]]`` with a viewed as (N, M) and indices clipped to
@@ -153,8 +158,10 @@ class BatchTake(Op):
         return in_shapes, [tuple(i)], []
 
     def infer_type(self, p, in_types):
-        it = in_types[1] if in_types[1] is not None else np.dtype(np.int32)
-        return [in_types[0], it], [in_types[0]], []
+        # MXNet fixes the index type to int32: any other provided dtype (float32, the
+        # usual nd.array default, included) is a type-inconsistency error there
+        _check_int32(in_types[1])
+        return [in_types[0], np.dtype(np.int32)], [in_types[0]], []
 
     def _rows(self, xp, a_shape, indices):
         n = a_shape[0]
@@ -164,6 +171,7 @@ class BatchTake(Op):
 
     def forward(self, ctx, p, inputs, aux):
         a, indices = inputs
+        _check_int32(indices.dtype)     # (imperative calls run no type inference)
         self._check(a.shape, indices.shape)
         rows, cols, nm = self._rows(ctx.xp, a.shape, indices)
         return [a.reshape(nm)[rows, cols].reshape(indices.shape)]
@@ -502,6 +510,10 @@ class _RavelBase(Op):
     params = Schema(shape=Shape())
     zero_grad = True
     backward_uses = ()
+
+    def check_params(self, p):
+        if len(p.shape) == 0:       # as MXNet: an empty shape is an error, not a no-op
+            raise MXNetError(f"{self.name}: the shape parameter must not be empty")
 
     def infer_type(self, p, in_types):
         return in_types, [in_types[0]], []

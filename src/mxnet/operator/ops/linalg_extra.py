@@ -176,7 +176,7 @@ class _Pick(_LinalgOp):
 @register
 @restrict_dtypes(F32_64)
 class ExtractDiag(_Pick):
-    """Diagonal ``offset`` of each matrix, as a vector."""
+    """Diagonal ``offset`` of each square matrix, as a vector."""
     name = "_linalg_extractdiag"
     aliases = ("linalg_extractdiag",)
     params = Schema(offset=Int(0))
@@ -190,6 +190,7 @@ class ExtractDiag(_Pick):
             return [None], [None], []
         if len(s) < 2:
             raise ShapeError(f"{self.name}: expected a matrix, got shape {tuple(s)}")
+        _square(self.name, s)       # as MXNet, which takes square matrices only
         return [s], [tuple(s[:-2]) + (_diag_len(self.name, s[-2], s[-1], p.offset),)], []
 
 
