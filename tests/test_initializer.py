@@ -63,6 +63,31 @@ def test_xavier_errors():
         fill(init.Xavier(rnd_type="bad"), "fc_weight", (5, 5))
 
 
+@pytest.mark.parametrize("initializer", [init.Uniform(), init.Normal(), init.Xavier(),
+                                         init.MSRAPrelu()])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "int8"])
+def test_random_initializers_reject_integer_arrays(initializer, dtype):
+    # MXNet 1.9.1 raises MXNetError here: its random samplers only write float arrays
+    with pytest.raises(mx.MXNetError):
+        fill(initializer, "w_weight", (2, 3), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_random_initializers_fill_float_arrays(dtype):
+    x = fill(init.Uniform(0.5), "w_weight", (20, 30), dtype=dtype)
+    assert x.dtype == np.dtype(dtype) and np.abs(x).max() <= 0.5 and x.std() > 0.1
+
+
+def test_random_initializer_scale_checks():
+    # as MXNet 1.9.1: normal needs sigma > 0, uniform needs -scale <= scale
+    for bad in [init.Normal(0.0), init.Normal(-1.0), init.Uniform(-0.5),
+                init.Xavier(rnd_type="gaussian", magnitude=0)]:
+        with pytest.raises(mx.MXNetError):
+            fill(bad, "w_weight", (3, 3))
+    assert (fill(init.Uniform(0.0), "w_weight", (3, 3)) == 0).all()
+    assert (fill(init.Xavier(magnitude=0), "w_weight", (3, 3)) == 0).all()
+
+
 @pytest.mark.parametrize("shape", [(3, 5), (6, 2, 2), (5, 3)])
 @pytest.mark.parametrize("rand_type", ["uniform", "normal"])
 def test_orthogonal(shape, rand_type):

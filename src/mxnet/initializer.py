@@ -23,6 +23,7 @@ from math import sqrt
 import numpy as np
 
 from . import registry
+from .base import MXNetError
 from .ndarray import NDArray, load, zeros
 from .ndarray.ndarray import from_data
 from .resource import get_rng
@@ -66,8 +67,19 @@ def _gen_dtype(arr):
     return dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
 
 
+def _check_sampled(arr):
+    """MXNet's initializers draw straight into the array with its random operators,
+    which only write floating-point arrays."""
+    if np.dtype(arr.dtype).kind in "biu":
+        raise MXNetError(f"random initialization needs a float16, float32 or float64 "
+                         f"array; got {np.dtype(arr.dtype).name}")
+
+
 def _uniform(arr, low, high):
     """Samples of U[low, high) with arr's shape, on its device."""
+    _check_sampled(arr)
+    if low > high:      # Uniform(scale) with scale < 0: MXNet's uniform rejects it
+        raise MXNetError(f"uniform: low ({low}) must be less or equal to high ({high})")
     dt = _gen_dtype(arr)
     out = _rng(arr).random(size=arr.shape, dtype=dt)
     out *= dt.type(high - low)
@@ -76,6 +88,9 @@ def _uniform(arr, low, high):
 
 
 def _normal(arr, loc, scale):
+    _check_sampled(arr)
+    if not scale > 0:   # Normal(0), Xavier(magnitude=0, 'gaussian'): as MXNet's normal
+        raise MXNetError(f"normal: the scale (sigma) must be positive; got {scale}")
     dt = _gen_dtype(arr)
     out = _rng(arr).standard_normal(size=arr.shape, dtype=dt)
     out *= dt.type(scale)
