@@ -192,3 +192,14 @@ def test_loss_in_training_loop_and_errors():
     assert gloss.SigmoidBCELoss is gloss.SigmoidBinaryCrossEntropyLoss
     assert gloss.SoftmaxCELoss is gloss.SoftmaxCrossEntropyLoss
     assert isinstance(gloss.L2Loss(), gluon.HybridBlock)
+
+
+def test_triplet_loss_takes_no_sample_weight():
+    # MXNet 1.9.1's TripletLoss has exactly three inputs (pred, positive, negative)
+    a, p, n = (mx.nd.array(np.random.RandomState(s).uniform(-1, 1, (3, 4))) for s in (1, 2, 3))
+    out = gloss.TripletLoss(margin=0.5)(a, p, n).asnumpy()
+    an, pn, nn_ = a.asnumpy(), p.asnumpy(), n.asnumpy()
+    ref = np.maximum(((pn - an) ** 2).sum(1) - ((nn_ - an) ** 2).sum(1) + 0.5, 0)
+    assert_almost_equal(out, ref, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError):
+        gloss.TripletLoss()(a, p, n, mx.nd.ones((3,)))

@@ -349,3 +349,36 @@ def test_layer_argument_checks():
     assert nn.Embedding(3, 2, sparse_grad=True).weight._grad_stype == "row_sparse"
     with pytest.raises(AssertionError, match="Function name foo is not found in ndarray"):
         nn.Lambda("foo")
+
+
+@pytest.mark.parametrize("cls", [nn.Conv1D, nn.Conv2D, nn.Conv3D, nn.Conv1DTranspose,
+                                 nn.Conv2DTranspose, nn.Conv3DTranspose])
+def test_conv_groups_must_divide_channels(cls):
+    # MXNet 1.9.1 infers the weight shape at construction and rejects (channels,
+    # groups, in_channels) = (3, 2, 4), (4, 3, 0), (4, 4, 2) there
+    for channels, groups, in_channels in [(3, 2, 4), (4, 3, 0), (4, 4, 2)]:
+        with pytest.raises(mx.base.MXNetError):
+            cls(channels, 2, groups=groups, in_channels=in_channels)
+    conv = cls(6, 2, groups=3, in_channels=3)
+    n = conv.weight.shape
+    assert n[:2] == ((6, 1) if "Transpose" not in cls.__name__ else (3, 2))
+
+
+def test_conv_rejects_bad_arguments_at_construction():
+    # expected errors taken from MXNet 1.9.1, which fails these when the layer is built
+    bad = [lambda: nn.Conv2DTranspose(2, 3, strides=2, output_padding=2),
+           lambda: nn.Conv1DTranspose(2, 3, strides=1, output_padding=1, in_channels=3),
+           lambda: nn.Conv3DTranspose(2, 3, output_padding=1),
+           lambda: nn.Conv2D(2, 0, in_channels=3),
+           lambda: nn.Conv2D(2, 3, strides=0),
+           lambda: nn.Conv1D(2, 3, dilation=0),
+           lambda: nn.Conv2DTranspose(2, 3, strides=(1, 0)),
+           lambda: nn.Conv2D(0, 3, in_channels=3),
+           lambda: nn.Conv2D(2, 3, groups=0)]
+    for make in bad:
+        with pytest.raises(mx.base.MXNetError):
+            make()
+    # output_padding below the stride per axis, and negative padding, are accepted
+    assert nn.Conv2DTranspose(2, 3, strides=(1, 3), output_padding=(0, 2),
+                              in_channels=3).weight.shape == (3, 2, 3, 3)
+    assert nn.Conv2D(2, 3, padding=-1, in_channels=3).weight.shape == (2, 3, 3, 3)

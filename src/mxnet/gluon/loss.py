@@ -271,13 +271,14 @@ class TripletLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = margin
 
-    def hybrid_forward(self, F, pred, positive, negative, sample_weight=None):
+    # no sample_weight input: MXNet 1.9.1's TripletLoss takes exactly three arrays
+    def hybrid_forward(self, F, pred, positive, negative):
         positive = _reshape_like(F, positive, pred)
         negative = _reshape_like(F, negative, pred)
         loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
                      axis=self._batch_axis, exclude=True)
         loss = F.relu(loss + self._margin)
-        return _apply_weighting(F, loss, self._weight, sample_weight)
+        return _apply_weighting(F, loss, self._weight)
 
 
 class PoissonNLLLoss(Loss):

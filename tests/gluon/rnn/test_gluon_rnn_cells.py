@@ -304,3 +304,19 @@ def test_hybridized_zero_begin_state_learns_batch_size_through_where():
     want = net(x, pad).asnumpy()            # imperative: real batch size
     net.hybridize()
     np.testing.assert_allclose(net(x, pad).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_sequential_cell_step_returns_tuple_when_hybridized():
+    # MXNet steps a HybridSequentialRNNCell in Python, so (output, states) stays a tuple
+    seq = rnn.HybridSequentialRNNCell()
+    with seq.name_scope():
+        seq.add(rnn.LSTMCell(3, input_size=2))
+        seq.add(rnn.GRUCell(3, input_size=3))
+    seq.initialize(mx.init.Constant(0.1))
+    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 2)))
+    want = seq(x, seq.begin_state(batch_size=2))
+    seq.hybridize()
+    got = seq(x, seq.begin_state(batch_size=2))
+    assert isinstance(want, tuple) and isinstance(got, tuple)
+    assert_almost_equal(got[0].asnumpy(), want[0].asnumpy(), rtol=1e-6, atol=1e-7)
+    assert len(got[1]) == 3

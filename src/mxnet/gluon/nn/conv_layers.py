@@ -1,6 +1,6 @@
 """Convolution, transposed convolution, pooling and padding layers (MXNet 1.9.1's
 ``mx.gluon.nn`` conv layers)."""
-from ...base import numeric_types
+from ...base import MXNetError, numeric_types
 from ..block import HybridBlock
 from .activations import Activation
 
@@ -27,6 +27,27 @@ def _weight_shape(op_name, layout, channels, in_channels, groups, kernel):
     return (first,) + tuple(kernel) + (second,)     # channels-last layouts
 
 
+def _check_conv_args(op_name, channels, in_channels, groups, kernel, strides, dilation,
+                     adj):
+    """MXNet infers the weight shape when a conv layer is built, so arguments its
+    operator rejects fail at construction, not at the first forward."""
+    def fail(msg):
+        raise MXNetError(f"{op_name}: {msg}")
+    if groups <= 0:
+        fail(f"groups must be positive, got {groups}")
+    if channels <= 0:
+        fail(f"channels must be positive, got {channels}")
+    if channels % groups or in_channels % groups:
+        fail(f"channels ({channels}) and in_channels ({in_channels}) must be multiples "
+             f"of groups ({groups})")
+    for name, value in (("kernel_size", kernel), ("strides", strides),
+                        ("dilation", dilation)):
+        if any(v <= 0 for v in value):
+            fail(f"{name} must be positive, got {value}")
+    if adj is not None and any(a >= s for a, s in zip(adj, strides)):
+        fail(f"output_padding {adj} must be smaller than strides {strides}")
+
+
 class _Conv(HybridBlock):
     """Shared body of the convolution layers."""
 
@@ -47,6 +68,8 @@ class _Conv(HybridBlock):
                             "no_bias": not use_bias, "layout": layout}
             if adj is not None:
                 self._kwargs["adj"] = adj
+            _check_conv_args(op_name, channels, in_channels, groups, kernel_size, strides,
+                             dilation, adj)
             wshape = _weight_shape(op_name, layout, channels, in_channels, groups,
                                    kernel_size)
             self.weight = self.params.get("weight", shape=wshape, init=weight_initializer,

@@ -569,6 +569,13 @@ class HybridSequentialRNNCell(_SequentialCellMixin, HybridRecurrentCell):
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
 
+    def __call__(self, inputs, states):
+        # as in MXNet the stack steps its cells in Python (each one hybridized on its
+        # own after hybridize()), so a step returns the tuple (output, states) even
+        # when hybridized, not the cached graph's list
+        self._counter += 1
+        return self._step(inputs, states)
+
     def hybrid_forward(self, F, inputs, states):
         return self._step(inputs, states)
 
