@@ -49,7 +49,8 @@ def test_norm_gradient_matches_numeric(ord_, axis):
     np.testing.assert_allclose(x.grad.asnumpy(), num, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("ord_,axis", [("fro", 1), ("nuc", 0), (2, (0, 1, 2))])
+# ('fro' over one axis is no bad order: MXNet 1.9.1 gives the 2-norm, see below)
+@pytest.mark.parametrize("ord_,axis", [("nuc", 0), (2, (0, 1, 2))])
 def test_norm_bad_orders(ord_, axis):
     with pytest.raises(ValueError):
         mnp.linalg.norm(mnp.ones((2, 3, 4)), ord_, axis)
@@ -117,3 +118,26 @@ def test_zero_size_solve_and_matmul():
 def test_matmul_bad_shapes_raise_mxnet_error(sa, sb):
     with pytest.raises(MXNetError):
         mnp.matmul(mnp.ones(sa), mnp.ones(sb))
+
+
+def test_solve_reads_b_with_one_axis_fewer_as_vectors():
+    # MXNet 1.9.1 (like NumPy 1.x): b of shape (..., M) against a of (..., M, M) is a
+    # stack of vectors
+    a = rs.randn(2, 3, 3).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+    b = rs.randn(2, 3).astype(np.float32)
+    got = mnp.linalg.solve(mnp.array(a), mnp.array(b))
+    want = np.linalg.solve(a, b[..., None])[..., 0]
+    assert got.shape == (2, 3)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-5)
+    assert mnp.linalg.solve(mnp.array(a), mnp.ones((2, 3, 2))).shape == (2, 3, 2)
+
+
+def test_fro_over_one_axis_is_the_two_norm():
+    # MXNet 1.9.1 takes ord='fro' of a vector as its 2-norm (NumPy raises)
+    m = np.array([[1., -2., 3.], [-4., 5., -6.]], dtype=np.float32)
+    np.testing.assert_allclose(mnp.linalg.norm(mnp.array(m[0]), "fro").item(),
+                               np.linalg.norm(m[0]), rtol=1e-6)
+    np.testing.assert_allclose(mnp.linalg.norm(mnp.array(m), "fro", axis=1).asnumpy(),
+                               np.linalg.norm(m, axis=1), rtol=1e-6)
+    with pytest.raises(ValueError):
+        mnp.linalg.norm(mnp.array(m[0]), "nuc")

@@ -221,3 +221,108 @@ def test_float_int_of_multi_element_array_raise_type_error():
         with pytest.raises(TypeError):
             conv(onp.ones((3,)))
     assert float(np.array([2.5])) == 2.5 and int(np.ones((1, 1)) * 3.7) == 3
+
+
+def test_python_bool_index_is_a_zero_dim_mask():
+    # NumPy's rule, which MXNet 1.9.1 follows: True adds a length-1 axis, False a
+    # length-0 one (pymxnet used to read True as the integer 1)
+    x = onp.arange(6, dtype=onp.float32).reshape(2, 3)
+    a = np.array(x)
+    for key in (True, False, (Ellipsis, True), (None, True, 0)):
+        want = x[key]
+        got = a[key]
+        assert got.shape == want.shape
+        onp.testing.assert_array_equal(got.asnumpy(), want)
+    assert np.array(2.0)[True].shape == (1,)
+    a.attach_grad()
+    with autograd.record():
+        y = (a[True] * 2).sum()
+    y.backward()
+    onp.testing.assert_array_equal(a.grad.asnumpy(), onp.full((2, 3), 2.0))
+
+
+def test_creation_dtypes_and_orders_as_mxnet_gives_them():
+    # values from MXNet 1.9.1: a Python bool fills a bool array, an mx array fill value
+    # keeps its dtype, order='F' is refused, linspace's step is a Python float
+    assert np.full((2,), True).dtype == onp.bool_
+    assert np.full((2,), 3).dtype == onp.float32
+    assert np.full((2,), np.array(3, dtype="int32")).dtype == onp.int32
+    assert np.full((2,), True, dtype="float32").dtype == onp.float32
+    for fn in (lambda: np.zeros(2, order="F"), lambda: np.ones(2, order="F"),
+               lambda: np.full(2, 1, order="F"), lambda: np.empty(2, order="F"),
+               lambda: np.zeros_like(np.ones(1), order="F"),
+               lambda: np.ones_like(np.ones(1), order="F"),
+               lambda: np.full_like(np.ones(1), 2, order="F"),
+               lambda: np.empty_like(np.ones(1), order="F")):
+        with pytest.raises(NotImplementedError):
+            fn()
+    values, step = np.linspace(0, 1, 5, retstep=True)
+    assert type(step) is float and step == 0.25
+
+
+def test_reshape_order_a_reads_c_order_and_the_method_takes_only_c():
+    x = np.arange(12)
+    # MXNet 1.9.1: np.reshape takes order 'A' (an mx.np array is C-contiguous), the
+    # ndarray.reshape method raises NotImplementedError for anything but 'C'
+    onp.testing.assert_array_equal(np.reshape(x, (3, 4), order="A").asnumpy(),
+                                   onp.arange(12).reshape(3, 4))
+    with pytest.raises(NotImplementedError):
+        x.reshape((3, 4), order="A")
+    with pytest.raises(NotImplementedError):
+        np.reshape(x, (3, 4), order="F")
+
+
+def test_repr_of_empty_arrays_round_and_astype_errors():
+    # reprs from MXNet 1.9.1: an empty array shows its shape (unless 1-d) and its dtype
+    # (bool included, float32 left out)
+    with mx.util.np_shape(True):
+        assert repr(np.zeros((0, 2))) == "array([], shape=(0, 2))"
+        assert repr(np.zeros((0,))) == "array([])"
+        assert repr(np.zeros((0, 2), dtype="int32")) == "array([], shape=(0, 2), dtype=int32)"
+        assert repr(np.zeros((2, 0, 3), dtype="bool")) == \
+            "array([], shape=(2, 0, 3), dtype=bool)"
+        assert repr(np.zeros((0,), dtype="bool")) == "array([], dtype=bool)"
+    assert repr(np.array([True, False], dtype="bool")) == "array([ True, False])"
+    # MXNet 1.9.1: round() of an mx.np array is mx.np.round, an array
+    r = round(np.array([2.567, 1.2]), 1)
+    assert isinstance(r, np.ndarray)
+    onp.testing.assert_allclose(r.asnumpy(), [2.6, 1.2], rtol=1e-6)
+    assert round(np.array(2.567)).item() == 3.0
+    with pytest.raises(TypeError):
+        np.array([1.0]).astype("foo")
+
+
+def test_bool_arrays_with_scalars_compute_in_int64():
+    # results from MXNet 1.9.1: a bool array meets a scalar as int64 (the scalar read as
+    # an integer), comparisons stay bool, max/min of bools are bools, -b is int64
+    b = np.array([True, False, True], dtype=bool)
+    cases = [(lambda: b + 1, [2, 1, 2]), (lambda: 1 + b, [2, 1, 2]),
+             (lambda: b - 1, [0, -1, 0]), (lambda: 1 - b, [0, 1, 0]),
+             (lambda: b * 2, [2, 0, 2]), (lambda: b % 2, [1, 0, 1]),
+             (lambda: b ** 2, [1, 0, 1]), (lambda: 2 ** b, [2, 1, 2]),
+             (lambda: b + True, [2, 1, 2]), (lambda: np.add(b, 1), [2, 1, 2]),
+             (lambda: np.maximum(b, 1), [1, 1, 1]), (lambda: -b, [-1, 0, -1])]
+    for fn, want in cases:
+        got = fn()
+        assert got.dtype == onp.int64 and got.tolist() == want
+    assert (b > 0).dtype == onp.bool_ and (b == 1).tolist() == [True, False, True]
+    assert (b / 2).dtype == onp.float32
+    assert (b + b).dtype == onp.bool_
+    for fn, want in ((np.max, True), (np.min, False)):
+        got = fn(b)
+        assert got.dtype == onp.bool_ and got.item() is want
+    assert np.max(b.reshape(3, 1), axis=1).dtype == onp.bool_
+
+
+def test_bitwise_augmented_assignment_is_in_place():
+    # MXNet 1.9.1 writes x &= y into x itself: an alias sees the change
+    x = np.array([12, 10], dtype="int32")
+    alias = x
+    x &= 6
+    assert alias.tolist() == [4, 2]
+    x ^= np.array([1, 1], dtype="int32")
+    assert alias.tolist() == [5, 3]
+    m = np.array([True, False, True], dtype=bool)
+    alias = m
+    m |= np.array([False, True, False], dtype=bool)
+    assert alias.tolist() == [True, True, True]

@@ -56,26 +56,35 @@ def asarray(a, dtype=None, ctx=None):
     return array(a, dtype=dtype, ctx=ctx)
 
 
+def _c_order(name, order):
+    # mx.np arrays are always C-contiguous; MXNet 1.9.1 refuses any other order
+    if order != "C":
+        raise NotImplementedError(f"mx.np.{name}: order={order!r} is not supported "
+                                  "(only 'C')")
+
+
 def zeros(shape, dtype=None, order="C", ctx=None, device=None):
     """An array of zeros (float32 unless dtype is given)."""
+    _c_order("zeros", order)
     return wrap(_nd.zeros(_shape(shape), ctx=ctx or device, dtype=_dt(dtype)))
 
 
 def ones(shape, dtype=None, order="C", ctx=None, device=None):
     """An array of ones (float32 unless dtype is given)."""
+    _c_order("ones", order)
     return wrap(_nd.ones(_shape(shape), ctx=ctx or device, dtype=_dt(dtype)))
 
 
 def empty(shape, dtype=None, order="C", ctx=None, device=None):
     """An uninitialised array (float32 unless dtype is given)."""
-    if order != "C":
-        raise NotImplementedError(f"mx.np.empty: order={order!r} is not supported "
-                                  "(only 'C')")
+    _c_order("empty", order)
     return wrap(_nd.empty(_shape(shape), ctx=ctx or device, dtype=_dt(dtype)))
 
 
 def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
-    """An array filled with fill_value (float32 unless dtype is given)."""
+    """An array filled with fill_value: float32 unless dtype is given, except that a
+    Python bool fills a bool array and an mx array fill_value keeps its own dtype."""
+    _c_order("full", order)
     if isinstance(fill_value, NDArray):
         if fill_value.size != 1:          # an array fills by broadcasting
             from .manipulation import broadcast_to
@@ -85,7 +94,10 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=No
                 out[...] = res
                 return out
             return res
+        dtype = fill_value.dtype if dtype is None else dtype
         fill_value = fill_value.item()
+    elif dtype is None and isinstance(fill_value, bool):
+        dtype = _onp.bool_
     res = wrap(_nd.full(_shape(shape), fill_value, ctx=ctx or device, dtype=_dt(dtype)))
     if out is not None:
         out[...] = res
@@ -93,7 +105,8 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=No
     return res
 
 
-def _like(fn_name, a, dtype, value=None):
+def _like(fn_name, a, dtype, value=None, order="C"):
+    _c_order(fn_name + "_like", order)
     dt = a.dtype if dtype is None else dtype_np(dtype)
     if value is None:
         return wrap(getattr(_nd, fn_name)(a.shape, ctx=a.context, dtype=dt))
@@ -102,21 +115,21 @@ def _like(fn_name, a, dtype, value=None):
 
 def zeros_like(a, dtype=None, order="C", ctx=None, out=None):
     """Zeros with a's shape and dtype."""
-    return _like("zeros", a, dtype)
+    return _like("zeros", a, dtype, order=order)
 
 
 def ones_like(a, dtype=None, order="C", ctx=None, out=None):
     """Ones with a's shape and dtype."""
-    return _like("ones", a, dtype)
+    return _like("ones", a, dtype, order=order)
 
 
 def full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
     """fill_value with a's shape and dtype."""
-    return _like("full", a, dtype, fill_value)
+    return _like("full", a, dtype, fill_value, order)
 
 
 def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
-    return _like("empty", prototype, dtype)
+    return _like("empty", prototype, dtype, order=order)
 
 
 def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
@@ -145,8 +158,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     values = _onp.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep,
                            dtype=dt if dt is not None else _onp.float32)
     if retstep:
-        values, step = values
-        return array(values, dtype=dt, ctx=ctx or device), step
+        values, step = values          # the step as a Python float, as MXNet gives it
+        return array(values, dtype=dt, ctx=ctx or device), float(step)
     return array(values, dtype=dt, ctx=ctx or device)
 
 

@@ -3,7 +3,8 @@ does for its "fallback" list (set, polynomial, histogram, nan-aware and financia
 functions...): the mx.np arrays among the arguments are copied to NumPy, NumPy
 computes, and array results come back as ``mx.np.ndarray`` on the first input's
 context (keeping NumPy's result dtype); scalars, dtypes and booleans come back as
-NumPy gives them. No gradient flows through these, as in MXNet.
+NumPy gives them. No gradient flows through these, as in MXNet. Called without any mx
+array among its arguments, such a function returns NumPy's result unchanged.
 
 The same conversion serves ``ndarray.__array_function__``/``__array_ufunc__``: an
 official NumPy function called on mx.np arrays that ``mx.np`` does not define runs here.
@@ -68,6 +69,9 @@ def fallback(func, name=None):
     """An mx.np function computing ``func`` (official NumPy's) on the host."""
     @functools.wraps(func)
     def fn(*args, **kwargs):
+        if _first_ctx(args) is None and _first_ctx(kwargs) is None:
+            # no mx array among the arguments: NumPy's own result, as MXNet returns it
+            return func(*args, **kwargs)
         return call_on_host(func, args, kwargs)
     fn.__name__ = name or getattr(func, "__name__", "fallback")
     fn.__doc__ = (f"``numpy.{fn.__name__}`` computed on the host (MXNet's fallback): "

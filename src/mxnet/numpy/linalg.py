@@ -69,7 +69,8 @@ def _bad_axis(a, ndim):
 
 
 def _vector_norm(m, x, ord, ax, keepdims):  # noqa: A002
-    if ord is None or ord == 2:
+    # MXNet 1.9.1 takes 'fro' over one axis as the 2-norm (NumPy refuses it)
+    if ord is None or ord == 2 or (isinstance(ord, str) and ord == "fro"):
         return m.sqrt(m.sum(m.multiply(x, x), axis=ax, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
@@ -143,11 +144,15 @@ def cholesky(a):
 
 
 def solve(a, b):
-    """x with a @ x = b (b a vector or matrix)."""
+    """x with a @ x = b: b is a stack of vectors when it has one axis fewer than a
+    (as MXNet 1.9.1 and NumPy 1.x read it), else a stack of matrices."""
     from . import math as m
+    from .manipulation import expand_dims, squeeze
     a, b = _arr(a), _arr(b)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise MXNetError(f"solve: a must be square in its last two axes, got {a.shape}")
+    if b.ndim == a.ndim - 1:
+        return squeeze(m.matmul(inv(a), expand_dims(b, -1)), -1)
     return m.matmul(inv(a), b)
 
 

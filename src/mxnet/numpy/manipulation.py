@@ -28,7 +28,8 @@ def reshape(a, newshape, order="C", out=None):
     if out is not None:
         from .math import _finish
         return _finish(reshape(a, newshape, order), out)
-    if order != "C":
+    # 'A' and 'K' read an mx.np array (always C-contiguous) in C order
+    if order not in ("C", "A", "K"):
         raise NotImplementedError("mx.np.reshape: only order='C' is supported")
     a = _arr(a)
     shape = (int(newshape),) if isinstance(newshape, (int, _onp.integer)) else \
@@ -97,7 +98,7 @@ def moveaxis(a, source, destination):
 def expand_dims(a, axis):
     """Insert a length-1 axis at position axis."""
     a = _arr(a)
-    axis = axis if axis >= 0 else axis + a.ndim + 1
+    axis = _norm_axis(axis, a.ndim + 1)      # the result has one axis more
     return reshape(a, a.shape[:axis] + (1,) + a.shape[axis:])
 
 
@@ -394,6 +395,8 @@ def searchsorted(a, v, side="left", sorter=None):
     from .creation import array
     a = _arr(a)
     vh = v.asnumpy() if isinstance(v, NDArray) else v
+    if _onp.ndim(vh) == 0:            # one value: a NumPy integer, as MXNet returns it
+        return _onp.int64(_onp.searchsorted(a.asnumpy(), vh, side, sorter))
     return array(_onp.searchsorted(a.asnumpy(), vh, side, sorter), dtype=_onp.int64,
                  ctx=a.context)
 

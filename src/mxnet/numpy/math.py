@@ -95,8 +95,8 @@ def _fn(name):
 def _binary(name, x1, x2, out=None):
     op, scalar_op, rscalar_op = _BINARY[name]
     if _is_scalar(x1) and _is_scalar(x2):
-        from .creation import array
-        return array(getattr(_onp, name)(x1, x2))
+        # two scalars: official NumPy's scalar result, as MXNet returns it
+        return _scalar_result(getattr(_onp, name)(x1, x2), out)
     if name == "true_divide":
         # integer division is true division in float32, as MXNet's NumPy mode does
         # (in the other operand's float type when that one is a float array)
@@ -108,6 +108,13 @@ def _binary(name, x1, x2, out=None):
             x1 = x1.astype(fdt)
         if isinstance(x2, NDArray) and x2._dtype.kind in "iub":
             x2 = x2.astype(fdt)
+    if name not in _BOOL_RESULT:
+        # a bool array with a scalar computes in int64, as MXNet 1.9.1 does (b + 1 is
+        # [2, 1, 2], not a bool array; the scalar is read as that integer type)
+        if _is_scalar(x2) and isinstance(x1, NDArray) and x1._dtype == _BOOL:
+            x1 = x1.astype(_onp.int64)
+        elif _is_scalar(x1) and isinstance(x2, NDArray) and x2._dtype == _BOOL:
+            x2 = x2.astype(_onp.int64)
     if _is_scalar(x2):
         res = _fn(scalar_op)(_as_array(x1), scalar=float(x2))
     elif _is_scalar(x1):
@@ -118,6 +125,15 @@ def _binary(name, x1, x2, out=None):
     if name in _BOOL_RESULT and res._dtype != _BOOL:
         res = res.astype(_BOOL)
     return _finish(wrap(res), out)
+
+
+def _scalar_result(res, out):
+    """A ufunc's result on scalar operands only: the NumPy scalar itself (MXNet 1.9.1
+    hands scalars to official NumPy), or written into out when one is given."""
+    if out is None:
+        return res
+    from .creation import array
+    return _finish(array(res, dtype=_onp.asarray(res).dtype), out)
 
 
 def _finish(res, out):
@@ -194,6 +210,8 @@ remainder = mod  # noqa: F821
 
 def floor_divide(x1, x2, out=None):
     """Elementwise floor(x1 / x2); integers stay integers."""
+    if _is_scalar(x1) and _is_scalar(x2):
+        return _scalar_result(_onp.floor_divide(x1, x2), out)
     q = _binary("true_divide", x1, x2)
     res = wrap(_nd.floor(q))
     dt = None
@@ -225,8 +243,7 @@ def _make_unary(name, op):
     def fn(x, out=None, **kwargs):
         _check_ufunc_kwargs(name, kwargs)
         if _is_scalar(x):
-            from .creation import array
-            return array(getattr(_onp, name)(x))
+            return _scalar_result(getattr(_onp, name)(x), out)
         if name in _FLOAT_RESULT and x._dtype.kind in "iub":
             x = x.astype(_F32)
         res = wrap(_fn(op)(x))
@@ -281,6 +298,8 @@ def clip(a, a_min, a_max, out=None):
     """Limit the values to [a_min, a_max] (None: no bound on that side)."""
     if a_min is None and a_max is None:
         raise ValueError("array_clip: must set either max or min")
+    if _is_scalar(a):
+        return _scalar_result(_onp.clip(a, a_min, a_max), out)
     a = _as_array(a)
     lo = -_onp.inf if a_min is None else float(a_min)
     hi = _onp.inf if a_max is None else float(a_max)
@@ -390,14 +409,22 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     return _reduce("mean", a, axis, keepdims, dtype, out, float_ints=True)
 
 
+def _extreme(op, a, axis, keepdims, out):
+    a = _as_array(a)
+    res = _reduce(op, a, axis, keepdims)
+    if a._dtype == _BOOL:            # bool in, bool out (MXNet 1.9.1)
+        res = res.astype(_BOOL)
+    return _finish(res, out)
+
+
 def max(a, axis=None, out=None, keepdims=False):  # noqa: A001
     """Largest element over the given axes."""
-    return _reduce("max", a, axis, keepdims, None, out)
+    return _extreme("max", a, axis, keepdims, out)
 
 
 def min(a, axis=None, out=None, keepdims=False):  # noqa: A001
     """Smallest element over the given axes."""
-    return _reduce("min", a, axis, keepdims, None, out)
+    return _extreme("min", a, axis, keepdims, out)
 
 
 amax, amin = max, min

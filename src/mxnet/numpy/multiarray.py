@@ -120,6 +120,11 @@ def _masks_as_indices(key, shape):
     return _onp.unravel_index(positions, shape)
 
 
+def _has_python_bool(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, bool) for k in parts)
+
+
 def _host_key(key):
     if isinstance(key, NDArray):
         k = key.asnumpy()
@@ -202,9 +207,19 @@ class ndarray(NDArray):
         a = self.asnumpy()
         body = _onp.array2string(a, separator=", ", prefix="array(")
         extra = "" if self._dtype in (_FLOAT32, _BOOL) else f", dtype={self._dtype.name}"
+        if a.size == 0:       # NumPy's form for an empty array: its shape (unless 1-d)
+            if a.ndim != 1:   # and its dtype (bool too), float32 left out as always
+                body += f", shape={a.shape}"
+            if self._dtype == _BOOL:
+                extra = ", dtype=bool"
         if self._ctx.device_type != "cpu":
             extra += f", ctx={self._ctx}"
         return f"array({body}{extra})"
+
+    def __round__(self, ndigits=None):
+        """``round(a, ndigits)``: mx.np.round of the array (an array, as in MXNet)."""
+        from . import math as _math
+        return _math.round(self, 0 if ndigits is None else ndigits)
 
     def __format__(self, spec):
         if self.ndim == 0:
@@ -245,6 +260,8 @@ class ndarray(NDArray):
             if plan is not None:            # one contiguous block: a view, as in NumPy
                 return wrap(NDArray._as_view(self, plan[1], plan[0]))
         key = _bool_masks_to_host(key)
+        if _has_python_bool(key):
+            return self._take_positions(key)
         out = wrap(NDArray.__getitem__(self, key))
         if isinstance(out, NDArray):
             shape = _key_shape(self._shape, key)
@@ -252,6 +269,17 @@ class ndarray(NDArray):
                 from .manipulation import reshape
                 out = reshape(out, shape)
         return out
+
+    def _take_positions(self, key):
+        """self[key] gathered by flat positions: NumPy resolves the key (a Python bool
+        in it is a 0-d mask: True adds a length-1 axis, False a length-0 one) on a
+        stand-in of positions, as MXNet does."""
+        from .manipulation import reshape
+        positions = _onp.arange(self.size, dtype=_onp.int64).reshape(self._shape)[
+            _host_key(key)]
+        flat = reshape(self, (-1,))
+        return reshape(wrap(NDArray.__getitem__(flat, positions.reshape(-1))),
+                       positions.shape)
 
     def __setitem__(self, key, value):
         masked = _masks_as_indices(_bool_masks_to_host(key), self._shape)
@@ -270,6 +298,8 @@ class ndarray(NDArray):
     def reshape(self, *shape, order="C"):
         """A view with a new shape (NumPy's rules: one -1 is inferred)."""
         from . import manipulation
+        if order != "C":          # the method, unlike np.reshape, takes only 'C'
+            raise NotImplementedError("mx.np.ndarray.reshape: only order='C' is supported")
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = tuple(shape[0])
         return manipulation.reshape(self, shape, order)
@@ -294,6 +324,12 @@ class ndarray(NDArray):
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """A copy cast to dtype (this array when copy=False and dtype matches)."""
+        if isinstance(dtype, str):    # a name no dtype has: TypeError, as in MXNet
+            from ..base import MXNetError, dtype_np
+            try:
+                dtype_np(dtype)
+            except MXNetError as err:
+                raise TypeError(f"data type {dtype!r} not understood") from err
         return wrap(NDArray.astype(self, _onp.float32 if dtype is None else dtype, copy))
 
     def detach(self):
@@ -371,6 +407,8 @@ class ndarray(NDArray):
 
     def __neg__(self):
         from . import math as _math
+        if self._dtype == _BOOL:      # -b of a bool array: int64 (MXNet 1.9.1)
+            return _math.negative(self.astype(_onp.int64))
         return _math.negative(self)
 
     def __abs__(self):
@@ -392,6 +430,23 @@ class ndarray(NDArray):
     def __xor__(self, other):
         from . import routines as _math
         return _math.bitwise_xor(self, other)
+
+    # in place, as MXNet 1.9.1 does (without these Python would rebind the name to a
+    # new array and leave this one, and every alias of it, unchanged)
+    def _bitwise_inplace(self, name, other):
+        from . import routines as _math
+        result = getattr(_math, name)(self, other)
+        self[...] = result if result._dtype == self._dtype else result.astype(self._dtype)
+        return self
+
+    def __iand__(self, other):
+        return self._bitwise_inplace("bitwise_and", other)
+
+    def __ior__(self, other):
+        return self._bitwise_inplace("bitwise_or", other)
+
+    def __ixor__(self, other):
+        return self._bitwise_inplace("bitwise_xor", other)
 
 
 def _nd_as_np_ndarray(self):

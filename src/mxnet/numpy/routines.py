@@ -41,12 +41,14 @@ def _floated(x):
 # ------------------------------------------------------------------ elementwise math
 def _binary_op(op_name, x1, x2, out, float_result=False, name=None):
     if _m._is_scalar(x1) and _m._is_scalar(x2):
-        return array(getattr(_onp, name)(x1, x2))
+        return _m._scalar_result(getattr(_onp, name)(x1, x2), out)
     ctx = (x1 if isinstance(x1, NDArray) else x2).context
     a = x1 if isinstance(x1, NDArray) else array(x1, dtype=x2.dtype, ctx=ctx)
     b = x2 if isinstance(x2, NDArray) else array(x2, dtype=a.dtype, ctx=ctx)
     a, b = _m._same_dtype(a, b)
-    if float_result:
+    if float_result == "bool":       # only bool operands become float32
+        a, b = (x.astype(_F32) if x._dtype == _BOOL else x for x in (a, b))
+    elif float_result:
         a, b = _floated(a), _floated(b)
     return _m._finish(wrap(getattr(_I, op_name)(a, b)), out)
 
@@ -58,9 +60,10 @@ def arctan2(x1, x2, out=None, **kwargs):
 
 
 def copysign(x1, x2, out=None, **kwargs):
-    """Elementwise magnitude of x1 with the sign of x2."""
+    """Elementwise magnitude of x1 with the sign of x2 (integer arrays stay integer,
+    as in MXNet 1.9.1)."""
     _m._check_ufunc_kwargs("copysign", kwargs)
-    return _binary_op("_npi_copysign", x1, x2, out, True, "copysign")
+    return _binary_op("_npi_copysign", x1, x2, out, "bool", "copysign")
 
 
 def lcm(x1, x2, out=None, **kwargs):
@@ -93,7 +96,7 @@ def bitwise_not(x, out=None, **kwargs):
     """Elementwise bitwise NOT (logical NOT for bool arrays)."""
     _m._check_ufunc_kwargs("bitwise_not", kwargs)
     if _m._is_scalar(x):
-        return array(_onp.invert(x))
+        return _m._scalar_result(_onp.invert(x), out)
     if x._dtype.kind not in "iub":
         raise MXNetError(f"bitwise_not: only integer and bool arrays are supported, got "
                          f"{x._dtype}")
@@ -106,6 +109,8 @@ invert = bitwise_not
 def ldexp(x1, x2, out=None, **kwargs):
     """x1 * 2**x2, elementwise (a float result)."""
     _m._check_ufunc_kwargs("ldexp", kwargs)
+    if _m._is_scalar(x1) and _m._is_scalar(x2):
+        return _m._scalar_result(_onp.ldexp(x1, x2), out)
     if _m._is_scalar(x2):
         return _m._finish(_m.multiply(_arr(x1), 2.0 ** x2), out)
     x2 = _floated(x2)
@@ -116,7 +121,7 @@ def ldexp(x1, x2, out=None, **kwargs):
 def fabs(x, out=None, **kwargs):
     """Elementwise absolute value as a float."""
     _m._check_ufunc_kwargs("fabs", kwargs)
-    return _m.absolute(_arr(x), out)
+    return _m.absolute(x if _m._is_scalar(x) else _arr(x), out)
 
 
 def _predicate(name, build):
@@ -160,12 +165,15 @@ def polyval(p, x):
 
 # ------------------------------------------------------------------ reductions
 def average(a, axis=None, weights=None, returned=False, out=None):
-    """Weighted mean over axis (weights 1-d along axis, or a's shape)."""
+    """Weighted mean over axis (weights 1-d along axis, or a's shape). With returned,
+    a list [average, sum of weights]; as in MXNet 1.9.1 the sum of weights is a 0-d
+    array when no weights or 1-d weights are given (not broadcast to the average's
+    shape)."""
     a = _arr(a)
     if weights is None:
         avg = _m.mean(a, axis=axis)
         n = a.size // max(avg.size, 1) if a.size else 0
-        scl = full(avg.shape, n, dtype=avg.dtype, ctx=a.context)
+        scl = full((), n, dtype=avg.dtype, ctx=a.context)
     else:
         w = _arr(weights)
         if w.shape != a.shape:
@@ -178,12 +186,16 @@ def average(a, axis=None, weights=None, returned=False, out=None):
                 raise ValueError("Length of weights not compatible with specified axis.")
             shape = [1] * a.ndim
             shape[axis] = w.shape[0]
-            w = _man.broadcast_to(w.reshape(shape), a.shape)
+            w1d, w = w, _man.broadcast_to(w.reshape(shape), a.shape)
+        else:
+            w1d = None
         a, w = _m._same_dtype(_floated(a), w)
         scl = _m.sum(w, axis=axis)
         avg = _m.true_divide(_m.sum(_m.multiply(a, w), axis=axis), scl)
+        if w1d is not None:
+            scl = _m.sum(w1d).astype(avg.dtype, copy=False)
     avg = _m._finish(avg, out)
-    return (avg, scl) if returned else avg
+    return [avg, scl] if returned else avg
 
 
 def product(a, axis=None, dtype=None, out=None, keepdims=False):
@@ -201,7 +213,8 @@ def _quantile(name, a, q, axis, out, interpolation, keepdims, scale):
     qh = q.asnumpy() if isinstance(q, NDArray) else _onp.asarray(q)
     res = getattr(_onp, name)(a.asnumpy(), qh, axis=axis, method=interpolation,
                               keepdims=keepdims)
-    dt = a.dtype if a.dtype.kind == "f" else _onp.dtype(_onp.float64)
+    # float64 input keeps float64; every other dtype gives float32, as in MXNet 1.9.1
+    dt = a.dtype if a.dtype == _onp.float64 else _F32
     return _m._finish(array(_onp.asarray(res), dtype=dt, ctx=a.context), out)
 
 
@@ -224,7 +237,14 @@ def bincount(x, weights=None, minlength=0):
         raise TypeError(f"bincount: input must be an integer array, got {x._dtype}")
     if minlength < 0:
         raise ValueError("minlength must be non-negative")
-    return call_on_host(_onp.bincount, (x, weights, minlength), {})
+    res = call_on_host(_onp.bincount, (x, weights, minlength), {})
+    # MXNet's dtype: x's without weights, else the weights' (bool weights: float32)
+    if weights is None:
+        dt = x._dtype
+    else:
+        dt = _arr(weights)._dtype
+        dt = _F32 if dt == _BOOL else dt
+    return res if res._dtype == dt else res.astype(dt)
 
 
 def histogram(a, bins=10, range=None, normed=None, weights=None, density=None):  # noqa: A002
@@ -418,6 +438,8 @@ def diag_indices_from(arr):
 
 def unravel_index(indices, shape, order="C"):
     """The coordinates (a tuple of arrays) of flat indices in an array of shape."""
+    if not isinstance(indices, NDArray):   # a Python index: NumPy's integers, as in MXNet
+        return _onp.unravel_index(indices, shape, order)
     res = call_on_host(_onp.unravel_index, (indices, shape, order), {})
     ctx = indices.context if isinstance(indices, NDArray) else None
     return tuple(array(r, dtype=_onp.int64, ctx=ctx) if not isinstance(r, NDArray) else r
