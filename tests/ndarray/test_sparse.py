@@ -255,3 +255,15 @@ def test_lazy_adam_updates_state_rows_only():
     want[2] = w0[2] - 0.1 * m / (np.sqrt(v) + 1e-8)
     np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-5)
     assert np.count_nonzero(mean.asnumpy()) == np.count_nonzero(gv)
+
+
+@pytest.mark.parametrize("kw,rhs", [({}, (4, 2)), ({"transpose_a": True}, (3, 2)),
+                                    ({"transpose_b": True}, (2, 4))])
+def test_sparse_dot_shape_mismatch_is_an_mxnet_error(kw, rhs):
+    # MXNet 1.9.1: "dot shape error: [4,3] X [4,2]" is an MXNetError (here SciPy's
+    # ValueError leaked before)
+    c = mx.nd.array(np.eye(4, 3)).tostype("csr")
+    with pytest.raises(MXNetError):
+        mx.nd.sparse.dot(c, mx.nd.ones(rhs), **kw).wait_to_read()
+    with pytest.raises(MXNetError):
+        mx.nd.sparse.dot(mx.nd.ones((2, 5)), c, **kw).wait_to_read()

@@ -72,10 +72,22 @@ def test_set_dense_takes_device_arrays():
 
 def test_dense_readers_of_a_gpu_sparse_array_get_device_memory(monkeypatch):
     monkeypatch.setattr(backend, "device_put", lambda a, ctx: DeviceArray(a))
-    arr = _gpu_row_sparse(DENSE)
+    arr = S._wrap(sv.from_dense(DENSE, "csr"), GPU)
     d = arr._data
     assert isinstance(d, DeviceArray)
     np.testing.assert_array_equal(d.get(), DENSE)
+
+
+def test_a_gpu_row_sparse_array_is_made_dense_on_the_device():
+    # only the stored rows and their indices cross to the device (an Embedding's
+    # gradient is a few rows of a large table); the zeros are made there
+    from multi_gpu_host import emulated_gpus
+    with emulated_gpus(1) as cp:
+        d = _gpu_row_sparse(DENSE)._data
+        assert isinstance(d, cp.ndarray) and d.device_id == 0
+        np.testing.assert_array_equal(d.get(), DENSE)
+        empty = _gpu_row_sparse(np.zeros((4, 3), np.float32))._data
+        np.testing.assert_array_equal(empty.get(), np.zeros((4, 3)))
     # and on the CPU the dense form stays a NumPy array, without a copy to a device
     cpu = S._wrap(sv.from_dense(DENSE, "row_sparse"), mx.cpu())
     assert isinstance(cpu._data, np.ndarray)

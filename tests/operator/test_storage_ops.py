@@ -51,6 +51,23 @@ def test_sparse_retain_row_sparse():
     np.testing.assert_array_equal(dense.asnumpy(), out.asnumpy())
 
 
+def test_sparse_retain_stores_the_requested_rows():
+    # MXNet 1.9.1 (oracle): the result stores exactly the requested (sorted, unique) row
+    # ids, a row the input does not store as zeros; an input with no stored row gives
+    # an empty result
+    x = np.array([[0, 1, 0], [2, 0, 3], [0, 0, 0], [4, 0, 0]], np.float32)
+    rsp = mx.nd.array(x).tostype("row_sparse")          # stores rows 0, 1, 3
+    out = mx.nd.sparse.retain(rsp, mx.nd.array([0, 2], dtype="int64"))
+    assert out.indices.asnumpy().tolist() == [0, 2]
+    assert out.data.asnumpy().tolist() == [[0, 1, 0], [0, 0, 0]]
+    np.testing.assert_array_equal(out.asnumpy(), _retain_ref(x, np.array([0, 2])))
+    out = mx.nd.sparse.retain(rsp, mx.nd.array([2]))
+    assert out.indices.asnumpy().tolist() == [2] and out.data.shape == (1, 3)
+    empty = mx.nd.sparse.retain(mx.nd.sparse.zeros("row_sparse", (4, 3)),
+                                mx.nd.array([1, 2], dtype="int64"))
+    assert empty.indices.shape == (0,) and empty.asnumpy().sum() == 0
+
+
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True)])
 def test_square_sum_dense_body(axis, keepdims):
     x = np.random.RandomState(5).normal(size=(3, 4))

@@ -550,3 +550,77 @@ def test_updater_groups_by_dtype_and_device():
         assert w.dtype == w0.dtype
         np.testing.assert_allclose(w.asnumpy(), ref, rtol=1e-5)
     assert opt.num_update == 2
+
+
+# The storage type MXNet 1.9.1 gives each optimizer's states for a row_sparse weight
+# (asked of the real MXNet): the weight's where the optimizer has a row_sparse rule.
+@pytest.mark.parametrize("name,kwargs,stypes", [
+    ("sgd", {"momentum": 0.9}, ["row_sparse"]),
+    ("sgd", {"momentum": 0.9, "lazy_update": False}, ["default"]),
+    ("nag", {"momentum": 0.9}, ["default"]),
+    ("signum", {}, ["row_sparse"]),
+    ("adam", {}, ["row_sparse", "row_sparse"]),
+    ("adam", {"lazy_update": False}, ["default", "default"]),
+    ("adagrad", {}, ["row_sparse"]),
+    ("rmsprop", {"centered": True}, ["row_sparse"] * 3),
+    ("ftrl", {}, ["row_sparse", "row_sparse"]),
+    ("lamb", {}, ["row_sparse", "row_sparse"]),
+    ("lars", {"momentum": 0.9}, ["row_sparse"]),
+    ("adadelta", {}, ["default", "default"]),
+    ("groupadagrad", {}, ["row_sparse"]),
+])
+def test_state_storage_follows_a_row_sparse_weight_as_in_mxnet(name, kwargs, stypes):
+    w = mx.nd.ones((4, 2)).tostype("row_sparse")
+    states = mx.optimizer.create(name, **kwargs).create_state(0, w)
+    flat = states if isinstance(states, (tuple, list)) else [states]
+    assert [s.stype for s in flat] == stypes
+    dense = mx.optimizer.create(name, **kwargs).create_state(0, mx.nd.ones((4, 2)))
+    flat = dense if isinstance(dense, (tuple, list)) else [dense]
+    assert all(s.stype == "default" for s in flat)
+
+
+def _three_sparse_steps(name, kwargs, weight_stype, grad_stype="row_sparse"):
+    rng = np.random.RandomState(7)
+    w = mx.nd.array(rng.rand(6, 2)).tostype(weight_stype)
+    opt = mx.optimizer.create(name, learning_rate=0.1, wd=0.05, **kwargs)
+    states = opt.create_state(0, w)
+    for rows in ([1, 4], [0, 1], [4]):
+        g = mx.nd.sparse.row_sparse_array((rng.randn(len(rows), 2).astype(np.float32),
+                                           np.array(rows)), shape=(6, 2))
+        opt.update(0, w, g.tostype(grad_stype), states)
+    flat = states if isinstance(states, (tuple, list)) else [states]
+    return w.tostype("default").asnumpy(), [s.tostype("default").asnumpy() for s in flat
+                                            if s is not None]
+
+
+@pytest.mark.parametrize("name,kwargs,weight_stype", [
+    ("sgd", {"momentum": 0.9}, "default"), ("sgd", {"momentum": 0.9}, "row_sparse"),
+    ("sgd", {}, "default"), ("adam", {}, "default"), ("adam", {}, "row_sparse"),
+    ("ftrl", {}, "row_sparse"),
+])
+def test_lazy_rule_updates_only_the_gradients_rows(name, kwargs, weight_stype):
+    """MXNet's lazy_update: rows no gradient ever touched (2, 3, 5) keep their weight,
+    even under weight decay."""
+    w0 = np.random.RandomState(7).rand(6, 2).astype(np.float32)
+    w, _ = _three_sparse_steps(name, kwargs, weight_stype)
+    np.testing.assert_array_equal(w[[2, 3, 5]], w0[[2, 3, 5]])
+    assert not np.allclose(w[[0, 1, 4]], w0[[0, 1, 4]])
+
+
+@pytest.mark.parametrize("name,kwargs,weight_stype", [
+    ("ftrl", {}, "default"), ("rmsprop", {}, "default"), ("rmsprop", {}, "row_sparse"),
+    ("rmsprop", {"centered": True}, "row_sparse"), ("nag", {"momentum": 0.9}, "default"),
+    ("signum", {"momentum": 0.9}, "row_sparse"), ("lamb", {}, "row_sparse"),
+    ("sgd", {"momentum": 0.9, "lazy_update": False}, "row_sparse"),
+    ("adam", {"lazy_update": False}, "default"),
+])
+def test_standard_rule_equals_the_dense_gradients_update(name, kwargs, weight_stype):
+    """Where MXNet has no row_sparse rule for the storage types at hand it updates every
+    row from the dense form of the gradient (its storage fallback) — and row_sparse
+    states hold the values the update gave them."""
+    w, states = _three_sparse_steps(name, kwargs, weight_stype)
+    w_ref, states_ref = _three_sparse_steps(name, kwargs, "default", "default")
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-7)
+    for s, r in zip(states, states_ref):
+        np.testing.assert_allclose(s, r, rtol=1e-6, atol=1e-7)
+    assert any(np.abs(s).sum() > 0 for s in states)

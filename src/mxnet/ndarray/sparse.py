@@ -70,6 +70,9 @@ class BaseSparseNDArray(NDArray):
         # the memory of the array's context, as every dense array's data (a GPU
         # array's dense readers are CuPy kernels).
         v = self._chunk.data
+        if isinstance(v, sv.RowSparse) and self._ctx is not None and \
+                self._ctx.device_typeid == 2:
+            return _rows_on_device(v, self._ctx)
         return _in_ctx_memory(sv.todense(v) if v is not None else
                               np.zeros(self._shape, self._dtype), self._ctx)
 
@@ -320,6 +323,19 @@ def _copy_value(v):
     if isinstance(v, sv.CSR):
         return sv.CSR(v.data.copy(), v.indices.copy(), v.indptr.copy(), v.shape)
     return np.array(v, copy=True)
+
+
+def _rows_on_device(value, ctx):
+    """The dense form of RowSparse ``value`` in the memory of GPU ``ctx``: only the
+    stored rows and their indices cross to the device (an Embedding's gradient is a few
+    rows of a large table), the zeros are made there."""
+    from ..backend import array_module, device_put, device_scope
+    with device_scope(ctx):
+        dense = array_module(ctx).zeros(tuple(value.shape), value.data.dtype)
+        if len(value.indices):
+            dense[device_put(np.asarray(value.indices, np.int64), ctx)] = \
+                device_put(np.ascontiguousarray(value.data), ctx)
+    return dense
 
 
 def _in_ctx_memory(host_array, ctx):

@@ -18,7 +18,8 @@ from .. import tape as _tape
 from ..backend import device_scope
 from ..base import MXNetError
 from ..operator import sparse_values as sv
-from ..operator.kernels_sparse import LAZY_UPDATES, lookup_sparse, lookup_sparse_gpu
+from ..operator.kernels_sparse import (LAZY_UPDATES, lazy_applies, lookup_sparse,
+                                       lookup_sparse_gpu)
 from .ndarray import NDArray  # noqa: F401
 
 __all__ = ["invoke_sparse", "sparse_invoke", "cast_storage_nd"]
@@ -60,13 +61,15 @@ def sparse_invoke(op, p, inputs, out, ctx):
     kernel = lookup_sparse(op.name)
     results = NotImplemented
     gpu_kernel = lookup_sparse_gpu(op.name) if ctx.device_typeid == 2 else None
+    if op.name in LAZY_UPDATES and not lazy_applies(op.name, p, [a.stype for a in inputs]):
+        kernel = gpu_kernel = None      # the standard rule: the dense operator, below
     if gpu_kernel is not None:
         # dense operands as they are in device memory, sparse ones from the host
         with device_scope(ctx):
             results = gpu_kernel(p, [_values([a])[0] if isinstance(a, BaseSparseNDArray)
                                      else a._read() for a in inputs],
                                  _SparseCall(ctx, inputs, outs, _tape.is_training()))
-    if results is NotImplemented and ctx.device_typeid == 2 and op.name in LAZY_UPDATES:
+    if results is NotImplemented and gpu_kernel is not None and op.name in LAZY_UPDATES:
         _update_on_host(op, p, inputs, outs, n_args)
         return out
     if kernel is not None and results is NotImplemented:
@@ -89,6 +92,12 @@ def sparse_invoke(op, p, inputs, out, ctx):
                          _dense_only=True)
         finally:
             _tape.set_recording(prev)
+        n = len(inputs) if n_args is None else n_args
+        for a, d in zip(inputs[n:], dense[n:]):
+            if isinstance(a, BaseSparseNDArray):
+                # an auxiliary state (an optimizer's momentum ...) that the operator
+                # updated in its temporary dense form: stored back, as MXNet does
+                a._set_dense(d.asnumpy())
         outputs = list(res) if isinstance(res, (list, tuple)) else [res]
         if sparse_out:
             for o, r in zip(outs, outputs):

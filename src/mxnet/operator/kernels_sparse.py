@@ -188,7 +188,18 @@ def _retain(p, vals, call):
     v, idx = vals
     if not _is(v, "row_sparse") or not isinstance(idx, np.ndarray):
         return NotImplemented
-    keep = np.isin(v.indices, idx.astype(np.int64).ravel())
+    ids = idx.astype(np.int64).ravel()
+    n = len(v.indices)
+    if n and len(ids) and (ids[0] >= 0 and ids[-1] < v.shape[0]
+                           and bool((ids[1:] > ids[:-1]).all())):
+        # MXNet's result stores exactly the requested rows (sorted unique ids), those
+        # the input does not store as zeros; an input storing no row gives none
+        pos = np.minimum(np.searchsorted(v.indices, ids), n - 1)
+        found = v.indices[pos] == ids
+        data = np.zeros((len(ids),) + tuple(v.shape[1:]), v.data.dtype)
+        data[found] = v.data[pos[found]]
+        return [sv.RowSparse(data, ids.copy(), v.shape)]
+    keep = np.isin(v.indices, ids)
     return [sv.RowSparse(v.data[keep].copy(), v.indices[keep].copy(), v.shape)]
 
 
@@ -422,6 +433,10 @@ def _dot(p, vals, call):
     a, b = vals
     sa, sb = sv.stype_of(a), sv.stype_of(b)
     fwd = getattr(p, "forward_stype", None)
+    if "csr" in (sa, sb):
+        # the dense rule's shape check first: a mismatch is MXNet's dot shape error,
+        # not SciPy's ValueError
+        get_op("dot").infer_shape(p, [tuple(a.shape), tuple(b.shape)])
     if sa == "csr" and sb == "default" and b.ndim == 2:
         rhs = b.T if p.transpose_b else b
         if p.transpose_a:
@@ -474,14 +489,30 @@ def _dot_gpu(p, vals, call):
 # --- optimizer updates: lazy updates touch only the rows a row_sparse gradient has --------
 # update operators with a rule for row_sparse gradients (MXNet's lazy_update)
 LAZY_UPDATES = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update",
-                "_sparse_adagrad_update", "nag_mom_update", "rmsprop_update")
+                "_sparse_adagrad_update")
 
 
-def _lazy_applies(p, vals):
-    """Whether the lazy rule is asked for: a row_sparse gradient, a weight that is not
-    csr, and lazy_update not turned off (else the standard rule updates every row)."""
-    return _is(vals[1], "row_sparse") and not _is(vals[0], "csr") and \
-        getattr(p, "lazy_update", True)
+def lazy_applies(name, p, stypes):
+    """Whether MXNet 1.9.1 runs the lazy rule of update operator ``name`` for inputs of
+    storage types ``stypes`` (weight, gradient, ..., states): a row_sparse gradient,
+    lazy_update not turned off, and the weight and states its sparse kernels take —
+    for sgd_mom and adam all dense (Gluon's sparse_grad parameters) or all row_sparse,
+    for ftrl all row_sparse, for sgd any. Every other combination (rmsprop and nag
+    always) runs the standard rule on dense forms, every row updated: MXNet's storage
+    fallback."""
+    if stypes[1] != "row_sparse" or stypes[0] == "csr" or \
+            not getattr(p, "lazy_update", True):
+        return False
+    kinds = {stypes[0]} | set(stypes[len(get_op(name).arguments(p)):])
+    if name in ("sgd_mom_update", "adam_update"):
+        return kinds in ({"default"}, {"row_sparse"})
+    if name == "ftrl_update":
+        return kinds == {"row_sparse"}
+    return True
+
+
+def _lazy_applies(name, p, vals):
+    return lazy_applies(name, p, [sv.stype_of(v) for v in vals])
 
 
 def _update_rows(xp, op, p, w, g, extra, states):
@@ -500,7 +531,7 @@ def _update_rows(xp, op, p, w, g, extra, states):
 
 def _lazy_update(name):
     def kernel(p, vals, call):
-        if not _lazy_applies(p, vals):
+        if not _lazy_applies(name, p, vals):
             return NotImplemented
         w, g = vals[0], vals[1]
         op = get_op(name)
@@ -536,7 +567,7 @@ def _lazy_update_gpu(name):
     copied to the device, and the rows are updated there. Sparse weights or states
     decline (the caller then runs the host rule on copies)."""
     def kernel(p, vals, call):
-        if not _lazy_applies(p, vals):
+        if not _lazy_applies(name, p, vals):
             return NotImplemented
         op = get_op(name)
         n_args = len(op.arguments(p))

@@ -7,7 +7,7 @@ import numpy
 
 from ..operator.ops.optimizer_ops import moving_average, rescaled_grad
 from ._kernel import apply_inplace, fused_rule_on_gpu
-from .optimizer import Optimizer, _invoke, _zeros_like, register
+from .optimizer import Optimizer, _invoke, _state_stype, _zeros_like, register
 from ..ndarray import empty
 
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "Adamax", "Nadam",
@@ -20,9 +20,9 @@ def _clip_kw(opt, kw, key="clip_gradient"):
     return kw
 
 
-def _weight_like_states(weight, n):
-    """n zero states of the weight's shape, context and dtype."""
-    return tuple(_zeros_like(weight, weight.dtype) for _ in range(n))
+def _weight_like_states(weight, n, stype="default"):
+    """n zero states of the weight's shape, context and dtype, of storage ``stype``."""
+    return tuple(_zeros_like(weight, weight.dtype, stype) for _ in range(n))
 
 
 @register
@@ -56,7 +56,7 @@ class Adam(Optimizer):
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):
-        return _weight_like_states(weight, 2)
+        return _weight_like_states(weight, 2, _state_stype(self, weight))
 
     def update(self, index, weight, grad, state):
         lr, wd, t = self._begin_update(index)
@@ -89,7 +89,7 @@ class AdaGrad(Optimizer):
         self.float_stable_eps = eps
 
     def create_state(self, index, weight):
-        return _zeros_like(weight)
+        return _zeros_like(weight, stype=weight.stype)
 
     def update(self, index, weight, grad, state):
         lr, wd, _ = self._begin_update(index)
@@ -138,7 +138,7 @@ class RMSProp(Optimizer):
 
     def create_state(self, index, weight):
         n = 3 if self.centered else 1
-        return tuple(_zeros_like(weight) for _ in range(n))
+        return tuple(_zeros_like(weight, stype=weight.stype) for _ in range(n))
 
     def update(self, index, weight, grad, state):
         lr, wd, _ = self._begin_update(index)
@@ -225,7 +225,8 @@ class Ftrl(Optimizer):
         self.lr = learning_rate
 
     def create_state(self, index, weight):
-        return (_zeros_like(weight), _zeros_like(weight))   # z, n
+        return (_zeros_like(weight, stype=weight.stype),     # z, n
+                _zeros_like(weight, stype=weight.stype))
 
     def update(self, index, weight, grad, state):
         lr, wd, _ = self._begin_update(index)
@@ -390,7 +391,7 @@ class LAMB(Optimizer):
                                                           "45"))))
 
     def create_state(self, index, weight):
-        return _weight_like_states(weight, 2)
+        return _weight_like_states(weight, 2, weight.stype)
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False):
         if not isinstance(index, (list, tuple)):

@@ -30,7 +30,7 @@ class GroupAdaGrad(Optimizer):
         if len(weight.shape) != 2:
             raise AssertionError("GroupAdaGrad needs 2-D weights, got shape "
                                  f"{weight.shape}")
-        return zeros((weight.shape[0], 1), weight.context)
+        return zeros((weight.shape[0], 1), weight.context, stype=weight.stype)
 
     def update(self, index, weight, grad, state):
         lr, wd, _ = self._begin_update(index)

@@ -375,8 +375,15 @@ def get_updater(optimizer):
     return Updater(optimizer)
 
 
-def _zeros_like(weight, dtype=None):
+def _zeros_like(weight, dtype=None, stype="default"):
     """A state array of weight's shape and context (float32 unless dtype is given, as
-    MXNet's ``zeros(weight.shape, weight.context)``)."""
-    return zeros(weight.shape, weight.context, dtype=dtype)
+    MXNet's ``zeros(weight.shape, weight.context)``), of storage type ``stype``."""
+    return zeros(weight.shape, weight.context, dtype=dtype, stype=stype)
+
+
+def _state_stype(opt, weight):
+    """The storage type MXNet gives the states of optimizers with a row_sparse rule:
+    the weight's, unless the optimizer's lazy_update is off (then dense: the standard
+    rule updates every row)."""
+    return weight.stype if getattr(opt, "lazy_update", True) else "default"
 

@@ -12,7 +12,7 @@ import numpy
 
 from ..operator.ops.optimizer_ops import rescaled_grad
 from ._kernel import apply_inplace
-from .optimizer import Optimizer, _invoke, _zeros_like, register
+from .optimizer import Optimizer, _invoke, _state_stype, _zeros_like, register
 from ..backend import array_module
 from ..engine import base as engine_base
 from ..resource import get_rng
@@ -44,10 +44,14 @@ class _MomentumSGDBase(Optimizer):
                           f"of the {type(self).__name__} optimizer")
         return self.create_state(index, weight)
 
+    # the momentum takes the weight's storage type (SGD, LARS; NAG's is always dense)
+    _sparse_momentum = True
+
     def create_state(self, index, weight):
         if self.momentum == 0.0:
             return None
-        return _zeros_like(weight, weight.dtype)
+        stype = _state_stype(self, weight) if self._sparse_momentum else "default"
+        return _zeros_like(weight, weight.dtype, stype)
 
     def _op_kwargs(self, momentum=None):
         kw = {"rescale_grad": self.rescale_grad}
@@ -329,6 +333,7 @@ class NAG(_MomentumSGDBase):
     momentum : float, default 0.0
     multi_precision : bool, default False
     """
+    _sparse_momentum = False
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False):
         lr, wd, _ = self._begin_update(index)
@@ -362,7 +367,8 @@ class Signum(Optimizer):
         self.wd_lh = wd_lh
 
     def create_state(self, index, weight):
-        return None if self.momentum == 0.0 else _zeros_like(weight, weight.dtype)
+        return None if self.momentum == 0.0 else _zeros_like(weight, weight.dtype,
+                                                             weight.stype)
 
     def update(self, index, weight, grad, state):
         lr, wd, _ = self._begin_update(index)
@@ -505,13 +511,14 @@ class LBSGD(Optimizer):
     def create_state(self, index, weight):
         if self.multi_precision and weight.dtype == numpy.float16:
             master = weight.astype(numpy.float32)
-            mom = _zeros_like(weight) if self.momentum != 0.0 else None
+            mom = _zeros_like(weight, stype=weight.stype) if self.momentum != 0.0 else None
             return (mom, master)
         if weight.dtype == numpy.float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
                           "or slow convergence. Consider using multi_precision=True option "
                           "of the SGD optimizer")
-        return _zeros_like(weight, weight.dtype) if self.momentum != 0.0 else None
+        return _zeros_like(weight, weight.dtype, weight.stype) if self.momentum != 0.0 \
+            else None
 
     def _get_lbmult(self, nup):
         """The warm-up lr multiplier after nup accumulated updates."""
