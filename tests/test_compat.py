@@ -1,3 +1,5 @@
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -67,3 +69,17 @@ def test_the_users_own_numpy_calls_and_pymxnets_deliberate_warnings_still_warn()
         "monitor not found", RuntimeWarning, "event_handler.py", 1,
         module="mxnet.gluon.contrib.estimator.event_handler"))[0]
     assert said == ["monitor not found"]
+
+
+def test_a_script_importing_mxnet_sees_no_kernel_warnings():
+    # as a user's script runs (pytest drops filters set while it collects, so the
+    # import-time filter is checked in a fresh interpreter)
+    code = ("import numpy as np, mxnet as mx\n"
+            "print(mx.nd.log(mx.nd.zeros(1)).asnumpy(), (mx.nd.zeros(1) / 0).asnumpy())\n"
+            "np.log(np.zeros(1))\n")
+    run = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["[-inf]", "[nan]"]
+    # the script's own NumPy call still warns, once
+    assert run.stderr.count("RuntimeWarning") == 1 and "<string>" in run.stderr

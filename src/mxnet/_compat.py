@@ -106,6 +106,7 @@ def silence_kernel_floating_point_warnings():
     raised from pymxnet's own modules only: the user's NumPy calls still warn, and so
     do the RuntimeWarnings pymxnet issues on purpose (their messages differ). A filter
     costs nothing until a warning is raised, unlike ``np.errstate`` around every
-    kernel."""
+    kernel. (Importing mxnet inside ``warnings.catch_warnings()``, as pytest's
+    collection does, drops the filter when that block ends.)"""
     warnings.filterwarnings("ignore", message=_FLOATING_POINT_WARNING,
                             category=RuntimeWarning, module=r"mxnet(\.|$)")
