@@ -287,3 +287,18 @@ def test_a_wait_to_write_also_waits_for_pending_reads(write):
     assert returned.is_set()
     eng.wait_for_all()
     assert var.num_pending == 0
+
+
+def test_set_bulk_size_returns_the_previous_size_starting_from_0():
+    # MXNet 1.9.1 starts with an imperative bulk size of 0 (asked of the real MXNet:
+    # set_bulk_size(7) returns 0, then set_bulk_size(3) returns 7)
+    import mxnet as mx
+    first = mx.engine.set_bulk_size(7)
+    try:
+        assert first == 0
+        assert mx.engine.set_bulk_size(3) == 7
+        with mx.engine.bulk(10):
+            assert mx.engine.set_bulk_size(10) == 10
+        assert mx.engine.set_bulk_size(3) == 3
+    finally:
+        mx.engine.set_bulk_size(first)

@@ -98,7 +98,7 @@ def wait_for_all():
         sync_all_devices()
 
 
-_bulk_size = 15
+_bulk_size = 0          # MXNet's imperative bulk size starts at 0 (no bulking)
 
 
 def set_bulk_size(size):
