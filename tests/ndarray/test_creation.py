@@ -61,3 +61,11 @@ def test_list_values_outside_the_dtype_wrap_like_a_c_cast():
     assert got.dtype == np.uint8
     np.testing.assert_array_equal(mx.nd.array([300, -1.5], dtype="int8").asnumpy(), [44, -1])
     np.testing.assert_array_equal(mx.np.array([-1, 2], dtype="uint8").asnumpy(), [255, 2])
+
+
+def test_full_wraps_out_of_range_integers():
+    # MXNet 1.9.1 values (a C cast of the fill value)
+    assert mx.nd.full((2,), -1, dtype="uint8").asnumpy().tolist() == [255, 255]
+    assert mx.nd.full((2,), 300, dtype="uint8").asnumpy().tolist() == [44, 44]
+    assert mx.nd.full((1,), 2**31, dtype="int32").asnumpy().tolist() == [-2**31]
+    assert mx.nd.full((1,), -3.7, dtype="int32").asnumpy().tolist() == [-3]

@@ -38,8 +38,7 @@ def test_properties():
     assert x.stype == "default" and len(x) == 2
     y = mx.nd.array([[1, 2, 3]])
     assert y.T.shape == (3, 1)
-    with pytest.raises(MXNetError):
-        x.T
+    assert x.T.shape == (4, 3, 2)      # MXNet 1.9.1 transposes any ndim (all axes)
 
 
 @pytest.mark.parametrize("shape,codes,expected", [
@@ -274,3 +273,33 @@ def test_broadcast_methods_prepend_axes_like_numpy():
         y = (x.broadcast_to((2, 3, 4)) * mx.nd.array(weights)).sum()
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), weights.sum(axis=(0, 2))[:, None])
+
+
+def test_T_reverses_every_axis():
+    # MXNet 1.9.1: .T is transpose() for any ndim >= 2, the array itself below that
+    x = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert x.T.shape == (4, 3, 2)
+    assert (x.T.asnumpy() == np.arange(24).reshape(2, 3, 4).T).all()
+    v = mx.nd.ones((3,))
+    assert v.T is v
+
+
+def test_split_v2_unequal_sections_is_value_error():
+    # MXNet's front end raises ValueError before the operator runs
+    with pytest.raises(ValueError):
+        mx.nd.split_v2(mx.nd.ones((2, 3)), 2, axis=1)
+    assert [a.shape for a in mx.nd.split_v2(mx.nd.ones((2, 3)), 3, axis=1)] == [(2, 1)] * 3
+
+
+def test_scalar_assignment_wraps_like_a_c_cast():
+    # MXNet 1.9.1 values: -1 into uint8 is 255, 300 is 44, 200 into int8 is -56
+    b = mx.nd.array([1, 2, 3], dtype="uint8")
+    b[1] = -1
+    assert b.asnumpy().tolist() == [1, 255, 3]
+    b[:] = 300
+    assert b.asnumpy().tolist() == [44, 44, 44]
+    b[0] = 7.9
+    assert b.asnumpy().tolist() == [7, 44, 44]
+    c = mx.nd.array([1, 2], dtype="int8")
+    c[:] = 200
+    assert c.asnumpy().tolist() == [-56, -56]

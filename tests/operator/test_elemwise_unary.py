@@ -392,3 +392,31 @@ def test_relu_gradient_is_nan_at_nan():
     y.backward(nd.array([3.0, 3.0, 3.0, 3.0]))
     g = x.grad.asnumpy()
     assert np.isnan(g[0]) and g[1:].tolist() == [0.0, 3.0, 0.0]
+
+
+def test_small_integer_inputs_computed_in_double():
+    # MXNet computes float functions of int8/uint8 in double and truncates once;
+    # NumPy would compute them in float16 (exp(9) = 8104, tanh(9) = 1). Expected values
+    # from MXNet 1.9.1: exp of int8 [1, 3, 9, 100] is [2, 20, -89, 0] (8103 wraps).
+    for dt, want_exp, want_deg in (("int8", [2, 20, -89, 0], [57, -85, 3, 97]),
+                                   ("uint8", [2, 20, 167, 0], [57, 171, 3, 97])):
+        x = mx.nd.array([1, 3, 9, 100], dtype=dt)
+        assert mx.nd.exp(x).asnumpy().tolist() == want_exp
+        assert mx.nd.degrees(x).asnumpy().tolist() == want_deg
+        assert mx.nd.tanh(x).asnumpy().tolist() == [0, 0, 0, 1]
+        assert mx.nd.sigmoid(x).asnumpy().tolist() == [0, 0, 0, 1]
+        assert mx.nd.softsign(x).asnumpy().tolist() == [0, 0, 0, 0]
+        assert mx.nd.exp(x).dtype == np.dtype(dt)
+    # gamma at integers is exact: (n - 1)!, not 0.999... truncated to 0
+    assert mx.nd.gamma(mx.nd.array([1, 2, 5, 6], dtype="int32")).asnumpy().tolist() == \
+        [1, 1, 24, 120]
+    assert mx.nd.gamma(mx.nd.array([1, 5], dtype="int8")).asnumpy().tolist() == [1, 24]
+
+
+def test_float16_sigmoid_rounded_once():
+    # computed in float32 and rounded to float16 once (MXNet 1.9.1: sigmoid(2) is
+    # 0.880859375, the float16 nearest to 0.8807971)
+    x = np.array([2.0, -1.5, 0.3], dtype=np.float16)
+    y = mx.nd.sigmoid(mx.nd.array(x, dtype="float16")).asnumpy()
+    want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float16)
+    assert y.dtype == np.float16 and y.tolist() == want.tolist()

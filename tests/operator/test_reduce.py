@@ -333,3 +333,12 @@ def test_arg_reduce_first_nan(gpu, name, axis, dtype):
     got = getattr(nd, name)(nd.array(x, ctx=gpu, dtype=dtype), axis=axis).asnumpy()
     want = getattr(np, name)(x if axis is not None else x.reshape(-1), axis=axis or 0)
     np.testing.assert_array_equal(got.reshape(np.shape(want)), want)
+
+
+def test_mean_of_bool_is_any():
+    # MXNet 1.9.1 divides the (logical) sum by the count cast to bool, so the mean of
+    # bools is True where any is True: mean([[1,0,1],[1,1,0]], axis=0) = [True]*3
+    b = mx.nd.array([[1, 0, 1], [1, 1, 0]], dtype="bool")
+    assert mx.nd.mean(b, axis=0).asnumpy().tolist() == [True, True, True]
+    assert mx.nd.mean(b).asnumpy().tolist() == [True]
+    assert mx.nd.mean(mx.nd.zeros((2,), dtype="bool")).asnumpy().tolist() == [False]

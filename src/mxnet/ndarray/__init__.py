@@ -25,5 +25,8 @@ from .interop import from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """Split an array into sub-arrays along axis: into ``n`` equal parts when given an
     int, or at the given indices when given a tuple (numpy.split's convention)."""
+    if isinstance(indices_or_sections, int) and ary.shape[axis] % indices_or_sections:
+        # MXNet's front end checks this before the operator, with a ValueError
+        raise ValueError("array split does not result in an equal division")
     return _internal._split_v2(ary, axis=axis, squeeze_axis=squeeze_axis,
                                **_split_v2_params(indices_or_sections))

@@ -82,6 +82,20 @@ def _is_scipy_sparse(x):
     return sps.issparse(x)
 
 
+def scalar_as(value, dtype):
+    """A Python number as a scalar of ``dtype``. For integer types an out-of-range
+    value wraps as MXNet's C cast does (-1 into uint8 is 255, 2**31 into int32 is
+    -2**31) where NumPy 2 refuses the Python integer."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        return value
+    try:
+        return dtype.type(value)
+    except (OverflowError, ValueError):
+        with np.errstate(all="ignore"):
+            return np.array(value).astype(dtype)[()]
+
+
 def _filled(shape, ctx, dtype, fill):
     ctx = _check_ctx(ctx)
     hook = _engine_base.profile_hook       # the profiler's: records _zeros/_ones/_full
@@ -109,7 +123,7 @@ def _make_filled(shape, ctx, dtype, fill):
             elif fill == 0:
                 data = xp.zeros(shape, dt)
             else:
-                data = xp.full(shape, fill, dt)
+                data = xp.full(shape, scalar_as(fill, dt), dt)
     except MemoryError:
         _refuse(shape, dt, "")
     return from_data(data, ctx)

@@ -10,6 +10,7 @@ import numpy as np
 from .. import engine
 from ..base import InvalidArgument, InvalidIndex, MXNetError, integer_types, numeric_types
 from ..operator.ops.index_keys import IndexArg, resolve_key  # noqa: F401 (re-exported)
+from .creation import scalar_as
 from .dispatch import invoke_by_name, store
 from .ndarray import NDArray
 from ..tape import is_recording
@@ -162,7 +163,9 @@ def setitem(arr, key, value):
         else:
             get_value = lambda: value._data  # noqa: E731
     elif isinstance(value, numeric_types) or isinstance(value, (bool, np.bool_)):
-        src_chunks, const = [], value
+        # an integer destination wraps an out-of-range value as MXNet's C cast does
+        src_chunks, const = [], scalar_as(value, arr._dtype) \
+            if arr._dtype.kind in "iu" else value
         get_value = lambda: const  # noqa: E731
     else:
         if type(value).__module__.startswith("cupy"):    # a raw GPU array

@@ -192,9 +192,10 @@ class NDArray(OpMethods):
 
     @property
     def T(self):
-        if self.ndim > 2:
-            raise MXNetError("Only 2D matrix is allowed to be transposed with .T; "
-                             "use transpose() for higher dimensions")
+        """A transposed copy (all axes reversed, as ``nd.transpose(self)``); an array
+        with fewer than 2 dimensions is returned itself."""
+        if self.ndim < 2:
+            return self
         return self.transpose()
 
     @property

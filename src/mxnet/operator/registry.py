@@ -166,6 +166,13 @@ class Op:
     # True: on the GPU, CuPy's bfloat16 ufuncs compute it element by element with one
     # rounding, as the float32 route would (elemwise add, sub, mul)
     bfloat16_gpu = False
+    # Checked by the runner before every forward (imperative call or executor node),
+    # as MXNet checks on every call. ``float_only``: MXNet has kernels for floating
+    # point data only, so an integer input 0 is refused rather than computed.
+    # ``checks_types``: ``infer_type`` is run on the inputs' dtypes, so that inputs of
+    # mismatched dtypes are refused as MXNet's type inference refuses them.
+    float_only = False
+    checks_types = False
     doc = ""
 
     # --- names ------------------------------------------------------------

@@ -112,6 +112,22 @@ def _profiled(name, octx, node):
     return hook(_compute, name, octx.ctx, "imperative" if node is None else "symbolic")
 
 
+def check_input_types(op, p, inputs):
+    """The run-time dtype checks an operator asks for (``Op.float_only``,
+    ``Op.checks_types``)."""
+    if op.float_only and inputs:
+        t = inputs[0].dtype
+        if t.kind != "f" and t != _base.bfloat16:
+            raise MXNetError(f"{op.name}: only floating point types are supported, got "
+                             f"{t.name}")
+    if op.checks_types:
+        # inputs of one dtype pass every such operator's inference: it runs (some
+        # microseconds) only when they differ
+        t0 = inputs[0].dtype if inputs else None
+        if any(a.dtype != t0 for a in inputs):
+            op.infer_type(p, [a.dtype for a in inputs])
+
+
 def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True,
             _on_device=False):
     """Run op's forward; returns its results (the ``out`` arrays where it wrote into
@@ -126,6 +142,8 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
         with device_scope(c):
             return forward(op, octx, p, inputs, aux, out, req, node, profile, True)
     try:
+        if op.float_only or op.checks_types:
+            check_input_types(op, p, inputs)
         given = None if out is None else _given(out, req)
         compute = _profiled(op.name, octx, node) if profile and \
             _engine_base.profile_hook is not None else _compute

@@ -213,7 +213,7 @@ def test_max_gradient_goes_to_first_maximum():
     assert xa.grad.asnumpy().sum() == 4
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
 def test_dtypes(dtype):
     x = rs.randint(-5, 5, (1, 2, 4, 4))
     for pool_type in ("max", "sum"):
@@ -222,6 +222,23 @@ def test_dtypes(dtype):
         assert y.dtype == dtype
         ref, _ = ref_pool(x.astype(np.float64), (2, 2), (2, 2), (0, 0), pool_type)
         assert_almost_equal(y.asnumpy().astype(np.float64), ref)
+
+
+def test_integer_data_is_refused():
+    # MXNet 1.9.1 pools floating point data only (MXNetError for int32)
+    with pytest.raises(mx.base.MXNetError):
+        nd.Pooling(nd.ones((1, 2, 4, 4), dtype="int32"), kernel=(2, 2)).wait_to_read()
+
+
+@pytest.mark.parametrize("kernel,pad", [((2, 2), (2, 2)), ((2, 3), (2, 1)), ((3,), (3,))])
+def test_pad_must_be_smaller_than_kernel(kernel, pad):
+    # MXNet 1.9.1 refuses pad >= kernel in any dimension (a window of padding only)
+    x = nd.ones((1, 1, 5, 7)) if len(kernel) == 2 else nd.ones((1, 1, 5))
+    for pool_type in ("max", "avg"):
+        with pytest.raises(mx.base.MXNetError):
+            nd.Pooling(x, kernel=kernel, pad=pad, pool_type=pool_type).wait_to_read()
+    # pad = kernel - 1 is fine: 2x2 windows over 5x7 padded by 1 -> 6x8
+    assert nd.Pooling(nd.ones((1, 1, 5, 7)), kernel=(2, 2), pad=(1, 1)).shape == (1, 1, 6, 8)
 
 
 def test_symbol_shape():

@@ -175,13 +175,17 @@ def test_softmax_cross_entropy():
     want = -ref_log_softmax(x)[np.arange(4), label.astype(int)].sum()
     assert_almost_equal(out.asnumpy(), np.array([want]), rtol=1e-5)
 
-    lab = nd.array(label)
+    lab = nd.array(label, dtype=np.float64)    # the (float64) data's dtype
     check_numeric_gradient(lambda a: nd.softmax_cross_entropy(a, lab), [x])
 
 
 def test_softmax_cross_entropy_errors():
     with pytest.raises(MXNetError):
         nd.softmax_cross_entropy(nd.ones((2, 3, 4)), nd.ones((2,)))
+    # MXNet 1.9.1's type inference wants the label in the data's dtype
+    for ldt in ("int32", "float64"):
+        with pytest.raises(MXNetError):
+            nd.softmax_cross_entropy(nd.ones((2, 3)), nd.ones((2,), dtype=ldt)).wait_to_read()
     with pytest.raises(MXNetError):
         nd.softmax_cross_entropy(nd.ones((2, 3)), nd.ones((3,)))
     op = get_op("softmax_cross_entropy")

@@ -11,6 +11,7 @@ import numpy as np
 from .. import special
 from ..params import Enum, Float, Schema
 from ..registry import Op, ShapeError, register
+from .convolution import same_dtype
 
 __all__ = ["Activation", "LeakyReLU"]
 
@@ -91,6 +92,7 @@ class Activation(Op):
     """Elementwise activation ``act_type``: relu, sigmoid, tanh, softrelu
     (log(1 + exp(x))) or softsign (x / (1 + |x|))."""
     name = "Activation"
+    float_only = True
     named_inputs = False
     params = Schema(act_type=Enum(tuple(_ACTIVATIONS)))
     backward_uses = ("out_grad", "out_data")
@@ -165,6 +167,8 @@ class LeakyReLU(Op):
     ``elu``: slope*(exp(x)-1) for x <= 0; ``selu``: scaled elu with fixed constants;
     ``gelu``: x * Phi(x)."""
     name = "LeakyReLU"
+    float_only = True
+    checks_types = True
     params = Schema(act_type=Enum(("elu", "gelu", "leaky", "prelu", "rrelu", "selu"),
                                   "leaky"),
                     slope=Float(0.25), lower_bound=Float(0.125), upper_bound=Float(0.334))
@@ -200,7 +204,7 @@ class LeakyReLU(Op):
         return [d, g], [d], []
 
     def infer_type(self, p, in_types):
-        t = next((x for x in in_types if x is not None), None)
+        t = same_dtype(self.name, self.arguments(p), in_types)
         return [t] * len(in_types), [t] * len(self.outputs(p)), []
 
     def forward(self, ctx, p, inputs, aux):

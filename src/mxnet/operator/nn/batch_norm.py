@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...base import bfloat16
+from ...base import MXNetError, bfloat16
 from ..kernels import OutputBuffers
 from ..params import Bool, Float, FloatOrNone, Int, Schema
 from ..registry import Op, ShapeError, register
@@ -44,6 +44,8 @@ class BatchNorm(Op):
     on ``axis``. ``fix_gamma=True`` (the default) uses gamma = 1 and gives gamma a zero
     gradient."""
     name = "BatchNorm"
+    float_only = True
+    checks_types = True
     params = Schema(eps=Float(1e-3), momentum=Float(0.9), fix_gamma=Bool(True),
                     use_global_stats=Bool(False), output_mean_var=Bool(False),
                     axis=Int(1), cudnn_off=Bool(False),
@@ -88,6 +90,10 @@ class BatchNorm(Op):
         pt = _param_dtype(t)
         if pt is None:
             pt = next((x for x in in_types[1:] if x is not None), None)
+        for nm, x in zip(("gamma", "beta"), in_types[1:3]):
+            if x is not None and pt is not None and np.dtype(x) != pt:
+                raise MXNetError(f"BatchNorm: {nm} must be {pt.name} for {np.dtype(t).name} "
+                                 f"data, got {np.dtype(x).name}")
         return [t, pt, pt], [t, pt, pt], [pt, pt]
 
     def _layout(self, p, x):

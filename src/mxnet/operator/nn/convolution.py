@@ -83,6 +83,7 @@ class Convolution(Op):
     channels/num_group, *kernel). ``workspace`` bounds the im2col buffers (MB);
     cudnn_tune/cudnn_off are accepted and have no effect on CPU."""
     name = "Convolution"
+    float_only = True
     params = Schema(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
                     num_filter=Int(low=0), num_group=Int(1, low=0),
                     workspace=Int(1024, low=0), no_bias=Bool(False),

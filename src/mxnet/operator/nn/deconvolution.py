@@ -402,6 +402,7 @@ class Deconvolution(Op):
     stride*(in-1) + dilated kernel - 2*pad + adj, or target_shape when given (pad and
     adj are then derived from it). no_bias defaults to True."""
     name = "Deconvolution"
+    float_only = True
     params = Schema(kernel=Shape(), stride=Shape(()), dilate=Shape(()), pad=Shape(()),
                     adj=Shape(()), target_shape=Shape(()), num_filter=Int(low=0),
                     num_group=Int(1, low=0), workspace=Int(512, low=0), no_bias=Bool(True),

@@ -21,6 +21,7 @@ class Dropout(Op):
     1/(1-p) is infinite and every kept-or-not product 0 * inf, so the output and the
     gradient are NaN, as in MXNet 1.9.1."""
     name = "Dropout"
+    float_only = True
     params = Schema(p=Float(0.5, low=0.0, high=1.0),
                     mode=Enum(("always", "training"), "training"),
                     axes=Shape(()), cudnn_off=Optional(Bool(), False))

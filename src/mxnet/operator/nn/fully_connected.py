@@ -30,6 +30,8 @@ class FullyConnected(Op):
     to the last axis and the other axes are kept. weight is (num_hidden, features),
     bias (num_hidden,)."""
     name = "FullyConnected"
+    float_only = True
+    checks_types = True
     params = Schema(num_hidden=Int(low=1), no_bias=Bool(False), flatten=Bool(True))
     backward_uses = ("out_grad", "in_data")
     writes_outputs = True

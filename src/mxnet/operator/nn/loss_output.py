@@ -66,6 +66,7 @@ class SoftmaxOutput(Op):
     (not the head gradient); that is reproduced.
     """
     name = "SoftmaxOutput"
+    float_only = True
     aliases = ("Softmax",)
     params = Schema(grad_scale=Float(1.0), ignore_label=Float(-1.0),
                     multi_output=Bool(False), use_ignore=Bool(False),

@@ -11,6 +11,7 @@ import numpy as np
 from ..kernels import output_shapes
 from ..params import Bool, Enum, Float, Int, Schema
 from ..registry import Op, ShapeError, register
+from .convolution import same_dtype
 from .channel_sums import column_sum_wide, host_float, row_dot, row_sum
 
 __all__ = ["LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "LRN"]
@@ -154,7 +155,7 @@ class _AffineNorm(Op):
         return 3 if p.get("output_mean_var") else 1
 
     def infer_type(self, p, in_types):
-        t = next((x for x in in_types if x is not None), None)
+        t = same_dtype(self.name, self.arguments(p), in_types)
         return [t, t, t], [t, t, t], []
 
 
@@ -164,6 +165,8 @@ class LayerNorm(_AffineNorm):
     gamma and beta of shape (data.shape[axis],). Hidden outputs ``mean`` and ``std``
     have the data shape with ``axis`` set to 1."""
     name = "LayerNorm"
+    float_only = True
+    checks_types = True
     params = Schema(axis=Int(-1), eps=Float(1e-5), output_mean_var=Bool(False))
 
     def outputs(self, p):
@@ -219,6 +222,8 @@ class InstanceNorm(_AffineNorm):
     """Instance normalisation: each (sample, channel) is normalised over the spatial
     axes (data needs at least 3 dimensions); gamma and beta have shape (channels,)."""
     name = "InstanceNorm"
+    float_only = True
+    checks_types = True
     params = Schema(eps=Float(1e-3))
 
     def outputs(self, p):
@@ -262,6 +267,8 @@ class GroupNorm(_AffineNorm):
     MXNet 1.9.1, gamma and beta have shape (num_groups,) and scale whole groups.
     Hidden outputs ``mean`` and ``std`` have shape (batch, num_groups)."""
     name = "GroupNorm"
+    float_only = True
+    checks_types = True
     params = Schema(num_groups=Int(1), eps=Float(1e-5), output_mean_var=Bool(False))
 
     def outputs(self, p):
@@ -306,6 +313,7 @@ class L2Normalization(Op):
     the first (``mode='instance'``), over axis 1 ('channel') or over axes 2.. ('spatial');
     'channel' and 'spatial' need at least 3 dimensions. Hidden output ``norm``."""
     name = "L2Normalization"
+    float_only = True
     params = Schema(eps=Float(1e-10), mode=Enum(("channel", "instance", "spatial"),
                                                 "instance"))
     backward_uses = ("out_grad", "out_data")

@@ -56,6 +56,11 @@ def _geometry(p, dshape):
         pad = (0,)
     else:
         pad = spatial_tuple(name, "pad", p.pad, nd, 0, low=0)
+    for d in range(nd):
+        if pad[d] >= kernel[d]:
+            # MXNet refuses windows that could lie wholly in the padding
+            raise MXNetError(f"{name}: pad ({pad[d]}) must be smaller than kernel "
+                             f"({kernel[d]}) in dim {d}")
     if p.pool_type == "lp" and p.p_value is None:
         raise MXNetError(f"{name}: p_value is required for pool_type='lp'")
     out = []
@@ -141,6 +146,7 @@ class Pooling(Op):
     windows; global_pool pools the whole input
     (kernel/stride/pad are ignored). cudnn_off is accepted and has no effect on CPU."""
     name = "Pooling"
+    float_only = True
     params = Schema(kernel=Shape(()), pool_type=Enum(("avg", "lp", "max", "sum"), "max"),
                     global_pool=Bool(False), cudnn_off=Bool(False),
                     pooling_convention=Enum(("full", "same", "valid"), "valid"),

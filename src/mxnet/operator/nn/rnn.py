@@ -32,6 +32,7 @@ from ...base import MXNetError
 from .. import kernels_gpu_dropout as gpu_dropout
 from ..params import Bool, Enum, Float, FloatOrNone, Int, IntOrNone, Schema
 from ..registry import Op, ShapeError, register
+from .convolution import same_dtype
 
 __all__ = ["RNN"]
 
@@ -372,6 +373,8 @@ class RNN(Op):
     output sequence and, with ``state_outputs``, the final hidden (and LSTM cell)
     states of shape (num_layers * directions, batch, state_size)."""
     name = "RNN"
+    float_only = True
+    checks_types = True
     params = Schema(
         state_size=Int(low=0), num_layers=Int(low=0), bidirectional=Bool(False),
         mode=Enum(("gru", "lstm", "rnn_relu", "rnn_tanh")), p=Float(0.0, low=0.0, high=1.0),
@@ -443,7 +446,7 @@ class RNN(Op):
 
     def infer_type(self, p, in_types):
         n_float = 4 if p.mode == "lstm" else 3
-        t = next((x for x in in_types[:n_float] if x is not None), None)
+        t = same_dtype(self.name, self.arguments(p)[:n_float], in_types[:n_float])
         ins = [t if x is None else x for x in in_types]
         if p.use_sequence_length and in_types[-1] is not None:
             ins[-1] = in_types[-1]

@@ -221,6 +221,7 @@ class SoftmaxCrossEntropy(Op):
     """sum over the batch of -log(softmax(data)[label]); data (batch, classes), label
     (batch,) of class indices; the output has shape (1,). No gradient for label."""
     name = "softmax_cross_entropy"
+    checks_types = True
     params = Schema()
     backward_uses = ("out_grad", "in_data")
 
@@ -244,7 +245,9 @@ class SoftmaxCrossEntropy(Op):
 
     def infer_type(self, p, in_types):
         t = in_types[0] if in_types[0] is not None else in_types[1]
-        if None not in in_types and np.dtype(in_types[0]) != np.dtype(in_types[1]):
+        # (not ``None in in_types``: NumPy's dtype('float64') == None is True)
+        if all(x is not None for x in in_types) and \
+                np.dtype(in_types[0]) != np.dtype(in_types[1]):
             raise MXNetError(f"softmax_cross_entropy: label dtype {np.dtype(in_types[1])} "
                              f"must match data dtype {np.dtype(in_types[0])}")
         return [t, t], [t], []

@@ -27,12 +27,25 @@ def _keep(y, x):
     return y if y.dtype == x.dtype else y.astype(x.dtype)
 
 
+def _work(x):
+    """x in the precision MXNet computes a composite formula in: integer and bool
+    arrays in double (so -x cannot wrap and nothing rounds before the final
+    truncation), float16 in float32 (rounded once at the end); others as they are."""
+    if x.dtype.kind in "biu":
+        return x.astype(np.float64)
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 def _math(fname):
     """Forward of a NumPy/CuPy function that keeps MXNet's dtype rule."""
     def forward(xp, x, p, out=None):
         if out is not None and x.dtype.kind == "f":     # same dtype: straight into out
             return getattr(xp, fname)(x, out=out)
         y = getattr(xp, fname)(x)
+        if y.dtype.kind == "f" and x.dtype.kind != "f" and y.dtype.itemsize < 8:
+            # NumPy computes int8/uint8/int16 in float16/float32; MXNet in double
+            # (exp of int8 9 is 8103 -> -89, not float16's 8104 -> -88).
+            y = getattr(xp, fname)(x.astype(np.float64))
         return y if y.dtype == x.dtype else y.astype(x.dtype)
     return forward
 
@@ -55,10 +68,14 @@ def _rounded(fname):
     return forward
 
 
-def _special(fn):
-    """Forward of one of the float64 special functions above."""
+def _special(fn, integral=False):
+    """Forward of one of the float64 special functions above. ``integral``: fn is an
+    integer at integer points (gamma), so on integer arrays the float64 value is
+    rounded before the truncating cast (gamma(1) is 1, not 0.9999999999999998 -> 0)."""
     def forward(xp, x, p):
         y = fn(xp, x.astype(np.float64), x.dtype.itemsize >= 8)
+        if integral and x.dtype.kind in "biu":
+            y = xp.rint(y)
         return y.astype(x.dtype, copy=False)
     return forward
 
@@ -98,13 +115,14 @@ def _sign(xp, x, p):
 
 def _sigmoid(xp, x, p, out=None):
     with np.errstate(over="ignore"):
-        if out is not None and x.dtype.kind == "f" and out.dtype == x.dtype:
+        if out is not None and x.dtype.kind == "f" and out.dtype == x.dtype \
+                and x.dtype != np.float16:
             # the same operations, step by step in the destination (it may be x itself)
             xp.negative(x, out=out)
             xp.exp(out, out=out)
             out += 1
             return xp.reciprocal(out, out=out)
-        return _keep(1 / (1 + xp.exp(-x)), x)
+        return _keep(1 / (1 + xp.exp(-_work(x))), x)
 
 
 def _sigmoid_gradient(xp, g, y, p, out=None):
@@ -176,11 +194,11 @@ _TABLE = {
     "square": dict(forward=_math("square"), gradient=lambda xp, g, x, p: 2 * x * g),
     "sqrt": dict(forward=_math("sqrt"), gradient=lambda xp, g, y, p: g * 0.5 / y,
                  uses="out"),
-    "rsqrt": dict(forward=lambda xp, x, p: _keep(1 / xp.sqrt(x), x),
+    "rsqrt": dict(forward=lambda xp, x, p: _keep(1 / xp.sqrt(_work(x)), x),
                   gradient=lambda xp, g, y, p: g * -0.5 * y * y * y, uses="out"),
     "cbrt": dict(forward=_math("cbrt"), gradient=lambda xp, g, y, p: g / (3 * y * y),
                  uses="out"),
-    "rcbrt": dict(forward=lambda xp, x, p: _keep(1 / xp.cbrt(x), x),
+    "rcbrt": dict(forward=lambda xp, x, p: _keep(1 / xp.cbrt(_work(x)), x),
                   gradient=lambda xp, g, y, p: g * (-1 / 3) * (y * y) * (y * y),
                   uses="out"),
     # --- exponentials and logarithms ---------------------------------------------
@@ -219,11 +237,12 @@ _TABLE = {
                  gradient=lambda xp, g, y, p, out=None: xp.multiply(g, xp.sign(y), out=out),
                  uses="out"),
     "sigmoid": dict(forward=_sigmoid, gradient=_sigmoid_gradient, uses="out"),
-    "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -x), x),
+    "log_sigmoid": dict(forward=lambda xp, x, p: _keep(-xp.logaddexp(0, -_work(x)), x),
                         gradient=lambda xp, g, y, p: g * (1 - xp.exp(y)), uses="out"),
-    "mish": dict(forward=lambda xp, x, p: _keep(x * xp.tanh(xp.logaddexp(0, x)), x),
+    "mish": dict(forward=lambda xp, x, p: _keep(
+        _work(x) * xp.tanh(xp.logaddexp(0, _work(x))), x),
                  gradient=_mish_grad),
-    "softsign": dict(forward=lambda xp, x, p: _keep(x / (1 + xp.abs(x)), x),
+    "softsign": dict(forward=lambda xp, x, p: _keep(_work(x) / (1 + xp.abs(_work(x))), x),
                      gradient=lambda xp, g, x, p: g / ((1 + xp.abs(x)) ** 2)),
     # --- special functions -----------------------------------------------------------
     "erf": dict(forward=_special(erf),
@@ -231,7 +250,7 @@ _TABLE = {
     "erfinv": dict(forward=_special(erfinv),
                    gradient=lambda xp, g, y, p: g * (0.5 * _SQRT_PI * xp.exp(y * y)),
                    uses="out"),
-    "gamma": dict(forward=_special(gamma), gradient=_gamma_grad),
+    "gamma": dict(forward=_special(gamma, integral=True), gradient=_gamma_grad),
     "gammaln": dict(forward=_special(gammaln),
                     gradient=lambda xp, g, x, p:
                     g * digamma(xp, x.astype(np.float64)).astype(g.dtype)),

@@ -156,6 +156,10 @@ class Mean(_Reduce):
     def reduce(self, xp, x, axes):
         if x.dtype.kind in "iub":
             total = _sum_kept(xp, x, axes, x.dtype)
+            if x.dtype.kind == "b":
+                # MXNet divides in the input type, by the count cast to bool (True): the
+                # mean of bools is their sum there, i.e. any()
+                return total
             return _trunc_div(xp, total, _count(x.shape, axes) or 1)
         # the sum divided by the count in place: np.mean's own two steps, the same bits
         total = _sum_kept(xp, x, axes, _acc(x.dtype))
