@@ -24,7 +24,7 @@ def _bound():
 def test_callback_names_forward_and_backward():
     ex = _bound()
     names = []
-    ex.set_monitor_callback(lambda name, arr: names.append(name))
+    ex.set_monitor_callback(lambda name, arr: names.append(name.decode()))
     ex.forward(is_train=True)
     ex.backward()
     # the order and names real MXNet 1.9.1 reports for this graph
@@ -75,7 +75,8 @@ def test_monitor_all_input_names_follow_mxnet():
         args.update({n: mx.nd.ones((2,)) for n in sym.list_arguments() if n.endswith("bias")})
         ex = sym.bind(mx.cpu(), args)
         names = []
-        ex.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
+        ex.set_monitor_callback(lambda name, arr: names.append(name.decode()),
+                                monitor_all=True)
         ex.forward()
         # (a variable input is also reported under its own name first, as in MXNet:
         # tests/executor/test_executor.py checks that order)
@@ -95,7 +96,7 @@ def test_monitor_reports_unrequested_gradient_slots():
                          grad_req={"data": "null", "label": "null", "fc_weight": "write",
                                    "fc_bias": "write"})
     got = {}
-    ex.set_monitor_callback(lambda name, arr: got.__setitem__(name, arr.asnumpy()))
+    ex.set_monitor_callback(lambda name, arr: got.__setitem__(name.decode(), arr.asnumpy()))
     ex.forward(is_train=True)
     ex.backward()
     assert {"fc_backward_output0", "out_backward_output1"} <= set(got)

@@ -12,6 +12,7 @@ import logging
 import re
 from math import sqrt
 
+from .base import py_str
 from . import ndarray
 from .ndarray import NDArray
 from .ndarray.ndarray import from_data
@@ -77,6 +78,7 @@ class Monitor:
 
     def stat_helper(self, name, array):
         """The executor callback: queue stat_func(array) while collecting."""
+        name = py_str(name)         # the executor hands names as bytes, as MXNet's does
         if not self.activated or not self.re_prog.match(name):
             return
         self.queue.append((self.step, name, self.stat_func(array)))

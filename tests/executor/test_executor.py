@@ -316,9 +316,11 @@ def test_monitor_callback():
     seen = []
     ex.set_monitor_callback(lambda name, arr: seen.append((name, arr.shape)))
     ex.forward()
-    assert seen == [("fc_output", (4, 5)), ("act1_output", (4, 5))]
+    # names come as bytes, as MXNet's C API hands them (mx.base.py_str decodes them)
+    assert seen == [(b"fc_output", (4, 5)), (b"act1_output", (4, 5))]
     seen.clear()
-    ex.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    ex.set_monitor_callback(lambda name, arr: seen.append(mx.base.py_str(name)),
+                            monitor_all=True)
     ex.forward()
     # as MXNet 1.9.1: a variable input under its own name first; Activation's inputs
     # have no registered names (input0)
@@ -337,7 +339,8 @@ def test_monitor_callback_array_as_handle():
     got = {}
 
     def cb(name, arr):
-        got[name] = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False).asnumpy()
+        got[name.decode()] = NDArray(ctypes.cast(arr, NDArrayHandle),
+                                     writable=False).asnumpy()
     ex.set_monitor_callback(cb, monitor_all=True)
     ex.forward()
     assert got["x"].tolist() == [1.0, 3.0]
@@ -481,3 +484,53 @@ def test_simple_bind_skips_keyword_values_that_are_no_shape():
     assert list(ex.arg_dict) == ["a"]
     with pytest.raises(MXNetError, match="keyword argument name b not found"):
         (a * 2).simple_bind(mx.cpu(), a=(2,), b=(3,))
+
+
+def test_forward_keyword_values_must_be_arrays():
+    # MXNet 1.9.1 raises ValueError for a keyword value that is no NDArray/numpy array
+    x = mx.sym.var("x")
+    ex = (x * 2).simple_bind(mx.cpu(), x=(2,))
+    with pytest.raises(ValueError):
+        ex.forward(x=[1.0, 2.0])
+    out = ex.forward(x=np.array([1.0, 2.0]))[0]
+    assert out.asnumpy().tolist() == [2.0, 4.0]
+
+
+def test_simple_bind_dot_of_csr_gives_rhs_a_row_sparse_gradient():
+    # MXNet 1.9.1 infers a row_sparse gradient for rhs of dot(csr, rhs) (csr.T . og),
+    # default for the csr operand, and default when transposed or when rhs is also
+    # used densely (a sum of row_sparse and dense gradients is dense)
+    s, w = mx.sym.var("s", stype="csr"), mx.sym.var("w")
+    ex = mx.sym.dot(s, w).simple_bind(mx.cpu(), s=(2, 3), w=(3, 1))
+    assert ex.grad_dict["w"].stype == "row_sparse"
+    assert ex.grad_dict["s"].stype == "default"
+    ex = mx.sym.dot(mx.sym.var("a"), w).simple_bind(mx.cpu(), a=(2, 3), w=(3, 1),
+                                                    stype_dict={"a": "csr"})
+    assert ex.grad_dict["w"].stype == "row_sparse"
+    s2 = mx.sym.var("s2", stype="csr")
+    both = mx.sym.Group([mx.sym.dot(s, w), mx.sym.dot(s2, w)])
+    assert both.simple_bind(mx.cpu(), s=(2, 3), s2=(2, 3), w=(3, 1)) \
+        .grad_dict["w"].stype == "row_sparse"
+    mixed = mx.sym.Group([mx.sym.dot(s, w), w * 2])
+    assert mixed.simple_bind(mx.cpu(), s=(2, 3), w=(3, 1)).grad_dict["w"].stype == "default"
+    tb = mx.sym.dot(s, w, transpose_b=True).simple_bind(mx.cpu(), s=(2, 3), w=(1, 3))
+    assert tb.grad_dict["w"].stype == "default"
+    # values: csr.T . out_grad
+    ex = mx.sym.dot(s, w).simple_bind(mx.cpu(), s=(2, 3), w=(3, 1), grad_req={"w": "write"})
+    dense = np.array([[0, 1, 0], [0, 2, 3]], dtype=np.float32)
+    mx.nd.array(dense).tostype("csr").copyto(ex.arg_dict["s"])
+    ex.arg_dict["w"][:] = mx.nd.array([[1], [2], [3]])
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array([[1.0], [0.5]]))
+    expected = dense.T @ np.array([[1.0], [0.5]], dtype=np.float32)
+    np.testing.assert_allclose(ex.grad_dict["w"].tostype("default").asnumpy(), expected)
+
+
+def test_tied_sparse_embedding_weight_gets_a_dense_gradient():
+    # the Embedding's row_sparse part plus the FullyConnected's dense part: dense,
+    # as MXNet 1.9.1 infers
+    tied = mx.sym.var("tw")
+    emb = mx.sym.Embedding(mx.sym.var("i"), weight=tied, input_dim=5, output_dim=2,
+                           sparse_grad=True)
+    out = mx.sym.FullyConnected(emb, weight=tied, num_hidden=5, no_bias=True)
+    assert out.simple_bind(mx.cpu(), i=(3,)).grad_dict["tw"].stype == "default"

@@ -129,3 +129,47 @@ def test_known_shapes_run_each_rule_once_and_partial_ones_until_settled(monkeypa
     assert out == [()] and arg[0] == ()
     arg, out, _ = net.infer_shape(x=(7, 4), fc1_weight=(5, 4))
     assert out == [(7, 3)] and arg == [(7, 4), (5, 4), (5,), (3, 5), (3,)]
+
+
+def test_known_shapes_and_types_by_position_or_by_name_not_both(net):
+    # MXNet 1.9.1 raises ValueError when both ways are used in one call
+    for call in (net.infer_shape, net.infer_shape_partial):
+        with pytest.raises(ValueError):
+            call((2, 4), y=(2, 3))
+    for call in (net.infer_type, net.infer_type_partial):
+        with pytest.raises(ValueError):
+            call(np.float32, y=np.float32)
+
+
+def test_input_types_inferred_from_a_known_output_type():
+    # MXNet 1.9.1 runs its type rules both ways: expected values recorded from it
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    fc = mx.sym.FullyConnected(x, num_hidden=2, name="fc")
+    args, outs, _ = (fc + y).infer_type_partial(y="float16")
+    assert args == [np.float16] * 4 and outs == [np.float16]
+    args, _, aux = (mx.sym.BatchNorm(x, name="bn") + y).infer_type_partial(y="float64")
+    assert args == [np.float64] * 4 and aux == [np.float64] * 2
+    for unary in (mx.sym.relu, mx.sym.exp, mx.sym.transpose):
+        assert (unary(x) + y).infer_type_partial(y="float16")[0] == [np.float16] * 2
+    # a weight reached only through its consumer's output
+    w = mx.sym.var("w")
+    tied = mx.sym.FullyConnected(x, weight=mx.sym.transpose(w), num_hidden=2, no_bias=True)
+    assert tied.infer_type(x="float16")[0] == [np.float16, np.float16]
+    assert (mx.sym.argmax(x, axis=0) + y).infer_type_partial(y="int32")[0] == [np.int32] * 2
+    # an operator whose output type does not follow the input tells nothing about it
+    assert (mx.sym.cast(x, dtype="float16") + y).infer_type_partial(y="float16")[0] == \
+        [None, np.float16]
+
+
+def test_empty_shape_means_unknown_outside_np_shape():
+    # MXNet 1.x legacy shapes: () is an unknown shape (recorded from MXNet 1.9.1)
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    with pytest.warns(UserWarning):
+        assert (x + y).infer_shape(x=()) == (None, None, None)
+    assert (x + y).infer_shape(x=(), y=(2, 3)) == ([(2, 3), (2, 3)], [(2, 3)], [])
+    v = mx.sym.var("v", shape=())
+    assert (v + y).infer_shape(y=(2,)) == ([(2,), (2,)], [(2,)], [])
+    ex = (x + y).simple_bind(mx.cpu(), x=(), y=(2,))
+    assert ex.arg_dict["x"].shape == (2,)
+    with mx.np_shape(True):     # there () is a 0-d shape
+        assert (x + y).infer_shape(x=(), y=()) == ([(), ()], [()], [])

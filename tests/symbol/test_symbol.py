@@ -282,3 +282,39 @@ def test_debug_str_layout():
     assert text.startswith("Symbol Outputs:\n\toutput[0]=fc(0)\nVariable:data\n")
     assert "Op:FullyConnected, Name=fc\nInputs:\n\targ[0]=data(0) version=0\n" in text
     assert "Attrs:\n\tnum_hidden=4" in text
+
+
+def test_multi_output_symbol_of_one_node_has_its_name_and_attrs():
+    # MXNet 1.9.1: name / attr answer for a symbol whose outputs all come from one
+    # node (split0), None for a group of several nodes
+    x = mx.sym.var("x")
+    with mx.AttrScope(__k__="v"):
+        sp = mx.sym.split(x, num_outputs=3, name="sp")
+    assert sp.name == "sp" and repr(sp) == "<Symbol sp>"
+    assert sp.attr("__k__") == "v"
+    assert mx.sym.Group([sp[0], sp[2]]).name == "sp"
+    assert sp[0:2].name == "sp"
+    group = mx.sym.Group([x, sp[0]])
+    assert group.name is None and group.attr("__k__") is None
+    assert repr(group) == "<Symbol group [x, sp]>"
+    assert mx.sym.split(x, num_outputs=2).name == "split0"
+
+
+def test_composition_name_renames_the_copy():
+    # net(data=other, name=...) names the composed copy's head node (MXNet 1.9.1:
+    # list_outputs ['composed_output']); the original keeps its name
+    net1 = mx.sym.relu(mx.sym.var("data"), name="r1")
+    net2 = mx.sym.FullyConnected(mx.sym.var("data2"), num_hidden=5, name="fc2")
+    composed = net2(data2=net1, name="composed")
+    assert composed.name == "composed"
+    assert composed.list_outputs() == ["composed_output"]
+    assert composed.list_arguments() == ["data", "fc2_weight", "fc2_bias"]
+    assert net2.name == "fc2" and net1.name == "r1"
+    inplace = net2.__copy__()
+    inplace._compose(data2=net1, name="x")
+    assert inplace.name == "x"
+    # a group: only its first output's node is renamed
+    g = mx.sym.Group([mx.sym.relu(mx.sym.var("y"), name="a"),
+                      mx.sym.sigmoid(mx.sym.var("y"), name="b")])
+    assert g(y=net1, name="gg").list_outputs() == ["gg_output", "b_output"]
+    assert net1.name == "r1"

@@ -13,7 +13,7 @@ from ..ndarray.ndarray import NDArray
 from ..operator.registry import REQ_NULL
 from .executor import Executor, _BindError
 from .graph import Graph
-from .infer import infer_shape_pass, infer_type_pass, is_complete
+from .infer import infer_shape_pass, infer_type_pass, is_complete, unknown_given_shape
 from .placement import (check_array_context, check_group2ctx, place_nodes, spans_devices,
                         var_contexts)
 
@@ -136,7 +136,7 @@ def _infer_all(symbol, shapes, types):
         if key not in by_name and (key in types or isinstance(shapes[key], tuple)):
             raise MXNetError(f"simple_bind: keyword argument name {key} not found. "
                              f"Candidate arguments: {', '.join(g.arg_names)}")
-    shapes = {k: v for k, v in shapes.items() if k in by_name}
+    shapes = {k: v for k, v in shapes.items() if k in by_name and not unknown_given_shape(v)}
     infer_shape_pass(g, {by_name[k]: v for k, v in shapes.items()})
     infer_type_pass(g, {by_name[k]: v for k, v in types.items()})
     return g
@@ -168,14 +168,16 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
     placement = place_nodes(g, ctx, group2ctx)
     placed = var_contexts(g, placement)
     args, grads = [], []
+    var_stypes = {g.nodes[nid].name: stype_dict.get(g.nodes[nid].name) or _STYPE_IDS.get(
+        (g.nodes[nid].attrs or {}).get("__storage_type__"), "default") for nid in g.arg_nodes}
+    sparse_grads = _sparse_grad_args(g, var_stypes)
     for nid, req in zip(g.arg_nodes, reqs):
         name, e = g.nodes[nid].name, g.entry(nid)
         shape, dtype = tuple(g.shapes[e]), _dtype(g.dtypes[e])
         arr = grad = None
         # storage types: stype_dict, else the variable's own (Variable(stype=...));
         # the weight of an Embedding with sparse_grad gets a row_sparse gradient
-        st = stype_dict.get(name) or _STYPE_IDS.get(
-            (g.nodes[nid].attrs or {}).get("__storage_type__"), "default")
+        st = var_stypes[name]
         if name in shared and shared_exec is not None and name in shared_exec.arg_dict:
             arr = _fit(shared_exec.arg_dict[name], shape, dtype)
             if req != REQ_NULL:
@@ -189,9 +191,8 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         if arr is None:
             arr = zeros(shape, placed[name], dtype, stype=st)
         if req != REQ_NULL and grad is None:
-            sparse_grad = name in _sparse_grad_args(g)
             grad = zeros(shape, placed[name], dtype,
-                         stype="row_sparse" if sparse_grad else None)
+                         stype="row_sparse" if name in sparse_grads else None)
         args.append(arr)
         grads.append(grad)
     aux = []
@@ -210,21 +211,42 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
 _STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
 
 
-def _sparse_grad_args(g):
+def _sparse_grad_args(g, var_stypes=None):
     """Names of the variables whose gradient MXNet infers row_sparse: the weight of
-    an Embedding with sparse_grad=True (and of the contrib SparseEmbedding)."""
-    names = set()
+    an Embedding with sparse_grad=True (and of the contrib SparseEmbedding), and the
+    right operand of ``dot(csr, rhs)`` (no transposes; MXNet's backward there is
+    csr.T . out_grad, row_sparse). A variable used more than once gets a row_sparse
+    gradient only when every use gives one, as MXNet's sum of the gradients is
+    row_sparse only for row_sparse parts. ``var_stypes``: {variable name: storage
+    type} of the bound arguments, for the csr test."""
+    var_stypes = var_stypes or {}
+    var_of = {g.entry(vid): g.nodes[vid].name for vid in g.arg_nodes}
+    sparse_uses, uses = {}, {}
     for nid, node in enumerate(g.nodes):
         op = node.op
-        if op is None or op.name not in ("Embedding", "_contrib_SparseEmbedding"):
+        if op is None:
             continue
-        if op.name == "Embedding" and not node.params.sparse_grad:
-            continue
-        for e in g.node_inputs[nid][1:2]:
-            for vid in g.arg_nodes:
-                if g.entry(vid) == e:
-                    names.add(g.nodes[vid].name)
-    return names
+        ins = g.node_inputs[nid]
+        sparse_pos = ()
+        if op.name == "_contrib_SparseEmbedding" or (
+                op.name == "Embedding" and node.params.sparse_grad):
+            sparse_pos = (1,)
+        elif op.name == "dot" and len(ins) == 2 and \
+                not node.params.transpose_a and not node.params.transpose_b and \
+                var_stypes.get(var_of.get(ins[0])) == "csr":
+            sparse_pos = (1,)
+        for pos, e in enumerate(ins):
+            name = var_of.get(e)
+            if name is None:
+                continue
+            uses[name] = uses.get(name, 0) + 1
+            if pos in sparse_pos:
+                sparse_uses[name] = sparse_uses.get(name, 0) + 1
+    for e in g.heads:           # a variable that is also an output: a dense part
+        name = var_of.get(e)
+        if name is not None:
+            uses[name] = uses.get(name, 0) + 1
+    return {n for n, k in sparse_uses.items() if k == uses[n]}
 
 
 def _dtype(t):
@@ -286,5 +308,5 @@ def reshape(ex, partial_shaping, allow_up_sizing, kwargs):
     new = _executor(symbol, ctx, args, grads, list(ex._grad_req), aux, ex, ex._group2ctx,
                     output_base=[out_nd.get(e) for e in ex._graph.heads])
     if ex._monitor is not None:
-        new.set_monitor_callback(ex._monitor, ex._monitor_all)
+        new._set_monitor(ex._monitor, ex._monitor_all)
     return new

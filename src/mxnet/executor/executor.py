@@ -473,6 +473,10 @@ class Executor:
             for name, value in kwargs.items():
                 if name not in arg_dict:
                     raise _ArgumentError(f"Unknown argument {name}")
+                if not isinstance(value, (NDArray, np.ndarray)):
+                    raise _BindError("forward only accepts keyword arguments of NDArrays "
+                                     f"or numpy.ndarray (got {type(value).__name__} "
+                                     f"for {name})")
                 dst = arg_dict[name]
                 shape = tuple(value.shape)
                 if shape != dst.shape:
@@ -716,8 +720,15 @@ class Executor:
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` with a copy of every operator output
         (``<node>_<output>``) after each forward; with monitor_all also every input
-        (``<node>_<input>``) before the operator runs. Forward runs synchronously while
-        a callback is installed."""
+        (``<node>_<input>``) before the operator runs. ``name`` is bytes, as MXNet's C
+        API hands it (``mx.base.py_str`` makes it a str). Forward runs synchronously
+        while a callback is installed."""
+        def with_bytes_name(name, array):
+            callback(name.encode("utf-8"), array)
+        self._set_monitor(with_bytes_name, monitor_all)
+
+    def _set_monitor(self, callback, monitor_all):
+        """The monitor callback, called with str names (Monitor, Gluon's op hooks)."""
         self._monitor = callback
         self._monitor_all = bool(monitor_all)
 

@@ -65,9 +65,16 @@ def _var_shape(node):
     if text is None:
         return None
     try:
-        return _as_shape(_parse_shape(text))
+        shape = _parse_shape(text)
     except (ValueError, SyntaxError, TypeError):
         raise MXNetError(f"variable {node.name}: cannot parse __shape__ {text!r}") from None
+    return None if unknown_given_shape(shape) else _as_shape(shape)
+
+
+def unknown_given_shape(shape):
+    """Whether a shape a caller gives stands for 'unknown': () outside np_shape, where
+    MXNet 1.x has no 0-d arrays and a shape without dimensions is an unknown one."""
+    return isinstance(shape, tuple) and not shape and not is_np_shape()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -197,9 +204,13 @@ def infer_type_pass(graph, known):
         dtypes[eid] = None if t is None else dtype_np(t)
 
     def call(node, arg_types, out_types):
+        if arg_types and all(t is None for t in arg_types) and \
+                any(t is not None for t in out_types):
+            back = _types_from_outputs(node, len(arg_types), out_types)
+            if back is not None:
+                return back
         a, o, x = node.op.infer_type(node.params, list(arg_types))
-        conv = lambda ts: [None if t is None else np.dtype(t) for t in ts]  # noqa: E731
-        return conv(a), conv(o), conv(x)
+        return _np_dtypes(a), _np_dtypes(o), _np_dtypes(x)
 
     graph.dtypes = _run_pass(graph, dtypes, call, _merge_dtype,
                              lambda t: "unknown" if t is None else np.dtype(t).name, "type",
@@ -207,21 +218,55 @@ def infer_type_pass(graph, known):
     return graph
 
 
+def _np_dtypes(types):
+    return [None if t is None else np.dtype(t) for t in types]
+
+
+def _types_from_outputs(node, n_args, out_types):
+    """The dtypes of a node whose inputs are all unknown, from its known outputs
+    (MXNet's type rules run both ways: ``relu(w)`` consumed as float16 makes w
+    float16). Operators state their rules forwards only, so this asks the rule what
+    the outputs would be with the first input of the known output dtype, and of
+    another dtype: when the outputs follow the input (unlike cast, argmax or
+    Embedding, whose output types are fixed) and match, the rule's input types are
+    taken. None when nothing can be concluded."""
+    if node.op.name == "Custom":        # a Python rule: not asked hypothetical questions
+        return None
+    known = [(i, np.dtype(t)) for i, t in enumerate(out_types) if t is not None]
+    dtype = known[0][1]
+    other = np.dtype(np.float64 if dtype != np.float64 else np.float32)
+    try:
+        results = []
+        for t in (dtype, other):
+            a, o, x = node.op.infer_type(node.params, [t] + [None] * (n_args - 1))
+            results.append((_np_dtypes(a), _np_dtypes(o), _np_dtypes(x)))
+    except Exception:       # a rule that rejects the probe's dtype: no conclusion
+        return None
+    (a, o, x), (_, o2, _) = results
+    if any(i >= len(o) or o[i] != t or o2[i] == t for i, t in known):
+        return None
+    return a, o, x
+
+
 def _known_by_entry(graph, args, kwargs, what):
     names = graph.arg_names
+    if args and kwargs:     # one way or the other, as MXNet insists
+        raise ValueError(f"Can only specify known argument {what}s either by positional "
+                         "or kwargs way.")
     if len(args) > len(names):
         raise MXNetError(f"infer_{what}: got {len(args)} positional values for "
                          f"{len(names)} arguments ({', '.join(names)})")
     known = {}
+    unknown = unknown_given_shape if what == "shape" else (lambda value: False)
     for nid, value in zip(graph.arg_nodes, args):
-        if value is not None:
+        if value is not None and not unknown(value):
             known[graph.entry(nid)] = value
     by_name = {graph.nodes[i].name: i for i in graph.arg_nodes + graph.aux_nodes}
     for key, value in kwargs.items():
         if key not in by_name:
             raise MXNetError(f"infer_{what}: keyword argument name {key} not found. "
                              f"Candidate arguments: {', '.join(names)}")
-        if value is not None:
+        if value is not None and not unknown(value):
             known[graph.entry(by_name[key])] = value
     return known
 

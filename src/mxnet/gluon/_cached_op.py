@@ -155,7 +155,7 @@ class _Entry:
 def _install_monitor(ex, monitor):
     """A block's op hook on one of its executors: MXNet's CachedOp reports operator
     inputs and outputs only, never the graph's variables under their own names."""
-    ex.set_monitor_callback(*monitor)
+    ex._set_monitor(*monitor)
     ex._monitor_variables = False
 
 

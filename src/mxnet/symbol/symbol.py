@@ -157,13 +157,20 @@ class Symbol(OpMethods):
     # ------------------------------------------------------------ structure
     @property
     def name(self):
-        """The name of the node of a single-output symbol; None for a group."""
-        if len(self._outputs) != 1:
+        """The name of the node behind this symbol's outputs (one node, possibly with
+        several outputs, e.g. ``split``); None for a group of several nodes."""
+        node = self._single_node()
+        return None if node is None else node.name
+
+    def _single_node(self):
+        """The node all outputs come from, or None when they come from several."""
+        if not self._outputs:
             return None
-        return self._outputs[0][0].name
+        node = self._outputs[0][0]
+        return node if all(n is node for n, _ in self._outputs) else None
 
     def __repr__(self):
-        if len(self._outputs) == 1:
+        if self.name is not None:
             return f"<Symbol {self.name}>"
         return f"<Symbol group [{', '.join(n.name for n, _ in self._outputs)}]>"
 
@@ -233,8 +240,9 @@ class Symbol(OpMethods):
 
     def __call__(self, *args, **kwargs):
         """Compose: a copy of this symbol with variables replaced by the given symbols
-        (``net(data=other)``; keyword arguments only, as in MXNet)."""
-        kwargs.pop("name", None)
+        (``net(data=other)``; keyword arguments only, as in MXNet). ``name`` renames
+        the copy's (first) output node, as MXNet's composition does."""
+        name = kwargs.pop("name", None)
         if args:
             raise MXNetError("General composition only supports keyword arguments: "
                              "call the symbol as sym(var_name=other_symbol)")
@@ -251,7 +259,12 @@ class Symbol(OpMethods):
                 raise MXNetError(f"Keyword argument {key} is a group of "
                                  f"{len(value._outputs)} outputs; a single output is required")
             replace[id(variables[key])] = value._outputs[0]
-        return Symbol(copy_graph(self._outputs, replace))
+        outputs = copy_graph(self._outputs, replace)
+        head = outputs[0][0] if outputs else None
+        if name and head is not None and head.op is not None and id(head) not in {
+                id(e[0]) for e in replace.values()}:     # never rename a substitute's node
+            head.name = name
+        return Symbol(outputs)
 
     def _compose(self, *args, **kwargs):
         """In-place composition (MXNet's ``_compose``)."""
@@ -323,10 +336,12 @@ class Symbol(OpMethods):
 
     # ----------------------------------------------------------- attributes
     def attr(self, key):
-        """The string value of attribute key on this symbol's node (None if absent)."""
-        if len(self._outputs) != 1:
+        """The string value of attribute key on this symbol's node (None if absent,
+        or for a group of several nodes)."""
+        node = self._single_node()
+        if node is None:
             return None
-        attrs = self._outputs[0][0].all_attrs()
+        attrs = node.all_attrs()
         return attrs.get(attr_key(key), attrs.get(key))
 
     def list_attr(self, recursive=False):

@@ -11,7 +11,7 @@ import logging
 
 import numpy as np
 
-from ...base import MXNetError
+from ...base import MXNetError, py_str
 from ...operator.contrib.calibrate import optimal_threshold
 from ...operator.registry import get_op
 from ...symbol.graph import topo_order
@@ -56,6 +56,7 @@ class _Collector:
         """Record one output: ``collect(name, arr)`` or ``collect(name, op_name, arr)``."""
         if not args:
             raise TypeError("collect(name, [op_name,] arr) needs the array")
+        name = py_str(name)     # an executor's monitor hands names as bytes
         if self._wanted(name):
             self._add(name, _as_numpy(args[-1]))
 
