@@ -750,3 +750,17 @@ def test_kvstore_row_sparse_push_and_pull_across_gpus(two_gpus):
     for k, o in enumerate(outs):
         assert o.context == mx.gpu(k) and o.stype == "row_sparse"
         np.testing.assert_array_equal(o.tostype("default").asnumpy(), want)
+
+
+def test_integer_scalars_assigned_into_a_gpu_array_wrap_as_a_c_cast(two_gpus):
+    # the wrapped value reaches CuPy as a Python number (it takes no NumPy values in
+    # assignments); MXNet's test_ndarray_indexing assigns such scalars on a GPU
+    a = nd.array(np.arange(12).reshape(3, 4), dtype="int32", ctx=mx.gpu(1))
+    a[(1, None, -2)] = -4239
+    a[0, 0] = 2 ** 31
+    b = nd.zeros((3,), dtype="uint8", ctx=mx.gpu(1))
+    b[1] = -1
+    b[2:] = 300
+    assert a.asnumpy()[1, 2] == -4239 and a.asnumpy()[0, 0] == -2 ** 31
+    assert b.asnumpy().tolist() == [0, 255, 44]
+    assert nd.full((2,), -1, dtype="uint8", ctx=mx.gpu(1)).asnumpy().tolist() == [255, 255]

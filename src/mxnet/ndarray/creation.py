@@ -83,17 +83,20 @@ def _is_scipy_sparse(x):
 
 
 def scalar_as(value, dtype):
-    """A Python number as a scalar of ``dtype``. For integer types an out-of-range
-    value wraps as MXNet's C cast does (-1 into uint8 is 255, 2**31 into int32 is
-    -2**31) where NumPy 2 refuses the Python integer."""
+    """A Python number for an array of ``dtype``: an integer out of an integer type's
+    range wraps as MXNet's C cast does (-1 into uint8 is 255, 2**31 into int32 is
+    -2**31) where NumPy 2 refuses it. The result stays a Python number (CuPy takes no
+    NumPy values in assignments)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        return value
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu":
         return value
-    try:
-        return dtype.type(value)
-    except (OverflowError, ValueError):
-        with np.errstate(all="ignore"):
-            return np.array(value).astype(dtype)[()]
+    info = np.iinfo(dtype)
+    value = int(value)
+    if info.min <= value <= info.max:
+        return value
+    return (value - info.min) % (1 << info.bits) + info.min
 
 
 def _filled(shape, ctx, dtype, fill):
