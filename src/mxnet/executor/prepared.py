@@ -187,6 +187,8 @@ def _forward_one(c, vals, octx):
         args, aux = ins, []
     else:
         args, aux = ins[:c.aux0], ins[c.aux0:]
+    if c.op.rewrites_inputs:        # (the runner's route below does it itself)
+        c.op.rewrite_inputs(c.p, args)
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
     if c.low_precision and (c.lay is None or c.agnostic):
@@ -283,6 +285,8 @@ def _run_forward(calls, vals, octx):
                 ins = [vals[e] for e in c.ins]
                 octx.req = c.req
                 octx.layout = c.lay
+                if c.op.rewrites_inputs:
+                    c.op.rewrite_inputs(c.p, ins[:c.aux0])
                 if c.fused(octx, c.p, ins[:c.aux0], ins[c.aux0:],
                            [vals[e] for e in c.outs]) is not NotImplemented:
                     continue

@@ -173,6 +173,9 @@ class Op:
     # mismatched dtypes are refused as MXNet's type inference refuses them.
     float_only = False
     checks_types = False
+    # ``rewrites_inputs``: ``rewrite_inputs(p, inputs)`` runs before every forward, for
+    # an operator that writes into an input as MXNet's does (BatchNorm's fixed gamma)
+    rewrites_inputs = False
     doc = ""
 
     # --- names ------------------------------------------------------------

@@ -112,6 +112,15 @@ def _profiled(name, octx, node):
     return hook(_compute, name, octx.ctx, "imperative" if node is None else "symbolic")
 
 
+def before_forward(op, p, inputs):
+    """What an operator asks to run before every forward: the run-time dtype checks
+    (``Op.float_only``, ``Op.checks_types``), then its input rewrite
+    (``Op.rewrites_inputs``)."""
+    check_input_types(op, p, inputs)
+    if op.rewrites_inputs:
+        op.rewrite_inputs(p, inputs)
+
+
 def check_input_types(op, p, inputs):
     """The run-time dtype checks an operator asks for (``Op.float_only``,
     ``Op.checks_types``)."""
@@ -142,8 +151,8 @@ def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=Tru
         with device_scope(c):
             return forward(op, octx, p, inputs, aux, out, req, node, profile, True)
     try:
-        if op.float_only or op.checks_types:
-            check_input_types(op, p, inputs)
+        if op.float_only or op.checks_types or op.rewrites_inputs:
+            before_forward(op, p, inputs)
         given = None if out is None else _given(out, req)
         compute = _profiled(op.name, octx, node) if profile and \
             _engine_base.profile_hook is not None else _compute

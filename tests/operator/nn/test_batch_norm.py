@@ -247,3 +247,42 @@ def test_numpy_body_large_arrays(shape, offset, fix_gamma):
         for r, q, n in zip(part, got, need):
             if n:
                 np.testing.assert_allclose(r, q, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("mode", ["predict", "train", "record"])
+def test_fix_gamma_writes_ones_into_gamma_as_mxnet_does(mode):
+    # MXNet 1.9.1's BatchNorm with fix_gamma=True sets the gamma array to 1 on every
+    # forward, in every mode (asked of the real MXNet: gamma [3, 4] reads [1, 1] after)
+    x = mx.nd.array([[1.0, 2.0], [3.0, 6.0]])
+    g, b, m, v = mx.nd.array([3.0, 4.0]), mx.nd.zeros(2), mx.nd.zeros(2), mx.nd.ones(2)
+    if mode == "predict":
+        y = mx.nd.BatchNorm(x, g, b, m, v, fix_gamma=True)
+    elif mode == "train":
+        with mx.autograd.train_mode():
+            y = mx.nd.BatchNorm(x, g, b, m, v, fix_gamma=True)
+    else:
+        g.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.BatchNorm(x, g, b, m, v, fix_gamma=True)
+        y.backward()
+        assert g.grad.asnumpy().tolist() == [0.0, 0.0]
+    y.wait_to_read()
+    assert g.asnumpy().tolist() == [1.0, 1.0]
+    kept = mx.nd.array([3.0, 4.0])
+    mx.nd.BatchNorm(x, kept, b, m, v, fix_gamma=False).wait_to_read()
+    assert kept.asnumpy().tolist() == [3.0, 4.0]
+
+
+def test_fix_gamma_resets_a_bound_graphs_gamma():
+    # a Module's gamma that weight decay moved reads 1 again after the next forward
+    # (so MXNet's checkpoints hold 1); also when BatchNorm is fused with the ReLU after it
+    data = mx.sym.var("data")
+    net = mx.sym.Activation(mx.sym.BatchNorm(data, name="bn"), act_type="relu")
+    ex = net.simple_bind(mx.cpu(), data=(4, 3))
+    ex.arg_dict["bn_gamma"][:] = 5
+    ex.arg_dict["data"][:] = mx.nd.array(np.arange(12).reshape(4, 3))
+    ex.forward(is_train=True)
+    x = np.arange(12.0).reshape(4, 3)
+    want = np.maximum((x - x.mean(0)) / np.sqrt(x.var(0) + 1e-3), 0)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), want, rtol=1e-4, atol=1e-5)
+    assert ex.arg_dict["bn_gamma"].asnumpy().tolist() == [1.0, 1.0, 1.0]

@@ -46,6 +46,14 @@ class BatchNorm(Op):
     name = "BatchNorm"
     float_only = True
     checks_types = True
+    rewrites_inputs = True
+
+    def rewrite_inputs(self, p, inputs):
+        # MXNet's BatchNorm with fix_gamma writes 1s into the gamma array on every
+        # forward (any mode), so a gamma that weight decay or an update moved reads 1
+        # again, as in MXNet's checkpoints
+        if p.fix_gamma:
+            inputs[1][...] = 1
     params = Schema(eps=Float(1e-3), momentum=Float(0.9), fix_gamma=Bool(True),
                     use_global_stats=Bool(False), output_mean_var=Bool(False),
                     axis=Int(1), cudnn_off=Bool(False),
