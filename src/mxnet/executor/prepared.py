@@ -187,14 +187,14 @@ def _forward_one(c, vals, octx):
         args, aux = ins, []
     else:
         args, aux = ins[:c.aux0], ins[c.aux0:]
-    if c.op.rewrites_inputs:        # (the runner's route below does it itself)
-        c.op.rewrite_inputs(c.p, args)
     if c.convert:
         return _plain_forward(c, args, aux, out, octx)
     if c.low_precision and (c.lay is None or c.agnostic):
         # the runner computes it in float32 unless a kernel takes the type; on
         # blocked arrays (only bfloat16 kernels see them) the path below is the same
         return runner.forward(c.op, octx, c.p, args, aux, out, c.req, c.name, profile=False)
+    if c.op.rewrites_inputs:        # (the two runner routes above do it themselves)
+        c.op.rewrite_inputs(c.p, args)
     res = NotImplemented
     if _KERNELS:
         kern = _KERNELS.get(c.key)

@@ -116,14 +116,6 @@ def before_forward(op, p, inputs):
     """What an operator asks to run before every forward: the run-time dtype checks
     (``Op.float_only``, ``Op.checks_types``), then its input rewrite
     (``Op.rewrites_inputs``)."""
-    check_input_types(op, p, inputs)
-    if op.rewrites_inputs:
-        op.rewrite_inputs(p, inputs)
-
-
-def check_input_types(op, p, inputs):
-    """The run-time dtype checks an operator asks for (``Op.float_only``,
-    ``Op.checks_types``)."""
     if op.float_only and inputs:
         t = inputs[0].dtype
         if t.kind != "f" and t != _base.bfloat16:
@@ -135,6 +127,8 @@ def check_input_types(op, p, inputs):
         t0 = inputs[0].dtype if inputs else None
         if any(a.dtype != t0 for a in inputs):
             op.infer_type(p, [a.dtype for a in inputs])
+    if op.rewrites_inputs:
+        op.rewrite_inputs(p, inputs)
 
 
 def forward(op, octx, p, inputs, aux, out=None, req=None, node=None, profile=True,
